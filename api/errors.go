@@ -1,0 +1,104 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// Error is an error a caller can act on; it is written as
+// {"error": {"code": ..., "message": ..., "details": ...}} with Status.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details any    `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func badRequest(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *Error {
+	return &Error{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf(format, args...)}
+}
+
+func conflict(format string, args ...any) *Error {
+	return &Error{Status: http.StatusConflict, Code: "conflict", Message: fmt.Sprintf(format, args...)}
+}
+
+// toAPIError maps any error to the one written to the client. Errors of known types keep
+// their meaning; anything else is an internal error whose details are only logged.
+func toAPIError(err error) *Error {
+	var (
+		apiErr   *Error
+		httpErr  *echo.HTTPError
+		parseErr *catalog.ParseError
+		toolErr  *catalog.InvalidToolError
+		kindErr  *jobs.SourceKindError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case errors.As(err, &parseErr):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_catalog", Message: parseErr.Error(), Details: parseErr.Problems}
+	case errors.As(err, &kindErr):
+		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: kindErr.Error()}
+	case errors.As(err, &toolErr):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_tool", Message: toolErr.Error()}
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound("not found")
+	case postgres.IsUnavailable(err):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: err.Error()}
+	case errors.As(err, &httpErr):
+		msg := http.StatusText(httpErr.Code)
+		if m, ok := httpErr.Message.(string); ok {
+			msg = m
+		}
+		code := "invalid_request"
+		switch httpErr.Code {
+		case http.StatusNotFound:
+			code = "not_found"
+		case http.StatusMethodNotAllowed:
+			code = "method_not_allowed"
+		case http.StatusRequestEntityTooLarge:
+			code = "too_large"
+		case http.StatusUnsupportedMediaType:
+			code = "unsupported_media_type"
+		}
+		if httpErr.Code >= 500 {
+			code = "internal"
+		}
+		return &Error{Status: httpErr.Code, Code: code, Message: msg}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}
+
+// errorHandler writes every error returned by a handler as JSON.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		apiErr := toAPIError(err)
+		if apiErr.Status >= 500 {
+			log.Error("request failed", "request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+				"method", c.Request().Method, "path", c.Path(), "err", err)
+		}
+		if c.Request().Method == http.MethodHead {
+			_ = c.NoContent(apiErr.Status)
+			return
+		}
+		_ = c.JSON(apiErr.Status, map[string]*Error{"error": apiErr})
+	}
+}

@@ -1,0 +1,211 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+func (s *Server) registerSources(g *echo.Group) {
+	g.POST("/sources", s.createSource)
+	g.GET("/sources", s.listSources)
+	g.GET("/sources/:name", s.getSource)
+	g.DELETE("/sources/:name", s.deleteSource)
+	g.PUT("/sources/:name/tools", s.replaceCatalog)
+}
+
+// sourceView is a source as the API shows it.
+type sourceView struct {
+	Name       string          `json:"name"`
+	Kind       string          `json:"kind"`
+	Config     json.RawMessage `json:"config,omitempty"`
+	ReviewMode bool            `json:"review_mode"`
+	Tools      int64           `json:"tools"`
+	LastSync   *lastSyncView   `json:"last_sync"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+type lastSyncView struct {
+	State      string          `json:"state"`
+	Created    int32           `json:"created"`
+	Updated    int32           `json:"updated"`
+	Deleted    int32           `json:"deleted"`
+	Unchanged  int32           `json:"unchanged"`
+	Skipped    json.RawMessage `json:"skipped"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+	Error      *string         `json:"error"`
+}
+
+func (s *Server) viewSource(c echo.Context, src db.Source) (sourceView, error) {
+	ctx := c.Request().Context()
+	q := db.New(s.deps.Pool)
+	v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
+	if string(src.Config) != "{}" {
+		v.Config = src.Config
+	}
+	n, err := q.CountToolsBySource(ctx, src.ID)
+	if err != nil {
+		return v, err
+	}
+	v.Tools = n
+	run, err := q.LastSyncRun(ctx, src.ID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return v, err
+	default:
+		v.LastSync = &lastSyncView{State: run.State, Created: run.Created, Updated: run.Updated, Deleted: run.Deleted,
+			Unchanged: run.Unchanged, Skipped: run.Skipped, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, Error: run.Error}
+	}
+	return v, nil
+}
+
+// createSourceRequest is the body of POST /v1/sources. A catalog source carries its tools.
+type createSourceRequest struct {
+	Name  string            `json:"name"`
+	Kind  string            `json:"kind"`
+	Tools []json.RawMessage `json:"tools"`
+}
+
+func (s *Server) createSource(c echo.Context) error {
+	var req createSourceRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if !catalog.ValidSourceName(req.Name) {
+		return badRequest("name %q: want 1-32 characters of a-z 0-9 and -", req.Name)
+	}
+	if req.Kind != "catalog" {
+		return badRequest("kind %q: want catalog", req.Kind)
+	}
+	ctx := c.Request().Context()
+	if _, err := db.New(s.deps.Pool).GetSourceByName(ctx, req.Name); err == nil {
+		return conflict("source %q already exists", req.Name)
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	tools, err := parseInlineTools(req.Tools)
+	if err != nil {
+		return err
+	}
+	src, res, err := jobs.ImportCatalog(ctx, s.deps.Pool, s.deps.River, req.Name, tools)
+	if err != nil {
+		return err
+	}
+	v, err := s.viewSource(c, src)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"source": v, "result": res})
+}
+
+// parseInlineTools reads the tools array of a request through the catalog parser, so every
+// supported format and every validation rule applies; line numbers become array positions.
+func parseInlineTools(raw []json.RawMessage) ([]catalog.Tool, error) {
+	if len(raw) == 0 {
+		return nil, badRequest("tools: a catalog source needs at least one tool")
+	}
+	var buf bytes.Buffer
+	for _, r := range raw {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, r); err != nil {
+			return nil, badRequest("tools: %v", err)
+		}
+		buf.Write(compact.Bytes())
+		buf.WriteByte('\n')
+	}
+	return catalog.Parse(&buf)
+}
+
+func (s *Server) listSources(c echo.Context) error {
+	srcs, err := db.New(s.deps.Pool).ListSources(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := make([]sourceView, 0, len(srcs))
+	for _, src := range srcs {
+		v, err := s.viewSource(c, src)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"sources": out})
+}
+
+func (s *Server) getSource(c echo.Context) error {
+	src, err := db.New(s.deps.Pool).GetSourceByName(c.Request().Context(), c.Param("name"))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound("source %q not found", c.Param("name"))
+	}
+	if err != nil {
+		return err
+	}
+	v, err := s.viewSource(c, src)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) deleteSource(c echo.Context) error {
+	n, err := db.New(s.deps.Pool).DeleteSource(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound("source %q not found", c.Param("name"))
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// replaceCatalog makes a catalog source's tools equal to the body, a catalog file in any
+// format catalog.Parse reads. The source is created when missing.
+func (s *Server) replaceCatalog(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	tools, err := catalog.Parse(bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	src, res, err := jobs.ImportCatalog(c.Request().Context(), s.deps.Pool, s.deps.River, c.Param("name"), tools)
+	if err != nil {
+		return err
+	}
+	v, err := s.viewSource(c, src)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"source": v, "result": res})
+}
+
+// decodeJSON reads a JSON body strictly: unknown fields and trailing data are errors.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
+		}
+		return badRequest("body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("body: unexpected data after the JSON object")
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// runDemo migrates, loads (or refreshes) the bundled ScaleMCP-style demo catalog as the
+// catalog source "demo", and serves.
+func runDemo(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags("demo", env)
+	listen := fs.String("listen", env.cfg.ListenAddr, "HTTP listen address")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	env.cfg.ListenAddr = *listen
+	if err := env.cfg.Validate(); err != nil {
+		return err
+	}
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		return err
+	}
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	_, res, err := jobs.ImportCatalog(ctx, pool, rc, "demo", dataset.Tools(dataset.DemoCompanies))
+	if err != nil {
+		return fmt.Errorf("load demo catalog: %w", err)
+	}
+	env.log.Info("demo catalog loaded", "source", "demo", "created", res.Created, "updated", res.Updated,
+		"deleted", res.Deleted, "unchanged", res.Unchanged)
+	return serve(ctx, env, pool)
+}

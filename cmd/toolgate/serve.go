@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+func runServe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags("serve", env)
+	listen := fs.String("listen", env.cfg.ListenAddr, "HTTP listen address (LISTEN_ADDR)")
+	role := fs.String("role", string(env.cfg.Role), "all, api or worker (TOOLGATE_ROLE)")
+	noMigrate := fs.Bool("no-migrate", !env.cfg.AutoMigrate, "do not apply migrations at start (TOOLGATE_AUTO_MIGRATE=false)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	env.cfg.ListenAddr, env.cfg.Role, env.cfg.AutoMigrate = *listen, config.Role(*role), !*noMigrate
+	if err := env.cfg.Validate(); err != nil {
+		return err
+	}
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if env.cfg.AutoMigrate {
+		if err := postgres.MigrateUp(ctx, pool); err != nil {
+			return err
+		}
+	}
+	return serve(ctx, env, pool)
+}
+
+// serve runs the API and the workers on an opened, migrated pool until ctx ends, then shuts
+// down gracefully: in-flight requests and running jobs get ShutdownTimeout to finish.
+func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
+	cfg := env.cfg
+	if err := postgres.Ready(ctx, pool); err != nil {
+		return fmt.Errorf("%w (run `toolgate migrate up`, or serve without --no-migrate)", err)
+	}
+	// The retrieval log needs this month's partition before the first search, whatever
+	// role this process has; the periodic job keeps them coming afterwards.
+	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
+		return err
+	}
+	work := cfg.Role != config.RoleAPI
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep},
+		jobs.Options{Work: work, MaxWorkers: cfg.Workers})
+	if err != nil {
+		return err
+	}
+	if work {
+		if err := rc.Start(ctx); err != nil {
+			return fmt.Errorf("start workers: %w", err)
+		}
+	}
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log}
+	var e *echo.Echo
+	if cfg.Role == config.RoleWorker {
+		e = api.NewHealthOnly(deps)
+	} else {
+		e = api.New(deps)
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	env.log.Info("toolgate serving", "addr", ln.Addr().String(), "role", cfg.Role)
+
+	srvErr := make(chan error, 1)
+	go func() {
+		e.Listener = ln
+		srvErr <- e.Start("")
+	}()
+	select {
+	case err := <-srvErr:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	case <-ctx.Done():
+	}
+
+	env.log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	shutCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	httpErr := e.Shutdown(shutCtx)
+	if work {
+		if err := rc.Stop(shutCtx); err != nil {
+			env.log.Warn("jobs still running at shutdown timeout; cancelling them", "err", err)
+			cancelCtx, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel2()
+			_ = rc.StopAndCancel(cancelCtx)
+		}
+	}
+	if httpErr != nil {
+		return fmt.Errorf("http shutdown: %w", httpErr)
+	}
+	env.log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,142 @@
+// Package catalog is toolgate's tool model: parsing and validating tool definitions from
+// the formats in use (toolgate JSON lines, OpenAI function calling, MCP tools/list), the
+// canonical content hash of a definition, and applying a source's tool list to the stored
+// catalog as a hash diff (ScaleMCP Algorithm 1).
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Limits on a single tool definition. A description of 32 KiB is several thousand tokens,
+// far beyond any useful tool description; the limits protect the index and the agents'
+// context windows, not the database.
+const (
+	MaxNameLen        = 128
+	MaxDescriptionLen = 32 << 10
+	MaxSchemaLen      = 256 << 10
+	MaxLineLen        = 1 << 20
+	// NamespaceSep joins a source name and a tool's original name.
+	NamespaceSep = "__"
+)
+
+var (
+	toolNameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	sourceNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+)
+
+// Tool is one tool definition as a source serves it.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// InvalidToolError says why a tool definition was rejected.
+type InvalidToolError struct {
+	Name   string
+	Reason string
+}
+
+func (e *InvalidToolError) Error() string {
+	if e.Name == "" {
+		return "invalid tool: " + e.Reason
+	}
+	return fmt.Sprintf("invalid tool %q: %s", e.Name, e.Reason)
+}
+
+// ValidSourceName reports whether name may name a source: lowercase letters, digits and
+// '-', at most 32 characters. No underscore, so `source__tool` splits unambiguously.
+func ValidSourceName(name string) bool { return sourceNameRE.MatchString(name) }
+
+// Namespaced is the catalog-wide name of a source's tool.
+func Namespaced(source, tool string) string { return source + NamespaceSep + tool }
+
+// SplitNamespaced splits a catalog-wide name into source and original tool name.
+func SplitNamespaced(name string) (source, tool string, ok bool) {
+	return strings.Cut(name, NamespaceSep)
+}
+
+// Validate checks a definition and normalizes it in place: a missing input schema
+// becomes an empty object schema.
+func (t *Tool) Validate() error {
+	bad := func(format string, args ...any) error {
+		return &InvalidToolError{Name: t.Name, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case t.Name == "":
+		return bad("name is missing")
+	case !toolNameRE.MatchString(t.Name):
+		return bad("name must be 1-%d characters of A-Z a-z 0-9 _ . -", MaxNameLen)
+	case len(t.Description) > MaxDescriptionLen:
+		return bad("description is %d bytes, limit %d", len(t.Description), MaxDescriptionLen)
+	case len(t.Title) > 1024:
+		return bad("title is %d bytes, limit 1024", len(t.Title))
+	}
+	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
+		t.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if err := checkSchema(t.InputSchema, "input_schema"); err != nil {
+		return bad("%v", err)
+	}
+	if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+		if err := checkSchema(t.OutputSchema, "output_schema"); err != nil {
+			return bad("%v", err)
+		}
+	} else {
+		t.OutputSchema = nil
+	}
+	if len(t.Annotations) > 0 && string(t.Annotations) != "null" {
+		var a map[string]any
+		if err := json.Unmarshal(t.Annotations, &a); err != nil {
+			return bad("annotations must be a JSON object")
+		}
+	} else {
+		t.Annotations = nil
+	}
+	return nil
+}
+
+// checkSchema accepts a JSON Schema for tool arguments: an object whose type, when given,
+// is "object", whose properties is an object of objects and whose required is a list of
+// strings.
+func checkSchema(raw json.RawMessage, field string) error {
+	if len(raw) > MaxSchemaLen {
+		return fmt.Errorf("%s is %d bytes, limit %d", field, len(raw), MaxSchemaLen)
+	}
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &s); err != nil || s == nil {
+		return fmt.Errorf("%s must be a JSON object", field)
+	}
+	if t, ok := s["type"]; ok {
+		var typ string
+		if err := json.Unmarshal(t, &typ); err != nil || typ != "object" {
+			return fmt.Errorf(`%s.type must be "object"`, field)
+		}
+	}
+	if p, ok := s["properties"]; ok {
+		var props map[string]json.RawMessage
+		if err := json.Unmarshal(p, &props); err != nil {
+			return fmt.Errorf("%s.properties must be an object", field)
+		}
+		for name, def := range props {
+			var d map[string]any
+			if err := json.Unmarshal(def, &d); err != nil {
+				return fmt.Errorf("%s.properties.%s must be an object", field, name)
+			}
+		}
+	}
+	if r, ok := s["required"]; ok {
+		var req []string
+		if err := json.Unmarshal(r, &req); err != nil {
+			return fmt.Errorf("%s.required must be a list of strings", field)
+		}
+	}
+	return nil
+}

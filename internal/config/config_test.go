@@ -1,0 +1,51 @@
+package config
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != DefaultDatabaseURL || c.ListenAddr != ":8080" || c.Role != RoleAll || !c.AutoMigrate {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestBadSettingNamesIt(t *testing.T) {
+	cases := map[string]map[string]string{
+		"LISTEN_ADDR":                   {"LISTEN_ADDR": "8080"},
+		"TOOLGATE_ROLE":                 {"TOOLGATE_ROLE": "both"},
+		"TOOLGATE_WORKERS":              {"TOOLGATE_WORKERS": "zero"},
+		"TOOLGATE_SHUTDOWN_TIMEOUT":     {"TOOLGATE_SHUTDOWN_TIMEOUT": "soon"},
+		"DATABASE_URL":                  {"DATABASE_URL": "mysql://x"},
+		"TOOLGATE_AUTO_MIGRATE":         {"TOOLGATE_AUTO_MIGRATE": "maybe"},
+		"TOOLGATE_LOG_LEVEL":            {"TOOLGATE_LOG_LEVEL": "loud"},
+		"TOOLGATE_SEARCH_LOG_RETENTION": {"TOOLGATE_SEARCH_LOG_RETENTION": "1h"},
+	}
+	for setting, kv := range cases {
+		_, err := Load(env(kv))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Setting != setting {
+			t.Errorf("%v: got %v, want an error naming %s", kv, err, setting)
+		}
+	}
+}
+
+func TestDurationInDays(t *testing.T) {
+	c, err := Load(env(map[string]string{"TOOLGATE_SEARCH_LOG_RETENTION": "30d"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SearchLogKeep != 30*24*time.Hour {
+		t.Fatalf("got %v", c.SearchLogKeep)
+	}
+}

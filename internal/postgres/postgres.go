@@ -1,0 +1,87 @@
+// Package postgres opens toolgate's connection pool, applies the schema (toolgate's own
+// golang-migrate files and River's tables) and reports whether the database is ready.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+)
+
+// Connect opens a pool to url and checks that the server answers. Every connection
+// knows the pgvector types when the extension is installed.
+func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		// The extension is created by the first migration, so a connection made
+		// before it (by `migrate up` itself) must still work.
+		var present bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_type WHERE typname = 'vector')`).Scan(&present); err != nil {
+			return err
+		}
+		if !present {
+			return nil
+		}
+		return pgxvec.RegisterTypes(ctx, conn)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return pool, nil
+}
+
+// NotReadyError says why the database cannot serve toolgate yet.
+type NotReadyError struct{ Reason string }
+
+func (e *NotReadyError) Error() string { return "database not ready: " + e.Reason }
+
+// Ready checks that the database answers, that toolgate's and River's migrations are
+// current and that pgvector is installed.
+func Ready(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := pool.Ping(ctx); err != nil {
+		return &NotReadyError{Reason: "unreachable: " + err.Error()}
+	}
+	st, err := Status(ctx, pool)
+	if err != nil {
+		return &NotReadyError{Reason: err.Error()}
+	}
+	switch {
+	case st.Dirty:
+		return &NotReadyError{Reason: fmt.Sprintf("migration %d is dirty", st.Version)}
+	case st.Version != st.Latest:
+		return &NotReadyError{Reason: fmt.Sprintf("schema at version %d, binary expects %d", st.Version, st.Latest)}
+	case !st.RiverCurrent:
+		return &NotReadyError{Reason: "river tables are not migrated"}
+	}
+	// A system-catalog query: sqlc does not model pg_extension.
+	var vector bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&vector); err != nil {
+		return &NotReadyError{Reason: err.Error()}
+	}
+	if !vector {
+		return &NotReadyError{Reason: "pgvector extension missing"}
+	}
+	return nil
+}
+
+// IsUnavailable reports whether err means the database could not be reached at all,
+// as opposed to a query that failed.
+func IsUnavailable(err error) bool {
+	var nr *NotReadyError
+	return errors.As(err, &nr)
+}

@@ -1,0 +1,51 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+func TestMigrateDownToZeroAndUpWithData(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+
+	if err := postgres.Ready(ctx, pool); err != nil {
+		t.Fatalf("fresh database not ready: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO sources (name, kind) VALUES ('demo', 'catalog')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'demo__t', 't', 'd', '{"type":"object"}', 'h' FROM sources`); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := postgres.MigrateDown(ctx, pool, 0); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	st, err := postgres.Status(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Version != 0 || st.RiverCurrent {
+		t.Fatalf("after down: %+v, want version 0 and no river tables", st)
+	}
+	if err := postgres.Ready(ctx, pool); err == nil {
+		t.Fatal("Ready succeeded on an empty schema")
+	}
+
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+	if err := postgres.Ready(ctx, pool); err != nil {
+		t.Fatalf("not ready after up: %v", err)
+	}
+	st, _ = postgres.Status(ctx, pool)
+	if st.Version != postgres.LatestVersion() {
+		t.Fatalf("version %d, want %d", st.Version, postgres.LatestVersion())
+	}
+}

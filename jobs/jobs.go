@@ -1,0 +1,51 @@
+// Package jobs holds toolgate's background work as River jobs: their arguments, their
+// workers and the River client that runs them in the same PostgreSQL database as the
+// catalog.
+package jobs
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Deps is what workers need from the process that runs them.
+type Deps struct {
+	Pool   *pgxpool.Pool
+	Logger *slog.Logger
+	// SearchLogKeep is how long retrieval log partitions are kept.
+	SearchLogKeep time.Duration
+}
+
+// Options tunes the River client.
+type Options struct {
+	// Work makes the client fetch and run jobs. Without it the client only inserts jobs
+	// (the API-only role).
+	Work bool
+	// MaxWorkers is the number of jobs worked at once by this process.
+	MaxWorkers int
+}
+
+// NewClient builds the River client with every toolgate worker and periodic job registered.
+func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
+
+	cfg := &river.Config{
+		Logger:  deps.Logger.With("component", "river"),
+		Workers: workers,
+	}
+	if opts.Work {
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)}}
+		cfg.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_log_maintenance"}),
+		}
+	}
+	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)
+}

@@ -1,0 +1,17 @@
+DROP FUNCTION IF EXISTS toolgate_drop_search_log_partitions(interval);
+DROP FUNCTION IF EXISTS toolgate_ensure_search_log_partitions(integer);
+DROP TABLE IF EXISTS search_feedback;
+DROP TABLE IF EXISTS search_log;
+DROP SEQUENCE IF EXISTS search_log_id_seq;
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS tool_vectors;
+ALTER TABLE IF EXISTS weight_profiles DROP CONSTRAINT IF EXISTS weight_profiles_current_set_fk;
+DROP TABLE IF EXISTS vector_sets;
+DROP TABLE IF EXISTS weight_profiles;
+DROP TABLE IF EXISTS embedding_space;
+DROP TABLE IF EXISTS tool_components;
+DROP TABLE IF EXISTS tool_enrichments;
+DROP TABLE IF EXISTS tool_revisions;
+DROP TABLE IF EXISTS tools;
+DROP TABLE IF EXISTS sync_runs;
+DROP TABLE IF EXISTS sources;

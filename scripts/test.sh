@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian bookworm machine (as root) or an already
+# prepared one: PostgreSQL 15 + pgvector, Go modules, sqlc; then formatting, vet, the
+# generated-code check, the tests against the real database, and short fuzz runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SQLC_VERSION=v1.31.1
+export PATH="$PATH:$(go env GOPATH)/bin"
+
+# sqlc takes minutes to build on a bare machine: build it while PostgreSQL is set up.
+sqlc_log=$(mktemp)
+if ! command -v sqlc >/dev/null || [ "$(sqlc version)" != "$SQLC_VERSION" ]; then
+  (go install "github.com/sqlc-dev/sqlc/cmd/sqlc@$SQLC_VERSION" >"$sqlc_log" 2>&1 || echo "sqlc install failed" >>"$sqlc_log") &
+  sqlc_pid=$!
+fi
+
+./scripts/pg-setup.sh >/dev/null
+go mod download
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== sqlc diff (generated code must match sql/)"
+if [ -n "${sqlc_pid:-}" ]; then wait "$sqlc_pid"; cat "$sqlc_log"; fi
+sqlc diff
+
+echo "== go test"
+export TOOLGATE_TEST_DATABASE_URL=${TOOLGATE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:${TOOLGATE_PG_PORT:-55432}/postgres?sslmode=disable}
+go test -count=1 -timeout 20m ./...
+
+if [ -x scripts/fuzz.sh ]; then
+  echo "== fuzz (short)"
+  ./scripts/fuzz.sh 10s
+fi
+echo "== all tests passed"
