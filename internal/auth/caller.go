@@ -1,0 +1,35 @@
+// Package auth identifies the caller of a request: API keys stored hashed, their scopes and
+// the sources each key may see.
+package auth
+
+import "context"
+
+// Scope is what a key may do. An admin key may also search.
+type Scope string
+
+const (
+	ScopeSearch Scope = "search"
+	ScopeAdmin  Scope = "admin"
+)
+
+// Caller is who made a request.
+type Caller struct {
+	// Name is the key's name, or "open" in open mode, or "mcp:<session>" for MCP sessions.
+	Name  string
+	Scope Scope
+	// Sources limits the sources the caller may see; nil means every source.
+	Sources []string
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// FromContext returns the caller of ctx, or nil when none was set (internal calls).
+func FromContext(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
