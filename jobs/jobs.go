@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/toolgate/toolgate/internal/metrics"
 )
 
 // Deps is what workers need from the process that runs them.
@@ -19,6 +21,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// SearchLogKeep is how long retrieval log partitions are kept.
 	SearchLogKeep time.Duration
+	// Metrics records job durations and failures; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Options tunes the River client.
@@ -28,6 +32,9 @@ type Options struct {
 	Work bool
 	// MaxWorkers is the number of jobs worked at once by this process.
 	MaxWorkers int
+	// PollOnly makes River poll for jobs instead of using LISTEN/NOTIFY, which a
+	// pgbouncer in transaction mode does not carry.
+	PollOnly bool
 }
 
 // NewClient builds the River client with every toolgate worker and periodic job registered.
@@ -36,8 +43,10 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 
 	cfg := &river.Config{
-		Logger:  deps.Logger.With("component", "river"),
-		Workers: workers,
+		Logger:     deps.Logger.With("component", "river"),
+		Workers:    workers,
+		Middleware: deps.Metrics.JobMiddlewares(),
+		PollOnly:   opts.PollOnly,
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)}}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 const usage = `toolgate — tool-retrieval gateway for LLM agents
@@ -46,6 +48,8 @@ type cliEnv struct {
 	log    *slog.Logger
 	stdout io.Writer
 	stderr io.Writer
+	// tracing is set by commands that trace (serve); nil means off.
+	tracing *tracing.Provider
 }
 
 // usageError is a command line mistake; it is printed with a pointer to --help.
@@ -93,9 +97,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(logging.NewHandler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(logging.NewHandler(slog.NewJSONHandler(w, opts)))
 }
 
 // newFlags makes a subcommand's flag set that reports errors instead of exiting.

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -30,7 +31,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	stopTracing, err := startTracing(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
 	if err != nil {
 		return err
 	}
@@ -55,9 +61,20 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		return err
 	}
+	readPool, closeRead, err := openReadPool(ctx, env, pool)
+	if err != nil {
+		return err
+	}
+	defer closeRead()
+	m := metrics.New()
+	m.WatchPool("primary", pool)
+	if readPool != pool {
+		m.WatchPool("read", readPool)
+	}
+	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep},
-		jobs.Options{Work: work, MaxWorkers: cfg.Workers})
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m},
+		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {
 		return err
 	}
@@ -66,7 +83,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			return fmt.Errorf("start workers: %w", err)
 		}
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log}
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer()}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
