@@ -35,7 +35,9 @@ type opsOtherArgs struct{}
 
 func (opsOtherArgs) Kind() string { return "ops_other" }
 
-type opsTestWorker struct{ river.WorkerDefaults[opsTestArgs] }
+type opsTestWorker struct {
+	river.WorkerDefaults[opsTestArgs]
+}
 
 func (opsTestWorker) Work(_ context.Context, j *river.Job[opsTestArgs]) error {
 	if j.Args.Fail {
@@ -44,7 +46,9 @@ func (opsTestWorker) Work(_ context.Context, j *river.Job[opsTestArgs]) error {
 	return nil
 }
 
-type opsOtherWorker struct{ river.WorkerDefaults[opsOtherArgs] }
+type opsOtherWorker struct {
+	river.WorkerDefaults[opsOtherArgs]
+}
 
 func (opsOtherWorker) Work(context.Context, *river.Job[opsOtherArgs]) error { return nil }
 
