@@ -18,7 +18,7 @@ import (
 
 // openAPIDoc is the part of the document the checks read.
 type openAPIDoc struct {
-	OpenAPI string                                `json:"openapi"`
+	OpenAPI string                                 `json:"openapi"`
 	Paths   map[string]map[string]openAPIOperation `json:"paths"`
 }
 
