@@ -22,10 +22,11 @@ func (s *Server) registerAdmin(g *echo.Group) {
 
 // createKeyRequest is the body of POST /admin/keys.
 type createKeyRequest struct {
-	Name       string     `json:"name"`
-	Scope      auth.Scope `json:"scope"`
-	Sources    []string   `json:"sources"`
-	RatePerMin int        `json:"rate_per_min"`
+	Name    string     `json:"name"`
+	Scope   auth.Scope `json:"scope"`
+	Sources []string   `json:"sources"`
+	// RatePerMin is auth.DefaultRatePerMin when absent; 0 means unlimited.
+	RatePerMin *int `json:"rate_per_min"`
 }
 
 func (s *Server) createKey(c echo.Context) error {
@@ -33,7 +34,11 @@ func (s *Server) createKey(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	key, text, err := s.keys.Create(c.Request().Context(), auth.Spec(req))
+	spec := auth.Spec{Name: req.Name, Scope: req.Scope, Sources: req.Sources, RatePerMin: auth.DefaultRatePerMin}
+	if req.RatePerMin != nil {
+		spec.RatePerMin = *req.RatePerMin
+	}
+	key, text, err := s.keys.Create(c.Request().Context(), spec)
 	if err != nil {
 		return err
 	}

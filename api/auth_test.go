@@ -327,8 +327,16 @@ func TestAdminKeysEndpoints(t *testing.T) {
 	if _, err := a.keys.Revoke(context.Background(), "agent-1"); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"agent-1","scope":"search"}`); r.status != http.StatusCreated {
-		t.Errorf("reuse revoked name: %d %v", r.status, r.body)
+	r = do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"agent-1","scope":"search"}`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("reuse revoked name: %d %v", r.status, r.body)
+	}
+	if rate := r.body["api_key"].(map[string]any)["rate_per_min"]; rate != float64(auth.DefaultRatePerMin) {
+		t.Errorf("rate_per_min without one given = %v, want the default %d", rate, auth.DefaultRatePerMin)
+	}
+	r = do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"unlimited","scope":"search","rate_per_min":0}`)
+	if _, has := r.body["api_key"].(map[string]any)["rate_per_min"]; r.status != http.StatusCreated || has {
+		t.Errorf("rate_per_min 0: %d %v, want an unlimited key", r.status, r.body)
 	}
 }
 

@@ -44,7 +44,7 @@ func keysCreate(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string
 	name := fs.String("name", "", "key name, unique among active keys")
 	scope := fs.String("scope", "", "search or admin")
 	sources := fs.String("sources", "", "comma-separated sources the key may see (default: every source)")
-	rate := fs.Int("rate", 600, "requests per minute; 0 for unlimited")
+	rate := fs.Int("rate", auth.DefaultRatePerMin, "requests per minute; 0 for unlimited")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

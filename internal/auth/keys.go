@@ -84,6 +84,9 @@ func (e *NameTakenError) Error() string {
 	return fmt.Sprintf("an active key is already named %q (revoke it first or pick another name)", e.Name)
 }
 
+// DefaultRatePerMin is the limit of a key created without one.
+const DefaultRatePerMin = 600
+
 // Spec is what a new key may do.
 type Spec struct {
 	Name  string
