@@ -368,3 +368,15 @@ func TestToolEnableDisable(t *testing.T) {
 		t.Errorf("unknown tool: %d %q, want 404 not_found", r.status, r.errorCode())
 	}
 }
+
+func TestUnknownRoutesNeedAKeyFirst(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, false)
+	_, admin := a.key(t, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
+	if r := do(t, a.e, http.MethodGet, "/v1/nothing-here", "", ""); r.status != http.StatusUnauthorized {
+		t.Errorf("unknown route without a key: got %d, want 401 (route existence is not revealed)", r.status)
+	}
+	if r := do(t, a.e, http.MethodGet, "/v1/nothing-here", admin, ""); r.status != http.StatusNotFound || r.errorCode() != "not_found" {
+		t.Errorf("unknown route with an admin key: got %d %q, want 404", r.status, r.errorCode())
+	}
+}

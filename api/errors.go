@@ -62,7 +62,7 @@ func toAPIError(err error) *Error {
 	case errors.As(err, &toolErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_tool", Message: toolErr.Error()}
 	case errors.Is(err, auth.ErrInvalidKey):
-		return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing or invalid API key: send Authorization: Bearer <key>"}
+		return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing or invalid API key (send an Authorization: Bearer header)"}
 	case errors.Is(err, auth.ErrRevokedKey):
 		return &Error{Status: http.StatusUnauthorized, Code: "key_revoked", Message: err.Error()}
 	case errors.As(err, &scopeErr):

@@ -42,7 +42,7 @@ var ErrInvalidKey = errors.New("missing or invalid API key")
 var ErrRevokedKey = errors.New("API key revoked")
 
 // ErrKeyNotFound is a revocation of a key that does not exist.
-var ErrKeyNotFound = errors.New("no such API key")
+var ErrKeyNotFound = errors.New("no such API key (no key has that prefix and no active key has that name)")
 
 // ScopeError is a valid key used for something its scope does not allow.
 type ScopeError struct {
