@@ -6,6 +6,8 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +160,42 @@ func TestScopeAllows(t *testing.T) {
 	if !auth.ScopeAdmin.Allows(auth.ScopeSearch) || !auth.ScopeAdmin.Allows(auth.ScopeAdmin) ||
 		!auth.ScopeSearch.Allows(auth.ScopeSearch) || auth.ScopeSearch.Allows(auth.ScopeAdmin) {
 		t.Error("admin must allow everything, search only search")
+	}
+}
+
+// TestUseIsExactUnderConcurrency: concurrent requests of one key (as from several API
+// instances) are each counted once, so exactly the limit gets through.
+func TestUseIsExactUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, func() time.Time { return time.Date(2026, 1, 1, 9, 0, 1, 0, time.UTC) })
+	ctx := context.Background()
+	_, text, err := keys.Create(ctx, auth.Spec{Name: "a", Scope: auth.ScopeSearch, RatePerMin: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.Verify(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok, limited atomic.Int32
+	var wg sync.WaitGroup
+	for range 25 {
+		wg.Go(func() {
+			_, err := keys.Use(ctx, k)
+			var rl *auth.RateLimitError
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.As(err, &rl):
+				limited.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 10 || limited.Load() != 15 {
+		t.Errorf("%d allowed, %d limited; want 10 and 15", ok.Load(), limited.Load())
 	}
 }
