@@ -23,11 +23,11 @@ import (
 // A key is written tg_<prefix>_<secret>. The prefix is stored in clear and finds the row;
 // only the SHA-256 of the secret is stored, and it is compared in constant time.
 const (
-	keyTag       = "tg_"
-	prefixLen    = 10 // base32 characters: 50 random bits, enough to find a row
-	secretBytes  = 32 // 256 random bits
-	rateWindow   = time.Minute
-	uniqueViolat = "23505"
+	keyTag          = "tg_"
+	prefixLen       = 10 // base32 characters: 50 random bits, enough to find a row
+	secretBytes     = 32 // 256 random bits
+	rateWindow      = time.Minute
+	uniqueViolation = "23505"
 )
 
 // lowercase base32 without padding: no '_' so the three parts split unambiguously.
@@ -153,7 +153,7 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 		Name: s.Name, Prefix: prefix, SecretHash: hash[:], Scope: string(s.Scope), Sources: s.Sources, RatePerMin: rate,
 	})
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolat && pgErr.ConstraintName == "api_keys_active_name" {
+	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "api_keys_active_name" {
 		return Key{}, "", &NameTakenError{Name: s.Name}
 	}
 	if err != nil {
