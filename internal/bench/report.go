@@ -65,7 +65,12 @@ func LinePNG(path, title, xLabel, yLabel string, series []Series) error {
 		p.Add(line, points)
 		p.Legend.Add(s.Name, line, points)
 	}
+	// Start the value axis at zero so differences are not exaggerated, and leave headroom
+	// for the legend above the highest point.
+	p.Y.Min = min(p.Y.Min, 0)
+	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.25
 	p.Legend.Top = true
+	p.Legend.Left = true
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
 }
 
