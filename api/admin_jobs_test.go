@@ -101,7 +101,7 @@ func decodeAs[T any](t *testing.T, rec *httptest.ResponseRecorder, status int) T
 
 func wantError(t *testing.T, e *echo.Echo, method, target string, status int, code string) {
 	t.Helper()
-	rec := do(t, e, method, target, nil)
+	rec := opsDo(t, e, method, target, nil)
 	var body struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
@@ -115,7 +115,7 @@ func TestAdminJobs(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	rc := newRiver(t, pool, nil, false) // insert only: jobs stay available
-	e := api.New(api.Deps{Pool: pool, River: rc, Logger: slog.New(slog.DiscardHandler)})
+	e := api.New(api.Deps{Pool: pool, River: rc, Logger: slog.New(slog.DiscardHandler), Open: true})
 
 	var ids []int64
 	for i := range 3 {
@@ -130,48 +130,48 @@ func TestAdminJobs(t *testing.T) {
 	}
 
 	// Filters and newest-first order.
-	all := decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs", nil), http.StatusOK)
+	all := decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs", nil), http.StatusOK)
 	if len(all.Jobs) != 4 || all.Next != "" {
 		t.Fatalf("all jobs: %+v", all)
 	}
-	got := decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?kind=ops_test&state=available", nil), http.StatusOK)
+	got := decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?kind=ops_test&state=available", nil), http.StatusOK)
 	if len(got.Jobs) != 3 || got.Jobs[0].ID != ids[2] || got.Jobs[0].Kind != "ops_test" || string(got.Jobs[0].Args) != `{"n":2,"fail":false}` {
 		t.Fatalf("kind=ops_test: %+v", got)
 	}
-	got = decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?kind=ops_other,nothing", nil), http.StatusOK)
+	got = decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?kind=ops_other,nothing", nil), http.StatusOK)
 	if len(got.Jobs) != 1 || got.Jobs[0].Kind != "ops_other" {
 		t.Fatalf("kind=ops_other: %+v", got)
 	}
-	got = decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?state=completed", nil), http.StatusOK)
+	got = decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?state=completed", nil), http.StatusOK)
 	if len(got.Jobs) != 0 {
 		t.Fatalf("state=completed: %+v", got)
 	}
 
 	// Pages of 2 with the cursor.
-	page := decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?kind=ops_test&limit=2", nil), http.StatusOK)
+	page := decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?kind=ops_test&limit=2", nil), http.StatusOK)
 	if len(page.Jobs) != 2 || page.Next == "" {
 		t.Fatalf("page 1: %+v", page)
 	}
-	page2 := decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?kind=ops_test&limit=2&after="+url.QueryEscape(page.Next), nil), http.StatusOK)
+	page2 := decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?kind=ops_test&limit=2&after="+url.QueryEscape(page.Next), nil), http.StatusOK)
 	if len(page2.Jobs) != 1 || page2.Jobs[0].ID != ids[0] || page2.Next != "" {
 		t.Fatalf("page 2: %+v", page2)
 	}
 
 	// One job, cancel, cancel again, retry.
 	id := strconv.FormatInt(ids[1], 10)
-	one := decodeAs[jobJSON](t, do(t, e, http.MethodGet, "/admin/jobs/"+id, nil), http.StatusOK)
+	one := decodeAs[jobJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs/"+id, nil), http.StatusOK)
 	if one.ID != ids[1] || one.State != "available" {
 		t.Fatalf("get: %+v", one)
 	}
-	one = decodeAs[jobJSON](t, do(t, e, http.MethodPost, "/admin/jobs/"+id+"/cancel", nil), http.StatusOK)
+	one = decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+id+"/cancel", nil), http.StatusOK)
 	if one.State != "cancelled" || one.FinalizedAt == nil {
 		t.Fatalf("cancel: %+v", one)
 	}
-	got = decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?state=cancelled", nil), http.StatusOK)
+	got = decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?state=cancelled", nil), http.StatusOK)
 	if len(got.Jobs) != 1 || got.Jobs[0].ID != ids[1] {
 		t.Fatalf("state=cancelled: %+v", got)
 	}
-	one = decodeAs[jobJSON](t, do(t, e, http.MethodPost, "/admin/jobs/"+id+"/retry", nil), http.StatusOK)
+	one = decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+id+"/retry", nil), http.StatusOK)
 	if one.State != "available" || one.FinalizedAt != nil {
 		t.Fatalf("retry: %+v", one)
 	}
@@ -182,7 +182,7 @@ func TestAdminJobs(t *testing.T) {
 	}
 	done := strconv.FormatInt(ids[0], 10)
 	wantError(t, e, http.MethodPost, "/admin/jobs/"+done+"/cancel", http.StatusConflict, "conflict")
-	one = decodeAs[jobJSON](t, do(t, e, http.MethodGet, "/admin/jobs/"+done, nil), http.StatusOK)
+	one = decodeAs[jobJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs/"+done, nil), http.StatusOK)
 	if one.State != "completed" {
 		t.Fatalf("completed job changed by a refused cancel: %+v", one)
 	}
@@ -206,7 +206,7 @@ func TestJobMetrics(t *testing.T) {
 	m := metrics.New()
 	m.WatchJobs(pool, slog.New(slog.DiscardHandler))
 	rc := newRiver(t, pool, m, true)
-	e := api.New(api.Deps{Pool: pool, River: rc, Logger: slog.New(slog.DiscardHandler), Metrics: m})
+	e := api.New(api.Deps{Pool: pool, River: rc, Logger: slog.New(slog.DiscardHandler), Metrics: m, Open: true})
 
 	events, cancel := rc.Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
 	defer cancel()
@@ -235,7 +235,7 @@ func TestJobMetrics(t *testing.T) {
 		`toolgate_jobs{kind="ops_test",state="cancelled"} 1`,
 	)
 	// The failed job shows its error in the admin API.
-	got := decodeAs[listJSON](t, do(t, e, http.MethodGet, "/admin/jobs?state=cancelled", nil), http.StatusOK)
+	got := decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?state=cancelled", nil), http.StatusOK)
 	if len(got.Jobs) != 1 || len(got.Jobs[0].Errors) != 1 || got.Jobs[0].Errors[0].Error == "" {
 		t.Fatalf("cancelled job: %+v", got)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
-func do(t *testing.T, h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+func opsDo(t *testing.T, h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(method, target, nil)
 	for k, v := range header {
@@ -36,7 +36,7 @@ func do(t *testing.T, h http.Handler, method, target string, header http.Header)
 // scrape returns the /metrics exposition of h.
 func scrape(t *testing.T, h http.Handler) string {
 	t.Helper()
-	rec := do(t, h, http.MethodGet, "/metrics", nil)
+	rec := opsDo(t, h, http.MethodGet, "/metrics", nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
 	}
@@ -60,16 +60,16 @@ func TestMetricsCountRequestsByRouteTemplate(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	m := metrics.New()
 	m.WatchPool("primary", pool)
-	e := api.New(api.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Metrics: m})
+	e := api.New(api.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Metrics: m, Open: true})
 
 	for range 2 {
-		if rec := do(t, e, http.MethodGet, "/healthz", nil); rec.Code != http.StatusOK {
+		if rec := opsDo(t, e, http.MethodGet, "/healthz", nil); rec.Code != http.StatusOK {
 			t.Fatalf("healthz: %d", rec.Code)
 		}
 	}
-	do(t, e, http.MethodPut, "/v1/sources/no-such-source/tools", nil)
-	do(t, e, http.MethodGet, "/nowhere/at/all", nil)
-	if rec := do(t, e, http.MethodGet, "/readyz", nil); rec.Code != http.StatusOK {
+	opsDo(t, e, http.MethodPut, "/v1/sources/no-such-source/tools", nil)
+	opsDo(t, e, http.MethodGet, "/nowhere/at/all", nil)
+	if rec := opsDo(t, e, http.MethodGet, "/readyz", nil); rec.Code != http.StatusOK {
 		t.Fatalf("readyz: %d %s", rec.Code, rec.Body)
 	}
 
@@ -91,9 +91,9 @@ func TestAccessLogCarriesRequestID(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil)) // api wraps it with the request-id handler
-	e := api.New(api.Deps{Pool: pgtest.NewPool(t), Logger: log})
+	e := api.New(api.Deps{Pool: pgtest.NewPool(t), Logger: log, Open: true})
 
-	rec := do(t, e, http.MethodGet, "/v1/sources", http.Header{"X-Request-Id": {"req-abc"}})
+	rec := opsDo(t, e, http.MethodGet, "/v1/sources", http.Header{"X-Request-Id": {"req-abc"}})
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /v1/sources: %d %s", rec.Code, rec.Body)
 	}
@@ -134,11 +134,11 @@ func TestTracingCoversHTTPAndSQL(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	var logs bytes.Buffer
-	e := api.New(api.Deps{Pool: pool, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Tracing: tp})
+	e := api.New(api.Deps{Pool: pool, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Tracing: tp, Open: true})
 
 	// An incoming W3C trace context is continued.
 	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	if rec := do(t, e, http.MethodGet, "/readyz", http.Header{"Traceparent": {parent}}); rec.Code != http.StatusOK {
+	if rec := opsDo(t, e, http.MethodGet, "/readyz", http.Header{"Traceparent": {parent}}); rec.Code != http.StatusOK {
 		t.Fatalf("readyz: %d %s", rec.Code, rec.Body)
 	}
 	if err := tp.Shutdown(context.Background()); err != nil {

@@ -41,6 +41,7 @@ type Options struct {
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
+	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:     deps.Logger.With("component", "river"),
@@ -54,6 +55,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_log_maintenance"}),
+			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return APIKeyRateCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "api_key_rate_cleanup"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

@@ -28,6 +28,10 @@ commands:
   demo      migrate, load the demo catalog and serve (open mode, for local use)
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
+  keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
+  eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
+  dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
+  bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -40,6 +44,10 @@ var commands = map[string]command{
 	"demo":    runDemo,
 	"migrate": runMigrate,
 	"import":  runImport,
+	"keys":    runKeys,
+	"eval":    runEval,
+	"dataset": runDataset,
+	"bench":   runBench,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

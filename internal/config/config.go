@@ -39,6 +39,7 @@ type Config struct {
 	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
+	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 }
 
 // Error is a setting that cannot be used.
@@ -68,6 +69,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DBMaxConns:      r.integer("TOOLGATE_DB_MAX_CONNS", 0, 0, 10000),
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
+		Open:            r.boolean("TOOLGATE_OPEN", false),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
