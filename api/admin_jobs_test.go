@@ -231,6 +231,7 @@ func TestJobMetrics(t *testing.T) {
 		`toolgate_job_duration_seconds_count{kind="ops_test",outcome="ok"} 2`,
 		`toolgate_job_duration_seconds_count{kind="ops_test",outcome="error"} 1`,
 		`toolgate_job_failures_total{kind="ops_test"} 1`,
+		`toolgate_job_queue_wait_seconds_count{kind="ops_test"} 3`,
 		`toolgate_jobs{kind="ops_test",state="completed"} 2`,
 		`toolgate_jobs{kind="ops_test",state="cancelled"} 1`,
 	)

@@ -30,6 +30,7 @@ type Metrics struct {
 	httpDuration *prometheus.HistogramVec
 
 	jobDuration *prometheus.HistogramVec
+	jobWait     *prometheus.HistogramVec
 	jobFailures *prometheus.CounterVec
 
 	searchDuration *prometheus.HistogramVec
@@ -59,6 +60,10 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "job_duration_seconds",
 		Help: "Time spent working one job attempt, by kind and outcome (ok or error).", Buckets: latencyBuckets,
 	}, []string{"kind", "outcome"})
+	m.jobWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "job_queue_wait_seconds",
+		Help: "Time from a job attempt being due (scheduled_at) to a worker starting it, by kind.", Buckets: latencyBuckets,
+	}, []string{"kind"})
 	m.jobFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "job_failures_total",
 		Help: "Job attempts that returned an error or panicked, by kind.",
@@ -95,7 +100,7 @@ func New() *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.jobDuration, m.jobFailures, m.searchDuration,
+		m.httpRequests, m.httpDuration, m.jobDuration, m.jobWait, m.jobFailures, m.searchDuration,
 		m.providerCalls, m.providerErrors, m.providerTokens, m.providerDuration,
 		m.syncRuns, m.syncTools,
 	)

@@ -10,8 +10,8 @@ import (
 )
 
 // JobMiddlewares is the River middleware list for river.Config.Middleware: a worker
-// middleware recording each job attempt's duration and failures by kind. It is empty on
-// a nil *Metrics.
+// middleware recording each job attempt's queue wait, duration and failures by kind. It
+// is empty on a nil *Metrics.
 func (m *Metrics) JobMiddlewares() []rivertype.Middleware {
 	if m == nil {
 		return nil
@@ -26,6 +26,9 @@ type jobMiddleware struct {
 
 func (j *jobMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) (err error) {
 	start := time.Now()
+	if job.AttemptedAt != nil {
+		j.m.jobWait.WithLabelValues(job.Kind).Observe(max(job.AttemptedAt.Sub(job.ScheduledAt), 0).Seconds())
+	}
 	defer func() {
 		// A panicking worker is a failed attempt too; River recovers it above us.
 		if r := recover(); r != nil {
