@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
@@ -49,10 +50,11 @@ func poolOptions(env *cliEnv) []postgres.Option {
 	return []postgres.Option{postgres.WithMaxConns(env.cfg.DBMaxConns), postgres.WithQueryTracer(env.tracer().SQLTracer())}
 }
 
-// openReadPool opens the pool on DATABASE_READ_URL, or returns primary when it is not set.
-// The returned function closes what was opened.
+// openReadPool opens the pool on DATABASE_READ_URL, or returns primary when it is not set
+// or the process serves no searches (role worker). The returned function closes what was
+// opened.
 func openReadPool(ctx context.Context, env *cliEnv, primary *pgxpool.Pool) (*pgxpool.Pool, func(), error) {
-	if env.cfg.DatabaseReadURL == "" {
+	if env.cfg.DatabaseReadURL == "" || env.cfg.Role == config.RoleWorker {
 		return primary, func() {}, nil
 	}
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseReadURL, poolOptions(env)...)
