@@ -11,6 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
 )
 
 // Deps is what workers need from the process that runs them.
@@ -19,6 +22,13 @@ type Deps struct {
 	Logger *slog.Logger
 	// SearchLogKeep is how long retrieval log partitions are kept.
 	SearchLogKeep time.Duration
+	// Embedder and Enricher produce the enrichment outputs and vectors (enrich_tool jobs);
+	// Questions is how many synthetic questions to ask for per tool.
+	Embedder  embed.Embedder
+	Enricher  enrich.Enricher
+	Questions int
+	// space remembers that the stored embedding space matched Embedder once.
+	space *spaceCheck
 }
 
 // Options tunes the River client.
@@ -33,7 +43,9 @@ type Options struct {
 // NewClient builds the River client with every toolgate worker and periodic job registered.
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
+	deps.space = &spaceCheck{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
+	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:  deps.Logger.With("component", "river"),

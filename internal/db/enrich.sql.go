@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5/pgtype"
-	pgvector "github.com/pgvector/pgvector-go"
 )
 
 const clearComponentEmbeddings = `-- name: ClearComponentEmbeddings :exec
@@ -72,6 +71,30 @@ type DeleteStaleToolComponentsParams struct {
 func (q *Queries) DeleteStaleToolComponents(ctx context.Context, arg DeleteStaleToolComponentsParams) error {
 	_, err := q.db.Exec(ctx, deleteStaleToolComponents, arg.ToolID, arg.Keep)
 	return err
+}
+
+const enrichmentStatus = `-- name: EnrichmentStatus :one
+SELECT
+    (SELECT count(*) FROM tools) AS tools,
+    (SELECT count(*) FROM tools t WHERE (SELECT count(*) FROM tool_enrichments e
+        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3) AS enriched,
+    (SELECT count(*) FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
+        WHERE p.is_active) AS embedded
+`
+
+type EnrichmentStatusRow struct {
+	Tools    int64 `json:"tools"`
+	Enriched int64 `json:"enriched"`
+	Embedded int64 `json:"embedded"`
+}
+
+// How far enrichment of the catalog has come: tools, tools with every step done for their
+// current definition, and tools with a vector in the active profile's current set.
+func (q *Queries) EnrichmentStatus(ctx context.Context) (EnrichmentStatusRow, error) {
+	row := q.db.QueryRow(ctx, enrichmentStatus)
+	var i EnrichmentStatusRow
+	err := row.Scan(&i.Tools, &i.Enriched, &i.Embedded)
+	return i, err
 }
 
 const getActiveProfile = `-- name: GetActiveProfile :one
@@ -238,6 +261,35 @@ func (q *Queries) ListToolEnrichments(ctx context.Context, toolID int64) ([]Tool
 	return items, nil
 }
 
+const listToolHashesByID = `-- name: ListToolHashesByID :many
+SELECT id, content_hash FROM tools WHERE id = ANY($1::bigint[]) ORDER BY id
+`
+
+type ListToolHashesByIDRow struct {
+	ID          int64  `json:"id"`
+	ContentHash string `json:"content_hash"`
+}
+
+func (q *Queries) ListToolHashesByID(ctx context.Context, ids []int64) ([]ListToolHashesByIDRow, error) {
+	rows, err := q.db.Query(ctx, listToolHashesByID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListToolHashesByIDRow{}
+	for rows.Next() {
+		var i ListToolHashesByIDRow
+		if err := rows.Scan(&i.ID, &i.ContentHash); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listToolIDsAndHashes = `-- name: ListToolIDsAndHashes :many
 SELECT id, content_hash FROM tools ORDER BY id
 `
@@ -375,39 +427,6 @@ func (q *Queries) SetProfileCurrentSet(ctx context.Context, arg SetProfileCurren
 	return err
 }
 
-const upsertToolComponent = `-- name: UpsertToolComponent :exec
-INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash, embedding, model)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT (tool_id, kind, ordinal) DO UPDATE
-SET text = excluded.text, text_hash = excluded.text_hash, embedding = excluded.embedding,
-    model = excluded.model, updated_at = now()
-WHERE (tool_components.text_hash, tool_components.model, tool_components.embedding IS NULL)
-      IS DISTINCT FROM (excluded.text_hash, excluded.model, excluded.embedding IS NULL)
-`
-
-type UpsertToolComponentParams struct {
-	ToolID    int64            `json:"tool_id"`
-	Kind      string           `json:"kind"`
-	Ordinal   int32            `json:"ordinal"`
-	Text      string           `json:"text"`
-	TextHash  string           `json:"text_hash"`
-	Embedding *pgvector.Vector `json:"embedding"`
-	Model     *string          `json:"model"`
-}
-
-func (q *Queries) UpsertToolComponent(ctx context.Context, arg UpsertToolComponentParams) error {
-	_, err := q.db.Exec(ctx, upsertToolComponent,
-		arg.ToolID,
-		arg.Kind,
-		arg.Ordinal,
-		arg.Text,
-		arg.TextHash,
-		arg.Embedding,
-		arg.Model,
-	)
-	return err
-}
-
 const upsertToolEnrichment = `-- name: UpsertToolEnrichment :exec
 INSERT INTO tool_enrichments (tool_id, step, content_hash, model, output, prompt_tokens, completion_tokens)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -437,21 +456,5 @@ func (q *Queries) UpsertToolEnrichment(ctx context.Context, arg UpsertToolEnrich
 		arg.PromptTokens,
 		arg.CompletionTokens,
 	)
-	return err
-}
-
-const upsertToolVector = `-- name: UpsertToolVector :exec
-INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
-ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding
-`
-
-type UpsertToolVectorParams struct {
-	SetID     int64           `json:"set_id"`
-	ToolID    int64           `json:"tool_id"`
-	Embedding pgvector.Vector `json:"embedding"`
-}
-
-func (q *Queries) UpsertToolVector(ctx context.Context, arg UpsertToolVectorParams) error {
-	_, err := q.db.Exec(ctx, upsertToolVector, arg.SetID, arg.ToolID, arg.Embedding)
 	return err
 }

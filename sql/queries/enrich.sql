@@ -35,7 +35,7 @@ SELECT * FROM tool_components WHERE tool_id = $1 ORDER BY kind, ordinal;
 DELETE FROM tool_components
 WHERE tool_id = $1 AND (kind || ':' || ordinal::text) <> ALL (sqlc.arg(keep)::text[]);
 
--- name: UpsertToolComponent :exec
+-- name: UpsertToolComponent :batchexec
 INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash, embedding, model)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (tool_id, kind, ordinal) DO UPDATE
@@ -74,7 +74,7 @@ FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.state IN ('ready', 'building')
 ORDER BY vs.id;
 
--- name: UpsertToolVector :exec
+-- name: UpsertToolVector :batchexec
 INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
 ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding;
 
@@ -83,3 +83,16 @@ SELECT id, content_hash FROM tools ORDER BY id;
 
 -- name: CountToolVectors :one
 SELECT count(*) FROM tool_vectors WHERE tool_id = $1;
+
+-- name: ListToolHashesByID :many
+SELECT id, content_hash FROM tools WHERE id = ANY(sqlc.arg(ids)::bigint[]) ORDER BY id;
+
+-- name: EnrichmentStatus :one
+-- How far enrichment of the catalog has come: tools, tools with every step done for their
+-- current definition, and tools with a vector in the active profile's current set.
+SELECT
+    (SELECT count(*) FROM tools) AS tools,
+    (SELECT count(*) FROM tools t WHERE (SELECT count(*) FROM tool_enrichments e
+        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3) AS enriched,
+    (SELECT count(*) FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
+        WHERE p.is_active) AS embedded;
