@@ -295,6 +295,9 @@ func TestEnrichToolProviderDownWritesNothing(t *testing.T) {
 	}
 
 	// The worker returns the error, so River retries the job.
+	f.mu.Lock()
+	f.failures["/v1/embeddings"] = []int{500, 500, 500, 500, 500, 500}
+	f.mu.Unlock()
 	w := &EnrichToolWorker{deps: deps}
 	if err := w.Work(context.Background(), &river.Job[EnrichToolArgs]{Args: EnrichToolArgs{ToolID: id, ContentHash: hash}}); err == nil {
 		t.Fatal("worker swallowed the provider error")
