@@ -279,14 +279,17 @@ func TestEnrichToolProviderDownWritesNothing(t *testing.T) {
 	// the chat steps succeed, the embeddings endpoint fails every attempt
 	f.failures["/v1/embeddings"] = []int{500, 500, 500, 500, 500, 500}
 	deps := openAIDeps(pool, srv, false, 2)
+	// one batch, so that the attempts are countable (a failed batch cancels its siblings)
+	deps.Embedder = embed.NewOpenAI(embed.OpenAIConfig{Provider: provider.Config{BaseURL: srv.URL + "/v1", Key: "sk-test",
+		Retries: 2, BaseBackoff: time.Millisecond}, Model: "text-embedding-test", Dims: 64, MaxBatch: 64})
 	id, hash := importOne(t, pool)
 	_, err := EnrichTool(context.Background(), deps, EnrichToolArgs{ToolID: id, ContentHash: hash})
 	var pe *provider.ProviderError
 	if !errors.As(err, &pe) || pe.Status != 500 {
 		t.Fatalf("want a 500 ProviderError, got %v", err)
 	}
-	if got := f.embedCalls.Load(); got != 6 {
-		t.Fatalf("embedding calls %d, want 2 batches × (1 + 2 retries)", got)
+	if got := f.embedCalls.Load(); got != 3 {
+		t.Fatalf("embedding calls %d, want 1 + 2 retries", got)
 	}
 	for _, table := range []string{"tool_components", "tool_enrichments", "tool_vectors"} {
 		if n := countRows(t, pool, `SELECT count(*) FROM `+table+` WHERE tool_id = $1`, id); n != 0 {
