@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -46,6 +47,7 @@ func toAPIError(err error) *Error {
 		parseErr *catalog.ParseError
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
+		profErr  *tdwa.InvalidProfileError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -56,6 +58,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: kindErr.Error()}
 	case errors.As(err, &toolErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_tool", Message: toolErr.Error()}
+	case errors.As(err, &profErr):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_profile", Message: profErr.Error()}
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound("not found")
 	case postgres.IsUnavailable(err):

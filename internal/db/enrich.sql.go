@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -183,6 +184,50 @@ func (q *Queries) ListProfiles(ctx context.Context) ([]WeightProfile, error) {
 			&i.IsActive,
 			&i.CurrentSet,
 			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listToolComponentViews = `-- name: ListToolComponentViews :many
+SELECT kind, ordinal, text, model, (embedding IS NOT NULL)::boolean AS has_embedding, updated_at
+FROM tool_components WHERE tool_id = $1
+ORDER BY array_position(ARRAY['name', 'description', 'parameters', 'question', 'topics', 'profile_function',
+    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'concat'], kind), ordinal
+`
+
+type ListToolComponentViewsRow struct {
+	Kind         string    `json:"kind"`
+	Ordinal      int32     `json:"ordinal"`
+	Text         string    `json:"text"`
+	Model        *string   `json:"model"`
+	HasEmbedding bool      `json:"has_embedding"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// A tool's components without their vectors, for display.
+func (q *Queries) ListToolComponentViews(ctx context.Context, toolID int64) ([]ListToolComponentViewsRow, error) {
+	rows, err := q.db.Query(ctx, listToolComponentViews, toolID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListToolComponentViewsRow{}
+	for rows.Next() {
+		var i ListToolComponentViewsRow
+		if err := rows.Scan(
+			&i.Kind,
+			&i.Ordinal,
+			&i.Text,
+			&i.Model,
+			&i.HasEmbedding,
 			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
@@ -425,6 +470,18 @@ type SetProfileCurrentSetParams struct {
 func (q *Queries) SetProfileCurrentSet(ctx context.Context, arg SetProfileCurrentSetParams) error {
 	_, err := q.db.Exec(ctx, setProfileCurrentSet, arg.ID, arg.CurrentSet)
 	return err
+}
+
+const toolHasActiveVector = `-- name: ToolHasActiveVector :one
+SELECT EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
+               WHERE p.is_active AND v.tool_id = $1)::boolean
+`
+
+func (q *Queries) ToolHasActiveVector(ctx context.Context, toolID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, toolHasActiveVector, toolID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const upsertToolEnrichment = `-- name: UpsertToolEnrichment :exec

@@ -96,3 +96,14 @@ SELECT
         WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3) AS enriched,
     (SELECT count(*) FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
         WHERE p.is_active) AS embedded;
+
+-- name: ListToolComponentViews :many
+-- A tool's components without their vectors, for display.
+SELECT kind, ordinal, text, model, (embedding IS NOT NULL)::boolean AS has_embedding, updated_at
+FROM tool_components WHERE tool_id = $1
+ORDER BY array_position(ARRAY['name', 'description', 'parameters', 'question', 'topics', 'profile_function',
+    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'concat'], kind), ordinal;
+
+-- name: ToolHasActiveVector :one
+SELECT EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
+               WHERE p.is_active AND v.tool_id = $1)::boolean;
