@@ -213,6 +213,12 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 		return rep, err
 	}
 	err = pgx.BeginFunc(ctx, deps.Pool, func(tx pgx.Tx) error {
+		// Not waiting for this commit's WAL flush is safe: River marks the job completed
+		// afterwards with a synchronous commit, which flushes this one's WAL too; a crash in
+		// between leaves the job running, and River runs it again.
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		hash, err := q.LockToolHash(ctx, tool.ID)
 		if errors.Is(err, pgx.ErrNoRows) {

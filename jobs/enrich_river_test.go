@@ -20,9 +20,16 @@ import (
 // runUntilEnriched runs a working River client until every enrich_tool job has completed.
 func runUntilEnriched(t testing.TB, pool *pgxpool.Pool, deps Deps, want int) {
 	t.Helper()
+	runUntilEnrichedN(t, deps, want, 8)
+}
+
+// runUntilEnrichedN runs a working River client with workers workers until want
+// enrich_tool jobs have completed.
+func runUntilEnrichedN(t testing.TB, deps Deps, want, workers int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rc, err := NewClient(deps, Options{Work: true, MaxWorkers: 8})
+	rc, err := NewClient(deps, Options{Work: true, MaxWorkers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ type fakeOpenAI struct {
 	local         *embed.Local
 }
 
-func newFake(t *testing.T) (*fakeOpenAI, *httptest.Server) {
+func newFake(t testing.TB) (*fakeOpenAI, *httptest.Server) {
 	f := &fakeOpenAI{failures: map[string][]int{}, local: embed.NewLocal(64)}
 	srv := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(srv.Close)
@@ -152,7 +152,7 @@ func openAIDeps(pool *pgxpool.Pool, srv *httptest.Server, judge bool, retries in
 	}
 }
 
-func insertClient(t *testing.T, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
+func insertClient(t testing.TB, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
 	t.Helper()
 	rc, err := NewClient(Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler)}, Options{})
 	if err != nil {
@@ -179,7 +179,7 @@ func importOne(t *testing.T, pool *pgxpool.Pool) (int64, string) {
 	return tool.ID, tool.ContentHash
 }
 
-func countRows(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
+func countRows(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {

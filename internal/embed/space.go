@@ -80,7 +80,7 @@ func setSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
 		fmt.Sprintf("ALTER TABLE tool_vectors ALTER COLUMN embedding TYPE vector(%d)", e.Dims()),
 		// HNSW builds much faster when the graph fits in maintenance memory.
 		"SET LOCAL maintenance_work_mem = '256MB'",
-		"CREATE INDEX " + HNSWIndex + " ON tool_vectors USING hnsw (embedding vector_cosine_ops)",
+		"CREATE INDEX " + HNSWIndex + " ON tool_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 32)",
 	}
 	if e.Dims() > 2000 {
 		// pgvector's HNSW indexes vector columns of at most 2,000 dimensions; larger spaces
