@@ -219,6 +219,9 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 			return err
 		}
+		if err := embed.CheckSpace(ctx, tx, deps.Embedder); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		hash, err := q.LockToolHash(ctx, tool.ID)
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -109,6 +109,15 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 	if err := embed.EnsureSpace(ctx, pool, other); err != nil {
 		t.Fatal(err)
 	}
+	// a worker still configured with the old embedder writes nothing
+	var anyID int64
+	var anyHash string
+	if err := pool.QueryRow(ctx, `SELECT id, content_hash FROM tools LIMIT 1`).Scan(&anyID, &anyHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnrichTool(ctx, localDeps(pool), EnrichToolArgs{ToolID: anyID, ContentHash: anyHash}); !errors.As(err, &sm) {
+		t.Fatalf("old embedder after reembed: want SpaceMismatchError, got %v", err)
+	}
 	deps := localDeps(pool)
 	deps.Embedder = other
 	runUntilEnriched(t, pool, deps, len(tools))

@@ -472,6 +472,24 @@ func (q *Queries) SetProfileCurrentSet(ctx context.Context, arg SetProfileCurren
 	return err
 }
 
+const shareEmbeddingSpace = `-- name: ShareEmbeddingSpace :one
+SELECT model, dims FROM embedding_space FOR SHARE
+`
+
+type ShareEmbeddingSpaceRow struct {
+	Model string `json:"model"`
+	Dims  int32  `json:"dims"`
+}
+
+// Reads the embedding space and keeps it from changing until the transaction ends, so
+// vectors written in it cannot outlive a concurrent reembed.
+func (q *Queries) ShareEmbeddingSpace(ctx context.Context) (ShareEmbeddingSpaceRow, error) {
+	row := q.db.QueryRow(ctx, shareEmbeddingSpace)
+	var i ShareEmbeddingSpaceRow
+	err := row.Scan(&i.Model, &i.Dims)
+	return i, err
+}
+
 const toolHasActiveVector = `-- name: ToolHasActiveVector :one
 SELECT EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
                WHERE p.is_active AND v.tool_id = $1)::boolean

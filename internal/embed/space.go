@@ -63,6 +63,11 @@ func Rebuild(ctx context.Context, tx pgx.Tx, e Embedder) error {
 		return err
 	}
 	q := db.New(tx)
+	// Changing the row first waits for the jobs that are writing vectors of the old space
+	// (they hold it FOR SHARE), so that the deletes below see their rows.
+	if err := q.SetEmbeddingSpace(ctx, db.SetEmbeddingSpaceParams{Model: e.Model(), Dims: int32(e.Dims())}); err != nil {
+		return err
+	}
 	if err := q.ClearComponentEmbeddings(ctx); err != nil {
 		return err
 	}
@@ -72,9 +77,12 @@ func Rebuild(ctx context.Context, tx pgx.Tx, e Embedder) error {
 	return setSpace(ctx, tx, e)
 }
 
-// setSpace types the column and (re)builds the index. DDL with a computed dimension
+// setSpace records e and types the column and (re)builds the index. DDL with a computed dimension
 // cannot be a prepared sqlc query, hence the formatted statements; dims is an int.
 func setSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
+	if err := db.New(tx).SetEmbeddingSpace(ctx, db.SetEmbeddingSpaceParams{Model: e.Model(), Dims: int32(e.Dims())}); err != nil {
+		return err
+	}
 	stmts := []string{
 		"DROP INDEX IF EXISTS " + HNSWIndex,
 		fmt.Sprintf("ALTER TABLE tool_vectors ALTER COLUMN embedding TYPE vector(%d)", e.Dims()),
@@ -92,5 +100,21 @@ func setSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
 			return fmt.Errorf("embedding space: %s: %w", s, err)
 		}
 	}
-	return db.New(tx).SetEmbeddingSpace(ctx, db.SetEmbeddingSpaceParams{Model: e.Model(), Dims: int32(e.Dims())})
+	return nil
+}
+
+// CheckSpace returns *SpaceMismatchError unless the stored space is e's, and keeps it from
+// changing until tx ends.
+func CheckSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
+	sp, err := db.New(tx).ShareEmbeddingSpace(ctx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &SpaceMismatchError{ConfiguredModel: e.Model(), ConfiguredDims: e.Dims()}
+	}
+	if err != nil {
+		return err
+	}
+	if sp.Model != e.Model() || int(sp.Dims) != e.Dims() {
+		return &SpaceMismatchError{StoredModel: sp.Model, StoredDims: int(sp.Dims), ConfiguredModel: e.Model(), ConfiguredDims: e.Dims()}
+	}
+	return nil
 }

@@ -107,3 +107,8 @@ ORDER BY array_position(ARRAY['name', 'description', 'parameters', 'question', '
 -- name: ToolHasActiveVector :one
 SELECT EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
                WHERE p.is_active AND v.tool_id = $1)::boolean;
+
+-- name: ShareEmbeddingSpace :one
+-- Reads the embedding space and keeps it from changing until the transaction ends, so
+-- vectors written in it cannot outlive a concurrent reembed.
+SELECT model, dims FROM embedding_space FOR SHARE;
