@@ -85,6 +85,7 @@ func (b *UpsertToolComponentBatchResults) Close() error {
 const upsertToolVector = `-- name: UpsertToolVector :batchexec
 INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
 ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding
+WHERE tool_vectors.embedding IS DISTINCT FROM excluded.embedding
 `
 
 type UpsertToolVectorBatchResults struct {
@@ -99,6 +100,7 @@ type UpsertToolVectorParams struct {
 	Embedding pgvector.Vector `json:"embedding"`
 }
 
+// an unchanged vector is not rewritten: every new row version is another HNSW insert
 func (q *Queries) UpsertToolVector(ctx context.Context, arg []UpsertToolVectorParams) *UpsertToolVectorBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {

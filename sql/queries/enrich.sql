@@ -76,7 +76,9 @@ ORDER BY vs.id;
 
 -- name: UpsertToolVector :batchexec
 INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
-ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding;
+ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding
+-- an unchanged vector is not rewritten: every new row version is another HNSW insert
+WHERE tool_vectors.embedding IS DISTINCT FROM excluded.embedding;
 
 -- name: ListToolIDsAndHashes :many
 SELECT id, content_hash FROM tools ORDER BY id;
