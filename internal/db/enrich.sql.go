@@ -22,17 +22,6 @@ func (q *Queries) ClearComponentEmbeddings(ctx context.Context) error {
 	return err
 }
 
-const countToolVectors = `-- name: CountToolVectors :one
-SELECT count(*) FROM tool_vectors WHERE tool_id = $1
-`
-
-func (q *Queries) CountToolVectors(ctx context.Context, toolID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, countToolVectors, toolID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const createVectorSet = `-- name: CreateVectorSet :one
 INSERT INTO vector_sets (profile_id, state) VALUES ($1, $2) RETURNING id
 `
@@ -72,50 +61,6 @@ type DeleteStaleToolComponentsParams struct {
 func (q *Queries) DeleteStaleToolComponents(ctx context.Context, arg DeleteStaleToolComponentsParams) error {
 	_, err := q.db.Exec(ctx, deleteStaleToolComponents, arg.ToolID, arg.Keep)
 	return err
-}
-
-const enrichmentStatus = `-- name: EnrichmentStatus :one
-SELECT
-    (SELECT count(*) FROM tools) AS tools,
-    (SELECT count(*) FROM tools t WHERE (SELECT count(*) FROM tool_enrichments e
-        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3) AS enriched,
-    (SELECT count(*) FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
-        WHERE p.is_active) AS embedded
-`
-
-type EnrichmentStatusRow struct {
-	Tools    int64 `json:"tools"`
-	Enriched int64 `json:"enriched"`
-	Embedded int64 `json:"embedded"`
-}
-
-// How far enrichment of the catalog has come: tools, tools with every step done for their
-// current definition, and tools with a vector in the active profile's current set.
-func (q *Queries) EnrichmentStatus(ctx context.Context) (EnrichmentStatusRow, error) {
-	row := q.db.QueryRow(ctx, enrichmentStatus)
-	var i EnrichmentStatusRow
-	err := row.Scan(&i.Tools, &i.Enriched, &i.Embedded)
-	return i, err
-}
-
-const getActiveProfile = `-- name: GetActiveProfile :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles WHERE is_active
-`
-
-func (q *Queries) GetActiveProfile(ctx context.Context) (WeightProfile, error) {
-	row := q.db.QueryRow(ctx, getActiveProfile)
-	var i WeightProfile
-	err := row.Scan(
-		&i.ID,
-		&i.Name,
-		&i.Strategy,
-		&i.Weights,
-		&i.IsActive,
-		&i.CurrentSet,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-	)
-	return i, err
 }
 
 const getEmbeddingSpace = `-- name: GetEmbeddingSpace :one
@@ -161,39 +106,6 @@ func (q *Queries) GetToolByID(ctx context.Context, id int64) (Tool, error) {
 		&i.UpdatedAt,
 	)
 	return i, err
-}
-
-const listProfiles = `-- name: ListProfiles :many
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles ORDER BY name
-`
-
-func (q *Queries) ListProfiles(ctx context.Context) ([]WeightProfile, error) {
-	rows, err := q.db.Query(ctx, listProfiles)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []WeightProfile{}
-	for rows.Next() {
-		var i WeightProfile
-		if err := rows.Scan(
-			&i.ID,
-			&i.Name,
-			&i.Strategy,
-			&i.Weights,
-			&i.IsActive,
-			&i.CurrentSet,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const listToolComponentViews = `-- name: ListToolComponentViews :many

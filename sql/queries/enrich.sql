@@ -50,12 +50,6 @@ UPDATE tool_components SET embedding = NULL, model = NULL WHERE embedding IS NOT
 -- name: DeleteAllToolVectors :exec
 DELETE FROM tool_vectors;
 
--- name: ListProfiles :many
-SELECT * FROM weight_profiles ORDER BY name;
-
--- name: GetActiveProfile :one
-SELECT * FROM weight_profiles WHERE is_active;
-
 -- name: LockProfilesWithoutSet :many
 -- Locks the profiles that have no current vector set yet; a concurrent caller waits and then
 -- sees them with a set.
@@ -83,21 +77,8 @@ WHERE tool_vectors.embedding IS DISTINCT FROM excluded.embedding;
 -- name: ListToolIDsAndHashes :many
 SELECT id, content_hash FROM tools ORDER BY id;
 
--- name: CountToolVectors :one
-SELECT count(*) FROM tool_vectors WHERE tool_id = $1;
-
 -- name: ListToolHashesByID :many
 SELECT id, content_hash FROM tools WHERE id = ANY(sqlc.arg(ids)::bigint[]) ORDER BY id;
-
--- name: EnrichmentStatus :one
--- How far enrichment of the catalog has come: tools, tools with every step done for their
--- current definition, and tools with a vector in the active profile's current set.
-SELECT
-    (SELECT count(*) FROM tools) AS tools,
-    (SELECT count(*) FROM tools t WHERE (SELECT count(*) FROM tool_enrichments e
-        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3) AS enriched,
-    (SELECT count(*) FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
-        WHERE p.is_active) AS embedded;
 
 -- name: ListToolComponentViews :many
 -- A tool's components without their vectors, for display.
