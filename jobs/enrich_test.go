@@ -200,6 +200,17 @@ func TestEnrichToolOpenAIIdempotent(t *testing.T) {
 	if n := countRows(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND args->>'content_hash' = $1`, hash); n != 1 {
 		t.Fatalf("%d enrich_tool jobs queued", n)
 	}
+	// queuing the same definition again while its job waits collapses into that job
+	params, err := EnrichJobsFor(ctx, db.New(pool), []int64{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := insertClient(t, pool).InsertMany(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'enrich_tool'`); n != 1 {
+		t.Fatalf("%d enrich_tool jobs after a duplicate enqueue", n)
+	}
 	rep, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: hash})
 	if err != nil {
 		t.Fatal(err)
