@@ -69,6 +69,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerSources(v1)
 	s.registerAdmin(e.Group("/admin"))
 	s.registerJobs(e.Group("/admin"))
+	s.registerTools(v1)
 	return e
 }
 

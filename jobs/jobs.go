@@ -12,6 +12,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/metrics"
 )
 
@@ -23,6 +25,13 @@ type Deps struct {
 	SearchLogKeep time.Duration
 	// Metrics records job durations and failures; nil records nothing.
 	Metrics *metrics.Metrics
+	// Embedder and Enricher produce the enrichment outputs and vectors (enrich_tool jobs);
+	// Questions is how many synthetic questions to ask for per tool.
+	Embedder  embed.Embedder
+	Enricher  enrich.Enricher
+	Questions int
+	// space remembers that the stored embedding space matched Embedder once.
+	space *spaceCheck
 }
 
 // Options tunes the River client.
@@ -40,8 +49,10 @@ type Options struct {
 // NewClient builds the River client with every toolgate worker and periodic job registered.
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
+	deps.space = &spaceCheck{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
+	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:     deps.Logger.With("component", "river"),

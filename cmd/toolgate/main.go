@@ -32,6 +32,7 @@ commands:
   eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
+  reembed   rebuild every vector with the configured embedder (after changing model or dims)
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -48,6 +49,7 @@ var commands = map[string]command{
 	"eval":    runEval,
 	"dataset": runDataset,
 	"bench":   runBench,
+	"reembed": runReembed,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

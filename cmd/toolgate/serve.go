@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
@@ -63,6 +64,11 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		return err
 	}
+	embedder := newEmbedder(cfg)
+	// Vectors of another model would make every search answer wrong: refuse to start.
+	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
+		return err
+	}
 	readPool, closeRead, err := openReadPool(ctx, env, pool)
 	if err != nil {
 		return err
@@ -75,7 +81,8 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m},
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
+		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions},
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {
 		return err

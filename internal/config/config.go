@@ -40,6 +40,25 @@ type Config struct {
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
+
+	// Enrichment and embeddings (see docs/enrichment.md).
+	Embedder         string        // TOOLGATE_EMBEDDER: local or openai
+	EmbedDims        int           // TOOLGATE_EMBED_DIMS: 384 for local; required for openai
+	EmbedSendDims    bool          // TOOLGATE_EMBED_SEND_DIMS: send `dimensions` to the provider
+	EmbedURL         string        // TOOLGATE_EMBED_URL
+	EmbedKey         string        // TOOLGATE_EMBED_KEY
+	EmbedModel       string        // TOOLGATE_EMBED_MODEL
+	EmbedBatch       int           // TOOLGATE_EMBED_BATCH
+	EmbedConcurrency int           // TOOLGATE_EMBED_CONCURRENCY
+	Enricher         string        // TOOLGATE_ENRICHER: heuristic or openai
+	LLMURL           string        // TOOLGATE_LLM_URL
+	LLMKey           string        // TOOLGATE_LLM_KEY
+	LLMModel         string        // TOOLGATE_LLM_MODEL
+	LLMTimeout       time.Duration // TOOLGATE_LLM_TIMEOUT
+	LLMConcurrency   int           // TOOLGATE_LLM_CONCURRENCY
+	ProviderRetries  int           // TOOLGATE_PROVIDER_RETRIES
+	Questions        int           // TOOLGATE_QUESTIONS
+	Judge            bool          // TOOLGATE_JUDGE
 }
 
 // Error is a setting that cannot be used.
@@ -70,6 +89,24 @@ func Load(getenv func(string) string) (Config, error) {
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
 		Open:            r.boolean("TOOLGATE_OPEN", false),
+
+		Embedder:         r.str("TOOLGATE_EMBEDDER", "local"),
+		EmbedDims:        r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000),
+		EmbedSendDims:    r.boolean("TOOLGATE_EMBED_SEND_DIMS", false),
+		EmbedURL:         r.str("TOOLGATE_EMBED_URL", "https://api.openai.com/v1"),
+		EmbedKey:         r.str("TOOLGATE_EMBED_KEY", ""),
+		EmbedModel:       r.str("TOOLGATE_EMBED_MODEL", "text-embedding-3-small"),
+		EmbedBatch:       r.integer("TOOLGATE_EMBED_BATCH", 256, 1, 2048),
+		EmbedConcurrency: r.integer("TOOLGATE_EMBED_CONCURRENCY", 4, 1, 256),
+		Enricher:         r.str("TOOLGATE_ENRICHER", "heuristic"),
+		LLMURL:           r.str("TOOLGATE_LLM_URL", "https://api.openai.com/v1"),
+		LLMKey:           r.str("TOOLGATE_LLM_KEY", ""),
+		LLMModel:         r.str("TOOLGATE_LLM_MODEL", "gpt-4o-mini"),
+		LLMTimeout:       r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second),
+		LLMConcurrency:   r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256),
+		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
+		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, 50),
+		Judge:            r.boolean("TOOLGATE_JUDGE", false),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
@@ -101,6 +138,25 @@ func (c Config) Validate() error {
 	case "json", "text":
 	default:
 		return &Error{"TOOLGATE_LOG_FORMAT", c.LogFormat, "want json or text"}
+	}
+	switch c.Embedder {
+	case "local":
+	case "openai":
+		if c.EmbedDims == 0 {
+			return &Error{"TOOLGATE_EMBED_DIMS", "", "required with TOOLGATE_EMBEDDER=openai (the model's vector length, e.g. 1536)"}
+		}
+	default:
+		return &Error{"TOOLGATE_EMBEDDER", c.Embedder, "want local or openai"}
+	}
+	switch c.Enricher {
+	case "heuristic", "openai":
+	default:
+		return &Error{"TOOLGATE_ENRICHER", c.Enricher, "want heuristic or openai"}
+	}
+	for name, u := range map[string]string{"TOOLGATE_EMBED_URL": c.EmbedURL, "TOOLGATE_LLM_URL": c.LLMURL} {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return &Error{name, u, "want an http(s) base URL such as https://api.openai.com/v1"}
+		}
 	}
 	if c.SearchLogKeep < 24*time.Hour {
 		return &Error{"TOOLGATE_SEARCH_LOG_RETENTION", c.SearchLogKeep.String(), "must be at least 24h"}
