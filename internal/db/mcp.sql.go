@@ -36,6 +36,25 @@ func (q *Queries) DeleteMCPSession(ctx context.Context, id string) error {
 	return err
 }
 
+const ensureMCPSession = `-- name: EnsureMCPSession :exec
+INSERT INTO mcp_sessions (id, caller, sources, state)
+VALUES ($1, $2, $3, '{}'::jsonb)
+ON CONFLICT (id) DO NOTHING
+`
+
+type EnsureMCPSessionParams struct {
+	ID      string   `json:"id"`
+	Caller  string   `json:"caller"`
+	Sources []string `json:"sources"`
+}
+
+// A session that skipped the initialize handshake (a SEP-2575 client) is stored on its
+// first binding, with an empty state.
+func (q *Queries) EnsureMCPSession(ctx context.Context, arg EnsureMCPSessionParams) error {
+	_, err := q.db.Exec(ctx, ensureMCPSession, arg.ID, arg.Caller, arg.Sources)
+	return err
+}
+
 const getCallableTool = `-- name: GetCallableTool :one
 SELECT t.name, t.original_name, t.input_schema, t.content_hash,
        s.name AS source_name, s.kind AS source_kind, s.config AS source_config

@@ -128,10 +128,7 @@ func (s *session) persist(ctx context.Context, req *mcp.InitializedRequest) {
 		LogLevel:          "info",
 	})
 	if err == nil {
-		name, sources := callerName(s.caller), []string(nil)
-		if s.caller != nil {
-			sources = s.caller.Sources
-		}
+		name, sources := s.callerRow()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		err = s.g.q.UpsertMCPSession(ctx, db.UpsertMCPSessionParams{ID: s.id, Caller: name, Sources: sources, State: state})
@@ -139,6 +136,14 @@ func (s *session) persist(ctx context.Context, req *mcp.InitializedRequest) {
 	if err != nil {
 		s.g.log.Error("store mcp session", "session", s.id, "err", err)
 	}
+}
+
+// callerRow is the caller as stored with the session.
+func (s *session) callerRow() (string, []string) {
+	if s.caller == nil {
+		return callerName(nil), nil
+	}
+	return s.caller.Name, s.caller.Sources
 }
 
 func callerName(c *auth.Caller) string {
@@ -246,6 +251,10 @@ func (s *session) bind(ctx context.Context, tools []FoundTool) {
 	var rows []db.ListSessionToolsRow
 	err := pgx.BeginFunc(ctx, s.g.pool, func(tx pgx.Tx) error {
 		q := s.g.q.WithTx(tx)
+		name, sources := s.callerRow()
+		if err := q.EnsureMCPSession(ctx, db.EnsureMCPSessionParams{ID: s.id, Caller: name, Sources: sources}); err != nil {
+			return err
+		}
 		// Worst-ranked first, so the best result is the newest binding and the last dropped.
 		for i := len(tools) - 1; i >= 0; i-- {
 			if err := q.BindSessionTool(ctx, db.BindSessionToolParams{SessionID: s.id, ToolName: tools[i].Name}); err != nil {

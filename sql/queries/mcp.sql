@@ -5,6 +5,13 @@ INSERT INTO mcp_sessions (id, caller, sources, state)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, last_seen_at = now();
 
+-- name: EnsureMCPSession :exec
+-- A session that skipped the initialize handshake (a SEP-2575 client) is stored on its
+-- first binding, with an empty state.
+INSERT INTO mcp_sessions (id, caller, sources, state)
+VALUES ($1, $2, $3, '{}'::jsonb)
+ON CONFLICT (id) DO NOTHING;
+
 -- name: GetMCPSession :one
 SELECT * FROM mcp_sessions WHERE id = $1;
 
