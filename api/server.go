@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/riverqueue/river"
 
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -22,6 +23,8 @@ type Deps struct {
 	Pool   *pgxpool.Pool
 	River  *river.Client[pgx.Tx]
 	Logger *slog.Logger
+	// Gateway serves MCP at /mcp and GET /v1/capabilities; nil leaves them out.
+	Gateway *gateway.Gateway
 }
 
 // Server holds the handlers' dependencies.
@@ -50,6 +53,7 @@ func New(deps Deps) *echo.Echo {
 
 	v1 := e.Group("/v1")
 	s.registerSources(v1)
+	s.registerMCP(e, v1)
 	return e
 }
 

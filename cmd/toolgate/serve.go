@@ -71,7 +71,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
 	} else {
+		deps.Gateway = newGateway(env, pool)
+		defer deps.Gateway.Close()
 		e = api.New(deps)
+		e.Server.RegisterOnShutdown(deps.Gateway.Close)
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {

@@ -35,6 +35,13 @@ type Config struct {
 	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
+
+	MCPCallTool            bool          // TOOLGATE_MCP_CALL_TOOL: expose the call_tool meta-tool
+	MCPUseTool             bool          // TOOLGATE_MCP_USE_TOOL: expose the use_tool meta-tool
+	MCPBindLimit           int           // TOOLGATE_MCP_BIND_LIMIT: tools bound per MCP session
+	MCPCallTimeout         time.Duration // TOOLGATE_MCP_CALL_TIMEOUT: a proxied call, end to end
+	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
+	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
 }
 
 // Error is a setting that cannot be used.
@@ -60,6 +67,13 @@ func Load(getenv func(string) string) (Config, error) {
 		Workers:         r.integer("TOOLGATE_WORKERS", 10, 1, 1000),
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
+
+		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
+		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),
+		MCPBindLimit:           r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000),
+		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
+		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
+		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

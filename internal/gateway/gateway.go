@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -92,6 +93,9 @@ type Gateway struct {
 	opts      Options
 	upstreams *upstreamPool
 	log       *slog.Logger
+
+	mu       sync.Mutex
+	handlers []*HTTPHandler // closed by Close
 }
 
 // New returns a gateway over the catalog in pool; Close ends its upstream sessions.
@@ -118,8 +122,18 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 }
 
-// Close ends the upstream sessions (stopping stdio source processes).
-func (g *Gateway) Close() { g.upstreams.close() }
+// Close ends the in-memory MCP sessions of its HTTP handlers (their hanging SSE streams
+// would otherwise hold up a graceful shutdown; the stored rows stay for other instances)
+// and the upstream sessions (stopping stdio source processes). It may be called twice.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	handlers := g.handlers
+	g.mu.Unlock()
+	for _, h := range handlers {
+		h.Close()
+	}
+	g.upstreams.close()
+}
 
 // Capabilities reports the active backends and the gateway's settings.
 func (g *Gateway) Capabilities() Capabilities {

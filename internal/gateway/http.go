@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -43,7 +44,11 @@ type httpSession struct {
 
 // HTTPHandler returns the Streamable HTTP handler of the gateway.
 func (g *Gateway) HTTPHandler() *HTTPHandler {
-	return &HTTPHandler{g: g, sessions: map[string]*httpSession{}}
+	h := &HTTPHandler{g: g, sessions: map[string]*httpSession{}}
+	g.mu.Lock()
+	g.handlers = append(g.handlers, h)
+	g.mu.Unlock()
+	return h
 }
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +57,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// As in the SDK's handler: a request that reached a loopback address with a
+	// non-loopback Host header is a DNS-rebinding attempt from a browser page.
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
 		return
 	}
 	if r.Body != nil {
@@ -190,6 +201,19 @@ func (h *HTTPHandler) Close() {
 		delete(h.sessions, id)
 		_ = hs.ss.Close()
 	}
+}
+
+// isLoopback reports whether a host or host:port names the local machine.
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Serve runs one MCP session over t (stdio for local hosts) until the client disconnects
