@@ -10,20 +10,22 @@ import (
 	"encoding/json"
 )
 
-const bindSessionTool = `-- name: BindSessionTool :exec
-INSERT INTO mcp_session_tools (session_id, tool_name)
-VALUES ($1, $2)
-ON CONFLICT (session_id, tool_name) DO UPDATE SET bound_at = clock_timestamp()
+const bindSessionTools = `-- name: BindSessionTools :exec
+INSERT INTO mcp_session_tools (session_id, tool_name, bound_at)
+SELECT $1, n.name, clock_timestamp() - n.rank * interval '1 microsecond'
+FROM unnest($2::text[]) WITH ORDINALITY AS n (name, rank)
+ON CONFLICT (session_id, tool_name) DO UPDATE SET bound_at = EXCLUDED.bound_at
 `
 
-type BindSessionToolParams struct {
-	SessionID string `json:"session_id"`
-	ToolName  string `json:"tool_name"`
+type BindSessionToolsParams struct {
+	SessionID string   `json:"session_id"`
+	Names     []string `json:"names"`
 }
 
-// Binding a tool again makes it the newest, so it is the last to be dropped.
-func (q *Queries) BindSessionTool(ctx context.Context, arg BindSessionToolParams) error {
-	_, err := q.db.Exec(ctx, bindSessionTool, arg.SessionID, arg.ToolName)
+// Binds tools given best first; the best gets the newest bound_at, so it is the last one
+// dropped. Binding a tool again makes it newer.
+func (q *Queries) BindSessionTools(ctx context.Context, arg BindSessionToolsParams) error {
+	_, err := q.db.Exec(ctx, bindSessionTools, arg.SessionID, arg.Names)
 	return err
 }
 

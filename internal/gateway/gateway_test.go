@@ -88,7 +88,7 @@ func (u *upstream) server() *mcp.Server {
 }
 
 // serveHTTP runs the upstream over Streamable HTTP.
-func (u *upstream) serveHTTP(t *testing.T) *httptest.Server {
+func (u *upstream) serveHTTP(t testing.TB) *httptest.Server {
 	t.Helper()
 	srv := u.server()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
@@ -113,7 +113,7 @@ func upstreamTools() []catalog.Tool {
 }
 
 // addSource stores a source and its tools as a sync would.
-func addSource(t *testing.T, pool *pgxpool.Pool, name, kind string, config any, tools []catalog.Tool) {
+func addSource(t testing.TB, pool *pgxpool.Pool, name, kind string, config any, tools []catalog.Tool) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := json.Marshal(config)
@@ -141,7 +141,7 @@ type env struct {
 
 // setup gives a fresh database with source "market" (an MCP server over Streamable HTTP,
 // reached with a Bearer header from its config) and a gateway over it.
-func setup(t *testing.T, opts gateway.Options) *env {
+func setup(t testing.TB, opts gateway.Options) *env {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	up := &upstream{stop: make(chan struct{})}
@@ -152,7 +152,7 @@ func setup(t *testing.T, opts gateway.Options) *env {
 	return &env{pool: pool, up: up, g: newGateway(t, pool, opts)}
 }
 
-func newGateway(t *testing.T, pool *pgxpool.Pool, opts gateway.Options) *gateway.Gateway {
+func newGateway(t testing.TB, pool *pgxpool.Pool, opts gateway.Options) *gateway.Gateway {
 	t.Helper()
 	opts.Backends = gateway.Backends{Lexical: true, Enricher: "none", Reranker: "none"}
 	g := gateway.New(pool, gateway.NewKeywordFinder(pool), opts)
@@ -162,7 +162,7 @@ func newGateway(t *testing.T, pool *pgxpool.Pool, opts gateway.Options) *gateway
 
 // serveGateway serves the gateway's Streamable HTTP handler, with caller (may be nil) set
 // as the auth middleware would.
-func serveGateway(t *testing.T, h http.Handler, caller *auth.Caller) *httptest.Server {
+func serveGateway(t testing.TB, h http.Handler, caller *auth.Caller) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if caller != nil {
@@ -180,7 +180,7 @@ type client struct {
 	changed chan struct{}
 }
 
-func connect(t *testing.T, transport mcp.Transport) *client {
+func connect(t testing.TB, transport mcp.Transport) *client {
 	t.Helper()
 	c := &client{changed: make(chan struct{}, 100)}
 	mc := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
@@ -195,7 +195,7 @@ func connect(t *testing.T, transport mcp.Transport) *client {
 	return c
 }
 
-func connectHTTP(t *testing.T, url string) *client {
+func connectHTTP(t testing.TB, url string) *client {
 	return connect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
 }
 
@@ -217,7 +217,7 @@ type toolError struct {
 	Message string `json:"message"`
 }
 
-func call(t *testing.T, c *client, name string, args any) *mcp.CallToolResult {
+func call(t testing.TB, c *client, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -226,7 +226,7 @@ func call(t *testing.T, c *client, name string, args any) *mcp.CallToolResult {
 	return res
 }
 
-func find(t *testing.T, c *client, query string, limit int) findOutput {
+func find(t testing.TB, c *client, query string, limit int) findOutput {
 	t.Helper()
 	res := call(t, c, "find_tools", map[string]any{"query": query, "limit": limit})
 	if res.IsError {
@@ -270,7 +270,7 @@ func text(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func listed(t *testing.T, c *client) []string {
+func listed(t testing.TB, c *client) []string {
 	t.Helper()
 	res, err := c.ListTools(context.Background(), nil)
 	if err != nil {

@@ -255,11 +255,12 @@ func (s *session) bind(ctx context.Context, tools []FoundTool) {
 		if err := q.EnsureMCPSession(ctx, db.EnsureMCPSessionParams{ID: s.id, Caller: name, Sources: sources}); err != nil {
 			return err
 		}
-		// Worst-ranked first, so the best result is the newest binding and the last dropped.
-		for i := len(tools) - 1; i >= 0; i-- {
-			if err := q.BindSessionTool(ctx, db.BindSessionToolParams{SessionID: s.id, ToolName: tools[i].Name}); err != nil {
-				return err
-			}
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = t.Name
+		}
+		if err := q.BindSessionTools(ctx, db.BindSessionToolsParams{SessionID: s.id, Names: names}); err != nil {
+			return err
 		}
 		if err := q.TrimSessionTools(ctx, db.TrimSessionToolsParams{SessionID: s.id, Keep: int32(s.g.opts.BindLimit)}); err != nil {
 			return err

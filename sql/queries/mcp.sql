@@ -21,11 +21,13 @@ UPDATE mcp_sessions SET last_seen_at = now() WHERE id = $1;
 -- name: DeleteMCPSession :exec
 DELETE FROM mcp_sessions WHERE id = $1;
 
--- name: BindSessionTool :exec
--- Binding a tool again makes it the newest, so it is the last to be dropped.
-INSERT INTO mcp_session_tools (session_id, tool_name)
-VALUES ($1, $2)
-ON CONFLICT (session_id, tool_name) DO UPDATE SET bound_at = clock_timestamp();
+-- name: BindSessionTools :exec
+-- Binds tools given best first; the best gets the newest bound_at, so it is the last one
+-- dropped. Binding a tool again makes it newer.
+INSERT INTO mcp_session_tools (session_id, tool_name, bound_at)
+SELECT sqlc.arg(session_id), n.name, clock_timestamp() - n.rank * interval '1 microsecond'
+FROM unnest(sqlc.arg(names)::text[]) WITH ORDINALITY AS n (name, rank)
+ON CONFLICT (session_id, tool_name) DO UPDATE SET bound_at = EXCLUDED.bound_at;
 
 -- name: TrimSessionTools :exec
 -- Keeps the newest `keep` bindings of a session.
