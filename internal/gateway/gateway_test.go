@@ -600,3 +600,33 @@ func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
 		t.Fatal("Serve did not return after the client closed")
 	}
 }
+
+func TestUpstreamRestartReconnects(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	first, second := &upstream{stop: make(chan struct{})}, &upstream{stop: make(chan struct{})}
+	var current atomic.Pointer[http.Handler]
+	serve := func(u *upstream) {
+		srv := u.server()
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+		current.Store(&h)
+	}
+	serve(first)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	addSource(t, pool, "market", "mcp_http", map[string]any{"url": ts.URL}, upstreamTools())
+	g := newGateway(t, pool, gateway.Options{CallTool: true})
+	c := connectHTTP(t, serveGateway(t, g.HTTPHandler(), nil).URL)
+
+	if res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "A"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	// The upstream restarts: its sessions are gone and it answers 404 for the old one.
+	serve(second)
+	if res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "B"}); res.IsError || text(res) != "price of B: 123.45" {
+		t.Fatalf("call after upstream restart: %s", text(res))
+	}
+	if first.calls.Load() != 1 || second.calls.Load() != 1 {
+		t.Fatalf("calls: first %d, second %d; want one each", first.calls.Load(), second.calls.Load())
+	}
+}

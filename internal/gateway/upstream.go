@@ -122,21 +122,30 @@ func (p *upstreamPool) call(ctx context.Context, source, kind string, config jso
 	case <-ctx.Done():
 		return nil, &UpstreamError{Source: source, Err: fmt.Errorf("waiting for a free connection slot: %w", ctx.Err())}
 	}
-	session, err := u.get(ctx, p.connect, kind, config)
-	if err != nil {
-		return nil, &UpstreamError{Source: source, Err: err}
-	}
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
+	for attempt := 0; ; attempt++ {
+		session, err := u.get(ctx, p.connect, kind, config)
+		if err != nil {
+			return nil, &UpstreamError{Source: source, Err: err}
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err == nil {
+			return res, nil
+		}
 		// A JSON-RPC error is the server answering; anything else may be a broken
 		// connection, so the next call starts a fresh session.
 		var rpcErr *jsonrpc.Error
-		if !errors.As(err, &rpcErr) {
-			u.drop(session)
+		if errors.As(err, &rpcErr) {
+			return nil, &UpstreamError{Source: source, Err: err}
+		}
+		u.drop(session)
+		// The call certainly did not run when the session was already closed or the
+		// server no longer knows it (it restarted): retrying once on a new session
+		// cannot run the tool twice.
+		if attempt == 0 && ctx.Err() == nil && (errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)) {
+			continue
 		}
 		return nil, &UpstreamError{Source: source, Err: err}
 	}
-	return res, nil
 }
 
 // get returns the source's session, connecting (or reconnecting after a config change) first.
