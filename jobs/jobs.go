@@ -19,6 +19,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// SearchLogKeep is how long retrieval log partitions are kept.
 	SearchLogKeep time.Duration
+	// MCPSessionKeep is how long an unused MCP gateway session is kept.
+	MCPSessionKeep time.Duration
 }
 
 // Options tunes the River client.
@@ -34,6 +36,7 @@ type Options struct {
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
+	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:  deps.Logger.With("component", "river"),
@@ -45,6 +48,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_log_maintenance"}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return MCPSessionCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "mcp_session_cleanup"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

@@ -42,6 +42,7 @@ type Config struct {
 	MCPCallTimeout         time.Duration // TOOLGATE_MCP_CALL_TIMEOUT: a proxied call, end to end
 	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
 	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
+	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
 }
 
 // Error is a setting that cannot be used.
@@ -74,6 +75,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
 		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
+		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

@@ -12,7 +12,7 @@ func TestMCPSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !c.MCPCallTool || c.MCPUseTool || c.MCPBindLimit != 32 || c.MCPCallTimeout != 30*time.Second ||
-		c.MCPUpstreamConcurrency != 8 || c.MCPSessionIdle != 30*time.Minute {
+		c.MCPUpstreamConcurrency != 8 || c.MCPSessionIdle != 30*time.Minute || c.MCPSessionKeep != 7*24*time.Hour {
 		t.Fatalf("MCP defaults: %+v", c)
 	}
 	c, err = Load(env(map[string]string{"TOOLGATE_MCP_CALL_TOOL": "false", "TOOLGATE_MCP_USE_TOOL": "true", "TOOLGATE_MCP_BIND_LIMIT": "4"}))
@@ -25,6 +25,7 @@ func TestMCPSettings(t *testing.T) {
 		"TOOLGATE_MCP_CALL_TIMEOUT":         "-1s",
 		"TOOLGATE_MCP_UPSTREAM_CONCURRENCY": "lots",
 		"TOOLGATE_MCP_SESSION_IDLE":         "never",
+		"TOOLGATE_MCP_SESSION_RETENTION":    "0",
 	} {
 		_, err := Load(env(map[string]string{name: v}))
 		var ce *Error

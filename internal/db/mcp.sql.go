@@ -8,6 +8,8 @@ package db
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const bindSessionTools = `-- name: BindSessionTools :exec
@@ -29,6 +31,19 @@ func (q *Queries) BindSessionTools(ctx context.Context, arg BindSessionToolsPara
 	return err
 }
 
+const deleteIdleMCPSessions = `-- name: DeleteIdleMCPSessions :execrows
+DELETE FROM mcp_sessions WHERE last_seen_at < now() - $1::interval
+`
+
+// Sessions unused for longer than `idle` go, with their bindings.
+func (q *Queries) DeleteIdleMCPSessions(ctx context.Context, idle pgtype.Interval) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteIdleMCPSessions, idle)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteMCPSession = `-- name: DeleteMCPSession :exec
 DELETE FROM mcp_sessions WHERE id = $1
 `
@@ -41,7 +56,7 @@ func (q *Queries) DeleteMCPSession(ctx context.Context, id string) error {
 const ensureMCPSession = `-- name: EnsureMCPSession :exec
 INSERT INTO mcp_sessions (id, caller, sources, state)
 VALUES ($1, $2, $3, '{}'::jsonb)
-ON CONFLICT (id) DO NOTHING
+ON CONFLICT (id) DO UPDATE SET last_seen_at = now()
 `
 
 type EnsureMCPSessionParams struct {
@@ -51,7 +66,7 @@ type EnsureMCPSessionParams struct {
 }
 
 // A session that skipped the initialize handshake (a SEP-2575 client) is stored on its
-// first binding, with an empty state.
+// first binding, with an empty state. A binding counts as activity.
 func (q *Queries) EnsureMCPSession(ctx context.Context, arg EnsureMCPSessionParams) error {
 	_, err := q.db.Exec(ctx, ensureMCPSession, arg.ID, arg.Caller, arg.Sources)
 	return err

@@ -40,7 +40,12 @@ type httpSession struct {
 	transport *mcp.StreamableServerTransport
 	ss        *mcp.ServerSession
 	lastUsed  atomic.Int64 // unix nanoseconds
+	// lastTouch is when last_seen_at was last written (unix nanoseconds); it is written at
+	// most once per touchEvery, so the retention job never deletes a session in use.
+	lastTouch atomic.Int64
 }
+
+const touchEvery = time.Minute
 
 // HTTPHandler returns the Streamable HTTP handler of the gateway.
 func (g *Gateway) HTTPHandler() *HTTPHandler {
@@ -89,7 +94,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
-	hs.lastUsed.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	hs.lastUsed.Store(now)
+	if last := hs.lastTouch.Load(); now-last > int64(touchEvery) && hs.lastTouch.CompareAndSwap(last, now) {
+		if err := h.g.q.TouchMCPSession(r.Context(), id); err != nil {
+			h.g.log.Warn("touch mcp session", "session", id, "err", err)
+		}
+	}
 	if r.Method == http.MethodDelete {
 		_ = hs.ss.Close()
 		if err := h.g.q.DeleteMCPSession(r.Context(), id); err != nil {
@@ -169,6 +180,7 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 	}
 	hs := &httpSession{s: s, transport: transport, ss: ss}
 	hs.lastUsed.Store(time.Now().UnixNano())
+	hs.lastTouch.Store(time.Now().UnixNano())
 	h.sessions[s.id] = hs
 	go func() {
 		_ = ss.Wait()

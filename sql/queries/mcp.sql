@@ -7,16 +7,20 @@ ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, last_seen_at = now();
 
 -- name: EnsureMCPSession :exec
 -- A session that skipped the initialize handshake (a SEP-2575 client) is stored on its
--- first binding, with an empty state.
+-- first binding, with an empty state. A binding counts as activity.
 INSERT INTO mcp_sessions (id, caller, sources, state)
 VALUES ($1, $2, $3, '{}'::jsonb)
-ON CONFLICT (id) DO NOTHING;
+ON CONFLICT (id) DO UPDATE SET last_seen_at = now();
 
 -- name: GetMCPSession :one
 SELECT * FROM mcp_sessions WHERE id = $1;
 
 -- name: TouchMCPSession :exec
 UPDATE mcp_sessions SET last_seen_at = now() WHERE id = $1;
+
+-- name: DeleteIdleMCPSessions :execrows
+-- Sessions unused for longer than `idle` go, with their bindings.
+DELETE FROM mcp_sessions WHERE last_seen_at < now() - sqlc.arg(idle)::interval;
 
 -- name: DeleteMCPSession :exec
 DELETE FROM mcp_sessions WHERE id = $1;
