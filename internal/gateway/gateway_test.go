@@ -421,10 +421,28 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 func TestCatalogToolIsNotCallable(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{CallTool: true})
+	// The catalog accepts a schema without "type"; binding it must still work.
 	addSource(t, e.pool, "docs", "catalog", map[string]any{}, []catalog.Tool{
-		{Name: "lookup_manual", Description: "Look up the product manual", InputSchema: emptySchema},
+		{Name: "lookup_manual", Description: "Look up the product manual", InputSchema: json.RawMessage(`{"properties":{"page":{"type":"integer"}}}`)},
 	})
 	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	find(t, c, "product manual", 1)
+	tools, err := c.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bound *mcp.Tool
+	for _, tool := range tools.Tools {
+		if tool.Name == "docs__lookup_manual" {
+			bound = tool
+		}
+	}
+	if bound == nil {
+		t.Fatalf("tool with a type-less schema not bound: %+v", tools.Tools)
+	}
+	if sch, _ := json.Marshal(bound.InputSchema); !strings.Contains(string(sch), `"type":"object"`) || !strings.Contains(string(sch), `"page"`) {
+		t.Fatalf("bound schema %s", sch)
+	}
 	wantToolError(t, call(t, c, "docs__lookup_manual", map[string]any{}), gateway.CodeNotCallable)
 }
 

@@ -326,11 +326,11 @@ func (s *session) sync(rows []db.ListSessionToolsRow) {
 // notifications/tools/list_changed.
 func (s *session) addBound(t FoundTool) {
 	tool := &mcp.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: objectSchema(t.InputSchema),
 		Meta: mcp.Meta{"version": t.Version, "source": t.SourceName},
 	}
 	if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
-		tool.OutputSchema = t.OutputSchema
+		tool.OutputSchema = objectSchema(t.OutputSchema)
 	}
 	if len(t.Annotations) > 0 && string(t.Annotations) != "null" {
 		var a mcp.ToolAnnotations
@@ -346,6 +346,25 @@ func (s *session) addBound(t FoundTool) {
 	s.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.call(ctx, name, req.Params.Arguments, ""), nil
 	})
+}
+
+// objectSchema returns a tool schema with "type":"object" stated. The catalog accepts a
+// schema that leaves type out, but the SDK refuses (panics on) a tool whose schema does not
+// say it, and MCP requires it.
+func objectSchema(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	if _, ok := m["type"]; ok {
+		return raw
+	}
+	m["type"] = json.RawMessage(`"object"`)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return out
 }
 
 // listed reports whether name is in the session's tool list.
