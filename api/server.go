@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/tracing"
@@ -35,6 +36,8 @@ type Deps struct {
 	Keys *auth.Keys
 	// Open lets every request through as the admin caller "open" (TOOLGATE_OPEN).
 	Open bool
+	// Gateway serves MCP at /mcp and GET /v1/capabilities; nil leaves them out.
+	Gateway *gateway.Gateway
 }
 
 // Server holds the handlers' dependencies.
@@ -70,6 +73,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerAdmin(e.Group("/admin"))
 	s.registerJobs(e.Group("/admin"))
 	s.registerTools(v1)
+	s.registerMCP(e, v1)
 	return e
 }
 

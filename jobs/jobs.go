@@ -32,6 +32,8 @@ type Deps struct {
 	Questions int
 	// space remembers that the stored embedding space matched Embedder once.
 	space *spaceCheck
+	// MCPSessionKeep is how long an unused MCP gateway session is kept.
+	MCPSessionKeep time.Duration
 }
 
 // Options tunes the River client.
@@ -53,6 +55,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
+	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:     deps.Logger.With("component", "river"),
@@ -69,6 +72,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return APIKeyRateCleanupArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "api_key_rate_cleanup"}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return MCPSessionCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "mcp_session_cleanup"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

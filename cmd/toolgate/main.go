@@ -33,6 +33,7 @@ commands:
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
+  mcp       serve the MCP gateway (find_tools) over stdio for a local host
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -50,6 +51,7 @@ var commands = map[string]command{
 	"dataset": runDataset,
 	"bench":   runBench,
 	"reembed": runReembed,
+	"mcp":     runMCP,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

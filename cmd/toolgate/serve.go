@@ -82,7 +82,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
-		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions},
+		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep},
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {
 		return err
@@ -97,7 +97,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
 	} else {
+		deps.Gateway = newGateway(env, pool)
+		defer deps.Gateway.Close()
 		e = api.New(deps)
+		e.Server.RegisterOnShutdown(deps.Gateway.Close)
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {

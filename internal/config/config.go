@@ -59,6 +59,14 @@ type Config struct {
 	ProviderRetries  int           // TOOLGATE_PROVIDER_RETRIES
 	Questions        int           // TOOLGATE_QUESTIONS
 	Judge            bool          // TOOLGATE_JUDGE
+
+	MCPCallTool            bool          // TOOLGATE_MCP_CALL_TOOL: expose the call_tool meta-tool
+	MCPUseTool             bool          // TOOLGATE_MCP_USE_TOOL: expose the use_tool meta-tool
+	MCPBindLimit           int           // TOOLGATE_MCP_BIND_LIMIT: tools bound per MCP session
+	MCPCallTimeout         time.Duration // TOOLGATE_MCP_CALL_TIMEOUT: a proxied call, end to end
+	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
+	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
+	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
 }
 
 // Error is a setting that cannot be used.
@@ -107,6 +115,14 @@ func Load(getenv func(string) string) (Config, error) {
 		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
 		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, 50),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
+
+		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
+		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),
+		MCPBindLimit:           r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000),
+		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
+		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
+		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
+		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
