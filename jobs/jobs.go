@@ -19,6 +19,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// SearchLogKeep is how long retrieval log partitions are kept.
 	SearchLogKeep time.Duration
+	// SyncTimeout bounds connecting to an MCP server and listing its tools.
+	SyncTimeout time.Duration
 }
 
 // Options tunes the River client.
@@ -34,6 +36,8 @@ type Options struct {
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
+	river.AddWorker(workers, &SyncWorker{deps: deps})
+	river.AddWorker(workers, &SyncDueWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:  deps.Logger.With("component", "river"),
@@ -45,6 +49,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_log_maintenance"}),
+			river.NewPeriodicJob(river.PeriodicInterval(syncDueEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return SyncDueArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "sync_due_sources"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

@@ -56,7 +56,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		return err
 	}
 	work := cfg.Role != config.RoleAPI
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep},
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, SyncTimeout: cfg.SyncTimeout},
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers})
 	if err != nil {
 		return err

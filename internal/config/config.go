@@ -35,6 +35,7 @@ type Config struct {
 	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
+	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
 }
 
 // Error is a setting that cannot be used.
@@ -60,6 +61,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Workers:         r.integer("TOOLGATE_WORKERS", 10, 1, 1000),
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
+		SyncTimeout:     r.duration("TOOLGATE_SYNC_TIMEOUT", time.Minute),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
