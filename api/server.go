@@ -50,6 +50,7 @@ func New(deps Deps) *echo.Echo {
 
 	v1 := e.Group("/v1")
 	s.registerSources(v1)
+	s.registerSync(v1)
 	return e
 }
 
