@@ -26,6 +26,7 @@ commands:
   demo      migrate, load the demo catalog and serve (open mode, for local use)
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
+  sync      NAME: sync an MCP source from its server now
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -38,6 +39,7 @@ var commands = map[string]command{
 	"demo":    runDemo,
 	"migrate": runMigrate,
 	"import":  runImport,
+	"sync":    runSync,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.
