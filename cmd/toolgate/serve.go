@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -61,10 +62,14 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
+	watchDone := make(chan struct{})
 	if work {
 		if err := rc.Start(ctx); err != nil {
 			return fmt.Errorf("start workers: %w", err)
 		}
+		go func() { syncwatch.New(pool, rc, env.log, cfg.SyncTimeout).Run(ctx); close(watchDone) }()
+	} else {
+		close(watchDone)
 	}
 	deps := api.Deps{Pool: pool, River: rc, Logger: env.log}
 	var e *echo.Echo
@@ -104,6 +109,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			_ = rc.StopAndCancel(cancelCtx)
 		}
 	}
+	<-watchDone
 	if httpErr != nil {
 		return fmt.Errorf("http shutdown: %w", httpErr)
 	}
