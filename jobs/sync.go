@@ -44,12 +44,21 @@ type SyncWorker struct {
 	deps Deps
 }
 
-func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration {
-	return w.deps.SyncTimeout + time.Minute
+// DefaultSyncTimeout is used when Deps.SyncTimeout is not set.
+const DefaultSyncTimeout = time.Minute
+
+func (w *SyncWorker) syncTimeout() time.Duration {
+	if w.deps.SyncTimeout > 0 {
+		return w.deps.SyncTimeout
+	}
+	return DefaultSyncTimeout
 }
 
+// Timeout leaves the database work a minute beyond the listing's own bound.
+func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.syncTimeout() + time.Minute }
+
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
-	_, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.deps.SyncTimeout)
+	_, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.syncTimeout())
 	var gone *SourceNotFoundError
 	var kind *NotMCPSourceError
 	if errors.As(err, &gone) || errors.As(err, &kind) {
