@@ -55,7 +55,9 @@ func (w *SyncWorker) syncTimeout() time.Duration {
 }
 
 // Timeout leaves the database work a minute beyond the listing's own bound.
-func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.syncTimeout() + time.Minute }
+func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration {
+	return w.syncTimeout() + time.Minute
+}
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 	_, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.syncTimeout())
