@@ -15,6 +15,7 @@ import (
 const everythingServer = "../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 func TestSyncServerEverythingOverStdio(t *testing.T) {
+	t.Parallel()
 	path, err := filepath.Abs(everythingServer)
 	if err != nil {
 		t.Fatal(err)

@@ -101,6 +101,7 @@ func lastRevision(t *testing.T, pool *pgxpool.Pool, name string) db.ToolRevision
 }
 
 func TestSyncDiffOverBothTransports(t *testing.T) {
+	t.Parallel()
 	v1 := []catalog.Tool{
 		tool("search", "Search the web.", schemaQ),
 		tool("fetch", "Fetch a URL.", `{"type":"object","properties":{"url":{"type":"string"}}}`),
@@ -170,6 +171,7 @@ func TestSyncDiffOverBothTransports(t *testing.T) {
 }
 
 func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
+	t.Parallel()
 	tools := []catalog.Tool{tool("a", "A.", schemaQ), tool("b", "B.", schemaQ), tool("c", "C.", schemaQ)}
 	failing := map[string]struct {
 		kind string
@@ -213,6 +215,7 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 }
 
 func TestConcurrentSyncsEqualOne(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, rc := setup(t)
 	tools := []catalog.Tool{tool("a", "A.", schemaQ), tool("b", "B.", schemaQ), tool("c", "C.", schemaQ)}
@@ -256,6 +259,7 @@ func TestConcurrentSyncsEqualOne(t *testing.T) {
 }
 
 func TestReviewModeHoldsChanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, rc := setup(t)
 	srv := mcptest.NewHTTP(t, []catalog.Tool{tool("pay", "Pay an invoice.", schemaQ)}, mcptest.Normal, 0)
@@ -293,6 +297,7 @@ func TestReviewModeHoldsChanges(t *testing.T) {
 }
 
 func TestSyncRejectsCatalogSource(t *testing.T) {
+	t.Parallel()
 	pool, rc := setup(t)
 	src, _, err := jobs.ImportCatalog(context.Background(), pool, rc, "pushed", []catalog.Tool{tool("a", "A.", schemaQ)})
 	if err != nil {
