@@ -190,28 +190,16 @@ func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 	if err != nil {
 		return fail(err)
 	}
-	tools := make([]catalog.Tool, 0, len(listed))
-	seen := make(map[string]bool, len(listed))
-	for _, t := range listed {
-		if err := t.Validate(); err != nil {
-			var bad *catalog.InvalidToolError
-			reason := err.Error()
-			if errors.As(err, &bad) {
-				reason = bad.Reason
-			}
-			rep.Skipped = append(rep.Skipped, Skipped{Name: t.Name, Reason: reason})
-			continue
-		}
-		if seen[t.Name] {
-			rep.Skipped = append(rep.Skipped, Skipped{Name: t.Name, Reason: "duplicate name in the server's list"})
-			continue
-		}
-		seen[t.Name] = true
-		tools = append(tools, t)
-	}
-	skipped, _ := json.Marshal(rep.Skipped)
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		res, err := catalog.Apply(ctx, tx, src, tools, catalog.ApplyOptions{Review: src.ReviewMode})
+		res, err := catalog.Apply(ctx, tx, src, listed, catalog.ApplyOptions{Review: src.ReviewMode, Validate: true})
+		if err != nil {
+			return err
+		}
+		rep.Skipped = rep.Skipped[:0]
+		for _, bad := range res.Invalid {
+			rep.Skipped = append(rep.Skipped, Skipped{Name: bad.Name, Reason: bad.Reason})
+		}
+		skipped, err := json.Marshal(rep.Skipped)
 		if err != nil {
 			return err
 		}

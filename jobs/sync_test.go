@@ -152,18 +152,23 @@ func TestSyncDiffOverBothTransports(t *testing.T) {
 			}
 
 			// An invalid schema is skipped and reported; the rest syncs.
-			srv.Set(append(v2[:3:3], tool("broken", "Bad schema.", `{"type":"object","properties":{"x":5}}`)))
+			// An invalid edit of a stored tool keeps the stored definition.
+			srv.Set([]catalog.Tool{v2[0], v2[1], tool("weather", "Weather.", `{"type":"object","required":"city"}`),
+				tool("broken", "Bad schema.", `{"type":"object","properties":{"x":5}}`)})
 			rep := sync()
-			wantResult(t, rep, 0, 0, 0, 3, 0)
-			if len(rep.Skipped) != 1 || rep.Skipped[0].Name != "broken" {
+			wantResult(t, rep, 0, 0, 0, 2, 0)
+			if len(rep.Skipped) != 2 || rep.Skipped[0].Name != "broken" || rep.Skipped[1].Name != "weather" { // listed in name order
 				t.Fatalf("skipped: %+v", rep.Skipped)
 			}
+			if w, err := db.New(pool).GetToolByName(ctx, "srv__weather"); err != nil || w.Description != "Weather for a city." {
+				t.Fatalf("weather after an invalid edit: %+v %v", w, err)
+			}
 			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
-			if err != nil || run.State != "succeeded" || run.Unchanged != 3 {
+			if err != nil || run.State != "succeeded" || run.Unchanged != 2 {
 				t.Fatalf("last run: %+v %v", run, err)
 			}
 			var skipped []jobs.Skipped
-			if err := json.Unmarshal(run.Skipped, &skipped); err != nil || len(skipped) != 1 || skipped[0].Reason == "" {
+			if err := json.Unmarshal(run.Skipped, &skipped); err != nil || len(skipped) != 2 || skipped[0].Reason == "" {
 				t.Fatalf("recorded skipped: %s", run.Skipped)
 			}
 		})

@@ -24,6 +24,8 @@ type Result struct {
 	// Changed holds the ids of created and updated tools: the ones whose enrichment and
 	// embeddings must be (re)computed.
 	Changed []int64 `json:"-"`
+	// Invalid holds the tools left out by ApplyOptions.Validate.
+	Invalid []*InvalidToolError `json:"-"`
 }
 
 // ApplyOptions tunes Apply.
@@ -32,6 +34,11 @@ type ApplyOptions struct {
 	// as a pending revision and the tool's review_state becomes 'pending' until an admin
 	// approves it. New tools and deletions apply as usual.
 	Review bool
+	// Validate makes Apply validate the tools itself and leave out (in Result.Invalid)
+	// invalid ones and repeated names instead of failing. A tool whose hash equals the
+	// stored one is identical to a definition that was valid when stored and is not
+	// validated again: that is most of a sync's tools, and validation is the costliest step.
+	Validate bool
 }
 
 // Review states of a tool and statuses of a revision.
@@ -45,7 +52,7 @@ const (
 // tool missing from tools is deleted. Every change is recorded in tool_revisions with the
 // fields it changed. It runs inside tx, so the whole diff lands at once or not at all, and
 // takes a per-source lock so that two writers of one source never interleave. tools must be
-// validated.
+// validated, unless opts.Validate is set.
 func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts ApplyOptions) (Result, error) {
 	q := db.New(tx)
 	var res Result
@@ -62,9 +69,29 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 	}
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		seen[t.Name] = true
 		hash := t.Hash()
 		old, exists := byName[t.Name]
+		if opts.Validate {
+			if !exists || old.ContentHash != hash {
+				if err := t.Validate(); err != nil {
+					var bad *InvalidToolError
+					if !errors.As(err, &bad) {
+						bad = &InvalidToolError{Name: t.Name, Reason: err.Error()}
+					}
+					res.Invalid = append(res.Invalid, bad)
+					// An invalid new definition of a stored tool leaves the stored one as
+					// it is: a bad answer never deletes a tool.
+					seen[t.Name] = true
+					continue
+				}
+				hash = t.Hash() // Validate may have normalized it
+			}
+			if seen[t.Name] {
+				res.Invalid = append(res.Invalid, &InvalidToolError{Name: t.Name, Reason: "name repeated in the list"})
+				continue
+			}
+		}
+		seen[t.Name] = true
 		name := Namespaced(source.Name, t.Name)
 		switch {
 		case exists && old.ContentHash == hash:
