@@ -35,7 +35,7 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: log}
+	deps := api.Deps{Pool: pool, River: rc, Logger: log, Open: true}
 	return &harness{t: t, e: api.New(deps), pool: pool, deps: deps}
 }
 

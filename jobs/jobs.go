@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/toolgate/toolgate/internal/metrics"
 )
 
 // Deps is what workers need from the process that runs them.
@@ -21,6 +23,8 @@ type Deps struct {
 	SearchLogKeep time.Duration
 	// SyncTimeout bounds connecting to an MCP server and listing its tools.
 	SyncTimeout time.Duration
+	// Metrics records job durations and failures; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Options tunes the River client.
@@ -30,6 +34,9 @@ type Options struct {
 	Work bool
 	// MaxWorkers is the number of jobs worked at once by this process.
 	MaxWorkers int
+	// PollOnly makes River poll for jobs instead of using LISTEN/NOTIFY, which a
+	// pgbouncer in transaction mode does not carry.
+	PollOnly bool
 }
 
 // NewClient builds the River client with every toolgate worker and periodic job registered.
@@ -38,10 +45,13 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &SyncWorker{deps: deps})
 	river.AddWorker(workers, &SyncDueWorker{deps: deps})
+	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
 
 	cfg := &river.Config{
-		Logger:  deps.Logger.With("component", "river"),
-		Workers: workers,
+		Logger:     deps.Logger.With("component", "river"),
+		Workers:    workers,
+		Middleware: deps.Metrics.JobMiddlewares(),
+		PollOnly:   opts.PollOnly,
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)}}
@@ -52,6 +62,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(syncDueEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return SyncDueArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "sync_due_sources"}),
+			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return APIKeyRateCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "api_key_rate_cleanup"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

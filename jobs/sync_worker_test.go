@@ -25,7 +25,7 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	tools := []catalog.Tool{tool("a", "A.", schemaQ), tool("b", "B.", schemaQ)}
+	tools := []catalog.Tool{mcpTool("a", "A.", schemaQ), mcpTool("b", "B.", schemaQ)}
 	good := mcptest.NewHTTP(t, tools, mcptest.Normal, 0)
 	hang := mcptest.NewHTTP(t, tools, mcptest.Hang, 0)
 

@@ -18,10 +18,11 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	env.cfg.ListenAddr = *listen
+	env.cfg.Open = true // the demo is for local use: no keys to make first
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 const usage = `toolgate — tool-retrieval gateway for LLM agents
@@ -27,6 +29,10 @@ commands:
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   sync      NAME: sync an MCP source from its server now
+  keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
+  eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
+  dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
+  bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -40,6 +46,10 @@ var commands = map[string]command{
 	"migrate": runMigrate,
 	"import":  runImport,
 	"sync":    runSync,
+	"keys":    runKeys,
+	"eval":    runEval,
+	"dataset": runDataset,
+	"bench":   runBench,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.
@@ -48,6 +58,8 @@ type cliEnv struct {
 	log    *slog.Logger
 	stdout io.Writer
 	stderr io.Writer
+	// tracing is set by commands that trace (serve); nil means off.
+	tracing *tracing.Provider
 }
 
 // usageError is a command line mistake; it is printed with a pointer to --help.
@@ -95,9 +107,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(logging.NewHandler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(logging.NewHandler(slog.NewJSONHandler(w, opts)))
 }
 
 // newFlags makes a subcommand's flag set that reports errors instead of exiting.

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
@@ -24,14 +25,21 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	listen := fs.String("listen", env.cfg.ListenAddr, "HTTP listen address (LISTEN_ADDR)")
 	role := fs.String("role", string(env.cfg.Role), "all, api or worker (TOOLGATE_ROLE)")
 	noMigrate := fs.Bool("no-migrate", !env.cfg.AutoMigrate, "do not apply migrations at start (TOOLGATE_AUTO_MIGRATE=false)")
+	open := fs.Bool("open", env.cfg.Open, "open mode: no API key needed, every caller is admin (TOOLGATE_OPEN); local use only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	env.cfg.ListenAddr, env.cfg.Role, env.cfg.AutoMigrate = *listen, config.Role(*role), !*noMigrate
+	env.cfg.Open = *open
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	stopTracing, err := startTracing(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
 	if err != nil {
 		return err
 	}
@@ -56,9 +64,20 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		return err
 	}
+	readPool, closeRead, err := openReadPool(ctx, env, pool)
+	if err != nil {
+		return err
+	}
+	defer closeRead()
+	m := metrics.New()
+	m.WatchPool("primary", pool)
+	if readPool != pool {
+		m.WatchPool("read", readPool)
+	}
+	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, SyncTimeout: cfg.SyncTimeout},
-		jobs.Options{Work: work, MaxWorkers: cfg.Workers})
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m, SyncTimeout: cfg.SyncTimeout},
+		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {
 		return err
 	}
@@ -71,7 +90,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	} else {
 		close(watchDone)
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log}
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

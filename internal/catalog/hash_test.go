@@ -6,55 +6,48 @@ import (
 )
 
 func TestHashIgnoresKeyOrderAndWhitespace(t *testing.T) {
-	a := Tool{Name: "search", Title: "Search", Description: "Search the web.",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","minLength":1},"n":{"type":"integer"}},"required":["q"]}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"hits":{"type":"array"}}}`),
-		Annotations:  json.RawMessage(`{"readOnlyHint":true,"openWorldHint":false}`)}
-	b := a
-	b.InputSchema = json.RawMessage("{\n  \"required\": [\"q\"],\n  \"properties\": {\"n\": {\"type\": \"integer\"}, \"q\": {\"minLength\": 1, \"type\": \"string\"}},\n  \"type\": \"object\"\n}")
-	b.OutputSchema = json.RawMessage(`{ "properties" : { "hits" : { "type" : "array" } } , "type" : "object" }`)
-	b.Annotations = json.RawMessage(`{"openWorldHint": false, "readOnlyHint": true}`)
+	a := Tool{Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}`)}
+	b := Tool{Name: "t", Description: "d", InputSchema: json.RawMessage("{\n \"required\": [\"a\"],\n \"properties\": {\"b\": {\"type\": \"integer\"}, \"a\": {\"type\": \"string\"}},\n \"type\": \"object\"\n}")}
 	if a.Hash() != b.Hash() {
 		t.Fatal("key order or whitespace changed the hash")
 	}
 }
 
 func TestHashSeesEveryField(t *testing.T) {
-	base := Tool{Name: "search", Description: "Search the web.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
-		Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
-	edits := map[string]func(*Tool){
-		"annotations only": func(t *Tool) { t.Annotations = json.RawMessage(`{"readOnlyHint":false}`) },
-		"annotations gone": func(t *Tool) { t.Annotations = nil },
-		"title":            func(t *Tool) { t.Title = "Search" },
-		"description":      func(t *Tool) { t.Description = "Search the web!" },
-		"input schema": func(t *Tool) {
-			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"number"}}}`)
-		},
-		"output schema": func(t *Tool) { t.OutputSchema = json.RawMessage(`{"type":"object"}`) },
-		"array order":   func(t *Tool) { t.InputSchema = json.RawMessage(`{"type":"object","required":["b","a"]}`) },
+	base := Tool{Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	variants := map[string]Tool{
+		"name":          {Name: "u", Description: "d", InputSchema: base.InputSchema},
+		"description":   {Name: "t", Description: "e", InputSchema: base.InputSchema},
+		"title":         {Name: "t", Title: "T", Description: "d", InputSchema: base.InputSchema},
+		"input_schema":  {Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{}}}`)},
+		"output_schema": {Name: "t", Description: "d", InputSchema: base.InputSchema, OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		"annotations":   {Name: "t", Description: "d", InputSchema: base.InputSchema, Annotations: json.RawMessage(`{"destructiveHint":true}`)},
+		"array order":   {Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object","required":["b","a"]}`)},
 	}
-	for name, edit := range edits {
-		t.Run(name, func(t *testing.T) {
-			changed := base
-			edit(&changed)
-			if changed.Hash() == base.Hash() {
-				t.Fatal("hash did not change")
-			}
-		})
+	seen := map[string]string{base.Hash(): "base"}
+	for field, v := range variants {
+		h := v.Hash()
+		if other, dup := seen[h]; dup {
+			t.Errorf("changing %s gives the same hash as %s", field, other)
+		}
+		seen[h] = field
 	}
 }
 
-func TestChangedFields(t *testing.T) {
-	a := Tool{Name: "x", Description: "d", InputSchema: json.RawMessage(`{"type":"object","a":1,"b":2}`)}
-	b := a
-	b.InputSchema = json.RawMessage(`{"b":2, "a":1, "type":"object"}`)
-	if f := ChangedFields(a, b); len(f) != 0 {
-		t.Fatalf("reordered keys: %v", f)
+func TestHashKeepsNumberLiterals(t *testing.T) {
+	a := Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","maximum":9007199254740993}`)}
+	b := Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","maximum":9007199254740992}`)}
+	if a.Hash() == b.Hash() {
+		t.Fatal("large integers collapsed through float64")
 	}
-	b.Title, b.Annotations = "X", json.RawMessage(`{"destructiveHint":true}`)
-	got, _ := json.Marshal(ChangedFields(a, b))
-	if string(got) != `["title","annotations"]` {
-		t.Fatalf("got %s", got)
+}
+
+func TestCanonical(t *testing.T) {
+	got, err := Canonical(json.RawMessage(`{ "b": [1, {"d": "<x>", "c": null}], "a": true }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":true,"b":[1,{"c":null,"d":"<x>"}]}`; string(got) != want {
+		t.Fatalf("got %s, want %s", got, want)
 	}
 }

@@ -36,6 +36,11 @@ type Config struct {
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
 	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
+	DatabaseReadURL string        // DATABASE_READ_URL; "" means searches read the primary
+	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
+	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
+	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
+	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 }
 
 // Error is a setting that cannot be used.
@@ -62,6 +67,11 @@ func Load(getenv func(string) string) (Config, error) {
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
 		SyncTimeout:     r.duration("TOOLGATE_SYNC_TIMEOUT", time.Minute),
+		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
+		DBMaxConns:      r.integer("TOOLGATE_DB_MAX_CONNS", 0, 0, 10000),
+		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
+		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
+		Open:            r.boolean("TOOLGATE_OPEN", false),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
@@ -74,6 +84,12 @@ func Load(getenv func(string) string) (Config, error) {
 func (c Config) Validate() error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return &Error{"DATABASE_URL", redact(c.DatabaseURL), "want postgres://user@host:port/db"}
+	}
+	if u, err := url.Parse(c.DatabaseReadURL); c.DatabaseReadURL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		return &Error{"DATABASE_READ_URL", redact(c.DatabaseReadURL), "want postgres://user@host:port/db"}
+	}
+	if u, err := url.Parse(c.OTLPEndpoint); c.OTLPEndpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return &Error{"TOOLGATE_OTLP_ENDPOINT", c.OTLPEndpoint, "want an OTLP/HTTP base URL such as http://collector:4318"}
 	}
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		return &Error{"LISTEN_ADDR", c.ListenAddr, "want host:port or :port"}

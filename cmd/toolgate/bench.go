@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/catalog"
+)
+
+// benchCommand is one `toolgate bench` subcommand.
+type benchCommand struct {
+	run  command
+	help string
+}
+
+// benchCommands is the registry of `toolgate bench` subcommands: one line per benchmark.
+var benchCommands = map[string]benchCommand{
+	"catalog": {runBenchCatalog, "time catalog.Parse and Hash of a tool catalog (default: the 5,000-tool ScaleMCP build)"},
+}
+
+func runBench(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(env.stdout, benchUsage())
+		if len(args) == 0 {
+			return &usageError{msg: "missing bench subcommand"}
+		}
+		return flag.ErrHelp
+	}
+	sub, ok := benchCommands[args[0]]
+	if !ok {
+		return &usageError{msg: fmt.Sprintf("unknown bench subcommand %q (see toolgate bench --help)", args[0])}
+	}
+	return sub.run(ctx, env, args[1:])
+}
+
+func benchUsage() string {
+	names := make([]string, 0, len(benchCommands))
+	for name := range benchCommands {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("usage: toolgate bench <subcommand> [flags]\n\nsubcommands:\n")
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %-10s %s\n", name, benchCommands[name].help)
+	}
+	b.WriteString("\ncommon flags: --warmup N --runs N --duration D --concurrency 1,2 --png FILE\n")
+	return b.String()
+}
+
+// benchFlags are the harness flags every bench subcommand shares.
+type benchFlags struct {
+	warmup      *int
+	runs        *int
+	duration    *string
+	concurrency *string
+	png         *string
+}
+
+func addBenchFlags(fs *flag.FlagSet, runs int) *benchFlags {
+	return &benchFlags{
+		warmup:      fs.Int("warmup", 3, "unmeasured warm-up operations"),
+		runs:        fs.Int("runs", runs, "measured operations per concurrency level"),
+		duration:    fs.String("duration", "", "measure for this long instead of --runs (e.g. 30s)"),
+		concurrency: fs.String("concurrency", "1", "comma-separated worker counts to run, e.g. 1,2,4"),
+		png:         fs.String("png", "", "write a plot of the results to this PNG file"),
+	}
+}
+
+// options turns the flags into one harness configuration per concurrency level.
+func (f *benchFlags) options() ([]bench.Options, error) {
+	base := bench.Options{Warmup: *f.warmup, Runs: *f.runs}
+	if *f.duration != "" {
+		d, err := time.ParseDuration(*f.duration)
+		if err != nil {
+			return nil, &usageError{msg: "--duration: " + err.Error()}
+		}
+		base.Duration = d
+	}
+	var out []bench.Options
+	for part := range strings.SplitSeq(*f.concurrency, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return nil, &usageError{msg: fmt.Sprintf("--concurrency: %q is not a positive worker count", part)}
+		}
+		o := base
+		o.Concurrency = n
+		if err := o.Validate(); err != nil {
+			return nil, &usageError{msg: err.Error()}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// writeBenchReport prints a Markdown section: the command, the machine and the table.
+func writeBenchReport(w io.Writer, title string, args []string, m bench.Machine, results []bench.Result) {
+	fmt.Fprintf(w, "### %s\n\nCommand: `toolgate %s`\n\nMachine: %s\n\n%s", title, strings.Join(args, " "), m, bench.Table(results))
+}
+
+// runBenchCatalog times parsing and hashing a whole catalog file, the CPU work of every sync
+// of a large source before any SQL runs.
+func runBenchCatalog(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags("bench catalog", env)
+	file := fs.String("file", "testdata/scalemcp-1000/tools.jsonl", "catalog file in any format catalog.Parse reads")
+	bf := addBenchFlags(fs, 30)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	levels, err := bf.options()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		return err
+	}
+	tools, err := catalog.Parse(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	ops := []struct {
+		name string
+		op   bench.Op
+	}{
+		{"parse", func(context.Context, int) error {
+			_, err := catalog.Parse(bytes.NewReader(data))
+			return err
+		}},
+		{"hash", func(context.Context, int) error {
+			for i := range tools {
+				_ = tools[i].Hash()
+			}
+			return nil
+		}},
+		{"parse+hash", func(context.Context, int) error {
+			ts, err := catalog.Parse(bytes.NewReader(data))
+			for i := range ts {
+				_ = ts[i].Hash()
+			}
+			return err
+		}},
+	}
+	var results []bench.Result
+	series := make([]bench.Series, len(ops))
+	for i, o := range ops {
+		series[i].Name = o.name
+		for _, opts := range levels {
+			name := fmt.Sprintf("%s %d tools (%d KiB)", o.name, len(tools), len(data)>>10)
+			r, err := bench.Run(ctx, name, opts, o.op)
+			if err != nil {
+				return err
+			}
+			if r.FirstError != nil {
+				return fmt.Errorf("%s: %w", name, r.FirstError)
+			}
+			env.log.Info("bench catalog", "result", r.String())
+			results = append(results, r)
+			series[i].X = append(series[i].X, float64(opts.Concurrency))
+			series[i].Y = append(series[i].Y, r.Throughput*float64(len(tools)))
+		}
+	}
+	writeBenchReport(env.stdout, "Catalog parsing and hashing", append([]string{"bench", "catalog"}, args...), bench.DescribeMachine(""), results)
+	if *bf.png != "" {
+		if err := bench.LinePNG(*bf.png, "Catalog parse and hash throughput", "workers", "tools per second", series); err != nil {
+			return err
+		}
+	}
+	return nil
+}

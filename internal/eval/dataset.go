@@ -1,0 +1,195 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+)
+
+// File names of a dataset directory.
+const (
+	ToolsFile   = "tools.jsonl"
+	QueriesFile = "queries.jsonl"
+)
+
+// Query is one line of queries.jsonl: a question and the names of the tools that answer it.
+type Query struct {
+	ID    string   `json:"id"`
+	Query string   `json:"query"`
+	Gold  []string `json:"gold"`
+	Kind  string   `json:"kind,omitempty"`
+}
+
+// Dataset is a tool catalog and a query set labelled against it.
+type Dataset struct {
+	Tools   []catalog.Tool
+	Queries []Query
+}
+
+// Problem is one rejected line of queries.jsonl.
+type Problem struct {
+	Line   int    `json:"line"`
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (p Problem) String() string {
+	if p.ID != "" {
+		return fmt.Sprintf("line %d (%s): %s", p.Line, p.ID, p.Reason)
+	}
+	return fmt.Sprintf("line %d: %s", p.Line, p.Reason)
+}
+
+// DatasetError lists every problem of a dataset file; a file with any problem is rejected.
+type DatasetError struct {
+	File     string
+	Problems []Problem
+}
+
+func (e *DatasetError) Error() string {
+	const show = 5
+	parts := make([]string, 0, show+1)
+	for i, p := range e.Problems {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Problems)-show))
+			break
+		}
+		parts = append(parts, p.String())
+	}
+	return fmt.Sprintf("%s: %d invalid queries: %s", e.File, len(e.Problems), strings.Join(parts, "; "))
+}
+
+// Load reads a dataset directory: tools.jsonl in any format catalog.Parse accepts and
+// queries.jsonl. Every query needs a unique id, a non-empty query and a non-empty gold list
+// whose names all appear in tools.jsonl; all problems are reported together, by line.
+func Load(dir string) (*Dataset, error) {
+	tf, err := os.Open(filepath.Join(dir, ToolsFile))
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
+	tools, err := catalog.Parse(tf)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ToolsFile), err)
+	}
+	qf, err := os.Open(filepath.Join(dir, QueriesFile))
+	if err != nil {
+		return nil, err
+	}
+	defer qf.Close()
+	queries, err := ParseQueries(qf, tools)
+	if err != nil {
+		var de *DatasetError
+		if errors.As(err, &de) {
+			de.File = filepath.Join(dir, QueriesFile)
+		}
+		return nil, err
+	}
+	return &Dataset{Tools: tools, Queries: queries}, nil
+}
+
+// ParseQueries reads queries.jsonl and checks each line against the catalog tools.
+func ParseQueries(r io.Reader, tools []catalog.Tool) ([]Query, error) {
+	known := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		known[t.Name] = true
+	}
+	var (
+		out      []Query
+		problems []Problem
+		ids      = map[string]int{}
+	)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), catalog.MaxLineLen)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var q Query
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&q); err != nil {
+			problems = append(problems, Problem{Line: line, Reason: "invalid JSON: " + err.Error()})
+			continue
+		}
+		bad := func(reason string) { problems = append(problems, Problem{Line: line, ID: q.ID, Reason: reason}) }
+		switch {
+		case q.ID == "":
+			bad("missing id")
+		case ids[q.ID] != 0:
+			bad(fmt.Sprintf("duplicate id (first on line %d)", ids[q.ID]))
+		case strings.TrimSpace(q.Query) == "":
+			bad("empty query")
+		case len(q.Gold) == 0:
+			bad("empty gold list")
+		default:
+			var missing []string
+			for _, g := range q.Gold {
+				if !known[g] {
+					missing = append(missing, g)
+				}
+			}
+			if len(missing) > 0 {
+				bad("gold tools not in " + ToolsFile + ": " + strings.Join(missing, ", "))
+				break
+			}
+			ids[q.ID] = line
+			out = append(out, q)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	if len(problems) > 0 {
+		return nil, &DatasetError{File: QueriesFile, Problems: problems}
+	}
+	if len(out) == 0 {
+		return nil, &DatasetError{File: QueriesFile, Problems: []Problem{{Line: line, Reason: "no queries"}}}
+	}
+	return out, nil
+}
+
+// Write stores a dataset in dir (created if needed) as tools.jsonl and queries.jsonl, one
+// JSON object per line, in a stable byte-for-byte form.
+func Write(dir string, ds *Dataset) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var tb bytes.Buffer
+	for _, t := range ds.Tools {
+		if err := writeLine(&tb, struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}{t.Name, t.Description, t.InputSchema}); err != nil {
+			return err
+		}
+	}
+	var qb bytes.Buffer
+	for _, q := range ds.Queries {
+		if err := writeLine(&qb, q); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ToolsFile), tb.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, QueriesFile), qb.Bytes(), 0o644)
+}
+
+func writeLine(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

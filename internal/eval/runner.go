@@ -1,0 +1,193 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/bench"
+)
+
+// SearchFunc ranks tools for a query and returns at most k tool names, best first. The eval
+// command passes the same search code that serves POST /search; tests pass an in-memory one.
+type SearchFunc func(ctx context.Context, query string, k int) ([]string, error)
+
+// DefaultKs are the cut-offs the papers report (seed 000 tables 2 and 4).
+var DefaultKs = []int{1, 5, 10}
+
+// Options configure a run.
+type Options struct {
+	// Ks are the cut-offs to report; the search is asked for max(Ks) tools. DefaultKs when empty.
+	Ks []int
+	// Now is the clock used to time each search; time.Now when nil.
+	Now func() time.Time
+	// Config is echoed into the report as its "config" object (mode, profile, ...).
+	Config map[string]any
+}
+
+// Group is the mean of every metric over a set of queries.
+type Group struct {
+	NQueries int `json:"n_queries"`
+	// Metrics maps "recall@5", "ndcg@5", "map@5" and "completeness@5" (for every K) to means.
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+// Latency summarizes the search time per query, in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+}
+
+// Report is the result of a run, the --json output of `toolgate eval`.
+type Report struct {
+	NQueries  int                `json:"n_queries"`
+	Metrics   map[string]float64 `json:"metrics"`
+	ByKind    map[string]Group   `json:"by_kind"`
+	LatencyMS Latency            `json:"latency_ms"`
+	Config    map[string]any     `json:"config,omitempty"`
+}
+
+// NoKind is the by_kind key of queries without a kind.
+const NoKind = "unlabelled"
+
+// SearchError is a failed search of one query; the run stops at the first.
+type SearchError struct {
+	ID  string
+	Err error
+}
+
+func (e *SearchError) Error() string { return fmt.Sprintf("query %s: %v", e.ID, e.Err) }
+func (e *SearchError) Unwrap() error { return e.Err }
+
+// Run sends every query to search, one at a time so latencies are not inflated by the run
+// itself, and scores the rankings against the gold lists. Queries with an empty gold list
+// cannot be scored and are rejected before any search runs.
+func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) (Report, error) {
+	ks := slices.Clone(opts.Ks)
+	if len(ks) == 0 {
+		ks = slices.Clone(DefaultKs)
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	if ks[0] <= 0 {
+		return Report{}, fmt.Errorf("eval: K must be positive, got %d", ks[0])
+	}
+	for _, q := range queries {
+		if len(q.Gold) == 0 {
+			return Report{}, fmt.Errorf("eval: query %s has an empty gold list", q.ID)
+		}
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	maxK := ks[len(ks)-1]
+	overall := newAccumulator(ks)
+	byKind := map[string]*accumulator{}
+	latencies := make([]float64, 0, len(queries))
+	for _, q := range queries {
+		if err := ctx.Err(); err != nil {
+			return Report{}, err
+		}
+		start := now()
+		ranking, err := search(ctx, q.Query, maxK)
+		if err != nil {
+			return Report{}, &SearchError{ID: q.ID, Err: err}
+		}
+		latencies = append(latencies, float64(now().Sub(start))/float64(time.Millisecond))
+		j := Judge(ranking, q.Gold)
+		overall.add(j)
+		kind := q.Kind
+		if kind == "" {
+			kind = NoKind
+		}
+		if byKind[kind] == nil {
+			byKind[kind] = newAccumulator(ks)
+		}
+		byKind[kind].add(j)
+	}
+	r := Report{
+		NQueries: len(queries),
+		Metrics:  overall.means(),
+		ByKind:   make(map[string]Group, len(byKind)),
+		LatencyMS: Latency{
+			P50: bench.Percentile(latencies, 50),
+			P95: bench.Percentile(latencies, 95),
+		},
+		Config: opts.Config,
+	}
+	for kind, a := range byKind {
+		r.ByKind[kind] = Group{NQueries: a.n, Metrics: a.means()}
+	}
+	return r, nil
+}
+
+// MetricNames lists the report's metric keys for ks, in display order (by K, then metric).
+func MetricNames(ks []int) []string {
+	var out []string
+	for _, k := range ks {
+		for _, m := range metricKinds {
+			out = append(out, m.name+"@"+strconv.Itoa(k))
+		}
+	}
+	return out
+}
+
+var metricKinds = []struct {
+	name  string
+	score func(Judged, int) float64
+}{
+	{"recall", Judged.Recall},
+	{"ndcg", Judged.NDCG},
+	{"map", Judged.AP},
+	{"completeness", Judged.Complete},
+}
+
+type accumulator struct {
+	ks   []int
+	n    int
+	sums map[string]float64
+}
+
+func newAccumulator(ks []int) *accumulator {
+	return &accumulator{ks: ks, sums: map[string]float64{}}
+}
+
+func (a *accumulator) add(j Judged) {
+	a.n++
+	for _, k := range a.ks {
+		for _, m := range metricKinds {
+			a.sums[m.name+"@"+strconv.Itoa(k)] += m.score(j, k)
+		}
+	}
+}
+
+func (a *accumulator) means() map[string]float64 {
+	out := make(map[string]float64, len(a.sums))
+	for name, s := range a.sums {
+		out[name] = 0
+		if a.n > 0 {
+			out[name] = s / float64(a.n)
+		}
+	}
+	// Every metric appears even for an empty query set, so tables always have their columns.
+	for _, name := range MetricNames(a.ks) {
+		if _, ok := out[name]; !ok {
+			out[name] = 0
+		}
+	}
+	return out
+}
+
+// Kinds returns the report's kinds in sorted order.
+func (r Report) Kinds() []string {
+	kinds := make([]string, 0, len(r.ByKind))
+	for k := range r.ByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return kinds
+}
