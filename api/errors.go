@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
@@ -48,6 +49,9 @@ func toAPIError(err error) *Error {
 		parseErr *catalog.ParseError
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
+		cfgErr   *mcpclient.ConfigError
+		mcpKind  *jobs.NotMCPSourceError
+		noReview *jobs.NothingToReviewError
 		scopeErr *auth.ScopeError
 		rateErr  *auth.RateLimitError
 		specErr  *auth.InvalidSpecError
@@ -61,6 +65,12 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_catalog", Message: parseErr.Error(), Details: parseErr.Problems}
 	case errors.As(err, &kindErr):
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: kindErr.Error()}
+	case errors.As(err, &cfgErr):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_source_config", Message: cfgErr.Error()}
+	case errors.As(err, &mcpKind):
+		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: mcpKind.Error()}
+	case errors.As(err, &noReview):
+		return &Error{Status: http.StatusConflict, Code: "nothing_to_review", Message: noReview.Error()}
 	case errors.As(err, &toolErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_tool", Message: toolErr.Error()}
 	case errors.Is(err, auth.ErrInvalidKey):

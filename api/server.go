@@ -70,6 +70,7 @@ func New(deps Deps) *echo.Echo {
 
 	v1 := e.Group("/v1")
 	s.registerSources(v1)
+	s.registerSync(v1)
 	s.registerAdmin(e.Group("/admin"))
 	s.registerJobs(e.Group("/admin"))
 	s.registerTools(v1)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -30,6 +32,7 @@ type sourceView struct {
 	Kind       string          `json:"kind"`
 	Config     json.RawMessage `json:"config,omitempty"`
 	ReviewMode bool            `json:"review_mode"`
+	Interval   string          `json:"interval,omitempty"`
 	Tools      int64           `json:"tools"`
 	LastSync   *lastSyncView   `json:"last_sync"`
 	CreatedAt  time.Time       `json:"created_at"`
@@ -42,6 +45,7 @@ type lastSyncView struct {
 	Updated    int32           `json:"updated"`
 	Deleted    int32           `json:"deleted"`
 	Unchanged  int32           `json:"unchanged"`
+	Pending    int32           `json:"pending"`
 	Skipped    json.RawMessage `json:"skipped"`
 	StartedAt  time.Time       `json:"started_at"`
 	FinishedAt *time.Time      `json:"finished_at"`
@@ -53,7 +57,10 @@ func (s *Server) viewSource(c echo.Context, src db.Source) (sourceView, error) {
 	q := db.New(s.deps.Pool)
 	v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
 	if string(src.Config) != "{}" {
-		v.Config = src.Config
+		v.Config = redactConfig(src.Config)
+	}
+	if src.Kind != "catalog" {
+		v.Interval = formatInterval(src.SyncInterval)
 	}
 	n, err := q.CountToolsBySource(ctx, src.ID)
 	if err != nil {
@@ -67,16 +74,37 @@ func (s *Server) viewSource(c echo.Context, src db.Source) (sourceView, error) {
 		return v, err
 	default:
 		v.LastSync = &lastSyncView{State: run.State, Created: run.Created, Updated: run.Updated, Deleted: run.Deleted,
-			Unchanged: run.Unchanged, Skipped: run.Skipped, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, Error: run.Error}
+			Unchanged: run.Unchanged, Pending: run.Pending, Skipped: run.Skipped, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, Error: run.Error}
 	}
 	return v, nil
 }
 
-// createSourceRequest is the body of POST /v1/sources. A catalog source carries its tools.
+// createSourceRequest is the body of POST /v1/sources. A catalog source carries its tools;
+// an MCP source says how to reach its server.
 type createSourceRequest struct {
 	Name  string            `json:"name"`
 	Kind  string            `json:"kind"`
 	Tools []json.RawMessage `json:"tools"`
+	mcpSourceFields
+}
+
+// redactConfig hides the values of a source's env and headers (tokens, API keys): the API
+// shows their names only.
+func redactConfig(raw json.RawMessage) json.RawMessage {
+	var cfg mcpclient.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return raw
+	}
+	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
+		for k := range m {
+			m[k] = "***"
+		}
+	}
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 func (s *Server) createSource(c echo.Context) error {
@@ -87,14 +115,26 @@ func (s *Server) createSource(c echo.Context) error {
 	if !catalog.ValidSourceName(req.Name) {
 		return badRequest("name %q: want 1-32 characters of a-z 0-9 and -", req.Name)
 	}
-	if req.Kind != "catalog" {
-		return badRequest("kind %q: want catalog", req.Kind)
+	switch req.Kind {
+	case "catalog":
+	case mcpclient.KindStdio, mcpclient.KindHTTP:
+		if len(req.Tools) > 0 {
+			return badRequest("tools: an MCP source's tools come from its server")
+		}
+	default:
+		return badRequest("kind %q: want catalog, mcp_stdio or mcp_http", req.Kind)
 	}
 	ctx := c.Request().Context()
 	if _, err := db.New(s.deps.Pool).GetSourceByName(ctx, req.Name); err == nil {
 		return conflict("source %q already exists", req.Name)
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return err
+	}
+	if req.Kind != "catalog" {
+		return s.createMCPSource(c, req.Name, req.Kind, req.mcpSourceFields)
+	}
+	if !reflect.ValueOf(req.mcpSourceFields).IsZero() {
+		return badRequest("command, args, env, url, headers, interval and review_mode are for MCP sources")
 	}
 	tools, err := parseInlineTools(req.Tools)
 	if err != nil {

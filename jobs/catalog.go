@@ -51,7 +51,7 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 		if src.Kind != "catalog" {
 			return &SourceKindError{Source: name, Kind: src.Kind}
 		}
-		res, err = catalog.Apply(ctx, tx, src, tools)
+		res, err = catalog.Apply(ctx, tx, src, tools, catalog.ApplyOptions{})
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// SearchLogKeep is how long retrieval log partitions are kept.
 	SearchLogKeep time.Duration
+	// SyncTimeout bounds connecting to an MCP server and listing its tools.
+	SyncTimeout time.Duration
 	// Metrics records job durations and failures; nil records nothing.
 	Metrics *metrics.Metrics
 	// Embedder and Enricher produce the enrichment outputs and vectors (enrich_tool jobs);
@@ -53,6 +55,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	deps.space = &spaceCheck{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
+	river.AddWorker(workers, &SyncWorker{deps: deps})
+	river.AddWorker(workers, &SyncDueWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
@@ -69,6 +73,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_log_maintenance"}),
+			river.NewPeriodicJob(river.PeriodicInterval(syncDueEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return SyncDueArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "sync_due_sources"}),
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return APIKeyRateCleanupArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "api_key_rate_cleanup"}),

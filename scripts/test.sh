@@ -18,6 +18,14 @@ fi
 ./scripts/pg-setup.sh >/dev/null
 go mod download
 
+# The reference MCP server the sync tests also run against over stdio (jobs/everything_test.go).
+EVERYTHING_VERSION=2026.8.31
+if [ ! -f .cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js ] ||
+   ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" .cache/server-everything/node_modules/@modelcontextprotocol/server-everything/package.json; then
+  echo "== npm install @modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+  npm install --silent --no-audit --no-fund --prefix .cache/server-everything "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi

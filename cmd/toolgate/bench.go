@@ -25,6 +25,7 @@ type benchCommand struct {
 // benchCommands is the registry of `toolgate bench` subcommands: one line per benchmark.
 var benchCommands = map[string]benchCommand{
 	"catalog": {runBenchCatalog, "time catalog.Parse and Hash of a tool catalog (default: the 5,000-tool ScaleMCP build)"},
+	"sync":    {runBenchSync, "time the diff of a sync of a 5,000-tool source, unchanged and 1% changed (temporary source)"},
 }
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {

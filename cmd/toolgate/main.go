@@ -28,6 +28,7 @@ commands:
   demo      migrate, load the demo catalog and serve (open mode, for local use)
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
+  sync      NAME: sync an MCP source from its server now
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
@@ -46,6 +47,7 @@ var commands = map[string]command{
 	"demo":    runDemo,
 	"migrate": runMigrate,
 	"import":  runImport,
+	"sync":    runSync,
 	"keys":    runKeys,
 	"eval":    runEval,
 	"dataset": runDataset,

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -82,15 +83,20 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
-		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep},
+		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
+		SyncTimeout: cfg.SyncTimeout},
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {
 		return err
 	}
+	watchDone := make(chan struct{})
 	if work {
 		if err := rc.Start(ctx); err != nil {
 			return fmt.Errorf("start workers: %w", err)
 		}
+		go func() { syncwatch.New(pool, rc, env.log, cfg.SyncTimeout).Run(ctx); close(watchDone) }()
+	} else {
+		close(watchDone)
 	}
 	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open}
 	var e *echo.Echo
@@ -133,6 +139,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			_ = rc.StopAndCancel(cancelCtx)
 		}
 	}
+	<-watchDone
 	if httpErr != nil {
 		return fmt.Errorf("http shutdown: %w", httpErr)
 	}

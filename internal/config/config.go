@@ -35,6 +35,7 @@ type Config struct {
 	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
+	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
 	DatabaseReadURL string        // DATABASE_READ_URL; "" means searches read the primary
 	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
@@ -92,6 +93,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Workers:         r.integer("TOOLGATE_WORKERS", 10, 1, 1000),
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
+		SyncTimeout:     r.duration("TOOLGATE_SYNC_TIMEOUT", time.Minute),
 		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
 		DBMaxConns:      r.integer("TOOLGATE_DB_MAX_CONNS", 0, 0, 10000),
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),

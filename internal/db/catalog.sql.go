@@ -158,7 +158,7 @@ func (q *Queries) GetToolByName(ctx context.Context, name string) (Tool, error) 
 const insertFinishedSyncRun = `-- name: InsertFinishedSyncRun :one
 INSERT INTO sync_runs (source_id, state, created, updated, deleted, unchanged, skipped, error, started_at, finished_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
-RETURNING id, source_id, state, created, updated, deleted, unchanged, skipped, error, started_at, finished_at
+RETURNING id, source_id, state, created, updated, deleted, unchanged, skipped, error, started_at, finished_at, pending
 `
 
 type InsertFinishedSyncRunParams struct {
@@ -198,6 +198,7 @@ func (q *Queries) InsertFinishedSyncRun(ctx context.Context, arg InsertFinishedS
 		&i.Error,
 		&i.StartedAt,
 		&i.FinishedAt,
+		&i.Pending,
 	)
 	return i, err
 }
@@ -271,7 +272,7 @@ func (q *Queries) InsertTool(ctx context.Context, arg InsertToolParams) (int64, 
 }
 
 const lastSyncRun = `-- name: LastSyncRun :one
-SELECT id, source_id, state, created, updated, deleted, unchanged, skipped, error, started_at, finished_at FROM sync_runs WHERE source_id = $1 ORDER BY started_at DESC, id DESC LIMIT 1
+SELECT id, source_id, state, created, updated, deleted, unchanged, skipped, error, started_at, finished_at, pending FROM sync_runs WHERE source_id = $1 ORDER BY started_at DESC, id DESC LIMIT 1
 `
 
 func (q *Queries) LastSyncRun(ctx context.Context, sourceID int64) (SyncRun, error) {
@@ -289,6 +290,7 @@ func (q *Queries) LastSyncRun(ctx context.Context, sourceID int64) (SyncRun, err
 		&i.Error,
 		&i.StartedAt,
 		&i.FinishedAt,
+		&i.Pending,
 	)
 	return i, err
 }

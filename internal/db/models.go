@@ -105,6 +105,7 @@ type SyncRun struct {
 	Error      *string         `json:"error"`
 	StartedAt  time.Time       `json:"started_at"`
 	FinishedAt *time.Time      `json:"finished_at"`
+	Pending    int32           `json:"pending"`
 }
 
 type Tool struct {

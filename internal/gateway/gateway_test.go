@@ -125,7 +125,7 @@ func addSource(t testing.TB, pool *pgxpool.Pool, name, kind string, config any, 
 		if err != nil {
 			return err
 		}
-		_, err = catalog.Apply(ctx, tx, src, tools)
+		_, err = catalog.Apply(ctx, tx, src, tools, catalog.ApplyOptions{})
 		return err
 	})
 	if err != nil {

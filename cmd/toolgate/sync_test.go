@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+func TestSyncCommand(t *testing.T) {
+	dbURL := pgtest.NewDB(t)
+	pool, err := postgres.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	srv := mcptest.NewHTTP(t, []catalog.Tool{
+		{Name: "a", Description: "A.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "b", Description: "B.", InputSchema: json.RawMessage(`{"type":"object","required":"x"}`)},
+	}, mcptest.Normal, 0)
+	cfg, _ := json.Marshal(srv.Config())
+	if _, err := db.New(pool).CreateSource(context.Background(), db.CreateSourceParams{Name: "web", Kind: "mcp_http", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return dbURL
+		}
+		return ""
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"sync", "web"}, getenv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if got := out.String(); !strings.HasPrefix(got, "web: 1 created, 0 updated, 0 deleted, 0 unchanged, 0 pending review, 1 skipped\n  skipped b: ") {
+		t.Fatalf("output %q", got)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"sync", "nope"}, getenv, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), `source "nope" not found`) {
+		t.Fatalf("exit %d: %q", code, errOut.String())
+	}
+	if code := run([]string{"sync"}, getenv, &out, &errOut); code != 2 {
+		t.Fatalf("missing name: exit %d", code)
+	}
+}
+
+func TestBenchSyncCommand(t *testing.T) {
+	dbURL := pgtest.NewDB(t)
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return dbURL
+		}
+		return ""
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"bench", "sync", "--file", "../../testdata/scalemcp-1000/tools.jsonl", "--runs", "2", "--warmup", "0"}, getenv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"### Sync diff", "sync diff 5000 tools, no change", "sync diff 5000 tools, 1% changed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	pool, err := postgres.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if srcs, err := db.New(pool).ListSources(context.Background()); err != nil || len(srcs) != 0 {
+		t.Fatalf("temporary source left behind: %d %v", len(srcs), err)
+	}
+}

@@ -1,0 +1,347 @@
+// Package mcpclient connects toolgate to MCP servers with the official go-sdk: over stdio
+// (a command toolgate starts) or Streamable HTTP, and lists their tools as catalog tools.
+// Connect returns the live session so that other parts of toolgate (a gateway proxying
+// tools/call, the list_changed listener) reuse the same connection logic.
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+)
+
+// Source kinds served by this package.
+const (
+	KindStdio = "mcp_stdio"
+	KindHTTP  = "mcp_http"
+)
+
+// MaxTools bounds one listing: a server that keeps paginating past it is broken or hostile.
+const MaxTools = 50_000
+
+// Config is how to reach an MCP server; it is stored as a source's config column.
+// Command, Args and Env are for mcp_stdio, URL and Headers for mcp_http.
+type Config struct {
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ConfigError says why a source configuration cannot be used.
+type ConfigError struct{ Reason string }
+
+func (e *ConfigError) Error() string { return "invalid MCP source config: " + e.Reason }
+
+var (
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// Validate checks cfg for a source of kind.
+func (c Config) Validate(kind string) error {
+	bad := func(format string, args ...any) error { return &ConfigError{Reason: fmt.Sprintf(format, args...)} }
+	switch kind {
+	case KindStdio:
+		if c.URL != "" || len(c.Headers) > 0 {
+			return bad("url and headers are for mcp_http sources")
+		}
+		if strings.TrimSpace(c.Command) == "" {
+			return bad("command is required")
+		}
+		for k := range c.Env {
+			if !envNameRE.MatchString(k) {
+				return bad("env name %q: want letters, digits and _", k)
+			}
+		}
+		for _, a := range append([]string{c.Command}, c.Args...) {
+			if strings.ContainsRune(a, 0) {
+				return bad("command and args must not contain NUL")
+			}
+		}
+	case KindHTTP:
+		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 {
+			return bad("command, args and env are for mcp_stdio sources")
+		}
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("url %q: want an absolute http:// or https:// URL", c.URL)
+		}
+		for k, v := range c.Headers {
+			if !headerNameRE.MatchString(k) {
+				return bad("header name %q is not a valid HTTP header name", k)
+			}
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return bad("header %q: value must not contain CR, LF or NUL", k)
+			}
+		}
+	default:
+		return bad("kind %q: want %s or %s", kind, KindStdio, KindHTTP)
+	}
+	return nil
+}
+
+// ErrorKind classifies a failure to talk to an MCP server.
+type ErrorKind string
+
+const (
+	// Unreachable: the server could not be started or connected to, or went away.
+	Unreachable ErrorKind = "unreachable"
+	// Timeout: the server did not answer in time.
+	Timeout ErrorKind = "timeout"
+	// Protocol: the server answered, but not with a usable MCP answer.
+	Protocol ErrorKind = "protocol"
+)
+
+// Error is a failure to connect to or list an MCP server.
+type Error struct {
+	Kind ErrorKind
+	Op   string // "connect" or "list tools"
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("mcp %s: %s: %v", e.Op, e.Kind, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// JSON-RPC codes the go-sdk uses for its own transport failures (internal/jsonrpc2): the
+// connection closed or the transport refused the request. They mean the server is gone,
+// not that it answered badly.
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005
+)
+
+// classify wraps err from the go-sdk as an *Error. readErr is the error that ended reading
+// the server's stream, when known: the go-sdk reports it only as text, so the transport
+// wrapper below keeps it.
+func classify(ctx context.Context, op string, err error, readErr error) error {
+	var rpcErr *jsonrpc.Error
+	kind := Unreachable
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		kind = Timeout
+	case readErr != nil && !isClosed(readErr):
+		kind = Protocol
+	case errors.As(err, &rpcErr):
+		switch rpcErr.Code {
+		case codeClientClosing, codeServerClosing, codeRejected:
+		default:
+			kind = Protocol
+		}
+	}
+	return &Error{Kind: kind, Op: op, Err: err}
+}
+
+func isClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, os.ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// watchedTransport remembers the error that ended reading from the server: a malformed
+// message (garbage on a stdio server's stdout) versus the stream simply closing.
+type watchedTransport struct {
+	mcp.Transport
+	readErr *atomicErr
+}
+
+type atomicErr struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (a *atomicErr) set(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.err = err
+	}
+}
+
+func (a *atomicErr) get() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+func (t watchedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return watchedConn{Connection: c, readErr: t.readErr}, nil
+}
+
+type watchedConn struct {
+	mcp.Connection
+	readErr *atomicErr
+}
+
+func (c watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.readErr.set(err)
+	}
+	return m, err
+}
+
+// Options tunes Connect.
+type Options struct {
+	// ToolListChanged, when set, is called on every notifications/tools/list_changed the
+	// server sends while the session is open (for HTTP it needs the standalone SSE stream,
+	// which Connect opens only in that case).
+	ToolListChanged func(context.Context)
+}
+
+// Connect starts or reaches the server and completes the MCP initialization. The caller
+// closes the session. ctx bounds the connection attempt; for stdio it does not bound the
+// child process, which lives until the session is closed.
+func Connect(ctx context.Context, kind string, cfg Config, opts Options) (*Session, error) {
+	if err := cfg.Validate(kind); err != nil {
+		return nil, err
+	}
+	copts := &mcp.ClientOptions{}
+	if opts.ToolListChanged != nil {
+		copts.ToolListChangedHandler = func(ctx context.Context, _ *mcp.ToolListChangedRequest) { opts.ToolListChanged(ctx) }
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: "1"}, copts)
+	var (
+		transport mcp.Transport
+		readErr   atomicErr
+	)
+	switch kind {
+	case KindStdio:
+		cmd := exec.Command(cfg.Command, cfg.Args...)
+		cmd.Env = stdioEnv(cfg.Env)
+		cmd.Stderr = io.Discard
+		// Its own process group, so a terminal's Ctrl-C reaches toolgate, which then closes
+		// the session (and the child) in order.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		transport = watchedTransport{
+			Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second},
+			readErr:   &readErr,
+		}
+	case KindHTTP:
+		transport = &mcp.StreamableClientTransport{
+			Endpoint:             cfg.URL,
+			HTTPClient:           &http.Client{Transport: headerTransport{headers: cfg.Headers, base: http.DefaultTransport}},
+			DisableStandaloneSSE: opts.ToolListChanged == nil,
+		}
+	}
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, classify(ctx, "connect", err, readErr.get())
+	}
+	return &Session{ClientSession: cs, readErr: &readErr}, nil
+}
+
+// stdioEnv is the environment of a stdio server: PATH and HOME from toolgate's (so that
+// `node` or `npx` resolve), plus the source's env. Nothing else of toolgate's environment
+// (database URL, API keys) reaches the server.
+func stdioEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// headerTransport adds a source's configured headers to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// Session is an initialized MCP session with a server.
+type Session struct {
+	*mcp.ClientSession
+	readErr *atomicErr
+}
+
+// ListTools lists every tool of the session's server, following pagination, converted to
+// catalog tools (not yet validated: the caller decides what to do with invalid ones).
+func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
+	var tools []catalog.Tool
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, classify(ctx, "list tools", err, s.readErr.get())
+		}
+		if len(tools) == MaxTools {
+			return nil, &Error{Kind: Protocol, Op: "list tools", Err: fmt.Errorf("more than %d tools", MaxTools)}
+		}
+		ct, err := convert(t)
+		if err != nil {
+			return nil, &Error{Kind: Protocol, Op: "list tools", Err: err}
+		}
+		tools = append(tools, ct)
+	}
+	return tools, nil
+}
+
+// List connects with cfg, lists the tools and closes the session, all within timeout.
+func List(ctx context.Context, kind string, cfg Config, timeout time.Duration) ([]catalog.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cs, err := Connect(ctx, kind, cfg, Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	return cs.ListTools(ctx)
+}
+
+func convert(t *mcp.Tool) (catalog.Tool, error) {
+	ct := catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+	var err error
+	if ct.InputSchema, err = marshalOptional(t.InputSchema); err != nil {
+		return ct, fmt.Errorf("tool %q input schema: %w", t.Name, err)
+	}
+	if ct.OutputSchema, err = marshalOptional(t.OutputSchema); err != nil {
+		return ct, fmt.Errorf("tool %q output schema: %w", t.Name, err)
+	}
+	if t.Annotations != nil {
+		if ct.Annotations, err = json.Marshal(t.Annotations); err != nil {
+			return ct, fmt.Errorf("tool %q annotations: %w", t.Name, err)
+		}
+	}
+	return ct, nil
+}
+
+func marshalOptional(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}

@@ -1,0 +1,189 @@
+// Package mcptest runs real MCP servers (built with the go-sdk) for tests: over Streamable
+// HTTP in an httptest server, and over stdio by re-executing the test binary. The tool list
+// a server serves is set by the test and can change between listings; a behaviour makes
+// the server fail in a chosen way.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+)
+
+// Behavior is how a test server misbehaves.
+type Behavior string
+
+const (
+	Normal  Behavior = ""        // serves its tools
+	Crash   Behavior = "crash"   // the process exits on the second tools/list page (stdio only)
+	Hang    Behavior = "hang"    // tools/list never answers
+	Fail    Behavior = "fail"    // tools/list answers a JSON-RPC error
+	Garbage Behavior = "garbage" // writes non-JSON to stdout instead of speaking MCP (stdio only)
+)
+
+const (
+	envTools    = "TOOLGATE_MCPTEST_TOOLS"
+	envBehavior = "TOOLGATE_MCPTEST_BEHAVIOR"
+	envPageSize = "TOOLGATE_MCPTEST_PAGE_SIZE"
+)
+
+// NewServer is an MCP server serving tools, pageSize per tools/list page (0: the default).
+// A hanging tools/list returns when stop is closed.
+func NewServer(tools []catalog.Tool, b Behavior, pageSize int, stop <-chan struct{}) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
+	SetTools(s, nil, tools)
+	var lists atomic.Int32
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				n := lists.Add(1)
+				switch {
+				case b == Hang:
+					select {
+					case <-ctx.Done():
+					case <-stop:
+					}
+					return nil, context.Canceled
+				case b == Fail:
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"}
+				case b == Crash && n >= 2:
+					os.Exit(3)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return s
+}
+
+// SetTools replaces the tools old of s with tools; connected clients get list_changed.
+func SetTools(s *mcp.Server, old, tools []catalog.Tool) {
+	names := make([]string, 0, len(old))
+	for _, t := range old {
+		names = append(names, t.Name)
+	}
+	if len(names) > 0 {
+		s.RemoveTools(names...)
+	}
+	for _, t := range tools {
+		mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+		if len(t.OutputSchema) > 0 {
+			mt.OutputSchema = t.OutputSchema
+		}
+		if len(t.Annotations) > 0 {
+			var a mcp.ToolAnnotations
+			if err := json.Unmarshal(t.Annotations, &a); err != nil {
+				panic(err)
+			}
+			mt.Annotations = &a
+		}
+		s.AddTool(mt, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+}
+
+// HTTP serves tools over Streamable HTTP until the test ends. Change the tools with Set.
+type HTTP struct {
+	URL   string
+	mu    sync.Mutex
+	srv   *mcp.Server
+	tools []catalog.Tool
+}
+
+// NewHTTP starts an HTTP test server.
+func NewHTTP(t testing.TB, tools []catalog.Tool, b Behavior, pageSize int) *HTTP {
+	stop := make(chan struct{})
+	h := &HTTP{srv: NewServer(tools, b, pageSize, stop), tools: tools}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.srv }, nil))
+	h.URL = ts.URL
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(stop) }) // runs before ts.Close: cleanups run last-in first-out
+	return h
+}
+
+// Set replaces the served tools.
+func (h *HTTP) Set(tools []catalog.Tool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	SetTools(h.srv, h.tools, tools)
+	h.tools = tools
+}
+
+// Config is the mcp_http source config of the server.
+func (h *HTTP) Config() mcpclient.Config { return mcpclient.Config{URL: h.URL} }
+
+// Stdio is a stdio test server: every connection starts the test binary anew, which serves
+// the tools written to a file, so Set takes effect at the next connection.
+type Stdio struct {
+	file     string
+	behavior Behavior
+	pageSize int
+}
+
+// NewStdio prepares a stdio test server. The test binary's TestMain must call RunIfChild.
+func NewStdio(t testing.TB, tools []catalog.Tool, b Behavior, pageSize int) *Stdio {
+	s := &Stdio{file: filepath.Join(t.TempDir(), "tools.json"), behavior: b, pageSize: pageSize}
+	s.Set(tools)
+	return s
+}
+
+// Set replaces the served tools.
+func (s *Stdio) Set(tools []catalog.Tool) {
+	data, err := json.Marshal(tools)
+	if err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile(s.file, data, 0o600); err != nil {
+		panic(err)
+	}
+}
+
+// Config is the mcp_stdio source config of the server.
+func (s *Stdio) Config() mcpclient.Config {
+	return mcpclient.Config{Command: os.Args[0], Env: map[string]string{
+		envTools: s.file, envBehavior: string(s.behavior), envPageSize: fmt.Sprint(s.pageSize),
+	}}
+}
+
+// RunIfChild serves MCP over stdio and exits when the process was started as a stdio test
+// server; otherwise it returns at once. Call it first in TestMain.
+func RunIfChild() {
+	file := os.Getenv(envTools)
+	if file == "" {
+		return
+	}
+	b := Behavior(os.Getenv(envBehavior))
+	if b == Garbage {
+		fmt.Println("this is not JSON-RPC")
+		fmt.Println("{garbage")
+		os.Exit(0)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		os.Exit(4)
+	}
+	var tools []catalog.Tool
+	if err := json.Unmarshal(data, &tools); err != nil {
+		os.Exit(4)
+	}
+	var pageSize int
+	fmt.Sscan(os.Getenv(envPageSize), &pageSize)
+	if err := NewServer(tools, b, pageSize, nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

@@ -1,0 +1,181 @@
+// Package syncwatch keeps a session open to every mcp_http source and queues a sync of the
+// source when its server sends notifications/tools/list_changed. It runs in the worker
+// process beside River (it is not a job: a job must end, a session must not), reconnects
+// with backoff, and stops on shutdown.
+package syncwatch
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// Timings of the watcher. Rescan picks up added, changed and deleted sources; Ping detects
+// a silently dead session; backoff doubles from BackoffMin to BackoffMax between failed
+// connection attempts.
+const (
+	Rescan     = 30 * time.Second
+	Ping       = time.Minute
+	BackoffMin = time.Second
+	BackoffMax = 5 * time.Minute
+)
+
+// Watcher watches the mcp_http sources of a database.
+type Watcher struct {
+	pool    *pgxpool.Pool
+	rc      *river.Client[pgx.Tx]
+	log     *slog.Logger
+	timeout time.Duration
+
+	mu        sync.Mutex
+	connected map[int64]bool
+}
+
+// New makes a watcher; timeout bounds each connection attempt.
+func New(pool *pgxpool.Pool, rc *river.Client[pgx.Tx], log *slog.Logger, timeout time.Duration) *Watcher {
+	return &Watcher{pool: pool, rc: rc, log: log.With("component", "syncwatch"), timeout: timeout, connected: map[int64]bool{}}
+}
+
+// Connected reports whether a session to the source is open now.
+func (w *Watcher) Connected(sourceID int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.connected[sourceID]
+}
+
+type watch struct {
+	config string
+	cancel context.CancelFunc
+}
+
+// Run watches until ctx ends, then closes every session and returns.
+func (w *Watcher) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	watches := map[int64]watch{}
+	defer func() {
+		for _, wt := range watches {
+			wt.cancel()
+		}
+		wg.Wait()
+	}()
+	tick := time.NewTicker(Rescan)
+	defer tick.Stop()
+	for {
+		srcs, err := db.New(w.pool).ListSourcesByKind(ctx, mcpclient.KindHTTP)
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("list sources", "err", err)
+		}
+		if err == nil {
+			seen := map[int64]bool{}
+			for _, src := range srcs {
+				seen[src.ID] = true
+				if old, ok := watches[src.ID]; ok && old.config == string(src.Config) {
+					continue
+				} else if ok {
+					old.cancel()
+				}
+				sctx, cancel := context.WithCancel(ctx)
+				watches[src.ID] = watch{config: string(src.Config), cancel: cancel}
+				wg.Go(func() { w.watch(sctx, src) })
+			}
+			for id, wt := range watches {
+				if !seen[id] {
+					wt.cancel()
+					delete(watches, id)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// watch keeps one source's session open until ctx ends.
+func (w *Watcher) watch(ctx context.Context, src db.Source) {
+	log := w.log.With("source", src.Name)
+	var cfg mcpclient.Config
+	if err := json.Unmarshal(src.Config, &cfg); err != nil {
+		log.Warn("bad source config", "err", err)
+		return
+	}
+	backoff := BackoffMin
+	for ctx.Err() == nil {
+		err := w.session(ctx, src, cfg)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Info("list_changed session ended; reconnecting", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, BackoffMax)
+		if err == nil { // the session had been up: start over quickly
+			backoff = BackoffMin
+		}
+	}
+}
+
+// session connects once and serves notifications until the session ends or ctx ends.
+// A nil error means the session was established and later closed.
+func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Config) error {
+	onChange := func(context.Context) {
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		id, dup, err := jobs.EnqueueSync(ectx, w.rc, src.ID)
+		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, w.timeout)
+	cs, err := mcpclient.Connect(cctx, mcpclient.KindHTTP, cfg, mcpclient.Options{ToolListChanged: onChange})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	w.setConnected(src.ID, true)
+	defer w.setConnected(src.ID, false)
+
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	ping := time.NewTicker(Ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-done:
+			return nil
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, w.timeout)
+			err := cs.Ping(pctx, nil)
+			cancel()
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (w *Watcher) setConnected(id int64, up bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if up {
+		w.connected[id] = true
+	} else {
+		delete(w.connected, id)
+	}
+}

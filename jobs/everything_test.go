@@ -1,0 +1,45 @@
+package jobs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// everythingServer is the reference MCP server installed by scripts/test.sh.
+const everythingServer = "../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+func TestSyncServerEverythingOverStdio(t *testing.T) {
+	t.Parallel()
+	path, err := filepath.Abs(everythingServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%v: run scripts/test.sh, which installs @modelcontextprotocol/server-everything with npm", err)
+	}
+	ctx := context.Background()
+	pool, rc := setup(t)
+	src := createSource(t, pool, "everything", mcpclient.KindStdio, mcpclient.Config{Command: "node", Args: []string{path, "stdio"}}, false)
+	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Created < 5 || len(rep.Skipped) != 0 {
+		t.Fatalf("first sync: %+v skipped %+v", rep.Result, rep.Skipped)
+	}
+	echo, err := db.New(pool).GetToolByName(ctx, "everything__echo")
+	if err != nil || echo.OriginalName != "echo" || echo.Description == "" {
+		t.Fatalf("echo tool: %+v %v", echo, err)
+	}
+	again, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, again, 0, 0, 0, rep.Result.Created, 0)
+}

@@ -1,0 +1,107 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// NothingToReviewError: the tool has no held change to approve or reject.
+type NothingToReviewError struct{ Tool string }
+
+func (e *NothingToReviewError) Error() string {
+	return fmt.Sprintf("tool %q has no held change to decide", e.Tool)
+}
+
+// ApproveTool applies the newest held change of a tool (pending, or rejected earlier),
+// makes the tool visible to search again and queues its enrichment, in one transaction.
+func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], name string) (db.Tool, error) {
+	var out db.Tool
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		tool, rev, err := heldChange(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		var t catalog.Tool
+		if err := json.Unmarshal(rev.Definition, &t); err != nil {
+			return fmt.Errorf("held definition of %s: %w", name, err)
+		}
+		if err := t.Validate(); err != nil {
+			return err
+		}
+		var title *string
+		if t.Title != "" {
+			title = &t.Title
+		}
+		if err := q.UpdateToolDefinition(ctx, db.UpdateToolDefinitionParams{
+			ID: tool.ID, Title: title, Description: t.Description, InputSchema: t.InputSchema,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations, ContentHash: t.Hash(), ReviewState: catalog.ReviewApproved,
+		}); err != nil {
+			return err
+		}
+		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: "approved"}); err != nil {
+			return err
+		}
+		if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
+			return err
+		}
+		if err := enqueueChanged(ctx, tx, rc, []int64{tool.ID}); err != nil {
+			return err
+		}
+		out, err = q.GetToolByName(ctx, name)
+		return err
+	})
+	return out, err
+}
+
+// RejectTool rejects a tool's pending change. The tool keeps its old definition and stays
+// hidden from search (its server serves something else) until the server serves the
+// approved definition again or an admin approves the change after all.
+func RejectTool(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, error) {
+	var out db.Tool
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		tool, rev, err := heldChange(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		if rev.Status != "pending" {
+			return &NothingToReviewError{Tool: name}
+		}
+		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: "rejected"}); err != nil {
+			return err
+		}
+		out = tool
+		return nil
+	})
+	return out, err
+}
+
+// heldChange locks the tool's source and returns the tool with its newest held change.
+func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.ToolRevision, error) {
+	tool, err := q.GetToolByName(ctx, name)
+	if err != nil {
+		return tool, db.ToolRevision{}, err
+	}
+	if err := q.LockSource(ctx, int32(tool.SourceID)); err != nil {
+		return tool, db.ToolRevision{}, err
+	}
+	// Re-read under the lock: a sync may have changed it meanwhile.
+	if tool, err = q.GetToolByName(ctx, name); err != nil {
+		return tool, db.ToolRevision{}, err
+	}
+	rev, err := q.LatestHeldRevision(ctx, db.LatestHeldRevisionParams{ToolName: name, OldHash: &tool.ContentHash})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tool, rev, &NothingToReviewError{Tool: name}
+	}
+	return tool, rev, err
+}

@@ -1,0 +1,219 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+)
+
+// SyncArgs syncs one MCP source: list its server's tools, apply the diff.
+type SyncArgs struct {
+	SourceID int64 `json:"source_id"`
+}
+
+func (SyncArgs) Kind() string { return "sync_source" }
+
+// InsertOpts makes a sync unique per source across every non-final state: however many
+// syncs of a source are asked for, at most one waits or runs. catalog.Apply's per-source
+// lock also serializes a sync run outside River (`toolgate sync`).
+func (SyncArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		MaxAttempts: 8,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+		}},
+	}
+}
+
+// SyncWorker works SyncArgs. A failed sync returns its error, so River retries it with
+// backoff; the source's tools are untouched by a failure.
+type SyncWorker struct {
+	river.WorkerDefaults[SyncArgs]
+	deps Deps
+}
+
+// DefaultSyncTimeout is used when Deps.SyncTimeout is not set.
+const DefaultSyncTimeout = time.Minute
+
+func (w *SyncWorker) syncTimeout() time.Duration {
+	if w.deps.SyncTimeout > 0 {
+		return w.deps.SyncTimeout
+	}
+	return DefaultSyncTimeout
+}
+
+// Timeout leaves the database work a minute beyond the listing's own bound.
+func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration {
+	return w.syncTimeout() + time.Minute
+}
+
+func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
+	_, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.syncTimeout())
+	var gone *SourceNotFoundError
+	var kind *NotMCPSourceError
+	if errors.As(err, &gone) || errors.As(err, &kind) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// SyncDueArgs enqueues a sync of every MCP source whose interval has elapsed since its
+// last sync attempt. It runs periodically.
+type SyncDueArgs struct{}
+
+func (SyncDueArgs) Kind() string { return "sync_due_sources" }
+
+func (SyncDueArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: 10 * time.Second}}
+}
+
+// SyncDueWorker works SyncDueArgs.
+type SyncDueWorker struct {
+	river.WorkerDefaults[SyncDueArgs]
+	deps Deps
+}
+
+func (w *SyncDueWorker) Work(ctx context.Context, _ *river.Job[SyncDueArgs]) error {
+	ids, err := db.New(w.deps.Pool).SourcesDueForSync(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: SyncArgs{SourceID: id}}
+	}
+	_, err = river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params)
+	return err
+}
+
+// syncDueEvery is how often the periodic job looks for sources due for a sync. The
+// smallest allowed source interval is 10s; 30s bounds the extra delay cheaply.
+const syncDueEvery = 30 * time.Second
+
+// SourceNotFoundError: the source to sync does not exist (any more).
+type SourceNotFoundError struct{ ID int64 }
+
+func (e *SourceNotFoundError) Error() string { return fmt.Sprintf("source %d not found", e.ID) }
+
+// NotMCPSourceError: only MCP sources are synced; catalog sources are pushed.
+type NotMCPSourceError struct {
+	Source string
+	Kind   string
+}
+
+func (e *NotMCPSourceError) Error() string {
+	return fmt.Sprintf("source %q is of kind %s; only mcp_stdio and mcp_http sources sync from a server", e.Source, e.Kind)
+}
+
+// Skipped is a tool a sync left out, with the reason.
+type Skipped struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// SyncReport is what one sync did.
+type SyncReport struct {
+	RunID   int64          `json:"run_id"`
+	Source  string         `json:"source"`
+	Result  catalog.Result `json:"result"`
+	Skipped []Skipped      `json:"skipped"`
+}
+
+// EnqueueSync queues a sync of the source; when one is already waiting or running, its id
+// is returned with duplicate set.
+func EnqueueSync(ctx context.Context, rc *river.Client[pgx.Tx], sourceID int64) (jobID int64, duplicate bool, err error) {
+	res, err := rc.Insert(ctx, SyncArgs{SourceID: sourceID}, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	return res.Job.ID, res.UniqueSkippedAsDuplicate, nil
+}
+
+// EnqueueSyncTx is EnqueueSync inside tx (the sync starts only if tx commits).
+func EnqueueSyncTx(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], sourceID int64) (int64, error) {
+	res, err := rc.InsertTx(ctx, tx, SyncArgs{SourceID: sourceID}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return res.Job.ID, nil
+}
+
+// SyncSource runs one sync of an MCP source (ScaleMCP Algorithm 1): it lists the server's
+// tools outside any transaction, within timeout, then applies the whole diff in one
+// transaction together with the follow-up jobs of the changed tools. Every attempt is
+// recorded as a sync run. An error leaves the source's tools as they were.
+func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], sourceID int64, timeout time.Duration) (SyncReport, error) {
+	q := db.New(pool)
+	rep := SyncReport{Skipped: []Skipped{}}
+	src, err := q.GetSourceByID(ctx, sourceID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rep, &SourceNotFoundError{ID: sourceID}
+	}
+	if err != nil {
+		return rep, err
+	}
+	rep.Source = src.Name
+	if src.Kind != mcpclient.KindStdio && src.Kind != mcpclient.KindHTTP {
+		return rep, &NotMCPSourceError{Source: src.Name, Kind: src.Kind}
+	}
+	if rep.RunID, err = q.StartSyncRun(ctx, src.ID); err != nil {
+		return rep, err
+	}
+	fail := func(err error) (SyncReport, error) {
+		msg := err.Error()
+		// The run is recorded even when ctx was cancelled (shutdown).
+		recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		skipped, _ := json.Marshal(rep.Skipped)
+		if ferr := q.FinishSyncRun(recCtx, db.FinishSyncRunParams{ID: rep.RunID, State: "failed", Skipped: skipped, Error: &msg}); ferr != nil {
+			return rep, errors.Join(err, fmt.Errorf("record failed sync: %w", ferr))
+		}
+		return rep, fmt.Errorf("sync %s: %w", src.Name, err)
+	}
+	var cfg mcpclient.Config
+	if err := json.Unmarshal(src.Config, &cfg); err != nil {
+		return fail(&mcpclient.ConfigError{Reason: err.Error()})
+	}
+	listed, err := mcpclient.List(ctx, src.Kind, cfg, timeout)
+	if err != nil {
+		return fail(err)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		res, err := catalog.Apply(ctx, tx, src, listed, catalog.ApplyOptions{Review: src.ReviewMode, Validate: true})
+		if err != nil {
+			return err
+		}
+		rep.Skipped = rep.Skipped[:0]
+		for _, bad := range res.Invalid {
+			rep.Skipped = append(rep.Skipped, Skipped{Name: bad.Name, Reason: bad.Reason})
+		}
+		skipped, err := json.Marshal(rep.Skipped)
+		if err != nil {
+			return err
+		}
+		if err := enqueueChanged(ctx, tx, rc, res.Changed); err != nil {
+			return err
+		}
+		rep.Result = res
+		return db.New(tx).FinishSyncRun(ctx, db.FinishSyncRunParams{
+			ID: rep.RunID, State: "succeeded", Created: int32(res.Created), Updated: int32(res.Updated),
+			Deleted: int32(res.Deleted), Unchanged: int32(res.Unchanged), Pending: int32(res.Pending), Skipped: skipped,
+		})
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return rep, nil
+}
