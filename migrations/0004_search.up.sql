@@ -270,8 +270,8 @@ GROUP BY query;
 CREATE VIEW search_tool_popularity AS
 WITH returned AS (
     SELECT r.value ->> 'name' AS tool_name, count(*) AS returned,
-           count(*) FILTER (WHERE r.ordinality = 1) AS returned_first
-    FROM search_log l, jsonb_array_elements(l.results) WITH ORDINALITY r
+           count(*) FILTER (WHERE r.pos = 1) AS returned_first
+    FROM search_log l, jsonb_array_elements(l.results) WITH ORDINALITY AS r (value, pos)
     GROUP BY 1
 ), called AS (
     SELECT tool_name, count(*) AS called, count(*) FILTER (WHERE success) AS succeeded
@@ -286,7 +286,7 @@ FROM returned r FULL JOIN called c ON c.tool_name = r.tool_name;
 CREATE VIEW search_used_rank AS
 SELECT f.search_id, l.created_at, coalesce(l.profile, '(active)') AS profile, l.mode, l.k,
        f.tool_name, f.success,
-       (SELECT r.ordinality FROM jsonb_array_elements(l.results) WITH ORDINALITY r
+       (SELECT r.pos FROM jsonb_array_elements(l.results) WITH ORDINALITY AS r (value, pos)
         WHERE r.value ->> 'name' = f.tool_name) AS rank
 FROM search_feedback f
 JOIN search_log l ON l.id = f.search_id;

@@ -1,0 +1,171 @@
+-- name: Search :many
+-- The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
+-- cosine branch, reciprocal rank fusion over both branches and every query variant, exact
+-- tool-name matches first, and the retrieval log row. Run it in a transaction that has set
+-- hnsw.iterative_scan = relaxed_order and hnsw.ef_search with set_config(..., true).
+--
+--   src      the source ids the request may see: the request's `sources` filter intersected
+--            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
+--   corpus   N and the average document length of the lexical index.
+--   qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
+--   terms    their document frequency and BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
+--   cands    the bounded work of the lexical branch: per query term only the top `postings`
+--            postings by precomputed impact (index search_postings_impact), of allowed sources.
+--   lex      exact Okapi BM25 of those candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl))
+--            over the query terms (tf from the primary key), tags filter, ranked per variant.
+--   pset     the vector set of the requested profile, or of the active one.
+--   vec      per query vector, HNSW cosine KNN over that set joined to the searchable tools of
+--            allowed sources and tags (iterative scans keep filling up to `cand` rows), ranked.
+--   qnames   every contiguous run of up to 12 words of the query and its variants (name keys).
+--   named    searchable tools whose namespaced or original name equals one of those runs.
+--   fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch.
+--   ranked   the top k: name matches first (longest match first), then by fused score; joined
+--            to tools, enabled, approved and of an allowed source (checked again, cheaply).
+--   log      the search_log row, with results, result count, top score and timings.
+-- The final SELECT returns one row per result, or one row with NULL result columns when
+-- nothing matched, every row carrying the search id.
+WITH src AS MATERIALIZED (
+    SELECT s.id FROM sources s
+    WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
+      AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]))
+), corpus AS (
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
+    FROM search_corpus c
+), qterms AS (
+    SELECT DISTINCT v.ord AS variant, u.lexeme
+    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
+         unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
+), terms AS MATERIALIZED (
+    SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+    FROM qterms q
+    JOIN search_lexemes l ON l.lexeme = q.lexeme
+    CROSS JOIN corpus c
+), cands AS (
+    SELECT DISTINCT t.variant, p.tool_id
+    FROM terms t
+    CROSS JOIN LATERAL (
+        SELECT sp.tool_id FROM search_postings sp
+        WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
+        ORDER BY sp.impact DESC
+        LIMIT sqlc.arg(postings)::int
+    ) p
+), lex AS (
+    SELECT s.variant, s.tool_id, s.score,
+           row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
+    FROM (
+        SELECT c.variant, c.tool_id,
+               sum(t.idf * sp.tf * (sqlc.arg(k1)::float8 + 1)
+                   / (sp.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
+                                                      + sqlc.arg(b)::float8 * d.doc_len / co.avgdl))) AS score
+        FROM cands c
+        JOIN search_docs d ON d.tool_id = c.tool_id
+        JOIN terms t ON t.variant = c.variant
+        JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
+        CROSS JOIN corpus co
+        WHERE sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[]
+        GROUP BY c.variant, c.tool_id
+    ) s
+), pset AS (
+    SELECT wp.current_set FROM weight_profiles wp
+    WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
+), vec AS (
+    SELECT q.ord AS variant, n.tool_id,
+           row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
+    FROM unnest(sqlc.arg(vecs)::text[]) WITH ORDINALITY AS q (v, ord)
+    CROSS JOIN LATERAL (
+        SELECT tv.tool_id, tv.embedding <=> q.v::vector AS dist
+        FROM tool_vectors tv
+        JOIN search_docs d ON d.tool_id = tv.tool_id
+        WHERE tv.set_id = (SELECT current_set FROM pset)
+          AND d.source_id IN (SELECT id FROM src)
+          AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+        ORDER BY tv.embedding <=> q.v::vector
+        LIMIT sqlc.arg(cand)::int
+    ) n
+), qnames AS (
+    SELECT DISTINCT array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
+    FROM (SELECT string_to_array(toolgate_name_key(nt), ' ') AS tok
+          FROM unnest(sqlc.arg(name_texts)::text[]) AS nt) x,
+         generate_series(1, cardinality(x.tok)) AS i,
+         generate_series(i, least(cardinality(x.tok), i + 11)) AS j
+), named AS (
+    SELECT d.tool_id, (SELECT max(q.len) FROM qnames q WHERE q.key = ANY (d.name_keys)) AS len
+    FROM search_docs d
+    WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
+      AND d.source_id IN (SELECT id FROM src)
+      AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+), fused AS (
+    SELECT u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank
+    FROM (
+        SELECT l.tool_id, sqlc.arg(w_lex)::float8 / (sqlc.arg(k_rrf)::float8 + l.rank) AS w,
+               l.rank AS lrank, NULL::bigint AS vrank
+        FROM lex l WHERE l.rank <= sqlc.arg(cand)::int
+        UNION ALL
+        SELECT v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank
+        FROM vec v
+        UNION ALL
+        SELECT nm.tool_id, 0, NULL, NULL FROM named nm
+    ) u
+    GROUP BY u.tool_id
+), ranked AS (
+    SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, nm.len AS name_match,
+           t.name, t.original_name, s.name AS source, t.title, t.description,
+           t.input_schema, t.output_schema, t.annotations,
+           row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, t.name) AS pos
+    FROM fused f
+    JOIN tools t ON t.id = f.tool_id
+    JOIN sources s ON s.id = t.source_id
+    LEFT JOIN named nm ON nm.tool_id = f.tool_id
+    WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
+    ORDER BY pos
+    LIMIT sqlc.arg(k)::int
+), log AS (
+    INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
+                            result_count, top_score, latency_ms, timings, caller, session_id)
+    SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
+           sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
+           coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
+                                                         'lexical_rank', r.lexical_rank,
+                                                         'vector_rank', r.vector_rank,
+                                                         'name_match', r.name_match IS NOT NULL)
+                                      ORDER BY r.pos) FROM ranked r), '[]'::jsonb),
+           (SELECT count(*) FROM ranked),
+           (SELECT max(r.score) FROM ranked r),
+           sqlc.arg(embed_ms)::float8
+               + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
+           jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
+                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000),
+           sqlc.narg(caller)::text, sqlc.narg(session_id)::text
+    RETURNING id
+)
+-- pos, ranks and name_match are 0 when absent (no result, or not ranked by that branch).
+SELECT log.id AS search_id, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
+       coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
+       coalesce(r.name_match, 0)::int AS name_match,
+       r.name, r.original_name, r.source, r.title, r.description,
+       r.input_schema, r.output_schema, r.annotations
+FROM log
+LEFT JOIN ranked r ON true
+ORDER BY r.pos;
+
+-- name: SearchSetConfig :exec
+-- Per-transaction HNSW settings for Search (never session-wide: pooled connections keep
+-- session settings and cached plans).
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       set_config('hnsw.ef_search', sqlc.arg(ef_search)::text, true);
+
+-- name: SearchKnownSources :many
+-- The names among $1 that exist and that the caller may see (allowed NULL = every source).
+SELECT name FROM sources
+WHERE name = ANY (sqlc.arg(names)::text[])
+  AND (sqlc.narg(allowed)::text[] IS NULL OR name = ANY (sqlc.narg(allowed)::text[]));
+
+-- name: SearchProfileExists :one
+SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1);
+
+-- name: SearchLogExists :one
+SELECT EXISTS (SELECT 1 FROM search_log WHERE id = $1);
+
+-- name: InsertSearchFeedback :execrows
+INSERT INTO search_feedback (search_id, tool_name, success)
+SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[]);
