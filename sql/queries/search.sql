@@ -2,7 +2,8 @@
 -- The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
 -- cosine branch, reciprocal rank fusion over both branches and every query variant, exact
 -- tool-name matches first, and the retrieval log row. Run it in a transaction that has set
--- hnsw.iterative_scan = relaxed_order and hnsw.ef_search with set_config(..., true).
+-- jit = off, hnsw.iterative_scan = relaxed_order and hnsw.ef_search with set_config(..., true)
+-- (query SearchSetConfig).
 --
 --   src      the source ids the request may see: the request's `sources` filter intersected
 --            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
@@ -149,9 +150,12 @@ LEFT JOIN ranked r ON true
 ORDER BY r.pos;
 
 -- name: SearchSetConfig :exec
--- Per-transaction HNSW settings for Search (never session-wide: pooled connections keep
--- session settings and cached plans).
-SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+-- Per-transaction settings for Search (never session-wide: pooled connections keep session
+-- settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
+-- joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
+-- for a query that runs in milliseconds.
+SELECT set_config('jit', 'off', true),
+       set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', sqlc.arg(ef_search)::text, true);
 
 -- name: SearchKnownSources :many
