@@ -86,7 +86,7 @@ type tool struct {
 var catalog = []tool{
 	{source: "acme", name: "get_stock_price", desc: "Get the latest stock price for a ticker symbol",
 		schema: `{"type":"object","properties":{"ticker":{"type":"string","description":"Ticker symbol"}}}`,
-		tags: "finance, stocks", questions: []string{"how much is Apple trading at"}},
+		tags:   "finance, stocks", questions: []string{"how much is Apple trading at"}},
 	{source: "acme", name: "get_exchange_rate", desc: "Convert an amount between two currencies at the current exchange rate",
 		schema: `{"type":"object","properties":{"from":{"type":"string"},"to":{"type":"string"}}}`, tags: "finance"},
 	{source: "acme", name: "stock_news", desc: "Latest news articles about a company and its stock"},
@@ -209,3 +209,5 @@ func mustJSON(t *testing.T, raw json.RawMessage) map[string]any {
 	}
 	return m
 }
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

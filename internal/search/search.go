@@ -93,6 +93,9 @@ type Result struct {
 	// Ranks in each branch (best over the query variants); nil when the branch missed it.
 	LexicalRank *int `json:"lexical_rank"`
 	VectorRank  *int `json:"vector_rank"`
+	// BM25 is the tool's best Okapi BM25 score over the query variants (0 when the lexical
+	// branch missed it).
+	BM25 float64 `json:"bm25"`
 	// NameMatch is true when the tool's name matched the query, which puts it first.
 	NameMatch bool            `json:"name_match"`
 	Tool      json.RawMessage `json:"tool"`
@@ -287,7 +290,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		resp.Results = append(resp.Results, Result{
 			Name: *row.Name, Source: deref(row.Source), Score: row.Score,
 			LexicalRank: rank(row.LexicalRank), VectorRank: rank(row.VectorRank),
-			NameMatch: row.NameMatch > 0, Tool: tool,
+			BM25: row.Bm25, NameMatch: row.NameMatch > 0, Tool: tool,
 		})
 	}
 	return resp, nil

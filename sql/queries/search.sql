@@ -19,7 +19,8 @@
 --            allowed sources and tags (iterative scans keep filling up to `cand` rows), ranked.
 --   qnames   every contiguous run of up to 12 words of the query and its variants (name keys).
 --   named    searchable tools whose namespaced or original name equals one of those runs.
---   fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch.
+--   fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
+--            best BM25 score over the variants.
 --   ranked   the top k: name matches first (longest match first), then by fused score; joined
 --            to tools, enabled, approved and of an allowed source (checked again, cheaply).
 --   log      the search_log row, with results, result count, top score and timings.
@@ -96,20 +97,21 @@ WITH src AS MATERIALIZED (
       AND d.source_id IN (SELECT id FROM src)
       AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
 ), fused AS (
-    SELECT u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank
+    SELECT u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
+           max(u.bm25) AS bm25
     FROM (
         SELECT l.tool_id, sqlc.arg(w_lex)::float8 / (sqlc.arg(k_rrf)::float8 + l.rank) AS w,
-               l.rank AS lrank, NULL::bigint AS vrank
+               l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
         FROM lex l WHERE l.rank <= sqlc.arg(cand)::int
         UNION ALL
-        SELECT v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank
+        SELECT v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank, NULL
         FROM vec v
         UNION ALL
-        SELECT nm.tool_id, 0, NULL, NULL FROM named nm
+        SELECT nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
     GROUP BY u.tool_id
 ), ranked AS (
-    SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, nm.len AS name_match,
+    SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations,
            row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, t.name) AS pos
@@ -139,10 +141,10 @@ WITH src AS MATERIALIZED (
            sqlc.narg(caller)::text, sqlc.narg(session_id)::text
     RETURNING id
 )
--- pos, ranks and name_match are 0 when absent (no result, or not ranked by that branch).
+-- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
 SELECT log.id AS search_id, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
-       coalesce(r.name_match, 0)::int AS name_match,
+       coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations
 FROM log
