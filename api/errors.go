@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -46,6 +47,10 @@ func toAPIError(err error) *Error {
 		parseErr *catalog.ParseError
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
+		// search
+		searchInvalid  *search.InvalidRequestError
+		searchUnknown  *search.UnknownError
+		searchNotFound *search.NotFoundError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -56,6 +61,14 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: kindErr.Error()}
 	case errors.As(err, &toolErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_tool", Message: toolErr.Error()}
+	case errors.As(err, &searchInvalid):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: searchInvalid.Error()}
+	case errors.As(err, &searchUnknown):
+		return &Error{Status: http.StatusBadRequest, Code: "unknown_" + searchUnknown.Kind, Message: searchUnknown.Error()}
+	case errors.As(err, &searchNotFound):
+		return notFound("%s", searchNotFound.Error())
+	case errors.Is(err, search.ErrNoEmbedder):
+		return &Error{Status: http.StatusBadRequest, Code: "no_embedder", Message: err.Error()}
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound("not found")
 	case postgres.IsUnavailable(err):

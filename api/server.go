@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // Deps is what the handlers use.
@@ -22,6 +23,7 @@ type Deps struct {
 	Pool   *pgxpool.Pool
 	River  *river.Client[pgx.Tx]
 	Logger *slog.Logger
+	Search *search.Service // POST /search; nil answers 500
 }
 
 // Server holds the handlers' dependencies.
@@ -50,6 +52,7 @@ func New(deps Deps) *echo.Echo {
 
 	v1 := e.Group("/v1")
 	s.registerSources(v1)
+	s.registerSearch(e)
 	return e
 }
 

@@ -66,7 +66,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			return fmt.Errorf("start workers: %w", err)
 		}
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log}
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, Search: newSearch(env, pool)}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

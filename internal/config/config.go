@@ -35,6 +35,15 @@ type Config struct {
 	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
+	// Search tuning (see docs/search.md).
+	SearchK1            float64 // TOOLGATE_SEARCH_BM25_K1
+	SearchB             float64 // TOOLGATE_SEARCH_BM25_B
+	SearchKRRF          float64 // TOOLGATE_SEARCH_RRF_K
+	SearchWeightLexical float64 // TOOLGATE_SEARCH_WEIGHT_LEXICAL
+	SearchWeightVector  float64 // TOOLGATE_SEARCH_WEIGHT_VECTOR
+	SearchEfSearch      int     // TOOLGATE_SEARCH_EF_SEARCH
+	SearchCandidates    int     // TOOLGATE_SEARCH_CANDIDATES
+	SearchPostings      int     // TOOLGATE_SEARCH_POSTINGS
 }
 
 // Error is a setting that cannot be used.
@@ -60,6 +69,15 @@ func Load(getenv func(string) string) (Config, error) {
 		Workers:         r.integer("TOOLGATE_WORKERS", 10, 1, 1000),
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
+
+		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", 1.2, 0, 10),
+		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", 0.75, 0, 1),
+		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", 60, 0, 10000),
+		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1, 0, 100),
+		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", 1, 0, 100),
+		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 100, 10, 1000),
+		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 50, 1, 1000),
+		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 200, 1, 100000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
