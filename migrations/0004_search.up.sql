@@ -48,15 +48,18 @@ CREATE INDEX search_docs_tags ON search_docs USING gin (tags);
 -- term weight with the default k1 = 1.2, b = 0.75 and the average length at write time. The
 -- impact only chooses the bounded candidate set of a query term (the top postings by impact);
 -- candidates are then scored exactly with the request's k1 and b.
+-- Both indexes carry tf and the document length so the search reads postings with
+-- index-only scans.
 CREATE TABLE search_postings (
     lexeme    text NOT NULL,
     tool_id   bigint NOT NULL,
     source_id bigint NOT NULL,
     tf        real NOT NULL,
+    doc_len   real NOT NULL,
     impact    real NOT NULL,
-    PRIMARY KEY (lexeme, tool_id)
+    PRIMARY KEY (lexeme, tool_id) INCLUDE (tf, doc_len)
 );
-CREATE INDEX search_postings_impact ON search_postings (lexeme, impact DESC) INCLUDE (tool_id, source_id);
+CREATE INDEX search_postings_impact ON search_postings (lexeme, impact DESC) INCLUDE (tool_id, source_id, tf, doc_len);
 CREATE INDEX search_postings_tool ON search_postings (tool_id);
 
 -- Document frequency per lexeme.
@@ -147,8 +150,8 @@ BEGIN
             FROM search_docs WHERE tool_id = ANY (ids)) s;
     SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
 
-    INSERT INTO search_postings (lexeme, tool_id, source_id, tf, impact)
-    SELECT p.lexeme, p.tool_id, p.source_id, p.tf,
+    INSERT INTO search_postings (lexeme, tool_id, source_id, tf, doc_len, impact)
+    SELECT p.lexeme, p.tool_id, p.source_id, p.tf, p.doc_len,
            p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.doc_len / greatest(avgdl, 1e-9)))
     FROM (
         SELECT u.lexeme, d.tool_id, d.source_id, d.doc_len,

@@ -105,6 +105,7 @@ type SearchPosting struct {
 	ToolID   int64   `json:"tool_id"`
 	SourceID int64   `json:"source_id"`
 	Tf       float32 `json:"tf"`
+	DocLen   float32 `json:"doc_len"`
 	Impact   float32 `json:"impact"`
 }
 

@@ -10,10 +10,15 @@
 --   corpus   N and the average document length of the lexical index.
 --   qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 --   terms    their document frequency and BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
---   cands    the bounded work of the lexical branch: per query term only the top `postings`
---            postings by precomputed impact (index search_postings_impact), of allowed sources.
---   lex      exact Okapi BM25 of those candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl))
---            over the query terms (tf from the primary key), tags filter, ranked per variant.
+--   fetched  the bounded work of the lexical branch: per query term only the top `postings`
+--            postings by precomputed impact (index-only scan of search_postings_impact), of
+--            allowed sources.
+--   cands    the tools fetched for any term of a variant.
+--   matches  (variant, tool, term) with tf and document length: a term with df <= `postings`
+--            had all its postings fetched; a term with more is looked up by primary key for
+--            every candidate (index-only), so candidates are scored exactly.
+--   lex      Okapi BM25 of the candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
+--            filter, ranked per variant.
 --   pset     the vector set of the requested profile, or of the active one.
 --   vec      per query vector, HNSW cosine KNN over that set joined to the searchable tools of
 --            allowed sources and tags (iterative scans keep filling up to `cand` rows), ranked.
@@ -21,8 +26,9 @@
 --   named    searchable tools whose namespaced or original name equals one of those runs.
 --   fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
 --            best BM25 score over the variants.
---   ranked   the top k: name matches first (longest match first), then by fused score; joined
---            to tools, enabled, approved and of an allowed source (checked again, cheaply).
+--   top      the top k: name matches first (longest match first), then by fused score.
+--   ranked   those joined to tools, enabled, approved and of an allowed source (checked
+--            again, cheaply: the lexical index only holds searchable tools).
 --   log      the search_log row, with results, result count, top score and timings.
 -- The final SELECT returns one row per result, or one row with NULL result columns when
 -- nothing matched, every row carrying the search id.
@@ -38,34 +44,43 @@ WITH src AS MATERIALIZED (
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
          unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
 ), terms AS MATERIALIZED (
-    SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+    SELECT q.variant, q.lexeme, l.df, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
     FROM qterms q
     JOIN search_lexemes l ON l.lexeme = q.lexeme
     CROSS JOIN corpus c
-), cands AS (
-    SELECT DISTINCT t.variant, p.tool_id
+), fetched AS MATERIALIZED (
+    SELECT t.variant, t.lexeme, t.df, t.idf, p.tool_id, p.tf, p.doc_len
     FROM terms t
     CROSS JOIN LATERAL (
-        SELECT sp.tool_id FROM search_postings sp
+        SELECT sp.tool_id, sp.tf, sp.doc_len FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
         LIMIT sqlc.arg(postings)::int
     ) p
+), cands AS (
+    SELECT DISTINCT f.variant, f.tool_id FROM fetched f
+), matches AS (
+    SELECT f.variant, f.tool_id, f.idf, f.tf, f.doc_len
+    FROM fetched f
+    WHERE f.df <= sqlc.arg(postings)::int
+    UNION ALL
+    SELECT c.variant, c.tool_id, t.idf, sp.tf, sp.doc_len
+    FROM cands c
+    JOIN terms t ON t.variant = c.variant AND t.df > sqlc.arg(postings)::int
+    JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
 ), lex AS (
     SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
-        SELECT c.variant, c.tool_id,
-               sum(t.idf * sp.tf * (sqlc.arg(k1)::float8 + 1)
-                   / (sp.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
-                                                      + sqlc.arg(b)::float8 * d.doc_len / co.avgdl))) AS score
-        FROM cands c
-        JOIN search_docs d ON d.tool_id = c.tool_id
-        JOIN terms t ON t.variant = c.variant
-        JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
+        SELECT m.variant, m.tool_id,
+               sum(m.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
+                   / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
+                                                     + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS score
+        FROM matches m
         CROSS JOIN corpus co
-        WHERE sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[]
-        GROUP BY c.variant, c.tool_id
+        WHERE sqlc.narg(tags)::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = m.tool_id AND d.tags && sqlc.narg(tags)::text[])
+        GROUP BY m.variant, m.tool_id
     ) s
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
@@ -110,18 +125,21 @@ WITH src AS MATERIALIZED (
         SELECT nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
     GROUP BY u.tool_id
-), ranked AS (
+), top AS (
     SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
-           t.name, t.original_name, s.name AS source, t.title, t.description,
-           t.input_schema, t.output_schema, t.annotations,
-           row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, t.name) AS pos
+           row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
     FROM fused f
-    JOIN tools t ON t.id = f.tool_id
-    JOIN sources s ON s.id = t.source_id
     LEFT JOIN named nm ON nm.tool_id = f.tool_id
-    WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
     ORDER BY pos
     LIMIT sqlc.arg(k)::int
+), ranked AS (
+    SELECT tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+           t.name, t.original_name, s.name AS source, t.title, t.description,
+           t.input_schema, t.output_schema, t.annotations
+    FROM top tp
+    JOIN tools t ON t.id = tp.tool_id
+    JOIN sources s ON s.id = t.source_id
+    WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
 ), log AS (
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, session_id)
