@@ -63,11 +63,11 @@ type Settings struct {
 	Postings      int     // per query term, the top postings by impact the lexical branch scores
 }
 
-// DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 100,
-// 50 candidates per branch, 200 postings per query term.
+// DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 64,
+// 50 candidates per branch, 100 postings per query term.
 func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
-		EfSearch: 100, Candidates: 50, Postings: 200}
+		EfSearch: 64, Candidates: 50, Postings: 100}
 }
 
 // Request is one search.
