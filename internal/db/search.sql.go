@@ -364,6 +364,7 @@ func (q *Queries) SearchProfileExists(ctx context.Context, name string) (bool, e
 
 const searchSetConfig = `-- name: SearchSetConfig :exec
 SELECT set_config('jit', 'off', true),
+       set_config('synchronous_commit', 'off', true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', $1::text, true)
 `
@@ -372,6 +373,10 @@ SELECT set_config('jit', 'off', true),
 // settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
 // joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
 // for a query that runs in milliseconds.
+//
+// synchronous_commit is off for this transaction: its only write is the retrieval log row,
+// which a crash may lose if it came within the last wal_writer_delay (3 × 200 ms at most);
+// the search never waits for a WAL flush.
 func (q *Queries) SearchSetConfig(ctx context.Context, efSearch string) error {
 	_, err := q.db.Exec(ctx, searchSetConfig, efSearch)
 	return err

@@ -174,7 +174,12 @@ ORDER BY r.pos;
 -- settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
 -- joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
 -- for a query that runs in milliseconds.
+--
+-- synchronous_commit is off for this transaction: its only write is the retrieval log row,
+-- which a crash may lose if it came within the last wal_writer_delay (3 × 200 ms at most);
+-- the search never waits for a WAL flush.
 SELECT set_config('jit', 'off', true),
+       set_config('synchronous_commit', 'off', true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', sqlc.arg(ef_search)::text, true);
 
