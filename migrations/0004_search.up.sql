@@ -239,6 +239,9 @@ CREATE TRIGGER tool_components_lexical_delete AFTER DELETE ON tool_components
 -- ---------------------------------------------------------------------------------------
 -- Analytics over the retrieval log (see docs/analytics.md).
 
+-- search_log.results holds, per returned tool in rank order,
+-- {"name","score","lexical_rank","vector_rank","bm25","name_match"}.
+
 -- Searches per day with latency percentiles (latency_ms: embedding + database time).
 CREATE VIEW search_daily AS
 SELECT date_trunc('day', created_at)::date AS day,
@@ -259,15 +262,19 @@ FROM search_log
 WHERE result_count = 0
 GROUP BY query;
 
--- Queries whose best result is weak: its fused score is below what a tool ranked first by
--- one branch alone gets with the default k_rrf (1/61 ~ 0.0164), i.e. no tool is ranked
--- first by one branch and found by the other.
+-- Searches whose best result is weak: in hybrid mode the top tool was found by one branch
+-- only (the branches disagree: its fused score is at most 1/(k_rrf+1) with the default
+-- k_rrf 60 and weights 1), or the top tool's BM25 score is below 1 (a weak keyword match).
 CREATE VIEW search_low_score_queries AS
-SELECT query, count(*) AS searches, round(min(top_score)::numeric, 5) AS min_top_score,
-       round(avg(top_score)::numeric, 5) AS avg_top_score, max(created_at) AS last_seen
+SELECT query, mode, count(*) AS searches,
+       round(min(top_score)::numeric, 5) AS min_top_score,
+       round(min((results -> 0 ->> 'bm25')::numeric), 3) AS min_top_bm25,
+       max(created_at) AS last_seen
 FROM search_log
-WHERE result_count > 0 AND top_score < 1.0 / 61
-GROUP BY query;
+WHERE result_count > 0
+  AND ((mode = 'hybrid' AND top_score <= 1.0 / 61 + 1e-9)
+       OR (mode <> 'vector' AND coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1.0))
+GROUP BY query, mode;
 
 -- Per tool: how often it was returned, returned first, and called after a search.
 CREATE VIEW search_tool_popularity AS

@@ -94,9 +94,10 @@ type SearchLog struct {
 
 type SearchLowScoreQuery struct {
 	Query       string         `json:"query"`
+	Mode        string         `json:"mode"`
 	Searches    int64          `json:"searches"`
 	MinTopScore pgtype.Numeric `json:"min_top_score"`
-	AvgTopScore pgtype.Numeric `json:"avg_top_score"`
+	MinTopBm25  pgtype.Numeric `json:"min_top_bm25"`
 	LastSeen    interface{}    `json:"last_seen"`
 }
 

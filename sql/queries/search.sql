@@ -148,6 +148,7 @@ WITH src AS MATERIALIZED (
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
+                                                         'bm25', r.bm25,
                                                          'name_match', r.name_match IS NOT NULL)
                                       ORDER BY r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
