@@ -33,6 +33,7 @@ import (
 // (benchDims dimensions), so vectors cluster like their texts do. It reports p50/p95/p99
 // latency and throughput with 8 concurrent clients for hybrid k=10 search, lexical search
 // of very common words, and the bare pgvector KNN query on the same vectors (the floor).
+// TOOLGATE_BENCH_CLIENTS changes the number of concurrent clients.
 
 const benchDims = 256
 
@@ -202,10 +203,17 @@ func benchQueries(rng *rand.Rand) []string {
 	return qs
 }
 
-// runConcurrent runs b.N calls of op from 8 clients and reports latency percentiles and
-// throughput.
+// runConcurrent runs b.N calls of op from TOOLGATE_BENCH_CLIENTS clients (default 8) and
+// reports latency percentiles and throughput.
 func runConcurrent(b *testing.B, op func(i int) error) {
-	const clients = 8
+	clients := 8
+	if s := os.Getenv("TOOLGATE_BENCH_CLIENTS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("TOOLGATE_BENCH_CLIENTS=%q: want a positive integer", s)
+		}
+		clients = n
+	}
 	lat := make([]time.Duration, b.N)
 	var next int64
 	var mu sync.Mutex
