@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/search"
@@ -209,5 +210,49 @@ func TestLexicalIndexFollowsChanges(t *testing.T) {
 	resp = mustSearch(t, context.Background(), s, search.Request{Query: "apple trading", Mode: search.ModeLexical})
 	if len(resp.Results) != 0 {
 		t.Errorf("old question still found: %v", names(resp))
+	}
+}
+
+// Concurrent writers of different tools update the shared statistics rows without deadlock
+// and leave the index equal to a full rebuild.
+func TestLexicalIndexConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	pool, ids := setup(t)
+	var toolIDs []int64
+	for _, id := range ids {
+		toolIDs = append(toolIDs, id)
+	}
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		go func() {
+			var err error
+			for i := 0; i < 15 && err == nil; i++ {
+				a, b := toolIDs[(w+i)%len(toolIDs)], toolIDs[(w*3+i+1)%len(toolIDs)]
+				err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, `UPDATE tools SET description = description || ' w' || $2::int WHERE id = $1`, a, w); err != nil {
+						return err
+					}
+					_, err := tx.Exec(ctx, `INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash)
+						VALUES ($1, 'topics', $2, 'topic ' || $3::int, 'h')
+						ON CONFLICT (tool_id, kind, ordinal) DO UPDATE SET text = EXCLUDED.text`, b, w, i)
+					return err
+				})
+			}
+			errs <- err
+		}()
+	}
+	for w := 0; w < 8; w++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("writer: %v", err)
+		}
+	}
+	got := snapshot(t, pool)
+	exec(t, pool, `SELECT toolgate_search_reindex()`)
+	want := snapshot(t, pool)
+	for k := range want {
+		if got[k] != want[k] {
+			t.Errorf("%s differs from a full rebuild after concurrent writes", k)
+		}
 	}
 }
