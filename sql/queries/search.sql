@@ -92,10 +92,12 @@ WITH src AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT tv.tool_id, tv.embedding <=> q.v::vector AS dist
         FROM tool_vectors tv
-        JOIN search_docs d ON d.tool_id = tv.tool_id
         WHERE tv.set_id = (SELECT current_set FROM pset)
-          AND d.source_id IN (SELECT id FROM src)
-          AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+          -- a correlated filter, not a join: the planner cannot start from search_docs and
+          -- must walk the HNSW index (NULL for a tool that is not searchable)
+          AND (SELECT d.source_id IN (SELECT id FROM src)
+                      AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+               FROM search_docs d WHERE d.tool_id = tv.tool_id)
         ORDER BY tv.embedding <=> q.v::vector
         LIMIT sqlc.arg(cand)::int
     ) n
@@ -174,12 +176,16 @@ ORDER BY r.pos;
 -- Per-transaction settings for Search (never session-wide: pooled connections keep session
 -- settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
 -- joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
--- for a query that runs in milliseconds.
+-- for a query that runs in milliseconds. plan_cache_mode = force_generic_plan: re-planning
+-- this 17-CTE statement on every execution (custom plans) cost as much as running it; the
+-- generic plan is written to be good for every parameter value (the vector branch filters
+-- with a correlated subquery so that it always walks the HNSW index).
 --
 -- synchronous_commit is off for this transaction: its only write is the retrieval log row,
 -- which a crash may lose if it came within the last wal_writer_delay (3 × 200 ms at most);
 -- the search never waits for a WAL flush.
 SELECT set_config('jit', 'off', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true),
        set_config('synchronous_commit', 'off', true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', sqlc.arg(ef_search)::text, true);
