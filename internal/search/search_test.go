@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -173,9 +177,20 @@ func TestVectorFilterFillsK(t *testing.T) {
 		            ELSE (SELECT array_agg(CASE WHEN i = 9 THEN 1 ELSE (random() * 0.1 + t.id * 0)::real END) FROM generate_series(1, 32) i) END::vector
 		FROM tools t JOIN sources s ON s.id = t.source_id, weight_profiles w
 		WHERE s.name IN ('big', 'small') AND w.is_active`)
+	// On so small a table the planner would rather sort every vector than use the index:
+	// make it use the HNSW index, as it does on real catalogs.
+	cfg := pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	cfg.ConnConfig.RuntimeParams["enable_sort"] = "off"
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error { return pgxvec.RegisterTypes(ctx, c) }
+	indexed, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer indexed.Close()
 	st := search.DefaultSettings()
 	st.EfSearch = 40
-	s := search.New(pool, testEmbedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := search.New(indexed, testEmbedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	resp := mustSearch(t, context.Background(), s, search.Request{Query: "acme filler vec", Mode: search.ModeVector, K: 10, Sources: []string{"small"}})
 	if len(resp.Results) != 10 {
 		t.Fatalf("got %d results, want 10: %v", len(resp.Results), names(resp))
