@@ -217,9 +217,9 @@ type SearchRow struct {
 
 // The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
 // cosine branch, reciprocal rank fusion over both branches and every query variant, exact
-// tool-name matches first, and the retrieval log row. Run it in a transaction that has set
-// jit = off, hnsw.iterative_scan = relaxed_order and hnsw.ef_search with set_config(..., true)
-// (query SearchSetConfig).
+// tool-name matches first, and the retrieval log row. Run it in a transaction prepared by
+// SearchSetConfig (jit, plan cache mode, synchronous_commit, HNSW iterative scans and
+// ef_search, all set with set_config(..., true)).
 //
 //	src      the source ids the request may see: the request's `sources` filter intersected
 //	         with the caller's allowed sources (NULL = no restriction). Every branch reads it.
@@ -236,8 +236,9 @@ type SearchRow struct {
 //	lex      Okapi BM25 of the candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
 //	         filter, ranked per variant.
 //	pset     the vector set of the requested profile, or of the active one.
-//	vec      per query vector, HNSW cosine KNN over that set joined to the searchable tools of
-//	         allowed sources and tags (iterative scans keep filling up to `cand` rows), ranked.
+//	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
+//	         allowed sources and tags (a correlated filter on the index scan; iterative scans
+//	         keep going until `cand` rows passed it), ranked by distance.
 //	qnames   every contiguous run of up to 12 words of the query and its variants (name keys).
 //	named    searchable tools whose namespaced or original name equals one of those runs.
 //	fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
@@ -247,8 +248,8 @@ type SearchRow struct {
 //	         again, cheaply: the lexical index only holds searchable tools).
 //	log      the search_log row, with results, result count, top score and timings.
 //
-// The final SELECT returns one row per result, or one row with NULL result columns when
-// nothing matched, every row carrying the search id.
+// The final SELECT returns one row per result, or, when nothing matched, one row whose
+// result columns are NULL or 0, every row carrying the search id.
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
 	rows, err := q.db.Query(ctx, search,
