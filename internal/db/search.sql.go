@@ -8,6 +8,8 @@ package db
 import (
 	"context"
 	"encoding/json"
+
+	pgvector "github.com/pgvector/pgvector-go"
 )
 
 const insertSearchFeedback = `-- name: InsertSearchFeedback :execrows
@@ -86,9 +88,9 @@ WITH src AS MATERIALIZED (
 ), vec AS (
     SELECT q.ord AS variant, n.tool_id,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($9::text[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest($9::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
-        SELECT tv.tool_id, tv.embedding <=> q.v::vector AS dist
+        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
         WHERE tv.set_id = (SELECT current_set FROM pset)
           -- a correlated filter, not a join: the planner cannot start from search_docs and
@@ -96,7 +98,7 @@ WITH src AS MATERIALIZED (
           AND (SELECT d.source_id IN (SELECT id FROM src)
                       AND ($7::text[] IS NULL OR d.tags && $7::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
-        ORDER BY tv.embedding <=> q.v::vector
+        ORDER BY tv.embedding <=> q.v
         LIMIT $10::int
     ) n
 ), qnames AS (
@@ -171,30 +173,30 @@ ORDER BY r.pos
 `
 
 type SearchParams struct {
-	Sources   []string        `json:"sources"`
-	Allowed   []string        `json:"allowed"`
-	Texts     []string        `json:"texts"`
-	Postings  int32           `json:"postings"`
-	K1        float64         `json:"k1"`
-	B         float64         `json:"b"`
-	Tags      []string        `json:"tags"`
-	Profile   *string         `json:"profile"`
-	Vecs      []string        `json:"vecs"`
-	Cand      int32           `json:"cand"`
-	NameTexts []string        `json:"name_texts"`
-	WLex      float64         `json:"w_lex"`
-	KRrf      float64         `json:"k_rrf"`
-	WVec      float64         `json:"w_vec"`
-	K         int32           `json:"k"`
-	Query     string          `json:"query"`
-	Variants  []string        `json:"variants"`
-	Mode      string          `json:"mode"`
-	Filters   json.RawMessage `json:"filters"`
-	Format    string          `json:"format"`
-	Plan      json.RawMessage `json:"plan"`
-	EmbedMs   float64         `json:"embed_ms"`
-	Caller    *string         `json:"caller"`
-	SessionID *string         `json:"session_id"`
+	Sources   []string          `json:"sources"`
+	Allowed   []string          `json:"allowed"`
+	Texts     []string          `json:"texts"`
+	Postings  int32             `json:"postings"`
+	K1        float64           `json:"k1"`
+	B         float64           `json:"b"`
+	Tags      []string          `json:"tags"`
+	Profile   *string           `json:"profile"`
+	Vecs      []pgvector.Vector `json:"vecs"`
+	Cand      int32             `json:"cand"`
+	NameTexts []string          `json:"name_texts"`
+	WLex      float64           `json:"w_lex"`
+	KRrf      float64           `json:"k_rrf"`
+	WVec      float64           `json:"w_vec"`
+	K         int32             `json:"k"`
+	Query     string            `json:"query"`
+	Variants  []string          `json:"variants"`
+	Mode      string            `json:"mode"`
+	Filters   json.RawMessage   `json:"filters"`
+	Format    string            `json:"format"`
+	Plan      json.RawMessage   `json:"plan"`
+	EmbedMs   float64           `json:"embed_ms"`
+	Caller    *string           `json:"caller"`
+	SessionID *string           `json:"session_id"`
 }
 
 type SearchRow struct {

@@ -234,7 +234,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	case s.embedder == nil: // hybrid without an embedding provider: keyword retrieval only
 		vecTexts = nil
 	}
-	var vecs []string
+	vecs := []pgvector.Vector{}
 	var embedMs float64
 	if len(vecTexts) > 0 {
 		start := time.Now()
@@ -244,7 +244,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		}
 		embedMs = float64(time.Since(start).Microseconds()) / 1000
 		for _, v := range vs {
-			vecs = append(vecs, pgvector.NewVector(v).String())
+			vecs = append(vecs, pgvector.NewVector(v))
 		}
 	}
 
@@ -256,7 +256,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	}
 	params := db.SearchParams{
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
-		K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: emptyIfNil(vecs),
+		K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		K: int32(r.K), Query: r.Query, Variants: emptyIfNil(r.Queries), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: r.Plan, EmbedMs: embedMs,

@@ -89,9 +89,9 @@ WITH src AS MATERIALIZED (
 ), vec AS (
     SELECT q.ord AS variant, n.tool_id,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest(sqlc.arg(vecs)::text[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
-        SELECT tv.tool_id, tv.embedding <=> q.v::vector AS dist
+        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
         WHERE tv.set_id = (SELECT current_set FROM pset)
           -- a correlated filter, not a join: the planner cannot start from search_docs and
@@ -99,7 +99,7 @@ WITH src AS MATERIALIZED (
           AND (SELECT d.source_id IN (SELECT id FROM src)
                       AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
-        ORDER BY tv.embedding <=> q.v::vector
+        ORDER BY tv.embedding <=> q.v
         LIMIT sqlc.arg(cand)::int
     ) n
 ), qnames AS (
