@@ -242,6 +242,9 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		if err != nil {
 			return Response{}, fmt.Errorf("embed query: %w", err)
 		}
+		if len(vs) != len(vecTexts) {
+			return Response{}, fmt.Errorf("embed query: %d vectors for %d texts", len(vs), len(vecTexts))
+		}
 		embedMs = float64(time.Since(start).Microseconds()) / 1000
 		for _, v := range vs {
 			vecs = append(vecs, pgvector.NewVector(v))
