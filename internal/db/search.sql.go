@@ -43,11 +43,15 @@ WITH src AS MATERIALIZED (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest($3::text[]) WITH ORDINALITY AS v (txt, ord),
          unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
-), terms AS MATERIALIZED (
-    SELECT q.variant, q.lexeme, l.df, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+), qdf AS MATERIALIZED (
+    -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
+    SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
     FROM qterms q
-    JOIN search_lexemes l ON l.lexeme = q.lexeme
+), terms AS MATERIALIZED (
+    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf
+    FROM qdf q
     CROSS JOIN corpus c
+    WHERE q.df > 0
 ), fetched AS MATERIALIZED (
     SELECT t.variant, t.lexeme, t.df, t.idf, p.tool_id, p.tf, p.doc_len
     FROM terms t
@@ -101,10 +105,13 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT $10::int
     ) n
+), qtok AS MATERIALIZED (
+    -- materialized: the name key (two regexps) is computed once per text, not once per use
+    SELECT string_to_array(toolgate_name_key(nt), ' ') AS tok
+    FROM unnest($11::text[]) AS nt
 ), qnames AS (
     SELECT DISTINCT array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
-    FROM (SELECT string_to_array(toolgate_name_key(nt), ' ') AS tok
-          FROM unnest($11::text[]) AS nt) x,
+    FROM qtok x,
          generate_series(1, cardinality(x.tok)) AS i,
          generate_series(i, least(cardinality(x.tok), i + 11)) AS j
 ), named AS (
@@ -227,7 +234,8 @@ type SearchRow struct {
 //	         with the caller's allowed sources (NULL = no restriction). Every branch reads it.
 //	corpus   N and the average document length of the lexical index.
 //	qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
-//	terms    their document frequency and BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
+//	qdf      their document frequency (NULL: no tool has the lexeme).
+//	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
 //	fetched  the bounded work of the lexical branch: per query term only the top `postings`
 //	         postings by precomputed impact (index-only scan of search_postings_impact), of
 //	         allowed sources.
@@ -241,7 +249,8 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
-//	qnames   every contiguous run of up to 12 words of the query and its variants (name keys).
+//	qtok     the words of the query and of each variant (toolgate_name_key).
+//	qnames   every contiguous run of up to 12 of those words (candidate name keys).
 //	named    searchable tools whose namespaced or original name equals one of those runs.
 //	fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
 //	         best BM25 score over the variants.
@@ -380,7 +389,7 @@ SELECT set_config('jit', 'off', true),
 // settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
 // joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
 // for a query that runs in milliseconds. plan_cache_mode = force_generic_plan: re-planning
-// this 17-CTE statement on every execution (custom plans) cost as much as running it; the
+// this 20-CTE statement on every execution (custom plans) cost as much as running it; the
 // generic plan is written to be good for every parameter value (the vector branch filters
 // with a correlated subquery so that it always walks the HNSW index).
 //
