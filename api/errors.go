@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -57,6 +58,10 @@ func toAPIError(err error) *Error {
 		specErr  *auth.InvalidSpecError
 		nameErr  *auth.NameTakenError
 		profErr  *tdwa.InvalidProfileError
+		// search
+		searchInvalid  *search.InvalidRequestError
+		searchUnknown  *search.UnknownError
+		searchNotFound *search.NotFoundError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -90,6 +95,14 @@ func toAPIError(err error) *Error {
 		return notFound("API key not found")
 	case errors.As(err, &profErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_profile", Message: profErr.Error()}
+	case errors.As(err, &searchInvalid):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: searchInvalid.Error()}
+	case errors.As(err, &searchUnknown):
+		return &Error{Status: http.StatusBadRequest, Code: "unknown_" + searchUnknown.Kind, Message: searchUnknown.Error()}
+	case errors.As(err, &searchNotFound):
+		return notFound("%s", searchNotFound.Error())
+	case errors.Is(err, search.ErrNoEmbedder):
+		return &Error{Status: http.StatusBadRequest, Code: "no_embedder", Message: err.Error()}
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound("not found")
 	case postgres.IsUnavailable(err):

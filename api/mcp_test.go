@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -35,7 +36,7 @@ func TestMCPEndpointAndCapabilities(t *testing.T) {
 	if _, _, err := jobs.ImportCatalog(ctx, pool, rc, "demo", dataset.Tools(dataset.DemoCompanies[:2])); err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(pool, gateway.NewKeywordFinder(pool), gateway.Options{
+	g := gateway.New(pool, gateway.SearchFinder{Search: search.New(pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))}, gateway.Options{
 		CallTool: true, BindLimit: 16, Backends: gateway.Backends{Lexical: true, Enricher: "none", Reranker: "none"},
 	})
 	t.Cleanup(g.Close)

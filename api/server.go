@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
@@ -38,6 +39,7 @@ type Deps struct {
 	Open bool
 	// Gateway serves MCP at /mcp and GET /v1/capabilities; nil leaves them out.
 	Gateway *gateway.Gateway
+	Search  *search.Service // POST /search; nil answers 500
 }
 
 // Server holds the handlers' dependencies.
@@ -75,6 +77,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerJobs(e.Group("/admin"))
 	s.registerTools(v1)
 	s.registerMCP(e, v1)
+	s.registerSearch(e)
 	return e
 }
 

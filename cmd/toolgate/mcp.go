@@ -7,8 +7,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // runMCP serves the MCP gateway over stdio for a local host (Claude Desktop and the like):
@@ -28,24 +30,28 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	g := newGateway(env, pool)
+	embedder := newEmbedder(env.cfg)
+	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
+		return err
+	}
+	g := newGateway(env, pool, newSearch(env, pool, embedder))
 	defer g.Close()
 	// The local user runs the process, so the session may use every source.
 	return g.Serve(ctx, &mcp.StdioTransport{}, &auth.Caller{Name: "stdio", Scope: auth.ScopeSearch})
 }
 
-// newGateway builds the MCP gateway from the settings. Retrieval is the keyword finder
-// (the RFC's no-embedding baseline).
-func newGateway(env *cliEnv, pool *pgxpool.Pool) *gateway.Gateway {
+// newGateway builds the MCP gateway from the settings: find_tools runs the same search as
+// POST /search.
+func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.Gateway {
 	cfg := env.cfg
-	return gateway.New(pool, gateway.NewKeywordFinder(pool), gateway.Options{
+	return gateway.New(pool, gateway.SearchFinder{Search: svc}, gateway.Options{
 		CallTool:            cfg.MCPCallTool,
 		UseTool:             cfg.MCPUseTool,
 		BindLimit:           cfg.MCPBindLimit,
 		CallTimeout:         cfg.MCPCallTimeout,
 		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
 		SessionIdle:         cfg.MCPSessionIdle,
-		Backends:            gateway.Backends{Lexical: true, Vector: false, Enricher: "none", Reranker: "none"},
+		Backends:            gateway.Backends{Lexical: true, Vector: true, Enricher: cfg.Enricher, Reranker: "none"},
 		Logger:              env.log,
 	})
 }

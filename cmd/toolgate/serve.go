@@ -98,12 +98,14 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	} else {
 		close(watchDone)
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open}
+	searchSvc := newSearch(env, pool, embedder)
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
+		Search: searchSvc}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
 	} else {
-		deps.Gateway = newGateway(env, pool)
+		deps.Gateway = newGateway(env, pool, searchSvc)
 		defer deps.Gateway.Close()
 		e = api.New(deps)
 		e.Server.RegisterOnShutdown(deps.Gateway.Close)

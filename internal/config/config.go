@@ -68,6 +68,15 @@ type Config struct {
 	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
 	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
 	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
+	// Search tuning (see docs/search.md).
+	SearchK1            float64 // TOOLGATE_SEARCH_BM25_K1
+	SearchB             float64 // TOOLGATE_SEARCH_BM25_B
+	SearchKRRF          float64 // TOOLGATE_SEARCH_RRF_K
+	SearchWeightLexical float64 // TOOLGATE_SEARCH_WEIGHT_LEXICAL
+	SearchWeightVector  float64 // TOOLGATE_SEARCH_WEIGHT_VECTOR
+	SearchEfSearch      int     // TOOLGATE_SEARCH_EF_SEARCH
+	SearchCandidates    int     // TOOLGATE_SEARCH_CANDIDATES
+	SearchPostings      int     // TOOLGATE_SEARCH_POSTINGS
 }
 
 // Error is a setting that cannot be used.
@@ -125,6 +134,15 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
+
+		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", 1.2, 0, 10),
+		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", 0.75, 0, 1),
+		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", 60, 0, 10000),
+		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1, 0, 100),
+		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", 1, 0, 100),
+		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 64, 10, 1000),
+		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 50, 1, 1000),
+		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 100, 1, 100000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

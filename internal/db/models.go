@@ -53,12 +53,43 @@ type McpSessionTool struct {
 	BoundAt   time.Time `json:"bound_at"`
 }
 
+type SearchCorpu struct {
+	Singleton bool    `json:"singleton"`
+	Docs      int64   `json:"docs"`
+	TotalLen  float64 `json:"total_len"`
+}
+
+type SearchDaily struct {
+	Day        pgtype.Date    `json:"day"`
+	Searches   int64          `json:"searches"`
+	ZeroResult int64          `json:"zero_result"`
+	AvgResults pgtype.Numeric `json:"avg_results"`
+	P50Ms      pgtype.Numeric `json:"p50_ms"`
+	P95Ms      pgtype.Numeric `json:"p95_ms"`
+	P99Ms      pgtype.Numeric `json:"p99_ms"`
+	MaxMs      pgtype.Numeric `json:"max_ms"`
+}
+
+type SearchDoc struct {
+	ToolID   int64       `json:"tool_id"`
+	SourceID int64       `json:"source_id"`
+	Doc      interface{} `json:"doc"`
+	DocLen   float32     `json:"doc_len"`
+	Tags     []string    `json:"tags"`
+	NameKeys []string    `json:"name_keys"`
+}
+
 type SearchFeedback struct {
 	ID        int64       `json:"id"`
 	SearchID  int64       `json:"search_id"`
 	ToolName  string      `json:"tool_name"`
 	Success   pgtype.Bool `json:"success"`
 	CreatedAt time.Time   `json:"created_at"`
+}
+
+type SearchLexeme struct {
+	Lexeme string `json:"lexeme"`
+	Df     int32  `json:"df"`
 }
 
 type SearchLog struct {
@@ -80,6 +111,71 @@ type SearchLog struct {
 	Timings     json.RawMessage `json:"timings"`
 	Caller      *string         `json:"caller"`
 	SessionID   *string         `json:"session_id"`
+}
+
+type SearchLowScoreQuery struct {
+	Query       string         `json:"query"`
+	Mode        string         `json:"mode"`
+	Searches    int64          `json:"searches"`
+	MinTopScore pgtype.Numeric `json:"min_top_score"`
+	MinTopBm25  pgtype.Numeric `json:"min_top_bm25"`
+	LastSeen    interface{}    `json:"last_seen"`
+}
+
+type SearchPosting struct {
+	Lexeme   string  `json:"lexeme"`
+	ToolID   int64   `json:"tool_id"`
+	SourceID int64   `json:"source_id"`
+	Tf       float32 `json:"tf"`
+	DocLen   float32 `json:"doc_len"`
+	Impact   float32 `json:"impact"`
+}
+
+type SearchProfileQuality struct {
+	Profile string         `json:"profile"`
+	Mode    string         `json:"mode"`
+	Used    int64          `json:"used"`
+	Mrr     pgtype.Numeric `json:"mrr"`
+	HitAt1  pgtype.Numeric `json:"hit_at_1"`
+	HitAt3  pgtype.Numeric `json:"hit_at_3"`
+	HitAt5  pgtype.Numeric `json:"hit_at_5"`
+	HitAtK  pgtype.Numeric `json:"hit_at_k"`
+}
+
+type SearchSlowest struct {
+	ID          int64           `json:"id"`
+	CreatedAt   time.Time       `json:"created_at"`
+	LatencyMs   pgtype.Numeric  `json:"latency_ms"`
+	Timings     json.RawMessage `json:"timings"`
+	Mode        string          `json:"mode"`
+	K           int32           `json:"k"`
+	ResultCount int32           `json:"result_count"`
+	Query       string          `json:"query"`
+}
+
+type SearchToolPopularity struct {
+	ToolName      interface{} `json:"tool_name"`
+	Returned      int64       `json:"returned"`
+	ReturnedFirst int64       `json:"returned_first"`
+	Called        int64       `json:"called"`
+	Succeeded     int64       `json:"succeeded"`
+}
+
+type SearchUsedRank struct {
+	SearchID  int64       `json:"search_id"`
+	CreatedAt time.Time   `json:"created_at"`
+	Profile   string      `json:"profile"`
+	Mode      string      `json:"mode"`
+	K         int32       `json:"k"`
+	ToolName  string      `json:"tool_name"`
+	Success   pgtype.Bool `json:"success"`
+	Rank      interface{} `json:"rank"`
+}
+
+type SearchZeroResultQuery struct {
+	Query    string      `json:"query"`
+	Searches int64       `json:"searches"`
+	LastSeen interface{} `json:"last_seen"`
 }
 
 type Source struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // stdioUpstreamEnv makes the test binary run the upstream test server on stdio (the
@@ -155,7 +157,7 @@ func setup(t testing.TB, opts gateway.Options) *env {
 func newGateway(t testing.TB, pool *pgxpool.Pool, opts gateway.Options) *gateway.Gateway {
 	t.Helper()
 	opts.Backends = gateway.Backends{Lexical: true, Enricher: "none", Reranker: "none"}
-	g := gateway.New(pool, gateway.NewKeywordFinder(pool), opts)
+	g := gateway.New(pool, gateway.SearchFinder{Search: search.New(pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))}, opts)
 	t.Cleanup(g.Close)
 	return g
 }

@@ -1,0 +1,54 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+// registerSearch adds POST /search and POST /search/:id/feedback (see docs/search.md).
+func (s *Server) registerSearch(e *echo.Echo) {
+	e.POST("/search", s.search)
+	e.POST("/search/:id/feedback", s.searchFeedback)
+}
+
+func (s *Server) search(c echo.Context) error {
+	if s.deps.Search == nil {
+		return errors.New("search service not configured")
+	}
+	var req search.Request
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	resp, err := s.deps.Search.Search(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+type feedbackBody struct {
+	Tools []search.Feedback `json:"tools"`
+}
+
+func (s *Server) searchFeedback(c echo.Context) error {
+	if s.deps.Search == nil {
+		return errors.New("search service not configured")
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return notFound("search %q not found", c.Param("id"))
+	}
+	var body feedbackBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if err := s.deps.Search.RecordFeedback(c.Request().Context(), id, body.Tools); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"search_id": id, "recorded": len(body.Tools)})
+}

@@ -1,0 +1,104 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+func TestSearchEndpoints(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker',
+		       '{"type":"object","properties":{"ticker":{"type":"string"}}}', 'h' FROM sources;
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'acme__send_email', 'send_email', 'Send an email', '{"type":"object"}', 'h' FROM sources`); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, Logger: log, Open: true,
+		Search: search.New(pool, nil, search.DefaultSettings(), log)}))
+	defer srv.Close()
+
+	post := func(path, body string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return resp.StatusCode, m
+	}
+
+	code, m := post("/search", `{"query":"stock price","k":3,"format":"anthropic","mode":"lexical"}`)
+	if code != 200 {
+		t.Fatalf("search: %d %v", code, m)
+	}
+	results := m["results"].([]any)
+	first := results[0].(map[string]any)
+	tool := first["tool"].(map[string]any)
+	if first["name"] != "acme__get_stock_price" || tool["input_schema"] == nil || first["lexical_rank"] != 1.0 {
+		t.Errorf("search result: %v", first)
+	}
+	id := int64(m["search_id"].(float64))
+	if id <= 0 {
+		t.Fatalf("search_id %v", m["search_id"])
+	}
+
+	for _, tc := range []struct {
+		body, code string
+		status     int
+	}{
+		{`{"query":"   "}`, "invalid_request", 400},
+		{`{"query":"` + strings.Repeat("a", 2001) + `"}`, "invalid_request", 400},
+		{`{"query":"x","k":101}`, "invalid_request", 400},
+		{`{"query":"x","format":"yaml"}`, "invalid_request", 400},
+		{`{"query":"x","mode":"semantic"}`, "invalid_request", 400},
+		{`{"query":"x","sources":["nope"]}`, "unknown_source", 400},
+		{`{"query":"x","profile":"nope"}`, "unknown_profile", 400},
+		{`{"query":"x","mode":"vector"}`, "no_embedder", 400},
+		{`{"query":"x","bogus":1}`, "invalid_request", 400},
+	} {
+		status, body := post("/search", tc.body)
+		e, _ := body["error"].(map[string]any)
+		if status != tc.status || e["code"] != tc.code {
+			t.Errorf("%.60s: %d %v, want %d %s", tc.body, status, body, tc.status, tc.code)
+		}
+	}
+
+	path := "/search/" + strconv.FormatInt(id, 10) + "/feedback"
+	if code, m := post(path, `{"tools":[{"name":"acme__get_stock_price","success":true}]}`); code != 201 || m["recorded"] != 1.0 {
+		t.Errorf("feedback: %d %v", code, m)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_feedback WHERE search_id = $1 AND success`, id).Scan(&n); err != nil || n != 1 {
+		t.Errorf("feedback rows: %d %v", n, err)
+	}
+	if code, m := post("/search/999999/feedback", `{"tools":[{"name":"x","success":false}]}`); code != 404 {
+		t.Errorf("unknown search: %d %v", code, m)
+	}
+	if code, m := post("/search/abc/feedback", `{"tools":[{"name":"x","success":false}]}`); code != 404 {
+		t.Errorf("bad id: %d %v", code, m)
+	}
+	if code, m := post(path, `{"tools":[]}`); code != 400 {
+		t.Errorf("no tools: %d %v", code, m)
+	}
+}

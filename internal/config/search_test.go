@@ -1,0 +1,37 @@
+package config
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSearchSettings(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SearchK1 != 1.2 || c.SearchB != 0.75 || c.SearchKRRF != 60 || c.SearchWeightLexical != 1 ||
+		c.SearchWeightVector != 1 || c.SearchEfSearch != 64 || c.SearchCandidates != 50 || c.SearchPostings != 100 {
+		t.Errorf("search defaults: %+v", c)
+	}
+	c, err = Load(env(map[string]string{"TOOLGATE_SEARCH_BM25_K1": "0.9", "TOOLGATE_SEARCH_POSTINGS": "500"}))
+	if err != nil || c.SearchK1 != 0.9 || c.SearchPostings != 500 {
+		t.Errorf("set: %+v, %v", c, err)
+	}
+	for setting, value := range map[string]string{
+		"TOOLGATE_SEARCH_BM25_K1":        "-1",
+		"TOOLGATE_SEARCH_BM25_B":         "1.5",
+		"TOOLGATE_SEARCH_RRF_K":          "sixty",
+		"TOOLGATE_SEARCH_WEIGHT_LEXICAL": "-0.5",
+		"TOOLGATE_SEARCH_WEIGHT_VECTOR":  "x",
+		"TOOLGATE_SEARCH_EF_SEARCH":      "5",
+		"TOOLGATE_SEARCH_CANDIDATES":     "0",
+		"TOOLGATE_SEARCH_POSTINGS":       "0",
+	} {
+		_, err := Load(env(map[string]string{setting: value}))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Setting != setting {
+			t.Errorf("%s=%s: got %v", setting, value, err)
+		}
+	}
+}

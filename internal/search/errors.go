@@ -1,0 +1,33 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// InvalidRequestError is a request field with a bad value.
+type InvalidRequestError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InvalidRequestError) Error() string { return e.Field + ": " + e.Reason }
+
+// UnknownError names profiles or sources that do not exist (or that the caller may not see).
+type UnknownError struct {
+	Kind  string // "profile" or "source"
+	Names []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown %s: %s", e.Kind, strings.Join(e.Names, ", "))
+}
+
+// NotFoundError is a search id with no retrieval log row.
+type NotFoundError struct{ ID int64 }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("search %d not found", e.ID) }
+
+// ErrNoEmbedder is a vector search on a server without an embedding provider.
+var ErrNoEmbedder = errors.New("vector search needs an embedding provider; use mode lexical")

@@ -1,0 +1,258 @@
+package search_test
+
+import (
+	"context"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+// corpus is the lexical index recomputed in Go from the tsvector documents alone.
+type corpus struct {
+	tf    map[int64]map[string]float64 // tool -> lexeme -> weighted term frequency
+	dl    map[int64]float64
+	df    map[string]int
+	total float64
+}
+
+var fieldWeight = map[string]float64{"A": 3, "B": 2, "C": 1, "D": 0.5}
+
+func readCorpus(t *testing.T, pool *pgxpool.Pool) corpus {
+	t.Helper()
+	rows, err := pool.Query(context.Background(),
+		`SELECT d.tool_id, u.lexeme, u.weights FROM search_docs d, unnest(d.doc) u`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	c := corpus{tf: map[int64]map[string]float64{}, dl: map[int64]float64{}, df: map[string]int{}}
+	for rows.Next() {
+		var id int64
+		var lexeme string
+		var weights []string
+		if err := rows.Scan(&id, &lexeme, &weights); err != nil {
+			t.Fatal(err)
+		}
+		var tf float64
+		for _, w := range weights {
+			tf += fieldWeight[w]
+		}
+		if c.tf[id] == nil {
+			c.tf[id] = map[string]float64{}
+		}
+		c.tf[id][lexeme] = tf
+		c.dl[id] += tf
+		c.df[lexeme]++
+		c.total += tf
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c corpus) bm25(id int64, terms []string, k1, b float64) float64 {
+	n := float64(len(c.dl))
+	avgdl := c.total / n
+	var s float64
+	for _, q := range terms {
+		tf, ok := c.tf[id][q]
+		if !ok {
+			continue
+		}
+		df := float64(c.df[q])
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		s += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*c.dl[id]/avgdl))
+	}
+	return s
+}
+
+func TestBM25MatchesReference(t *testing.T) {
+	t.Parallel()
+	pool, ids := setup(t)
+	ctx := context.Background()
+	names := map[int64]string{}
+	for n, id := range ids {
+		names[id] = n
+	}
+	c := readCorpus(t, pool)
+	for _, settings := range []search.Settings{search.DefaultSettings(), {K1: 2.0, B: 0.3, KRRF: 60, WeightLexical: 1, WeightVector: 1, EfSearch: 40, Candidates: 50, Postings: 200}} {
+		s := search.New(pool, testEmbedder, settings, discard())
+		for _, q := range []string{"latest stock price", "currency amount convert", "email a customer an invoice", "news about the company", "ticker symbol"} {
+			var terms []string
+			if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(lexeme), '{}') FROM unnest(to_tsvector('english', $1))`, q).Scan(&terms); err != nil {
+				t.Fatal(err)
+			}
+			type scored struct {
+				id    int64
+				score float64
+			}
+			var want []scored
+			for id := range c.dl {
+				if sc := c.bm25(id, terms, settings.K1, settings.B); sc > 0 {
+					want = append(want, scored{id, sc})
+				}
+			}
+			sort.Slice(want, func(i, j int) bool {
+				if want[i].score != want[j].score {
+					return want[i].score > want[j].score
+				}
+				return want[i].id < want[j].id
+			})
+			resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeLexical, K: 100})
+			if len(resp.Results) != len(want) {
+				t.Fatalf("%q: %d results, reference %d", q, len(resp.Results), len(want))
+			}
+			for i, r := range resp.Results {
+				if r.Name != names[want[i].id] || math.Abs(r.BM25-want[i].score) > 1e-4*want[i].score {
+					t.Errorf("%q k1=%v b=%v #%d: got %s %.6f, reference %s %.6f", q, settings.K1, settings.B, i+1,
+						r.Name, r.BM25, names[want[i].id], want[i].score)
+				}
+				if r.LexicalRank == nil || *r.LexicalRank != i+1 {
+					t.Errorf("%q #%d: lexical rank %v", q, i+1, r.LexicalRank)
+				}
+			}
+		}
+	}
+}
+
+// The candidate bound: with Postings = 1 each query term contributes only its best posting.
+func TestPostingsBound(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	st := search.DefaultSettings()
+	st.Postings = 1
+	s := search.New(pool, testEmbedder, st, discard())
+	resp := mustSearch(t, context.Background(), s, search.Request{Query: "stock", Mode: search.ModeLexical, K: 10})
+	if len(resp.Results) != 1 {
+		t.Errorf("postings bound 1, one term: got %v", names(resp))
+	}
+}
+
+// snapshot is the lexical index as rows, for comparing an incrementally maintained index
+// with a full rebuild.
+func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, q := range map[string]string{
+		"docs":     `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s', tool_id, source_id, doc, doc_len, tags), E'\n' ORDER BY tool_id), '') FROM search_docs`,
+		"postings": `SELECT coalesce(string_agg(format('%s|%s|%s|%s', lexeme, tool_id, source_id, tf), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
+		"lexemes":  `SELECT coalesce(string_agg(format('%s|%s', lexeme, df), E'\n' ORDER BY lexeme), '') FROM search_lexemes`,
+		"corpus":   `SELECT format('%s|%s', docs, total_len) FROM search_corpus`,
+		"visible":  `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM tools WHERE enabled AND review_state = 'approved'`,
+		"indexed":  `SELECT coalesce(string_agg(tool_id::text, ',' ORDER BY tool_id), '') FROM search_docs`,
+	} {
+		var s string
+		if err := pool.QueryRow(context.Background(), q).Scan(&s); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = s
+	}
+	return out
+}
+
+func TestLexicalIndexFollowsChanges(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	steps := []string{
+		`UPDATE tools SET description = 'Quote of a share on the stock market' WHERE name = 'acme__get_stock_price'`,
+		`UPDATE tools SET enabled = false WHERE name = 'beta__get_weather'`,
+		`UPDATE tools SET review_state = 'approved' WHERE name = 'acme__pending_price'`,
+		`UPDATE tools SET review_state = 'pending' WHERE name = 'acme__stock_news'`,
+		`DELETE FROM tools WHERE name = 'acme__sendEmail'`,
+		`UPDATE tool_components SET text = 'what does a share of Tesla cost' WHERE kind = 'question'`,
+		`DELETE FROM tool_components WHERE kind = 'profile_tags' AND text = 'billing'`,
+		`INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash)
+		   SELECT id, 'topics', 0, 'forex currencies money', 'h' FROM tools WHERE name = 'acme__get_exchange_rate'`,
+		`INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		   SELECT id, 'beta__list_' || g, 'list_' || g, 'List the data items number ' || g, '{"type":"object"}', 'h'
+		   FROM sources, generate_series(1, 20) g WHERE name = 'beta'`,
+		`UPDATE tools SET description = description || ' again' WHERE name LIKE 'beta__list_%'`,
+		`UPDATE tools SET enabled = true WHERE name = 'beta__get_weather'`,
+		`UPDATE tools SET updated_at = now()`, // no searchable field changed
+		`DELETE FROM sources WHERE name = 'beta'`,
+	}
+	for _, step := range steps {
+		exec(t, pool, step)
+		got := snapshot(t, pool)
+		if got["visible"] != got["indexed"] {
+			t.Fatalf("after %q: indexed tools %s, searchable tools %s", step, got["indexed"], got["visible"])
+		}
+		exec(t, pool, `SELECT toolgate_search_reindex()`)
+		want := snapshot(t, pool)
+		for k := range want {
+			if got[k] != want[k] {
+				t.Fatalf("after %q: %s differs from a full rebuild:\n%s\nwant\n%s", step, k, got[k], want[k])
+			}
+		}
+		// and the statistics agree with a recomputation from the documents
+		c := readCorpus(t, pool)
+		var docs int
+		var total float64
+		if err := pool.QueryRow(context.Background(), `SELECT docs, total_len FROM search_corpus`).Scan(&docs, &total); err != nil {
+			t.Fatal(err)
+		}
+		if docs != len(c.dl) || math.Abs(total-c.total) > 1e-6 {
+			t.Fatalf("after %q: corpus %d/%v, recomputed %d/%v", step, docs, total, len(c.dl), c.total)
+		}
+	}
+	// the changed question is searchable, the old one is not
+	s := newService(pool)
+	resp := mustSearch(t, context.Background(), s, search.Request{Query: "tesla", Mode: search.ModeLexical})
+	if got := names(resp); len(got) != 1 || got[0] != "acme__get_stock_price" {
+		t.Errorf("tesla: %v", got)
+	}
+	resp = mustSearch(t, context.Background(), s, search.Request{Query: "apple trading", Mode: search.ModeLexical})
+	if len(resp.Results) != 0 {
+		t.Errorf("old question still found: %v", names(resp))
+	}
+}
+
+// Concurrent writers of different tools update the shared statistics rows without deadlock
+// and leave the index equal to a full rebuild.
+func TestLexicalIndexConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	pool, ids := setup(t)
+	var toolIDs []int64
+	for _, id := range ids {
+		toolIDs = append(toolIDs, id)
+	}
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		go func() {
+			var err error
+			for i := 0; i < 15 && err == nil; i++ {
+				a, b := toolIDs[(w+i)%len(toolIDs)], toolIDs[(w*3+i+1)%len(toolIDs)]
+				err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, `UPDATE tools SET description = description || ' w' || $2::int WHERE id = $1`, a, w); err != nil {
+						return err
+					}
+					_, err := tx.Exec(ctx, `INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash)
+						VALUES ($1, 'topics', $2, 'topic ' || $3::int, 'h')
+						ON CONFLICT (tool_id, kind, ordinal) DO UPDATE SET text = EXCLUDED.text`, b, w, i)
+					return err
+				})
+			}
+			errs <- err
+		}()
+	}
+	for w := 0; w < 8; w++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("writer: %v", err)
+		}
+	}
+	got := snapshot(t, pool)
+	exec(t, pool, `SELECT toolgate_search_reindex()`)
+	want := snapshot(t, pool)
+	for k := range want {
+		if got[k] != want[k] {
+			t.Errorf("%s differs from a full rebuild after concurrent writes", k)
+		}
+	}
+}

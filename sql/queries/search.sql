@@ -1,0 +1,217 @@
+-- name: Search :many
+-- The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
+-- cosine branch, reciprocal rank fusion over both branches and every query variant, exact
+-- tool-name matches first, and the retrieval log row. Run it in a transaction prepared by
+-- SearchSetConfig (jit, plan cache mode, synchronous_commit, HNSW iterative scans and
+-- ef_search, all set with set_config(..., true)).
+--
+--   src      the source ids the request may see: the request's `sources` filter intersected
+--            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
+--   corpus   N and the average document length of the lexical index.
+--   qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
+--   qdf      their document frequency (NULL: no tool has the lexeme).
+--   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
+--   fetched  the bounded work of the lexical branch: per query term only the top `postings`
+--            postings by precomputed impact (index-only scan of search_postings_impact), of
+--            allowed sources.
+--   cands    the tools fetched for any term of a variant.
+--   matches  (variant, tool, term) with tf and document length: a term with df <= `postings`
+--            had all its postings fetched; a term with more is looked up by primary key for
+--            every candidate (index-only), so candidates are scored exactly.
+--   lex      Okapi BM25 of the candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
+--            filter, ranked per variant.
+--   pset     the vector set of the requested profile, or of the active one.
+--   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
+--            allowed sources and tags (a correlated filter on the index scan; iterative scans
+--            keep going until `cand` rows passed it), ranked by distance.
+--   qtok     the words of the query and of each variant (toolgate_name_key).
+--   qnames   every contiguous run of up to 12 of those words (candidate name keys).
+--   named    searchable tools whose namespaced or original name equals one of those runs.
+--   fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
+--            best BM25 score over the variants.
+--   top      the top k: name matches first (longest match first), then by fused score.
+--   ranked   those joined to tools, enabled, approved and of an allowed source (checked
+--            again, cheaply: the lexical index only holds searchable tools).
+--   log      the search_log row, with results, result count, top score and timings.
+-- The final SELECT returns one row per result, or, when nothing matched, one row whose
+-- result columns are NULL or 0, every row carrying the search id.
+WITH src AS MATERIALIZED (
+    SELECT s.id FROM sources s
+    WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
+      AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]))
+), corpus AS (
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
+    FROM search_corpus c
+), qterms AS (
+    SELECT DISTINCT v.ord AS variant, u.lexeme
+    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
+         unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
+), qdf AS MATERIALIZED (
+    -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
+    SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
+    FROM qterms q
+), terms AS MATERIALIZED (
+    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf
+    FROM qdf q
+    CROSS JOIN corpus c
+    WHERE q.df > 0
+), fetched AS MATERIALIZED (
+    SELECT t.variant, t.lexeme, t.df, t.idf, p.tool_id, p.tf, p.doc_len
+    FROM terms t
+    CROSS JOIN LATERAL (
+        SELECT sp.tool_id, sp.tf, sp.doc_len FROM search_postings sp
+        WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
+        ORDER BY sp.impact DESC
+        LIMIT sqlc.arg(postings)::int
+    ) p
+), cands AS (
+    SELECT DISTINCT f.variant, f.tool_id FROM fetched f
+), matches AS (
+    SELECT f.variant, f.tool_id, f.idf, f.tf, f.doc_len
+    FROM fetched f
+    WHERE f.df <= sqlc.arg(postings)::int
+    UNION ALL
+    SELECT c.variant, c.tool_id, t.idf, sp.tf, sp.doc_len
+    FROM cands c
+    JOIN terms t ON t.variant = c.variant AND t.df > sqlc.arg(postings)::int
+    JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
+), lex AS (
+    SELECT s.variant, s.tool_id, s.score,
+           row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
+    FROM (
+        SELECT m.variant, m.tool_id,
+               sum(m.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
+                   / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
+                                                     + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS score
+        FROM matches m
+        CROSS JOIN corpus co
+        WHERE sqlc.narg(tags)::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = m.tool_id AND d.tags && sqlc.narg(tags)::text[])
+        GROUP BY m.variant, m.tool_id
+    ) s
+), pset AS (
+    SELECT wp.current_set FROM weight_profiles wp
+    WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
+), vec AS (
+    SELECT q.ord AS variant, n.tool_id,
+           row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
+    FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+    CROSS JOIN LATERAL (
+        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
+        FROM tool_vectors tv
+        WHERE tv.set_id = (SELECT current_set FROM pset)
+          -- a correlated filter, not a join: the planner cannot start from search_docs and
+          -- must walk the HNSW index (NULL for a tool that is not searchable)
+          AND (SELECT d.source_id IN (SELECT id FROM src)
+                      AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+               FROM search_docs d WHERE d.tool_id = tv.tool_id)
+        ORDER BY tv.embedding <=> q.v
+        LIMIT sqlc.arg(cand)::int
+    ) n
+), qtok AS MATERIALIZED (
+    -- materialized: the name key (two regexps) is computed once per text, not once per use
+    SELECT string_to_array(toolgate_name_key(nt), ' ') AS tok
+    FROM unnest(sqlc.arg(name_texts)::text[]) AS nt
+), qnames AS (
+    SELECT DISTINCT array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
+    FROM qtok x,
+         generate_series(1, cardinality(x.tok)) AS i,
+         generate_series(i, least(cardinality(x.tok), i + 11)) AS j
+), named AS (
+    SELECT d.tool_id, (SELECT max(q.len) FROM qnames q WHERE q.key = ANY (d.name_keys)) AS len
+    FROM search_docs d
+    WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
+      AND d.source_id IN (SELECT id FROM src)
+      AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+), fused AS (
+    SELECT u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
+           max(u.bm25) AS bm25
+    FROM (
+        SELECT l.tool_id, sqlc.arg(w_lex)::float8 / (sqlc.arg(k_rrf)::float8 + l.rank) AS w,
+               l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
+        FROM lex l WHERE l.rank <= sqlc.arg(cand)::int
+        UNION ALL
+        SELECT v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank, NULL
+        FROM vec v
+        UNION ALL
+        SELECT nm.tool_id, 0, NULL, NULL, NULL FROM named nm
+    ) u
+    GROUP BY u.tool_id
+), top AS (
+    SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+           row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
+    FROM fused f
+    LEFT JOIN named nm ON nm.tool_id = f.tool_id
+    ORDER BY pos
+    LIMIT sqlc.arg(k)::int
+), ranked AS (
+    SELECT tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+           t.name, t.original_name, s.name AS source, t.title, t.description,
+           t.input_schema, t.output_schema, t.annotations, t.content_hash
+    FROM top tp
+    JOIN tools t ON t.id = tp.tool_id
+    JOIN sources s ON s.id = t.source_id
+    WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
+), log AS (
+    INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
+                            result_count, top_score, latency_ms, timings, caller, session_id)
+    SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
+           sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
+           coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
+                                                         'lexical_rank', r.lexical_rank,
+                                                         'vector_rank', r.vector_rank,
+                                                         'bm25', r.bm25,
+                                                         'name_match', r.name_match IS NOT NULL)
+                                      ORDER BY r.pos) FROM ranked r), '[]'::jsonb),
+           (SELECT count(*) FROM ranked),
+           (SELECT max(r.score) FROM ranked r),
+           sqlc.arg(embed_ms)::float8
+               + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
+           jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
+                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000),
+           sqlc.narg(caller)::text, sqlc.narg(session_id)::text
+    RETURNING id
+)
+-- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
+SELECT log.id AS search_id, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
+       coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
+       coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
+       r.name, r.original_name, r.source, r.title, r.description,
+       r.input_schema, r.output_schema, r.annotations, r.content_hash
+FROM log
+LEFT JOIN ranked r ON true
+ORDER BY r.pos;
+
+-- name: SearchSetConfig :exec
+-- Per-transaction settings for Search (never session-wide: pooled connections keep session
+-- settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
+-- joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
+-- for a query that runs in milliseconds. plan_cache_mode = force_generic_plan: re-planning
+-- this 20-CTE statement on every execution (custom plans) cost as much as running it; the
+-- generic plan is written to be good for every parameter value (the vector branch filters
+-- with a correlated subquery so that it always walks the HNSW index).
+--
+-- synchronous_commit is off for this transaction: its only write is the retrieval log row,
+-- which a crash may lose if it came within the last wal_writer_delay (3 × 200 ms at most);
+-- the search never waits for a WAL flush.
+SELECT set_config('jit', 'off', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true),
+       set_config('synchronous_commit', 'off', true),
+       set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       set_config('hnsw.ef_search', sqlc.arg(ef_search)::text, true);
+
+-- name: SearchKnownSources :many
+-- The names among $1 that exist and that the caller may see (allowed NULL = every source).
+SELECT name FROM sources
+WHERE name = ANY (sqlc.arg(names)::text[])
+  AND (sqlc.narg(allowed)::text[] IS NULL OR name = ANY (sqlc.narg(allowed)::text[]));
+
+-- name: SearchProfileExists :one
+SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1);
+
+-- name: SearchLogExists :one
+SELECT EXISTS (SELECT 1 FROM search_log WHERE id = $1);
+
+-- name: InsertSearchFeedback :execrows
+INSERT INTO search_feedback (search_id, tool_name, success)
+SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[]);
