@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/tdwa"
@@ -48,6 +49,10 @@ func toAPIError(err error) *Error {
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
 		profErr  *tdwa.InvalidProfileError
+		scopeErr *auth.ScopeError
+		rateErr  *auth.RateLimitError
+		specErr  *auth.InvalidSpecError
+		nameErr  *auth.NameTakenError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -60,6 +65,21 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_tool", Message: toolErr.Error()}
 	case errors.As(err, &profErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_profile", Message: profErr.Error()}
+	case errors.Is(err, auth.ErrInvalidKey):
+		return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing or invalid API key (send an Authorization: Bearer header)"}
+	case errors.Is(err, auth.ErrRevokedKey):
+		return &Error{Status: http.StatusUnauthorized, Code: "key_revoked", Message: err.Error()}
+	case errors.As(err, &scopeErr):
+		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: scopeErr.Error()}
+	case errors.As(err, &rateErr):
+		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: rateErr.Error(),
+			Details: map[string]int{"limit_per_min": rateErr.Limit, "retry_after_s": auth.RetryAfterSeconds(rateErr.RetryAfter)}}
+	case errors.As(err, &specErr):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: specErr.Error()}
+	case errors.As(err, &nameErr):
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: nameErr.Error()}
+	case errors.Is(err, auth.ErrKeyNotFound):
+		return notFound("API key not found")
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound("not found")
 	case postgres.IsUnavailable(err):

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/riverqueue/river"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -22,12 +23,17 @@ type Deps struct {
 	Pool   *pgxpool.Pool
 	River  *river.Client[pgx.Tx]
 	Logger *slog.Logger
+	// Keys verifies API keys; nil means a store on Pool with the real clock.
+	Keys *auth.Keys
+	// Open lets every request through as the admin caller "open" (TOOLGATE_OPEN).
+	Open bool
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
 	deps Deps
 	log  *slog.Logger
+	keys *auth.Keys
 }
 
 // maxBody bounds a request body (a whole catalog may be pushed in one request).
@@ -35,7 +41,7 @@ const maxBody = "64M"
 
 // New builds the Echo instance with every route registered.
 func New(deps Deps) *echo.Echo {
-	s := &Server{deps: deps, log: deps.Logger.With("component", "api")}
+	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps)}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -44,13 +50,17 @@ func New(deps Deps) *echo.Echo {
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(s.logRequests)
+	e.Use(s.authenticate)
+	s.warnOpenMode()
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.GET("/openapi.json", s.openAPI)
 
 	v1 := e.Group("/v1")
 	s.registerSources(v1)
 	s.registerTools(v1)
+	s.registerAdmin(e.Group("/admin"))
 	return e
 }
 

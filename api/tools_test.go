@@ -28,7 +28,7 @@ func TestGetTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Deps{Pool: pool, River: rc, Logger: log})
+	e := New(Deps{Pool: pool, River: rc, Logger: log, Open: true})
 	get := func(name string) (int, toolView) {
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/tools/"+name, nil))

@@ -46,6 +46,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	deps.space = &spaceCheck{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
+	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:  deps.Logger.With("component", "river"),
@@ -57,6 +58,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_log_maintenance"}),
+			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return APIKeyRateCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "api_key_rate_cleanup"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Prints the database URL on stdout; everything else goes to stderr.
+#
 # Idempotently prepares a local PostgreSQL 15 + pgvector 0.8 cluster for toolgate on
 # Debian bookworm, run as root. Every step is skipped when it is already done, so the
 # README's run command, its test command and CI can all call this script.
@@ -26,8 +28,8 @@ have_pkgs() { dpkg -s "$@" >/dev/null 2>&1; }
 
 if ! have_pkgs postgresql-15 postgresql-server-dev-15 make gcc; then
   log "installing postgresql-15 and build tools"
-  "${APT[@]}" update
-  DEBIAN_FRONTEND=noninteractive "${APT[@]}" install postgresql-15 postgresql-server-dev-15 make gcc
+  "${APT[@]}" update >&2
+  DEBIAN_FRONTEND=noninteractive "${APT[@]}" install postgresql-15 postgresql-server-dev-15 make gcc >&2
 fi
 
 if [ ! -f /usr/share/postgresql/15/extension/vector.control ] || \
@@ -39,11 +41,11 @@ if [ ! -f /usr/share/postgresql/15/extension/vector.control ] || \
     uri=${uri:-http://deb.debian.org/debian}
     printf 'Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" >"$src"
   fi
-  "${APT[@]}" update
+  "${APT[@]}" update >&2
   work=$(mktemp -d)
   (
     cd "$work"
-    apt-get source --download-only pgvector
+    apt-get source --download-only pgvector >&2
     tar xzf pgvector_*.orig.tar.gz
     dir=$(find . -maxdepth 1 -type d -name 'pgvector-*' | head -n 1)
     make -C "$dir" PG_CONFIG=$PGBIN/pg_config OPTFLAGS="" >/dev/null
@@ -80,7 +82,7 @@ done
 psql_() { psql -X -q -h 127.0.0.1 -p "$PORT" -U postgres "$@"; }
 if [ "$(psql_ -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
   log "creating database $DB"
-  psql_ -d postgres -c "CREATE DATABASE \"$DB\""
+  psql_ -d postgres -c "CREATE DATABASE \"$DB\"" >&2
 fi
 psql_ -d "$DB" -c 'CREATE EXTENSION IF NOT EXISTS vector' 2>/dev/null
 

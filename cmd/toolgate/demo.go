@@ -18,6 +18,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	env.cfg.ListenAddr = *listen
+	env.cfg.Open = true // the demo is for local use: no keys to make first
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}

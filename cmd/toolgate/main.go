@@ -27,6 +27,7 @@ commands:
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
+  keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -40,6 +41,7 @@ var commands = map[string]command{
 	"migrate": runMigrate,
 	"import":  runImport,
 	"reembed": runReembed,
+	"keys":    runKeys,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

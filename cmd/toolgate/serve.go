@@ -24,10 +24,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	listen := fs.String("listen", env.cfg.ListenAddr, "HTTP listen address (LISTEN_ADDR)")
 	role := fs.String("role", string(env.cfg.Role), "all, api or worker (TOOLGATE_ROLE)")
 	noMigrate := fs.Bool("no-migrate", !env.cfg.AutoMigrate, "do not apply migrations at start (TOOLGATE_AUTO_MIGRATE=false)")
+	open := fs.Bool("open", env.cfg.Open, "open mode: no API key needed, every caller is admin (TOOLGATE_OPEN); local use only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	env.cfg.ListenAddr, env.cfg.Role, env.cfg.AutoMigrate = *listen, config.Role(*role), !*noMigrate
+	env.cfg.Open = *open
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			return fmt.Errorf("start workers: %w", err)
 		}
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log}
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, Open: cfg.Open}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

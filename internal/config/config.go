@@ -54,6 +54,7 @@ type Config struct {
 	ProviderRetries  int           // TOOLGATE_PROVIDER_RETRIES
 	Questions        int           // TOOLGATE_QUESTIONS
 	Judge            bool          // TOOLGATE_JUDGE
+	Open             bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 }
 
 // Error is a setting that cannot be used.
@@ -97,6 +98,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
 		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, 50),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
+		Open:             r.boolean("TOOLGATE_OPEN", false),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

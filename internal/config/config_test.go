@@ -15,7 +15,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DatabaseURL != DefaultDatabaseURL || c.ListenAddr != ":8080" || c.Role != RoleAll || !c.AutoMigrate {
+	if c.DatabaseURL != DefaultDatabaseURL || c.ListenAddr != ":8080" || c.Role != RoleAll || !c.AutoMigrate || c.Open {
 		t.Fatalf("unexpected defaults: %+v", c)
 	}
 }
@@ -30,6 +30,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		"TOOLGATE_AUTO_MIGRATE":         {"TOOLGATE_AUTO_MIGRATE": "maybe"},
 		"TOOLGATE_LOG_LEVEL":            {"TOOLGATE_LOG_LEVEL": "loud"},
 		"TOOLGATE_SEARCH_LOG_RETENTION": {"TOOLGATE_SEARCH_LOG_RETENTION": "1h"},
+		"TOOLGATE_OPEN":                 {"TOOLGATE_OPEN": "yes please"},
 	}
 	for setting, kv := range cases {
 		_, err := Load(env(kv))
@@ -47,5 +48,12 @@ func TestDurationInDays(t *testing.T) {
 	}
 	if c.SearchLogKeep != 30*24*time.Hour {
 		t.Fatalf("got %v", c.SearchLogKeep)
+	}
+}
+
+func TestOpenMode(t *testing.T) {
+	c, err := Load(env(map[string]string{"TOOLGATE_OPEN": "1"}))
+	if err != nil || !c.Open {
+		t.Fatalf("TOOLGATE_OPEN=1: Open=%v err=%v", c.Open, err)
 	}
 }

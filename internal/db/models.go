@@ -25,6 +25,12 @@ type ApiKey struct {
 	LastUsedAt *time.Time  `json:"last_used_at"`
 }
 
+type ApiKeyRate struct {
+	KeyID       int64     `json:"key_id"`
+	WindowStart time.Time `json:"window_start"`
+	Hits        int32     `json:"hits"`
+}
+
 type EmbeddingSpace struct {
 	Singleton bool      `json:"singleton"`
 	Model     string    `json:"model"`

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// registerAdmin registers the access-control and tool-switch endpoints under /admin.
+func (s *Server) registerAdmin(g *echo.Group) {
+	g.POST("/keys", s.createKey)
+	g.GET("/keys", s.listKeys)
+	g.DELETE("/keys/:prefix", s.revokeKey)
+	g.POST("/tools/:name/disable", s.setToolEnabled(false))
+	g.POST("/tools/:name/enable", s.setToolEnabled(true))
+}
+
+// createKeyRequest is the body of POST /admin/keys.
+type createKeyRequest struct {
+	Name    string     `json:"name"`
+	Scope   auth.Scope `json:"scope"`
+	Sources []string   `json:"sources"`
+	// RatePerMin is auth.DefaultRatePerMin when absent; 0 means unlimited.
+	RatePerMin *int `json:"rate_per_min"`
+}
+
+func (s *Server) createKey(c echo.Context) error {
+	var req createKeyRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	spec := auth.Spec{Name: req.Name, Scope: req.Scope, Sources: req.Sources, RatePerMin: auth.DefaultRatePerMin}
+	if req.RatePerMin != nil {
+		spec.RatePerMin = *req.RatePerMin
+	}
+	key, text, err := s.keys.Create(c.Request().Context(), spec)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"key": text, "api_key": key})
+}
+
+func (s *Server) listKeys(c echo.Context) error {
+	keys, err := s.keys.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
+}
+
+func (s *Server) revokeKey(c echo.Context) error {
+	key, err := s.keys.RevokePrefix(c.Request().Context(), c.Param("prefix"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"api_key": key})
+}
+
+// setToolEnabled switches a tool on or off; a disabled tool is never returned by search.
+func (s *Server) setToolEnabled(enabled bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		row, err := db.New(s.deps.Pool).SetToolEnabled(c.Request().Context(),
+			db.SetToolEnabledParams{Enabled: enabled, Name: c.Param("name")})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("tool %q not found", c.Param("name"))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"name": row.Name, "enabled": row.Enabled, "updated_at": row.UpdatedAt})
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+// runKeys manages API keys: create (prints the key once), list, revoke.
+func runKeys(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: "want create, list or revoke"}
+	}
+	sub, args := args[0], args[1:]
+	var run func(context.Context, *cliEnv, *auth.Keys, []string) error
+	switch sub {
+	case "create":
+		run = keysCreate
+	case "list":
+		run = keysList
+	case "revoke":
+		run = keysRevoke
+	default:
+		return &usageError{msg: fmt.Sprintf("unknown keys command %q: want create, list or revoke", sub)}
+	}
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := postgres.Ready(ctx, pool); err != nil {
+		return fmt.Errorf("%w (run `toolgate migrate up` first)", err)
+	}
+	return run(ctx, env, auth.NewKeys(pool, time.Now), args)
+}
+
+func keysCreate(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) error {
+	fs := newFlags("keys create", env)
+	name := fs.String("name", "", "key name, unique among active keys")
+	scope := fs.String("scope", "", "search or admin")
+	sources := fs.String("sources", "", "comma-separated sources the key may see (default: every source)")
+	rate := fs.Int("rate", auth.DefaultRatePerMin, "requests per minute; 0 for unlimited")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *name == "" || *scope == "" || fs.NArg() > 0 {
+		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N]"}
+	}
+	spec := auth.Spec{Name: *name, Scope: auth.Scope(*scope), RatePerMin: *rate}
+	if *sources != "" {
+		for src := range strings.SplitSeq(*sources, ",") {
+			spec.Sources = append(spec.Sources, strings.TrimSpace(src))
+		}
+	}
+	key, text, err := keys.Create(ctx, spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.stdout, text)
+	fmt.Fprintf(env.stderr, "created %s key %q (prefix %s); the key above is shown only once: store it now\n",
+		key.Scope, key.Name, key.Prefix)
+	return nil
+}
+
+func keysList(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) error {
+	if len(args) > 0 {
+		return &usageError{msg: "keys list takes no arguments"}
+	}
+	list, err := keys.List(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPREFIX\tSCOPE\tSOURCES\tRATE/MIN\tCREATED\tLAST USED\tREVOKED")
+	for _, k := range list {
+		srcs := "*"
+		if k.Sources != nil {
+			srcs = strings.Join(k.Sources, ",")
+		}
+		rate := "-"
+		if k.RatePerMin > 0 {
+			rate = fmt.Sprint(k.RatePerMin)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Prefix, k.Scope, srcs, rate,
+			k.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
+	}
+	return tw.Flush()
+}
+
+func keysRevoke(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) error {
+	if len(args) != 1 {
+		return &usageError{msg: "want keys revoke NAME|PREFIX"}
+	}
+	revoked, err := keys.Revoke(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	for _, k := range revoked {
+		fmt.Fprintf(env.stdout, "revoked %q (prefix %s)\n", k.Name, k.Prefix)
+	}
+	return nil
+}
+
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

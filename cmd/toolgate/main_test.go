@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/pgtest"
+)
+
+// runCLI runs toolgate in-process with the given settings.
+func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, func(k string) string { return env[k] }, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestBadSettingFailsWithOneLine(t *testing.T) {
+	code, _, stderr := runCLI(t, map[string]string{"LISTEN_ADDR": "nope"}, "serve")
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "LISTEN_ADDR") {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, nil, "frobnicate")
+	if code != 2 || !strings.Contains(stderr, "unknown command") {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+}
+
+func TestImportAndMigrateCommands(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t)}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "tools.jsonl")
+	os.WriteFile(good, []byte(`{"name":"a","description":"A"}`+"\n"+`{"name":"b","description":"B"}`+"\n"), 0o644)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"name":"a"}`+"\n"+`{"name":"a"}`+"\n"), 0o644)
+
+	code, stdout, stderr := runCLI(t, env, "import", good, "--source", "local")
+	if code != 0 || !strings.Contains(stdout, "2 created") {
+		t.Fatalf("import: %d %q %q", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI(t, env, "import", "--source", "local", bad)
+	if code != 1 || !strings.Contains(stderr, "line 2") || !strings.Contains(stderr, "duplicate") {
+		t.Fatalf("bad import: %d %q", code, stderr)
+	}
+	code, stdout, _ = runCLI(t, env, "import", good, "--source", "local")
+	if code != 0 || !strings.Contains(stdout, "2 unchanged") {
+		t.Fatalf("re-import: %d %q", code, stdout)
+	}
+	if code, _, stderr = runCLI(t, env, "import", good); code != 2 || !strings.Contains(stderr, "--source") {
+		t.Fatalf("missing --source: %d %q", code, stderr)
+	}
+	code, stdout, _ = runCLI(t, env, "migrate", "version")
+	if code != 0 || !strings.Contains(stdout, "river tables current: true") {
+		t.Fatalf("migrate version: %d %q", code, stdout)
+	}
+	if code, _, stderr = runCLI(t, env, "migrate", "sideways"); code != 2 {
+		t.Fatalf("bad migrate action: %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,268 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// A key is written tg_<prefix>_<secret>. The prefix is stored in clear and finds the row;
+// only the SHA-256 of the secret is stored, and it is compared in constant time.
+const (
+	keyTag          = "tg_"
+	prefixLen       = 10 // base32 characters: 50 random bits, enough to find a row
+	secretBytes     = 32 // 256 random bits
+	rateWindow      = time.Minute
+	uniqueViolation = "23505"
+)
+
+// lowercase base32 without padding: no '_' so the three parts split unambiguously.
+var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ErrInvalidKey is a missing, malformed or unknown key, or a wrong secret.
+var ErrInvalidKey = errors.New("missing or invalid API key")
+
+// ErrRevokedKey is a key whose secret is right but which was revoked.
+var ErrRevokedKey = errors.New("API key revoked")
+
+// ErrKeyNotFound is a revocation of a key that does not exist.
+var ErrKeyNotFound = errors.New("no such API key (no key has that prefix and no active key has that name)")
+
+// ScopeError is a valid key used for something its scope does not allow.
+type ScopeError struct {
+	Have, Need Scope
+}
+
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("this key has scope %q; %q is needed", e.Have, e.Need)
+}
+
+// RateLimitError is a request over its key's per-minute limit.
+type RateLimitError struct {
+	Limit int
+	// RetryAfter is the time until the next window opens.
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("rate limit of %d requests per minute exceeded; retry in %ds", e.Limit, RetryAfterSeconds(e.RetryAfter))
+}
+
+// RetryAfterSeconds rounds d up to whole seconds, at least 1, as Retry-After wants.
+func RetryAfterSeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// InvalidSpecError is a key request that cannot be honoured.
+type InvalidSpecError struct {
+	Field, Reason string
+}
+
+func (e *InvalidSpecError) Error() string { return e.Field + ": " + e.Reason }
+
+// NameTakenError is a new key named like an active key.
+type NameTakenError struct{ Name string }
+
+func (e *NameTakenError) Error() string {
+	return fmt.Sprintf("an active key is already named %q (revoke it first or pick another name)", e.Name)
+}
+
+// DefaultRatePerMin is the limit of a key created without one.
+const DefaultRatePerMin = 600
+
+// Spec is what a new key may do.
+type Spec struct {
+	Name  string
+	Scope Scope
+	// Sources limits the sources the key may see; nil means every source.
+	Sources []string
+	// RatePerMin is the most requests per minute; 0 means unlimited.
+	RatePerMin int
+}
+
+// Key is a stored key, without its secret.
+type Key struct {
+	ID         int64      `json:"-"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	Scope      Scope      `json:"scope"`
+	Sources    []string   `json:"sources"`
+	RatePerMin int        `json:"rate_per_min,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+// Keys creates, verifies, lists and revokes API keys, and counts their use.
+type Keys struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// NewKeys returns the key store of pool; now is the clock (time.Now outside tests).
+func NewKeys(pool *pgxpool.Pool, now func() time.Time) *Keys {
+	return &Keys{pool: pool, now: now}
+}
+
+// Create stores a new key and returns it with the full key text, which is shown once and
+// cannot be recovered afterwards.
+func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
+	if !validName.MatchString(s.Name) {
+		return Key{}, "", &InvalidSpecError{"name", fmt.Sprintf("%q: want 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit", s.Name)}
+	}
+	if s.Scope != ScopeSearch && s.Scope != ScopeAdmin {
+		return Key{}, "", &InvalidSpecError{"scope", fmt.Sprintf("%q: want search or admin", s.Scope)}
+	}
+	if s.RatePerMin < 0 {
+		return Key{}, "", &InvalidSpecError{"rate_per_min", "must be 0 (unlimited) or positive"}
+	}
+	if s.Sources != nil && len(s.Sources) == 0 {
+		return Key{}, "", &InvalidSpecError{"sources", "an empty list would see nothing; omit it for every source"}
+	}
+	for _, src := range s.Sources {
+		if strings.TrimSpace(src) == "" {
+			return Key{}, "", &InvalidSpecError{"sources", "empty source name"}
+		}
+	}
+	rate := pgtype.Int4{Int32: int32(s.RatePerMin), Valid: s.RatePerMin > 0}
+	secret := make([]byte, secretBytes)
+	pfx := make([]byte, 7)
+	rand.Read(secret)
+	rand.Read(pfx)
+	prefix := b32.EncodeToString(pfx)[:prefixLen]
+	secretText := b32.EncodeToString(secret)
+	hash := sha256.Sum256([]byte(secretText))
+	row, err := db.New(k.pool).CreateAPIKey(ctx, db.CreateAPIKeyParams{
+		Name: s.Name, Prefix: prefix, SecretHash: hash[:], Scope: string(s.Scope), Sources: s.Sources, RatePerMin: rate,
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "api_keys_active_name" {
+		return Key{}, "", &NameTakenError{Name: s.Name}
+	}
+	if err != nil {
+		return Key{}, "", fmt.Errorf("create API key: %w", err)
+	}
+	return toKey(row), keyTag + prefix + "_" + secretText, nil
+}
+
+// Verify returns the key of the full key text, or ErrInvalidKey or ErrRevokedKey.
+func (k *Keys) Verify(ctx context.Context, text string) (Key, error) {
+	rest, ok := strings.CutPrefix(text, keyTag)
+	if !ok || len(rest) < prefixLen+2 || rest[prefixLen] != '_' {
+		return Key{}, ErrInvalidKey
+	}
+	prefix, secret := rest[:prefixLen], rest[prefixLen+1:]
+	row, err := db.New(k.pool).GetAPIKeyByPrefix(ctx, prefix)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Key{}, ErrInvalidKey
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("look up API key: %w", err)
+	}
+	hash := sha256.Sum256([]byte(secret))
+	if subtle.ConstantTimeCompare(hash[:], row.SecretHash) != 1 {
+		return Key{}, ErrInvalidKey
+	}
+	if row.RevokedAt != nil {
+		return Key{}, ErrRevokedKey
+	}
+	return toKey(row), nil
+}
+
+// Use counts one request of key in the current one-minute window (a fixed window shared by
+// every instance through PostgreSQL) and refreshes its last use. It returns a
+// *RateLimitError when the key is over its limit; the remaining requests of the window
+// are returned for the RateLimit-Remaining header (-1 when unlimited).
+func (k *Keys) Use(ctx context.Context, key Key) (remaining int, err error) {
+	now := k.now()
+	window := now.Truncate(rateWindow)
+	hits, err := db.New(k.pool).CountAPIKeyUse(ctx, db.CountAPIKeyUseParams{KeyID: key.ID, WindowStart: window, Now: now})
+	if err != nil {
+		return 0, fmt.Errorf("count API key use: %w", err)
+	}
+	if key.RatePerMin == 0 {
+		return -1, nil
+	}
+	if int(hits) > key.RatePerMin {
+		return 0, &RateLimitError{Limit: key.RatePerMin, RetryAfter: window.Add(rateWindow).Sub(now)}
+	}
+	return key.RatePerMin - int(hits), nil
+}
+
+// List returns every key, revoked ones included, oldest first.
+func (k *Keys) List(ctx context.Context) ([]Key, error) {
+	rows, err := db.New(k.pool).ListAPIKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	out := make([]Key, len(rows))
+	for i, r := range rows {
+		out[i] = toKey(r)
+	}
+	return out, nil
+}
+
+// Revoke revokes the key with prefix ref, or the active key named ref, and returns it.
+// Revoking a revoked key keeps its first revocation time.
+func (k *Keys) Revoke(ctx context.Context, ref string) ([]Key, error) {
+	rows, err := db.New(k.pool).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{Now: k.now(), Ref: ref})
+	if err != nil {
+		return nil, fmt.Errorf("revoke API key: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, ErrKeyNotFound
+	}
+	out := make([]Key, len(rows))
+	for i, r := range rows {
+		out[i] = toKey(r)
+	}
+	return out, nil
+}
+
+// RevokePrefix revokes the key with prefix.
+func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
+	row, err := db.New(k.pool).RevokeAPIKeyByPrefix(ctx, db.RevokeAPIKeyByPrefixParams{Now: k.now(), Prefix: prefix})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Key{}, ErrKeyNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("revoke API key: %w", err)
+	}
+	return toKey(row), nil
+}
+
+// Caller is the caller a verified key makes.
+func (key Key) Caller() *Caller {
+	return &Caller{Name: key.Name, Scope: key.Scope, Sources: key.Sources}
+}
+
+func toKey(r db.ApiKey) Key {
+	k := Key{ID: r.ID, Name: r.Name, Prefix: r.Prefix, Scope: Scope(r.Scope), Sources: r.Sources,
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
+	if r.RatePerMin.Valid {
+		k.RatePerMin = int(r.RatePerMin.Int32)
+	}
+	return k
+}
+
+// Allows reports whether scope s may do what need requires: admin may do everything.
+func (s Scope) Allows(need Scope) bool {
+	return s == ScopeAdmin || s == need
+}

@@ -1,0 +1,201 @@
+package auth_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/pgtest"
+)
+
+var keyFormat = regexp.MustCompile(`^tg_[a-z2-7]{10}_[a-z2-7]{52}$`)
+
+func TestCreateStoresOnlyTheHash(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, time.Now)
+	ctx := context.Background()
+	k1, text1, err := keys.Create(ctx, auth.Spec{Name: "a", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text2, err := keys.Create(ctx, auth.Spec{Name: "b", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !keyFormat.MatchString(text1) || !keyFormat.MatchString(text2) || text1[:13] == text2[:13] {
+		t.Fatalf("keys %q, %q: want tg_<10>_<52> with distinct prefixes", text1, text2)
+	}
+	row, err := db.New(pool).GetAPIKeyByPrefix(ctx, k1.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := text1[14:]
+	want := sha256.Sum256([]byte(secret))
+	if string(row.SecretHash) != string(want[:]) {
+		t.Errorf("secret_hash is not SHA-256 of the secret")
+	}
+	if strings.Contains(string(row.SecretHash), secret) {
+		t.Errorf("the secret is stored")
+	}
+	got, err := keys.Verify(ctx, text1)
+	if err != nil || got.Name != "a" || got.Sources != nil || got.RatePerMin != 0 {
+		t.Errorf("Verify = %+v, %v", got, err)
+	}
+}
+
+func TestCreateRejectsBadSpecs(t *testing.T) {
+	t.Parallel()
+	keys := auth.NewKeys(pgtest.NewPool(t), time.Now)
+	ctx := context.Background()
+	for _, s := range []auth.Spec{
+		{Name: "", Scope: auth.ScopeAdmin},
+		{Name: "has space", Scope: auth.ScopeAdmin},
+		{Name: "x", Scope: "root"},
+		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: -5},
+		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{}},
+		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{"fin", " "}},
+	} {
+		var se *auth.InvalidSpecError
+		if _, _, err := keys.Create(ctx, s); !errors.As(err, &se) {
+			t.Errorf("%+v: got %v, want *InvalidSpecError", s, err)
+		}
+	}
+	if _, _, err := keys.Create(ctx, auth.Spec{Name: "dup", Scope: auth.ScopeAdmin}); err != nil {
+		t.Fatal(err)
+	}
+	var taken *auth.NameTakenError
+	if _, _, err := keys.Create(ctx, auth.Spec{Name: "dup", Scope: auth.ScopeSearch}); !errors.As(err, &taken) || taken.Name != "dup" {
+		t.Errorf("duplicate active name: got %v, want *NameTakenError", err)
+	}
+}
+
+func TestVerifyRejectsMalformedKeys(t *testing.T) {
+	t.Parallel()
+	keys := auth.NewKeys(pgtest.NewPool(t), time.Now)
+	for _, text := range []string{"", "tg_", "tg_short", "xx_abcdefghij_secret", "tg_abcdefghij-secret", "tg_abcdefghij_"} {
+		if _, err := keys.Verify(context.Background(), text); !errors.Is(err, auth.ErrInvalidKey) {
+			t.Errorf("%q: got %v, want ErrInvalidKey", text, err)
+		}
+	}
+}
+
+func TestUseCountsPerWindow(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	now := time.Date(2026, 1, 1, 9, 30, 59, 500_000_000, time.UTC)
+	keys := auth.NewKeys(pool, func() time.Time { return now })
+	ctx := context.Background()
+	_, text, err := keys.Create(ctx, auth.Spec{Name: "a", Scope: auth.ScopeSearch, RatePerMin: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.Verify(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want := 2; want >= 0; want-- {
+		if left, err := keys.Use(ctx, k); err != nil || left != want {
+			t.Fatalf("Use: %d, %v; want %d left", left, err, want)
+		}
+	}
+	_, err = keys.Use(ctx, k)
+	var rl *auth.RateLimitError
+	if !errors.As(err, &rl) || rl.Limit != 3 || rl.RetryAfter != 500*time.Millisecond || auth.RetryAfterSeconds(rl.RetryAfter) != 1 {
+		t.Fatalf("4th Use: %v (%+v); want a RateLimitError retrying after 0.5s (1 s rounded up)", err, rl)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if left, err := keys.Use(ctx, k); err != nil || left != 2 {
+		t.Errorf("next window: %d, %v; want 2 left", left, err)
+	}
+
+	_, unlimited, _ := keys.Create(ctx, auth.Spec{Name: "u", Scope: auth.ScopeSearch})
+	u, _ := keys.Verify(ctx, unlimited)
+	for range 10 {
+		if left, err := keys.Use(ctx, u); err != nil || left != -1 {
+			t.Fatalf("unlimited key: %d, %v", left, err)
+		}
+	}
+}
+
+func TestRevoke(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	keys := auth.NewKeys(pool, func() time.Time { return now })
+	ctx := context.Background()
+	k, text, err := keys.Create(ctx, auth.Spec{Name: "a", Scope: auth.ScopeAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := keys.Revoke(ctx, "a")
+	if err != nil || len(got) != 1 || got[0].Prefix != k.Prefix || !got[0].RevokedAt.Equal(now) {
+		t.Fatalf("Revoke by name = %+v, %v", got, err)
+	}
+	if _, err := keys.Verify(ctx, text); !errors.Is(err, auth.ErrRevokedKey) {
+		t.Errorf("Verify after revoke = %v, want ErrRevokedKey", err)
+	}
+	if _, err := keys.Revoke(ctx, "a"); !errors.Is(err, auth.ErrKeyNotFound) {
+		t.Errorf("revoke by name of a revoked key = %v, want ErrKeyNotFound (no active key has that name)", err)
+	}
+	now = now.Add(time.Hour)
+	again, err := keys.RevokePrefix(ctx, k.Prefix)
+	if err != nil || !again.RevokedAt.Equal(now.Add(-time.Hour)) {
+		t.Errorf("second revocation by prefix = %+v, %v; want the first revoked_at kept", again, err)
+	}
+	if _, err := keys.RevokePrefix(ctx, "nope"); !errors.Is(err, auth.ErrKeyNotFound) {
+		t.Errorf("unknown prefix = %v, want ErrKeyNotFound", err)
+	}
+}
+
+func TestScopeAllows(t *testing.T) {
+	if !auth.ScopeAdmin.Allows(auth.ScopeSearch) || !auth.ScopeAdmin.Allows(auth.ScopeAdmin) ||
+		!auth.ScopeSearch.Allows(auth.ScopeSearch) || auth.ScopeSearch.Allows(auth.ScopeAdmin) {
+		t.Error("admin must allow everything, search only search")
+	}
+}
+
+// TestUseIsExactUnderConcurrency: concurrent requests of one key (as from several API
+// instances) are each counted once, so exactly the limit gets through.
+func TestUseIsExactUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, func() time.Time { return time.Date(2026, 1, 1, 9, 0, 1, 0, time.UTC) })
+	ctx := context.Background()
+	_, text, err := keys.Create(ctx, auth.Spec{Name: "a", Scope: auth.ScopeSearch, RatePerMin: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.Verify(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok, limited atomic.Int32
+	var wg sync.WaitGroup
+	for range 25 {
+		wg.Go(func() {
+			_, err := keys.Use(ctx, k)
+			var rl *auth.RateLimitError
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.As(err, &rl):
+				limited.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 10 || limited.Load() != 15 {
+		t.Errorf("%d allowed, %d limited; want 10 and 15", ok.Load(), limited.Load())
+	}
+}
