@@ -47,6 +47,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
+	river.AddWorker(workers, &ReweightWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:  deps.Logger.With("component", "river"),
