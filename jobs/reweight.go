@@ -85,7 +85,9 @@ func (w *ReweightWorker) Work(ctx context.Context, job *river.Job[ReweightArgs])
 // ProfileNotFoundError is returned for an unknown weight profile name.
 type ProfileNotFoundError struct{ Name string }
 
-func (e *ProfileNotFoundError) Error() string { return fmt.Sprintf("no weight profile named %q", e.Name) }
+func (e *ProfileNotFoundError) Error() string {
+	return fmt.Sprintf("no weight profile named %q", e.Name)
+}
 
 // SetNotBuildingError is returned when a re-weight is asked to build a set that is no longer
 // being built (it failed or was retired).
