@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -53,6 +54,9 @@ func toAPIError(err error) *Error {
 		rateErr  *auth.RateLimitError
 		specErr  *auth.InvalidSpecError
 		nameErr  *auth.NameTakenError
+		pnfErr   *profiles.NotFoundError
+		actErr   *profiles.ActiveError
+		nbErr    *profiles.NotBuiltError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -78,6 +82,12 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: specErr.Error()}
 	case errors.As(err, &nameErr):
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: nameErr.Error()}
+	case errors.As(err, &pnfErr):
+		return notFound("%s", pnfErr.Error())
+	case errors.As(err, &actErr):
+		return &Error{Status: http.StatusConflict, Code: "profile_active", Message: actErr.Error()}
+	case errors.As(err, &nbErr):
+		return &Error{Status: http.StatusConflict, Code: "profile_not_built", Message: nbErr.Error()}
 	case errors.Is(err, auth.ErrKeyNotFound):
 		return notFound("API key not found")
 	case errors.Is(err, pgx.ErrNoRows):

@@ -61,6 +61,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerSources(v1)
 	s.registerTools(v1)
 	s.registerAdmin(e.Group("/admin"))
+	s.registerProfiles(e.Group("/admin"))
 	return e
 }
 

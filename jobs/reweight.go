@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
@@ -82,13 +83,6 @@ func (w *ReweightWorker) Work(ctx context.Context, job *river.Job[ReweightArgs])
 	return err
 }
 
-// ProfileNotFoundError is returned for an unknown weight profile name.
-type ProfileNotFoundError struct{ Name string }
-
-func (e *ProfileNotFoundError) Error() string {
-	return fmt.Sprintf("no weight profile named %q", e.Name)
-}
-
 // SetNotBuildingError is returned when a re-weight is asked to build a set that is no longer
 // being built (it failed or was retired).
 type SetNotBuildingError struct {
@@ -116,7 +110,7 @@ func BeginReweight(ctx context.Context, tx pgx.Tx, profile string) (db.VectorSet
 	q := db.New(tx)
 	p, err := q.LockProfileByName(ctx, profile)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return db.VectorSet{}, &ProfileNotFoundError{Name: profile}
+		return db.VectorSet{}, &profiles.NotFoundError{Name: profile}
 	}
 	if err != nil {
 		return db.VectorSet{}, err

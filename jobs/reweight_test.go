@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
@@ -426,7 +427,7 @@ func TestEnqueueReweightIsUniquePerProfile(t *testing.T) {
 	if err != nil || c.JobID == a.JobID || c.Duplicate {
 		t.Fatalf("another profile: %+v %v", c, err)
 	}
-	var nf *ProfileNotFoundError
+	var nf *profiles.NotFoundError
 	if _, err := EnqueueReweight(ctx, pool, rc, "nope"); !errors.As(err, &nf) {
 		t.Errorf("unknown profile: %v", err)
 	}

@@ -439,6 +439,20 @@ func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightPro
 	return i, err
 }
 
+const profileSearchable = `-- name: ProfileSearchable :one
+SELECT (EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.id = $1)
+        OR NOT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL))::boolean
+`
+
+// Whether the profile's current set holds vectors, or no tool has an embedded component yet
+// (an empty catalog: nothing to build).
+func (q *Queries) ProfileSearchable(ctx context.Context, id int64) (bool, error) {
+	row := q.db.QueryRow(ctx, profileSearchable, id)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const putProfile = `-- name: PutProfile :one
 INSERT INTO weight_profiles (name, strategy, weights) VALUES ($1, $2, $3)
 ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights, updated_at = now()

@@ -99,3 +99,9 @@ SELECT vs.*, (SELECT count(*) FROM tool_vectors v WHERE v.set_id = vs.id) AS vec
 FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.profile_id = $1 AND (vs.id = p.current_set OR vs.state = 'building')
 ORDER BY vs.id;
+
+-- name: ProfileSearchable :one
+-- Whether the profile's current set holds vectors, or no tool has an embedded component yet
+-- (an empty catalog: nothing to build).
+SELECT (EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.id = $1)
+        OR NOT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL))::boolean;
