@@ -428,3 +428,26 @@ func Progress(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobRow) (*
 	}
 	return &JobProgress{SetID: set.ID, State: set.State, Done: int(set.Done), Total: int(set.Total), Error: set.Error}, nil
 }
+
+// RunReweight re-weights the profile in this process, through the same code as the job:
+// it begins (or resumes) the profile's building set and builds it. When the build fails
+// or ctx is cancelled the set is marked failed and the profile keeps its current set.
+// It returns the set built.
+func RunReweight(ctx context.Context, pool *pgxpool.Pool, profile string, opts ReweightOptions) (int64, error) {
+	var set db.VectorSet
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		set, err = BeginReweight(ctx, tx, profile)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := Reweight(ctx, pool, set.ID, opts); err != nil {
+		if ferr := FailReweight(context.WithoutCancel(ctx), pool, set.ID, err); ferr != nil {
+			return set.ID, errors.Join(err, ferr)
+		}
+		return set.ID, err
+	}
+	return set.ID, nil
+}

@@ -27,6 +27,7 @@ commands:
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
+  profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
 
 Settings come from environment variables (see README); flags override them.
@@ -36,12 +37,13 @@ Settings come from environment variables (see README); flags override them.
 type command func(ctx context.Context, env *cliEnv, args []string) error
 
 var commands = map[string]command{
-	"serve":   runServe,
-	"demo":    runDemo,
-	"migrate": runMigrate,
-	"import":  runImport,
-	"reembed": runReembed,
-	"keys":    runKeys,
+	"serve":    runServe,
+	"demo":     runDemo,
+	"migrate":  runMigrate,
+	"import":   runImport,
+	"reembed":  runReembed,
+	"keys":     runKeys,
+	"profiles": runProfiles,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.
