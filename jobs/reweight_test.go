@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/db"
@@ -438,5 +439,53 @@ func TestEnqueueReweightIsUniquePerProfile(t *testing.T) {
 	p, err := Progress(ctx, pool, job)
 	if err != nil || p == nil || p.State != "building" || p.SetID != a.SetID {
 		t.Fatalf("progress of a queued re-weight: %+v %v", p, err)
+	}
+}
+
+func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	w := &ReweightWorker{deps: localDeps(pool)}
+	state := func(id int64) string {
+		s, err := db.New(pool).GetVectorSet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.State
+	}
+	job := func(setID int64, attempt int) *river.Job[ReweightArgs] {
+		return &river.Job[ReweightArgs]{JobRow: &rivertype.JobRow{Attempt: attempt, MaxAttempts: 5}, Args: ReweightArgs{Profile: "var-1", SetID: setID}}
+	}
+
+	// a remotely cancelled job: the set fails, the job is cancelled (not retried)
+	set := beginSet(t, pool, "var-1")
+	cctx, cancel := context.WithCancelCause(ctx)
+	cancel(river.ErrJobCancelledRemotely)
+	var jc *river.JobCancelError
+	if err := w.Work(cctx, job(set.ID, 1)); !errors.As(err, &jc) {
+		t.Fatalf("cancelled: %v, want a JobCancelError", err)
+	}
+	if s := state(set.ID); s != "failed" {
+		t.Fatalf("cancelled job's set is %s, want failed", s)
+	}
+
+	// an error before the last attempt keeps the set building for the retry; the last fails it
+	set = beginSet(t, pool, "var-1")
+	if _, err := pool.Exec(ctx, `UPDATE weight_profiles SET weights = '{"name": -1}' WHERE name = 'var-1'`); err != nil {
+		t.Fatal(err)
+	}
+	var ip *tdwa.InvalidProfileError
+	if err := w.Work(ctx, job(set.ID, 2)); !errors.As(err, &ip) {
+		t.Fatalf("attempt 2: %v", err)
+	}
+	if s := state(set.ID); s != "building" {
+		t.Fatalf("after a retryable failure the set is %s, want building", s)
+	}
+	if err := w.Work(ctx, job(set.ID, 5)); !errors.As(err, &ip) {
+		t.Fatalf("attempt 5: %v", err)
+	}
+	if s := state(set.ID); s != "failed" {
+		t.Fatalf("after the last attempt the set is %s, want failed", s)
 	}
 }
