@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"github.com/toolgate/toolgate/jobs"
 	"net/http"
 	"slices"
 	"strconv"
@@ -46,6 +47,8 @@ type jobView struct {
 	Tags        []string                 `json:"tags"`
 	Args        json.RawMessage          `json:"args"`
 	Metadata    json.RawMessage          `json:"metadata"`
+	// Progress of a job that reports it (re-weights: done/total tools); absent otherwise.
+	Progress *jobs.JobProgress `json:"progress,omitempty"`
 }
 
 func viewJob(j *rivertype.JobRow) jobView {
@@ -132,7 +135,11 @@ func (s *Server) getJob(c echo.Context) error {
 	if err != nil {
 		return jobError(err, id)
 	}
-	return c.JSON(http.StatusOK, viewJob(job))
+	v := viewJob(job)
+	if v.Progress, err = jobs.Progress(c.Request().Context(), s.deps.Pool, job); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
 }
 
 // retryJob makes a finished or waiting job available to run now; a running job cannot

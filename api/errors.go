@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
@@ -62,6 +63,9 @@ func toAPIError(err error) *Error {
 		searchInvalid  *search.InvalidRequestError
 		searchUnknown  *search.UnknownError
 		searchNotFound *search.NotFoundError
+		pnfErr         *profiles.NotFoundError
+		actErr         *profiles.ActiveError
+		nbErr          *profiles.NotBuiltError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -91,6 +95,12 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: specErr.Error()}
 	case errors.As(err, &nameErr):
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: nameErr.Error()}
+	case errors.As(err, &pnfErr):
+		return notFound("%s", pnfErr.Error())
+	case errors.As(err, &actErr):
+		return &Error{Status: http.StatusConflict, Code: "profile_active", Message: actErr.Error()}
+	case errors.As(err, &nbErr):
+		return &Error{Status: http.StatusConflict, Code: "profile_not_built", Message: nbErr.Error()}
 	case errors.Is(err, auth.ErrKeyNotFound):
 		return notFound("API key not found")
 	case errors.As(err, &profErr):
@@ -101,6 +111,12 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "unknown_" + searchUnknown.Kind, Message: searchUnknown.Error()}
 	case errors.As(err, &searchNotFound):
 		return notFound("%s", searchNotFound.Error())
+	case errors.As(err, &pnfErr):
+		return notFound("%s", pnfErr.Error())
+	case errors.As(err, &actErr):
+		return &Error{Status: http.StatusConflict, Code: "profile_active", Message: actErr.Error()}
+	case errors.As(err, &nbErr):
+		return &Error{Status: http.StatusConflict, Code: "profile_not_built", Message: nbErr.Error()}
 	case errors.Is(err, search.ErrNoEmbedder):
 		return &Error{Status: http.StatusBadRequest, Code: "no_embedder", Message: err.Error()}
 	case errors.Is(err, pgx.ErrNoRows):

@@ -75,6 +75,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerSync(v1)
 	s.registerAdmin(e.Group("/admin"))
 	s.registerJobs(e.Group("/admin"))
+	s.registerProfiles(e.Group("/admin"))
 	s.registerTools(v1)
 	s.registerMCP(e, v1)
 	s.registerSearch(e)

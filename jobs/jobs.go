@@ -60,6 +60,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
+	river.AddWorker(workers, &ReweightWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:     deps.Logger.With("component", "river"),

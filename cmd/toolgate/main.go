@@ -30,6 +30,7 @@ commands:
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   sync      NAME: sync an MCP source from its server now
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
+  profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
   eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
@@ -43,17 +44,18 @@ Settings come from environment variables (see README); flags override them.
 type command func(ctx context.Context, env *cliEnv, args []string) error
 
 var commands = map[string]command{
-	"serve":   runServe,
-	"demo":    runDemo,
-	"migrate": runMigrate,
-	"import":  runImport,
-	"sync":    runSync,
-	"keys":    runKeys,
-	"eval":    runEval,
-	"dataset": runDataset,
-	"bench":   runBench,
-	"reembed": runReembed,
-	"mcp":     runMCP,
+	"serve":    runServe,
+	"demo":     runDemo,
+	"migrate":  runMigrate,
+	"import":   runImport,
+	"sync":     runSync,
+	"keys":     runKeys,
+	"profiles": runProfiles,
+	"eval":     runEval,
+	"dataset":  runDataset,
+	"bench":    runBench,
+	"reembed":  runReembed,
+	"mcp":      runMCP,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

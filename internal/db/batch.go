@@ -17,6 +17,59 @@ var (
 	ErrBatchAlreadyClosed = errors.New("batch already closed")
 )
 
+const insertToolVector = `-- name: InsertToolVector :batchexec
+INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
+ON CONFLICT (set_id, tool_id) DO NOTHING
+`
+
+type InsertToolVectorBatchResults struct {
+	br     pgx.BatchResults
+	tot    int
+	closed bool
+}
+
+type InsertToolVectorParams struct {
+	SetID     int64           `json:"set_id"`
+	ToolID    int64           `json:"tool_id"`
+	Embedding pgvector.Vector `json:"embedding"`
+}
+
+// A concurrent enrichment job that already wrote a fresher vector wins.
+func (q *Queries) InsertToolVector(ctx context.Context, arg []InsertToolVectorParams) *InsertToolVectorBatchResults {
+	batch := &pgx.Batch{}
+	for _, a := range arg {
+		vals := []interface{}{
+			a.SetID,
+			a.ToolID,
+			a.Embedding,
+		}
+		batch.Queue(insertToolVector, vals...)
+	}
+	br := q.db.SendBatch(ctx, batch)
+	return &InsertToolVectorBatchResults{br, len(arg), false}
+}
+
+func (b *InsertToolVectorBatchResults) Exec(f func(int, error)) {
+	defer b.br.Close()
+	for t := 0; t < b.tot; t++ {
+		if b.closed {
+			if f != nil {
+				f(t, ErrBatchAlreadyClosed)
+			}
+			continue
+		}
+		_, err := b.br.Exec()
+		if f != nil {
+			f(t, err)
+		}
+	}
+}
+
+func (b *InsertToolVectorBatchResults) Close() error {
+	b.closed = true
+	return b.br.Close()
+}
+
 const upsertToolComponent = `-- name: UpsertToolComponent :batchexec
 INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash, embedding, model)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

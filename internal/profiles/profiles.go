@@ -1,0 +1,194 @@
+// Package profiles administers TDWA weight profiles: their definitions, which one is active,
+// and what their vector sets hold. Re-weighting itself (building a profile's vectors) is the
+// reweight job in package jobs.
+package profiles
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/tdwa"
+)
+
+// NotFoundError is returned for an unknown profile name.
+type NotFoundError struct{ Name string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no weight profile named %q", e.Name) }
+
+// ActiveError is returned when deleting the active profile.
+type ActiveError struct{ Name string }
+
+func (e *ActiveError) Error() string {
+	return fmt.Sprintf("weight profile %q is active; activate another one first", e.Name)
+}
+
+// NotBuiltError is returned when activating a profile whose current set holds no vectors
+// while the catalog has embedded tools: searches would find nothing.
+type NotBuiltError struct{ Name string }
+
+func (e *NotBuiltError) Error() string {
+	return fmt.Sprintf("weight profile %q has no vectors yet; re-weight it first", e.Name)
+}
+
+// validName is the database's constraint on profile names.
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// Set is a vector set as shown to operators.
+type Set struct {
+	ID         int64      `json:"id"`
+	State      string     `json:"state"`
+	Total      int        `json:"total"`
+	Done       int        `json:"done"`
+	Vectors    int        `json:"vectors"`
+	Error      *string    `json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// View is a profile with its current set and the set being built, if any.
+type View struct {
+	Name       string             `json:"name"`
+	Strategy   string             `json:"strategy"`
+	Weights    map[string]float64 `json:"weights"`
+	Active     bool               `json:"active"`
+	CurrentSet *Set               `json:"current_set"`
+	Building   *Set               `json:"building"`
+	UpdatedAt  time.Time          `json:"updated_at"`
+}
+
+func view(ctx context.Context, q *db.Queries, p db.WeightProfile) (View, error) {
+	v := View{Name: p.Name, Strategy: p.Strategy, Weights: map[string]float64{}, Active: p.IsActive, UpdatedAt: p.UpdatedAt}
+	if err := json.Unmarshal(p.Weights, &v.Weights); err != nil {
+		return v, fmt.Errorf("profile %s weights: %w", p.Name, err)
+	}
+	sets, err := q.ListProfileSets(ctx, p.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, s := range sets {
+		set := &Set{ID: s.ID, State: s.State, Total: int(s.Total), Done: int(s.Done), Vectors: int(s.Vectors),
+			Error: s.Error, CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt}
+		if p.CurrentSet.Valid && s.ID == p.CurrentSet.Int64 {
+			v.CurrentSet = set
+		} else {
+			v.Building = set
+		}
+	}
+	return v, nil
+}
+
+// List returns every profile by name.
+func List(ctx context.Context, pool *pgxpool.Pool) ([]View, error) {
+	q := db.New(pool)
+	ps, err := q.ListProfiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, 0, len(ps))
+	for _, p := range ps {
+		v, err := view(ctx, q, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Get returns one profile.
+func Get(ctx context.Context, pool *pgxpool.Pool, name string) (View, error) {
+	q := db.New(pool)
+	p, err := q.GetProfileByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return View{}, &NotFoundError{Name: name}
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return view(ctx, q, p)
+}
+
+// Put creates the profile or changes its definition, after validating it. The stored
+// vectors are not changed: they follow the new definition once a re-weight completes.
+// created says whether the profile is new.
+func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile) (v View, created bool, err error) {
+	if !validName.MatchString(name) {
+		return View{}, false, &tdwa.InvalidProfileError{Reason: fmt.Sprintf("name %q must match %s", name, validName)}
+	}
+	if p.Weights == nil {
+		p.Weights = map[string]float64{}
+	}
+	if err := p.Validate(); err != nil {
+		return View{}, false, err
+	}
+	w, err := json.Marshal(p.Weights)
+	if err != nil {
+		return View{}, false, err
+	}
+	q := db.New(pool)
+	row, err := q.PutProfile(ctx, db.PutProfileParams{Name: name, Strategy: p.Strategy, Weights: w})
+	if err != nil {
+		return View{}, false, err
+	}
+	v, err = view(ctx, q, db.WeightProfile{ID: row.ID, Name: row.Name, Strategy: row.Strategy, Weights: row.Weights,
+		IsActive: row.IsActive, CurrentSet: row.CurrentSet, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt})
+	return v, row.Created, err
+}
+
+// Delete deletes an inactive profile with its vector sets.
+func Delete(ctx context.Context, pool *pgxpool.Pool, name string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		p, err := lock(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		if p.IsActive {
+			return &ActiveError{Name: name}
+		}
+		return q.DeleteProfile(ctx, p.ID)
+	})
+}
+
+// Activate makes the profile the active one (the one searches use by default) and every
+// other profile inactive, in one transaction.
+func Activate(ctx context.Context, pool *pgxpool.Pool, name string) (View, error) {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		p, err := lock(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		built, err := q.ProfileSearchable(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if !built {
+			return &NotBuiltError{Name: name}
+		}
+		if err := q.DeactivateProfiles(ctx, p.ID); err != nil {
+			return err
+		}
+		return q.ActivateProfile(ctx, p.ID)
+	})
+	if err != nil {
+		return View{}, err
+	}
+	return Get(ctx, pool, name)
+}
+
+func lock(ctx context.Context, q *db.Queries, name string) (db.WeightProfile, error) {
+	p, err := q.LockProfileByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, &NotFoundError{Name: name}
+	}
+	return p, err
+}

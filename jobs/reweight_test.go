@@ -1,0 +1,491 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/tdwa"
+)
+
+// countingEmbedder counts Embed calls.
+type countingEmbedder struct {
+	embed.Embedder
+	calls atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.calls.Add(1)
+	return c.Embedder.Embed(ctx, texts)
+}
+
+// enrichedCatalog imports the demo tools of n companies and enriches them with the local
+// embedder and the heuristic enricher. It returns the number of tools.
+func enrichedCatalog(t *testing.T, pool *pgxpool.Pool, deps Deps, n int) int {
+	t.Helper()
+	ctx := context.Background()
+	tools := dataset.Tools(dataset.DemoCompanies[:n])
+	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "fin", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range res.Changed {
+		tool, err := db.New(pool).GetToolByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: tool.ContentHash}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(tools)
+}
+
+func putWeights(t *testing.T, pool *pgxpool.Pool, profile string, weights map[string]float64) {
+	t.Helper()
+	w, _ := json.Marshal(weights)
+	if _, err := db.New(pool).PutProfile(context.Background(), db.PutProfileParams{Name: profile, Strategy: tdwa.StrategyTDWA, Weights: w}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func currentSet(t *testing.T, pool *pgxpool.Pool, profile string) int64 {
+	t.Helper()
+	p, err := db.New(pool).GetProfileByName(context.Background(), profile)
+	if err != nil || !p.CurrentSet.Valid {
+		t.Fatalf("profile %s: %+v %v", profile, p, err)
+	}
+	return p.CurrentSet.Int64
+}
+
+// beginSet creates (or finds) the profile's building set.
+func beginSet(t *testing.T, pool *pgxpool.Pool, profile string) db.VectorSet {
+	t.Helper()
+	tx, err := pool.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := BeginReweight(context.Background(), tx, profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// meanRank is the mean rank (1 = nearest) of each tool for each of its synthetic questions,
+// ranked by cosine distance over the profile's current vector set.
+func meanRank(t *testing.T, pool *pgxpool.Pool, e *embed.Local, profile string) float64 {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := pool.Query(ctx, `SELECT tool_id, text FROM tool_components WHERE kind = 'question' ORDER BY tool_id, ordinal`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type question struct {
+		tool int64
+		text string
+	}
+	var qs []question
+	for rows.Next() {
+		var q question
+		if err := rows.Scan(&q.tool, &q.text); err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	if rows.Err() != nil || len(qs) == 0 {
+		t.Fatalf("questions: %d %v", len(qs), rows.Err())
+	}
+	sum := 0
+	for _, q := range qs {
+		var rank int
+		err := pool.QueryRow(ctx, `
+			WITH ranked AS (
+				SELECT v.tool_id, rank() OVER (ORDER BY v.embedding <=> $1) AS r
+				FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
+				WHERE p.name = $2)
+			SELECT r FROM ranked WHERE tool_id = $3`, pgvecOf(e.Vector(q.text)), profile, q.tool).Scan(&rank)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += rank
+	}
+	return float64(sum) / float64(len(qs))
+}
+
+// runReweightJob enqueues the profile's re-weight and works it with a River client whose
+// embedder counts calls.
+func runReweightJob(t *testing.T, pool *pgxpool.Pool, deps Deps, profile string) ReweightStart {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rc, err := NewClient(deps, Options{Work: true, MaxWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stop := rc.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	defer stop()
+	start, err := EnqueueReweight(ctx, pool, rc, profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Stop(context.Background()) }()
+	for {
+		select {
+		case ev := <-events:
+			if ev.Job.ID != start.JobID {
+				continue
+			}
+			if ev.Kind != river.EventKindJobCompleted {
+				t.Fatalf("reweight job %s: %v", ev.Kind, ev.Job.Errors)
+			}
+			return start
+		case <-ctx.Done():
+			t.Fatal("reweight job did not finish")
+		}
+	}
+}
+
+func TestReweightChangesRankingWithoutEmbedding(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	local := embed.NewLocal(384)
+	counter := &countingEmbedder{Embedder: local}
+	deps := localDeps(pool)
+	deps.Embedder = counter
+	n := enrichedCatalog(t, pool, deps, 2)
+
+	lowQ := map[string]float64{"name": 1, "description": 1, "parameters": 1, "question": 0}
+	highQ := map[string]float64{"name": 0.01, "description": 0.01, "parameters": 0.01, "question": 1}
+
+	putWeights(t, pool, "default", lowQ)
+	before := currentSet(t, pool, "default")
+	calls := counter.calls.Load()
+	first := runReweightJob(t, pool, deps, "default")
+	if cur := currentSet(t, pool, "default"); cur != first.SetID || cur == before {
+		t.Fatalf("current set %d, want the new set %d (old %d)", cur, first.SetID, before)
+	}
+	rankLow := meanRank(t, pool, local, "default")
+
+	putWeights(t, pool, "default", highQ)
+	second := runReweightJob(t, pool, deps, "default")
+	rankHigh := meanRank(t, pool, local, "default")
+	if got := counter.calls.Load() - calls; got != 0 {
+		t.Errorf("%d embedding calls during re-weighting, want 0", got)
+	}
+	if !(rankHigh < rankLow) {
+		t.Errorf("raising the question weight: mean rank of a tool for its own question %.2f -> %.2f, want lower", rankLow, rankHigh)
+	}
+	t.Logf("mean rank of a tool for its questions: %.3f (question weight 0) -> %.3f (question-heavy)", rankLow, rankHigh)
+	if rankHigh > 1.5 {
+		t.Errorf("question-weighted mean rank %.2f, want near 1", rankHigh)
+	}
+
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, second.SetID); got != n {
+		t.Errorf("new set holds %d vectors, want %d", got, n)
+	}
+	// retired sets are deleted with their vectors
+	if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE id IN ($1, $2)`, before, first.SetID); got != 0 {
+		t.Errorf("%d old sets left, want 0", got)
+	}
+	// the stored vector is exactly tdwa.Combine of the components
+	var toolID int64
+	var stored []float32
+	if err := pool.QueryRow(ctx, `SELECT tool_id, embedding::real[] FROM tool_vectors WHERE set_id = $1 ORDER BY tool_id LIMIT 1`, second.SetID).Scan(&toolID, &stored); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.New(pool).ListComponentVectors(ctx, []int64{toolID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := combineTools(rows, tdwa.Profile{Strategy: tdwa.StrategyTDWA, Weights: highQ})
+	if err != nil || len(want) != 1 {
+		t.Fatalf("combine: %v %v", want, err)
+	}
+	for i, x := range want[0].vector.Slice() {
+		if math.Abs(float64(x-stored[i])) > 1e-6 {
+			t.Fatalf("stored vector differs from tdwa.Combine at %d: %v vs %v", i, stored[i], x)
+		}
+	}
+
+	job, err := insertClient(t, pool).JobGet(ctx, second.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Progress(ctx, pool, job)
+	if err != nil || p == nil || p.State != "ready" || p.Done != n || p.Total != n || p.SetID != second.SetID {
+		t.Fatalf("progress %+v %v", p, err)
+	}
+}
+
+func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	n := enrichedCatalog(t, pool, localDeps(pool), 2)
+	query := pgvecOf(embed.NewLocal(384).Vector("quarterly revenue of the company"))
+
+	// fingerprint: the count and the sum of the first coordinate over the current set, read
+	// in one statement as a search would.
+	const read = `SELECT count(*), coalesce(sum((v.embedding::real[])[1]), 0)
+		FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.name = 'default'`
+	fingerprint := func() (int, float64) {
+		var c int
+		var s float64
+		if err := pool.QueryRow(ctx, read).Scan(&c, &s); err != nil {
+			t.Fatal(err)
+		}
+		return c, s
+	}
+	_, oldSum := fingerprint()
+
+	putWeights(t, pool, "default", map[string]float64{"name": 1, "question": 0.2})
+	set := beginSet(t, pool, "default")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads atomic.Int64
+	var newSum atomic.Value
+	bad := make(chan string, 8)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var c int
+				var s float64
+				if err := pool.QueryRow(ctx, read).Scan(&c, &s); err != nil {
+					bad <- "read: " + err.Error()
+					return
+				}
+				var knn int
+				if err := pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT v.tool_id FROM tool_vectors v
+					JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.name = 'default'
+					ORDER BY v.embedding <=> $1 LIMIT 5) k`, query).Scan(&knn); err != nil {
+					bad <- "knn: " + err.Error()
+					return
+				}
+				ns, _ := newSum.Load().(float64)
+				if c != n || knn != 5 || (math.Abs(s-oldSum) > 1e-3 && (ns == 0 || math.Abs(s-ns) > 1e-3)) {
+					bad <- "mixed or partial set seen"
+					return
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	// the new set's fingerprint is known once it is complete, just before the switch
+	err := Reweight(ctx, pool, set.ID, ReweightOptions{BatchSize: 7, OnProgress: func(done, total int) {
+		if done == total {
+			var s float64
+			if err := pool.QueryRow(ctx, `SELECT sum((embedding::real[])[1]) FROM tool_vectors WHERE set_id = $1`, set.ID).Scan(&s); err == nil {
+				newSum.Store(s)
+			}
+		}
+	}})
+	time.Sleep(50 * time.Millisecond) // let readers observe the switched state too
+	close(stop)
+	wg.Wait()
+	close(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for msg := range bad {
+		t.Error(msg)
+	}
+	if reads.Load() == 0 {
+		t.Fatal("no concurrent read completed")
+	}
+	if c, s := fingerprint(); c != n || math.Abs(s-newSum.Load().(float64)) > 1e-3 || math.Abs(s-oldSum) < 1e-6 {
+		t.Fatalf("after the switch: %d vectors, sum %v (old %v)", c, s, oldSum)
+	}
+}
+
+func TestReweightFailureKeepsOldSet(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	n := enrichedCatalog(t, pool, localDeps(pool), 1)
+	old := currentSet(t, pool, "default")
+	putWeights(t, pool, "default", map[string]float64{"description": 1})
+	set := beginSet(t, pool, "default")
+
+	cctx, cancel := context.WithCancel(ctx)
+	err := Reweight(cctx, pool, set.ID, ReweightOptions{BatchSize: 3, OnProgress: func(done, total int) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled re-weight: %v", err)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got == 0 || got >= n {
+		t.Fatalf("first batch wrote %d vectors, want some but not all of %d", got, n)
+	}
+	if err := FailReweight(ctx, pool, set.ID, err); err != nil {
+		t.Fatal(err)
+	}
+	if cur := currentSet(t, pool, "default"); cur != old {
+		t.Errorf("current set %d after a failed re-weight, want the old %d", cur, old)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old); got != n {
+		t.Errorf("old set holds %d vectors, want %d", got, n)
+	}
+	s, err := db.New(pool).GetVectorSet(ctx, set.ID)
+	if err != nil || s.State != "failed" || s.Error == nil {
+		t.Fatalf("failed set: %+v %v", s, err)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != 0 {
+		t.Errorf("failed set keeps %d vectors", got)
+	}
+	var nb *SetNotBuildingError
+	if err := Reweight(ctx, pool, set.ID, ReweightOptions{}); !errors.As(err, &nb) {
+		t.Errorf("re-running a failed set: %v, want SetNotBuildingError", err)
+	}
+	// a new re-weight starts a fresh set
+	if next := beginSet(t, pool, "default"); next.ID == set.ID {
+		t.Errorf("a new re-weight reused the failed set %d", set.ID)
+	}
+}
+
+func TestReweightResumesInterruptedSet(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	n := enrichedCatalog(t, pool, localDeps(pool), 1)
+	putWeights(t, pool, "default", map[string]float64{"name": 1})
+	set := beginSet(t, pool, "default")
+
+	cctx, cancel := context.WithCancel(ctx)
+	if err := Reweight(cctx, pool, set.ID, ReweightOptions{BatchSize: 4, OnProgress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted: %v", err)
+	}
+	partial := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID)
+	if partial != 4 {
+		t.Fatalf("first batch wrote %d vectors, want 4", partial)
+	}
+	// the retry finds the same building set and completes it
+	if again := beginSet(t, pool, "default"); again.ID != set.ID {
+		t.Fatalf("retry began set %d, want the interrupted %d", again.ID, set.ID)
+	}
+	var written []int
+	if err := Reweight(ctx, pool, set.ID, ReweightOptions{BatchSize: 4, OnProgress: func(done, _ int) { written = append(written, done) }}); err != nil {
+		t.Fatal(err)
+	}
+	if cur := currentSet(t, pool, "default"); cur != set.ID {
+		t.Fatalf("current set %d, want %d", cur, set.ID)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n {
+		t.Fatalf("resumed set holds %d vectors, want %d", got, n)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE profile_id = (SELECT id FROM weight_profiles WHERE name = 'default')`); got != 1 {
+		t.Errorf("%d sets for the profile, want only the resumed one", got)
+	}
+	if len(written) == 0 || written[len(written)-1] != n {
+		t.Errorf("progress %v, want it to end at %d", written, n)
+	}
+}
+
+func TestEnqueueReweightIsUniquePerProfile(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	rc := insertClient(t, pool)
+	a, err := EnqueueReweight(ctx, pool, rc, "var-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := EnqueueReweight(ctx, pool, rc, "var-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Duplicate || b.JobID != a.JobID || b.SetID != a.SetID || a.Duplicate {
+		t.Fatalf("second enqueue %+v, first %+v", b, a)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE state = 'building'`); got != 1 {
+		t.Errorf("%d building sets, want 1", got)
+	}
+	c, err := EnqueueReweight(ctx, pool, rc, "var-2")
+	if err != nil || c.JobID == a.JobID || c.Duplicate {
+		t.Fatalf("another profile: %+v %v", c, err)
+	}
+	var nf *profiles.NotFoundError
+	if _, err := EnqueueReweight(ctx, pool, rc, "nope"); !errors.As(err, &nf) {
+		t.Errorf("unknown profile: %v", err)
+	}
+	job, err := rc.JobGet(ctx, a.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Progress(ctx, pool, job)
+	if err != nil || p == nil || p.State != "building" || p.SetID != a.SetID {
+		t.Fatalf("progress of a queued re-weight: %+v %v", p, err)
+	}
+}
+
+func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	w := &ReweightWorker{deps: localDeps(pool)}
+	state := func(id int64) string {
+		s, err := db.New(pool).GetVectorSet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.State
+	}
+	job := func(setID int64, attempt int) *river.Job[ReweightArgs] {
+		return &river.Job[ReweightArgs]{JobRow: &rivertype.JobRow{Attempt: attempt, MaxAttempts: 5}, Args: ReweightArgs{Profile: "var-1", SetID: setID}}
+	}
+
+	// a remotely cancelled job: the set fails, the job is cancelled (not retried)
+	set := beginSet(t, pool, "var-1")
+	cctx, cancel := context.WithCancelCause(ctx)
+	cancel(river.ErrJobCancelledRemotely)
+	var jc *river.JobCancelError
+	if err := w.Work(cctx, job(set.ID, 1)); !errors.As(err, &jc) {
+		t.Fatalf("cancelled: %v, want a JobCancelError", err)
+	}
+	if s := state(set.ID); s != "failed" {
+		t.Fatalf("cancelled job's set is %s, want failed", s)
+	}
+
+	// an error before the last attempt keeps the set building for the retry; the last fails it
+	set = beginSet(t, pool, "var-1")
+	if _, err := pool.Exec(ctx, `UPDATE weight_profiles SET weights = '{"name": -1}' WHERE name = 'var-1'`); err != nil {
+		t.Fatal(err)
+	}
+	var ip *tdwa.InvalidProfileError
+	if err := w.Work(ctx, job(set.ID, 2)); !errors.As(err, &ip) {
+		t.Fatalf("attempt 2: %v", err)
+	}
+	if s := state(set.ID); s != "building" {
+		t.Fatalf("after a retryable failure the set is %s, want building", s)
+	}
+	if err := w.Work(ctx, job(set.ID, 5)); !errors.As(err, &ip) {
+		t.Fatalf("attempt 5: %v", err)
+	}
+	if s := state(set.ID); s != "failed" {
+		t.Fatalf("after the last attempt the set is %s, want failed", s)
+	}
+}

@@ -1,0 +1,110 @@
+-- Weight profiles and re-weighting: profile administration, building a new vector set for a
+-- profile from the stored component vectors, and the atomic switch to it.
+
+-- name: ListProfiles :many
+SELECT * FROM weight_profiles ORDER BY name;
+
+-- name: GetProfileByName :one
+SELECT * FROM weight_profiles WHERE name = $1;
+
+-- name: GetProfileByID :one
+SELECT * FROM weight_profiles WHERE id = $1;
+
+-- name: LockProfileByName :one
+SELECT * FROM weight_profiles WHERE name = $1 FOR UPDATE;
+
+-- name: LockProfileByID :one
+SELECT * FROM weight_profiles WHERE id = $1 FOR UPDATE;
+
+-- name: PutProfile :one
+-- Creates the profile or changes its definition; its vectors change only when a re-weight
+-- completes. xmax = 0 tells an insert from an update.
+INSERT INTO weight_profiles (name, strategy, weights) VALUES ($1, $2, $3)
+ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights, updated_at = now()
+RETURNING *, (xmax = 0)::boolean AS created;
+
+-- name: DeleteProfile :exec
+DELETE FROM weight_profiles WHERE id = $1;
+
+-- name: DeactivateProfiles :exec
+UPDATE weight_profiles SET is_active = false, updated_at = now() WHERE is_active AND id <> $1;
+
+-- name: ActivateProfile :exec
+UPDATE weight_profiles SET is_active = true, updated_at = now() WHERE id = $1 AND NOT is_active;
+
+-- name: GetVectorSet :one
+SELECT * FROM vector_sets WHERE id = $1;
+
+-- name: GetBuildingSet :one
+SELECT * FROM vector_sets WHERE profile_id = $1 AND state = 'building' ORDER BY id DESC LIMIT 1;
+
+-- name: CreateBuildingSet :one
+INSERT INTO vector_sets (profile_id, state, total) VALUES ($1, 'building', (SELECT count(*) FROM tools t))
+RETURNING *;
+
+-- name: CountSetVectors :one
+SELECT count(*) FROM tool_vectors WHERE set_id = $1;
+
+-- name: StartSetBuild :exec
+-- (Re)starts a build: total is the catalog's size now.
+UPDATE vector_sets SET total = (SELECT count(*) FROM tools t), error = NULL
+WHERE vector_sets.id = sqlc.arg(id) AND vector_sets.state = 'building';
+
+-- name: ListToolIDsAfter :many
+SELECT id FROM tools WHERE id > $1 ORDER BY id LIMIT $2;
+
+-- name: ListComponentVectorsMissingFromSet :many
+-- The embedded components of the given tools that have no vector in the set yet.
+SELECT c.tool_id, c.kind, c.ordinal, c.embedding
+FROM tool_components c
+WHERE c.tool_id = ANY(sqlc.arg(tool_ids)::bigint[]) AND c.embedding IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM tool_vectors v WHERE v.set_id = sqlc.arg(set_id) AND v.tool_id = c.tool_id)
+ORDER BY c.tool_id, c.kind, c.ordinal;
+
+-- name: ListComponentVectors :many
+SELECT c.tool_id, c.kind, c.ordinal, c.embedding
+FROM tool_components c
+WHERE c.tool_id = ANY(sqlc.arg(tool_ids)::bigint[]) AND c.embedding IS NOT NULL
+ORDER BY c.tool_id, c.kind, c.ordinal;
+
+-- name: ListToolsChangedSince :many
+-- Tools whose components were written at or after the given time (the catch-up pass).
+SELECT DISTINCT tool_id FROM tool_components WHERE updated_at >= $1 ORDER BY tool_id;
+
+-- name: InsertToolVector :batchexec
+-- A concurrent enrichment job that already wrote a fresher vector wins.
+INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
+ON CONFLICT (set_id, tool_id) DO NOTHING;
+
+-- name: SetBuildProgress :exec
+UPDATE vector_sets SET done = LEAST(GREATEST(done, $2), total) WHERE id = $1;
+
+-- name: FinishSet :exec
+UPDATE vector_sets SET state = 'ready', done = total, finished_at = now() WHERE id = $1;
+
+-- name: RetireSet :exec
+UPDATE vector_sets SET state = 'retired', finished_at = now() WHERE id = $1;
+
+-- name: FailSet :execrows
+UPDATE vector_sets SET state = 'failed', error = $2, finished_at = now() WHERE id = $1 AND state = 'building';
+
+-- name: DeleteSetVectorsBatch :execrows
+-- Deletes up to limit vectors of a set; called until it deletes none.
+DELETE FROM tool_vectors WHERE tool_vectors.set_id = sqlc.arg(set_id) AND tool_vectors.tool_id IN (
+    SELECT t.tool_id FROM tool_vectors t WHERE t.set_id = sqlc.arg(set_id) ORDER BY t.tool_id LIMIT sqlc.arg(max_rows));
+
+-- name: DeleteVectorSet :exec
+DELETE FROM vector_sets WHERE id = $1;
+
+-- name: ListProfileSets :many
+-- A profile's current set and any set being built, with how many vectors each holds.
+SELECT vs.*, (SELECT count(*) FROM tool_vectors v WHERE v.set_id = vs.id) AS vectors
+FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
+WHERE vs.profile_id = $1 AND (vs.id = p.current_set OR vs.state = 'building')
+ORDER BY vs.id;
+
+-- name: ProfileSearchable :one
+-- Whether the profile's current set holds vectors, or no tool has an embedded component yet
+-- (an empty catalog: nothing to build).
+SELECT (EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.id = $1)
+        OR NOT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL))::boolean;
