@@ -37,6 +37,7 @@ func TestOpenAIComplete(t *testing.T) {
 	if got["model"] != "m1" || len(msgs) != 2 || rf["type"] != "json_object" {
 		t.Errorf("request %v", got)
 	}
+	got = nil
 	if _, _, err := c.Complete(context.Background(), "sys", "hello", false); err != nil {
 		t.Fatal(err)
 	}
