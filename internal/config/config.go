@@ -36,6 +36,15 @@ type Config struct {
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
+	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
+	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
+	Reranker        string        // TOOLGATE_RERANKER: none, http or llm
+	RerankURL       string        // TOOLGATE_RERANK_URL: the full /rerank endpoint (http reranker)
+	RerankKey       string        // TOOLGATE_RERANK_KEY: bearer token of the rerank API
+	RerankModel     string        // TOOLGATE_RERANK_MODEL: model sent to cohere and jina
+	RerankStyle     string        // TOOLGATE_RERANK_STYLE: cohere, jina or tei
+	RerankTopN      int           // TOOLGATE_RERANK_TOP_N: fused candidates sent to the reranker
+	RerankTimeout   time.Duration // TOOLGATE_RERANK_TIMEOUT: bound of one rerank call
 }
 
 // Error is a setting that cannot be used.
@@ -62,6 +71,15 @@ func Load(getenv func(string) string) (Config, error) {
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
 		Open:            r.boolean("TOOLGATE_OPEN", false),
+		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
+		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
+		Reranker:        r.str("TOOLGATE_RERANKER", "none"),
+		RerankURL:       r.str("TOOLGATE_RERANK_URL", ""),
+		RerankKey:       r.str("TOOLGATE_RERANK_KEY", ""),
+		RerankModel:     r.str("TOOLGATE_RERANK_MODEL", ""),
+		RerankStyle:     r.str("TOOLGATE_RERANK_STYLE", "cohere"),
+		RerankTopN:      r.integer("TOOLGATE_RERANK_TOP_N", 30, 1, 1000),
+		RerankTimeout:   r.duration("TOOLGATE_RERANK_TIMEOUT", 2*time.Second),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
@@ -90,6 +108,9 @@ func (c Config) Validate() error {
 	}
 	if c.SearchLogKeep < 24*time.Hour {
 		return &Error{"TOOLGATE_SEARCH_LOG_RETENTION", c.SearchLogKeep.String(), "must be at least 24h"}
+	}
+	if err := c.validatePlanRerank(); err != nil {
+		return err
 	}
 	return nil
 }
