@@ -30,6 +30,7 @@ commands:
   eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
+  plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -46,6 +47,7 @@ var commands = map[string]command{
 	"eval":    runEval,
 	"dataset": runDataset,
 	"bench":   runBench,
+	"plan":    runPlan,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

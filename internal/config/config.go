@@ -38,6 +38,7 @@ type Config struct {
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
 	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
+	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
 	Reranker        string        // TOOLGATE_RERANKER: none, http or llm
 	RerankURL       string        // TOOLGATE_RERANK_URL: the full /rerank endpoint (http reranker)
 	RerankKey       string        // TOOLGATE_RERANK_KEY: bearer token of the rerank API
@@ -73,6 +74,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Open:            r.boolean("TOOLGATE_OPEN", false),
 		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
 		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
+		PlanVocabulary:  r.str("TOOLGATE_PLAN_VOCABULARY", ""),
 		Reranker:        r.str("TOOLGATE_RERANKER", "none"),
 		RerankURL:       r.str("TOOLGATE_RERANK_URL", ""),
 		RerankKey:       r.str("TOOLGATE_RERANK_KEY", ""),

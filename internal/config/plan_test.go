@@ -19,14 +19,14 @@ func TestPlanRerankDefaults(t *testing.T) {
 
 func TestPlanRerankSettings(t *testing.T) {
 	c, err := Load(env(map[string]string{
-		"TOOLGATE_PLANNER": "llm", "TOOLGATE_PLAN_TIMEOUT": "1500ms", "TOOLGATE_RERANKER": "http",
+		"TOOLGATE_PLANNER": "llm", "TOOLGATE_PLAN_TIMEOUT": "1500ms", "TOOLGATE_PLAN_VOCABULARY": "/etc/toolgate/vocabulary.json", "TOOLGATE_RERANKER": "http",
 		"TOOLGATE_RERANK_URL": "http://tei:8080/rerank", "TOOLGATE_RERANK_KEY": "k", "TOOLGATE_RERANK_MODEL": "m",
 		"TOOLGATE_RERANK_STYLE": "tei", "TOOLGATE_RERANK_TOP_N": "50", "TOOLGATE_RERANK_TIMEOUT": "800ms",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Planner != "llm" || c.PlanTimeout != 1500*time.Millisecond || c.Reranker != "http" || c.RerankURL != "http://tei:8080/rerank" ||
+	if c.Planner != "llm" || c.PlanTimeout != 1500*time.Millisecond || c.PlanVocabulary != "/etc/toolgate/vocabulary.json" || c.Reranker != "http" || c.RerankURL != "http://tei:8080/rerank" ||
 		c.RerankKey != "k" || c.RerankModel != "m" || c.RerankStyle != "tei" || c.RerankTopN != 50 || c.RerankTimeout != 800*time.Millisecond {
 		t.Errorf("settings %+v", c)
 	}

@@ -13,19 +13,7 @@ import (
 
 // demoAliases is the vocabulary of the 60 demo companies: tickers and aliases → names.
 func demoAliases() map[string]string {
-	return vocabulary(dataset.DemoCompanies)
-}
-
-func vocabulary(cs []dataset.Company) map[string]string {
-	m := map[string]string{}
-	for _, c := range cs {
-		m[c.Name] = c.Name
-		m[c.Ticker] = c.Name
-		for _, a := range c.Aliases {
-			m[a] = c.Name
-		}
-	}
-	return m
+	return dataset.Aliases(dataset.DemoCompanies)
 }
 
 func TestDecompose(t *testing.T) {
@@ -169,7 +157,7 @@ func TestDatasetSplits(t *testing.T) {
 			company[dataset.ToolName(c, tpl.Function)] = c.Name
 		}
 	}
-	h := NewHeuristic(vocabulary(cs))
+	h := NewHeuristic(dataset.Aliases(cs))
 	want := map[string]float64{dataset.KindMultiCompany: 0.95, dataset.KindMultiTool: 0.95, dataset.KindMultiHop: 0.9, dataset.KindSingle: 0.97}
 	total, right := map[string]int{}, map[string]int{}
 	for _, q := range ds.Queries {
