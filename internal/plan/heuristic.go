@@ -64,7 +64,7 @@ var notTickers = map[string]bool{"A": true, "I": true}
 // entities form a list or sit in separate clauses. The rules and their limits are in
 // docs/planning.md.
 type Heuristic struct {
-	byFirst map[byte][]surface // lower-cased first byte → surfaces, longest first
+	byPrefix map[string][]surface // lower-cased first two bytes (one, for one-byte surfaces) → surfaces, longest first
 }
 
 type surface struct {
@@ -77,7 +77,7 @@ type surface struct {
 // NewHeuristic builds the heuristic planner over aliases: surface form → canonical name
 // (e.g. "AAPL" → "Apple", "Google" → "Alphabet"). Canonical names are surfaces too.
 func NewHeuristic(aliases map[string]string) *Heuristic {
-	h := &Heuristic{byFirst: map[byte][]surface{}}
+	h := &Heuristic{byPrefix: map[string][]surface{}}
 	seen := map[string]bool{}
 	add := func(text, canonical string) {
 		text = strings.TrimSpace(text)
@@ -87,21 +87,21 @@ func NewHeuristic(aliases map[string]string) *Heuristic {
 		seen[text] = true
 		s := surface{text: text, canonical: canonical, oneWord: !strings.ContainsAny(text, " \t")}
 		s.ticker = len(text) <= 5 && strings.IndexFunc(text, unicode.IsLower) < 0
-		k := lowerByte(text[0])
-		h.byFirst[k] = append(h.byFirst[k], s)
+		k := prefixKey(text)
+		h.byPrefix[k] = append(h.byPrefix[k], s)
 	}
 	for s, c := range aliases {
 		add(c, c)
 		add(s, c)
 	}
-	for k, list := range h.byFirst {
+	for k, list := range h.byPrefix {
 		slices.SortFunc(list, func(a, b surface) int {
 			if len(a.text) != len(b.text) {
 				return len(b.text) - len(a.text)
 			}
 			return strings.Compare(a.text, b.text)
 		})
-		h.byFirst[k] = list
+		h.byPrefix[k] = list
 	}
 	return h
 }
@@ -351,7 +351,17 @@ func (h *Heuristic) match(query string, i int) (mention, bool) {
 			return mention{}, false
 		}
 	}
-	for _, s := range h.byFirst[lowerByte(query[at])] {
+	// Surfaces of two bytes or more come before the one-byte ones: longest first.
+	for _, bucket := range [2][]surface{h.byPrefix[prefixKey(query[at:])], h.byPrefix[prefixKey(query[at:at+1])]} {
+		if m, ok := matchIn(bucket, query, i, at, dollar); ok {
+			return m, true
+		}
+	}
+	return mention{}, false
+}
+
+func matchIn(bucket []surface, query string, i, at int, dollar bool) (mention, bool) {
+	for _, s := range bucket {
 		end := at + len(s.text)
 		if end > len(query) || !strings.EqualFold(query[at:end], s.text) || !wordEnd(query, end) {
 			continue
@@ -381,11 +391,16 @@ func (h *Heuristic) match(query string, i int) (mention, bool) {
 	return mention{}, false
 }
 
-func lowerByte(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
+// prefixKey is the bucket of a surface or of a query position: its first two bytes, lower
+// case (ASCII only, so that the key stays a byte prefix).
+func prefixKey(s string) string {
+	b := []byte(s[:min(2, len(s))])
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
 	}
-	return b
+	return string(b)
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
