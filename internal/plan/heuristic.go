@@ -118,7 +118,7 @@ func (h *Heuristic) plan(query string, mode Mode) Plan {
 		return single(query, h.Rewrite(query), mode, NameHeuristic)
 	case ModeDecompose, ModeFull:
 	default:
-		return single(query, query, mode, NameHeuristic)
+		return single(query, query, ModeNone, NameHeuristic)
 	}
 	p := Plan{Mode: mode, Original: query, Rewritten: query, Planner: NameHeuristic}
 	parts := h.Decompose(query)
