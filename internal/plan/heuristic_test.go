@@ -111,6 +111,16 @@ func TestHeuristicModes(t *testing.T) {
 	}
 }
 
+// TestHeuristicUnknownMode: a mode that is not one of the four plans nothing.
+func TestHeuristicUnknownMode(t *testing.T) {
+	for _, m := range []Mode{"", "bogus"} {
+		p, _ := NewHeuristic(demoAliases()).Plan(context.Background(), "AAPL and F", m)
+		if p.Mode != ModeNone || len(p.Intents) != 1 || p.Intents[0].Query != "AAPL and F" {
+			t.Errorf("mode %q: plan %+v", m, p)
+		}
+	}
+}
+
 func TestParseMode(t *testing.T) {
 	for in, want := range map[string]Mode{"": ModeNone, "none": ModeNone, "rewrite": ModeRewrite, "decompose": ModeDecompose, "full": ModeFull} {
 		if got, err := ParseMode(in); err != nil || got != want {
