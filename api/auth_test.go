@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/jobs"
 )
 
 // clock is a settable time source for rate-limit windows.
@@ -51,7 +52,12 @@ func newTestAPI(t *testing.T, open bool) *testAPI {
 	pool := pgtest.NewPool(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
 	keys := auth.NewKeys(pool, clk.Now)
-	e := api.New(api.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Keys: keys, Open: open})
+	log := slog.New(slog.DiscardHandler)
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := api.New(api.Deps{Pool: pool, River: rc, Logger: log, Keys: keys, Open: open})
 	return &testAPI{pool: pool, keys: keys, clock: clk, e: e}
 }
 

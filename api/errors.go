@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -51,6 +52,7 @@ func toAPIError(err error) *Error {
 		rateErr  *auth.RateLimitError
 		specErr  *auth.InvalidSpecError
 		nameErr  *auth.NameTakenError
+		profErr  *tdwa.InvalidProfileError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -76,6 +78,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: nameErr.Error()}
 	case errors.Is(err, auth.ErrKeyNotFound):
 		return notFound("API key not found")
+	case errors.As(err, &profErr):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_profile", Message: profErr.Error()}
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound("not found")
 	case postgres.IsUnavailable(err):

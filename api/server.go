@@ -15,7 +15,10 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 // Deps is what the handlers use.
@@ -23,10 +26,18 @@ type Deps struct {
 	Pool   *pgxpool.Pool
 	River  *river.Client[pgx.Tx]
 	Logger *slog.Logger
+	// ReadPool serves searches; nil means Pool (no read replica).
+	ReadPool *pgxpool.Pool
+	// Metrics is the process's registry, served at /metrics; nil makes a fresh one.
+	Metrics *metrics.Metrics
+	// Tracing exports spans of requests; nil means tracing is off.
+	Tracing *tracing.Provider
 	// Keys verifies API keys; nil means a store on Pool with the real clock.
 	Keys *auth.Keys
 	// Open lets every request through as the admin caller "open" (TOOLGATE_OPEN).
 	Open bool
+	// Gateway serves MCP at /mcp and GET /v1/capabilities; nil leaves them out.
+	Gateway *gateway.Gateway
 }
 
 // Server holds the handlers' dependencies.
@@ -49,7 +60,7 @@ func New(deps Deps) *echo.Echo {
 	e.Use(middleware.RequestID())
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
-	e.Use(s.logRequests)
+	s.instrument(e)
 	e.Use(s.authenticate)
 	s.warnOpenMode()
 
@@ -60,6 +71,9 @@ func New(deps Deps) *echo.Echo {
 	v1 := e.Group("/v1")
 	s.registerSources(v1)
 	s.registerAdmin(e.Group("/admin"))
+	s.registerJobs(e.Group("/admin"))
+	s.registerTools(v1)
+	s.registerMCP(e, v1)
 	return e
 }
 
@@ -70,23 +84,10 @@ func NewHealthOnly(deps Deps) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(s.log)
+	s.instrument(e)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	return e
-}
-
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		s.log.Debug("request", "request_id", c.Response().Header().Get(echo.HeaderXRequestID),
-			"method", c.Request().Method, "route", c.Path(), "status", c.Response().Status,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000)
-		return nil
-	}
 }
 
 // healthz answers as long as the process serves HTTP.

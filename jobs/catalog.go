@@ -67,9 +67,17 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 	return src, res, err
 }
 
-// enqueueChanged queues, inside tx, the work that follows a change of the given tools.
-// Until enrichment exists there is nothing to queue.
+// enqueueChanged queues, inside tx, the enrichment of the given tools' new definitions.
 func enqueueChanged(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], toolIDs []int64) error {
-	_, _, _, _ = ctx, tx, rc, toolIDs
+	if len(toolIDs) == 0 {
+		return nil
+	}
+	params, err := EnrichJobsFor(ctx, db.New(tx), toolIDs)
+	if err != nil {
+		return err
+	}
+	if _, err := rc.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("enqueue enrichment: %w", err)
+	}
 	return nil
 }

@@ -11,6 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/metrics"
 )
 
 // Deps is what workers need from the process that runs them.
@@ -19,6 +23,17 @@ type Deps struct {
 	Logger *slog.Logger
 	// SearchLogKeep is how long retrieval log partitions are kept.
 	SearchLogKeep time.Duration
+	// Metrics records job durations and failures; nil records nothing.
+	Metrics *metrics.Metrics
+	// Embedder and Enricher produce the enrichment outputs and vectors (enrich_tool jobs);
+	// Questions is how many synthetic questions to ask for per tool.
+	Embedder  embed.Embedder
+	Enricher  enrich.Enricher
+	Questions int
+	// space remembers that the stored embedding space matched Embedder once.
+	space *spaceCheck
+	// MCPSessionKeep is how long an unused MCP gateway session is kept.
+	MCPSessionKeep time.Duration
 }
 
 // Options tunes the River client.
@@ -28,17 +43,25 @@ type Options struct {
 	Work bool
 	// MaxWorkers is the number of jobs worked at once by this process.
 	MaxWorkers int
+	// PollOnly makes River poll for jobs instead of using LISTEN/NOTIFY, which a
+	// pgbouncer in transaction mode does not carry.
+	PollOnly bool
 }
 
 // NewClient builds the River client with every toolgate worker and periodic job registered.
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
+	deps.space = &spaceCheck{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
+	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
+	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 
 	cfg := &river.Config{
-		Logger:  deps.Logger.With("component", "river"),
-		Workers: workers,
+		Logger:     deps.Logger.With("component", "river"),
+		Workers:    workers,
+		Middleware: deps.Metrics.JobMiddlewares(),
+		PollOnly:   opts.PollOnly,
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)}}
@@ -49,6 +72,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(5*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return APIKeyRateCleanupArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "api_key_rate_cleanup"}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return MCPSessionCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "mcp_session_cleanup"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

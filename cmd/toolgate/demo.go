@@ -22,7 +22,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
 	if err != nil {
 		return err
 	}

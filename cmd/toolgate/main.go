@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 const usage = `toolgate — tool-retrieval gateway for LLM agents
@@ -31,6 +33,8 @@ commands:
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
+  reembed   rebuild every vector with the configured embedder (after changing model or dims)
+  mcp       serve the MCP gateway (find_tools) over stdio for a local host
 
 Settings come from environment variables (see README); flags override them.
 `
@@ -48,6 +52,8 @@ var commands = map[string]command{
 	"dataset": runDataset,
 	"bench":   runBench,
 	"plan":    runPlan,
+	"reembed": runReembed,
+	"mcp":     runMCP,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.
@@ -56,6 +62,8 @@ type cliEnv struct {
 	log    *slog.Logger
 	stdout io.Writer
 	stderr io.Writer
+	// tracing is set by commands that trace (serve); nil means off.
+	tracing *tracing.Provider
 }
 
 // usageError is a command line mistake; it is printed with a pointer to --help.
@@ -103,9 +111,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(logging.NewHandler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(logging.NewHandler(slog.NewJSONHandler(w, opts)))
 }
 
 // newFlags makes a subcommand's flag set that reports errors instead of exiting.

@@ -14,6 +14,8 @@ import (
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -32,7 +34,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	stopTracing, err := startTracing(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
 	if err != nil {
 		return err
 	}
@@ -57,9 +64,26 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		return err
 	}
+	embedder := newEmbedder(cfg)
+	// Vectors of another model would make every search answer wrong: refuse to start.
+	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
+		return err
+	}
+	readPool, closeRead, err := openReadPool(ctx, env, pool)
+	if err != nil {
+		return err
+	}
+	defer closeRead()
+	m := metrics.New()
+	m.WatchPool("primary", pool)
+	if readPool != pool {
+		m.WatchPool("read", readPool)
+	}
+	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep},
-		jobs.Options{Work: work, MaxWorkers: cfg.Workers})
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
+		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep},
+		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {
 		return err
 	}
@@ -68,12 +92,15 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			return fmt.Errorf("start workers: %w", err)
 		}
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, Open: cfg.Open}
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
 	} else {
+		deps.Gateway = newGateway(env, pool)
+		defer deps.Gateway.Close()
 		e = api.New(deps)
+		e.Server.RegisterOnShutdown(deps.Gateway.Close)
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 )
 
@@ -51,6 +52,9 @@ func decodeAny(raw json.RawMessage) (any, bool) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || v == nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF { // trailing data: not one JSON document
 		return nil, false
 	}
 	return v, true

@@ -35,6 +35,10 @@ type Config struct {
 	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
+	DatabaseReadURL string        // DATABASE_READ_URL; "" means searches read the primary
+	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
+	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
+	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
 	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
@@ -46,6 +50,33 @@ type Config struct {
 	RerankStyle     string        // TOOLGATE_RERANK_STYLE: cohere, jina or tei
 	RerankTopN      int           // TOOLGATE_RERANK_TOP_N: fused candidates sent to the reranker
 	RerankTimeout   time.Duration // TOOLGATE_RERANK_TIMEOUT: bound of one rerank call
+
+	// Enrichment and embeddings (see docs/enrichment.md).
+	Embedder         string        // TOOLGATE_EMBEDDER: local or openai
+	EmbedDims        int           // TOOLGATE_EMBED_DIMS: 384 for local; required for openai
+	EmbedSendDims    bool          // TOOLGATE_EMBED_SEND_DIMS: send `dimensions` to the provider
+	EmbedURL         string        // TOOLGATE_EMBED_URL
+	EmbedKey         string        // TOOLGATE_EMBED_KEY
+	EmbedModel       string        // TOOLGATE_EMBED_MODEL
+	EmbedBatch       int           // TOOLGATE_EMBED_BATCH
+	EmbedConcurrency int           // TOOLGATE_EMBED_CONCURRENCY
+	Enricher         string        // TOOLGATE_ENRICHER: heuristic or openai
+	LLMURL           string        // TOOLGATE_LLM_URL
+	LLMKey           string        // TOOLGATE_LLM_KEY
+	LLMModel         string        // TOOLGATE_LLM_MODEL
+	LLMTimeout       time.Duration // TOOLGATE_LLM_TIMEOUT
+	LLMConcurrency   int           // TOOLGATE_LLM_CONCURRENCY
+	ProviderRetries  int           // TOOLGATE_PROVIDER_RETRIES
+	Questions        int           // TOOLGATE_QUESTIONS
+	Judge            bool          // TOOLGATE_JUDGE
+
+	MCPCallTool            bool          // TOOLGATE_MCP_CALL_TOOL: expose the call_tool meta-tool
+	MCPUseTool             bool          // TOOLGATE_MCP_USE_TOOL: expose the use_tool meta-tool
+	MCPBindLimit           int           // TOOLGATE_MCP_BIND_LIMIT: tools bound per MCP session
+	MCPCallTimeout         time.Duration // TOOLGATE_MCP_CALL_TIMEOUT: a proxied call, end to end
+	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
+	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
+	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
 }
 
 // Error is a setting that cannot be used.
@@ -71,6 +102,10 @@ func Load(getenv func(string) string) (Config, error) {
 		Workers:         r.integer("TOOLGATE_WORKERS", 10, 1, 1000),
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
+		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
+		DBMaxConns:      r.integer("TOOLGATE_DB_MAX_CONNS", 0, 0, 10000),
+		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
+		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
 		Open:            r.boolean("TOOLGATE_OPEN", false),
 		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
 		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
@@ -82,6 +117,32 @@ func Load(getenv func(string) string) (Config, error) {
 		RerankStyle:     r.str("TOOLGATE_RERANK_STYLE", "cohere"),
 		RerankTopN:      r.integer("TOOLGATE_RERANK_TOP_N", 30, 1, 1000),
 		RerankTimeout:   r.duration("TOOLGATE_RERANK_TIMEOUT", 2*time.Second),
+
+		Embedder:         r.str("TOOLGATE_EMBEDDER", "local"),
+		EmbedDims:        r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000),
+		EmbedSendDims:    r.boolean("TOOLGATE_EMBED_SEND_DIMS", false),
+		EmbedURL:         r.str("TOOLGATE_EMBED_URL", "https://api.openai.com/v1"),
+		EmbedKey:         r.str("TOOLGATE_EMBED_KEY", ""),
+		EmbedModel:       r.str("TOOLGATE_EMBED_MODEL", "text-embedding-3-small"),
+		EmbedBatch:       r.integer("TOOLGATE_EMBED_BATCH", 256, 1, 2048),
+		EmbedConcurrency: r.integer("TOOLGATE_EMBED_CONCURRENCY", 4, 1, 256),
+		Enricher:         r.str("TOOLGATE_ENRICHER", "heuristic"),
+		LLMURL:           r.str("TOOLGATE_LLM_URL", "https://api.openai.com/v1"),
+		LLMKey:           r.str("TOOLGATE_LLM_KEY", ""),
+		LLMModel:         r.str("TOOLGATE_LLM_MODEL", "gpt-4o-mini"),
+		LLMTimeout:       r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second),
+		LLMConcurrency:   r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256),
+		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
+		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, 50),
+		Judge:            r.boolean("TOOLGATE_JUDGE", false),
+
+		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
+		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),
+		MCPBindLimit:           r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000),
+		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
+		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
+		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
+		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
@@ -95,6 +156,12 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return &Error{"DATABASE_URL", redact(c.DatabaseURL), "want postgres://user@host:port/db"}
 	}
+	if u, err := url.Parse(c.DatabaseReadURL); c.DatabaseReadURL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		return &Error{"DATABASE_READ_URL", redact(c.DatabaseReadURL), "want postgres://user@host:port/db"}
+	}
+	if u, err := url.Parse(c.OTLPEndpoint); c.OTLPEndpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return &Error{"TOOLGATE_OTLP_ENDPOINT", c.OTLPEndpoint, "want an OTLP/HTTP base URL such as http://collector:4318"}
+	}
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		return &Error{"LISTEN_ADDR", c.ListenAddr, "want host:port or :port"}
 	}
@@ -107,6 +174,25 @@ func (c Config) Validate() error {
 	case "json", "text":
 	default:
 		return &Error{"TOOLGATE_LOG_FORMAT", c.LogFormat, "want json or text"}
+	}
+	switch c.Embedder {
+	case "local":
+	case "openai":
+		if c.EmbedDims == 0 {
+			return &Error{"TOOLGATE_EMBED_DIMS", "", "required with TOOLGATE_EMBEDDER=openai (the model's vector length, e.g. 1536)"}
+		}
+	default:
+		return &Error{"TOOLGATE_EMBEDDER", c.Embedder, "want local or openai"}
+	}
+	switch c.Enricher {
+	case "heuristic", "openai":
+	default:
+		return &Error{"TOOLGATE_ENRICHER", c.Enricher, "want heuristic or openai"}
+	}
+	for name, u := range map[string]string{"TOOLGATE_EMBED_URL": c.EmbedURL, "TOOLGATE_LLM_URL": c.LLMURL} {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return &Error{name, u, "want an http(s) base URL such as https://api.openai.com/v1"}
+		}
 	}
 	if c.SearchLogKeep < 24*time.Hour {
 		return &Error{"TOOLGATE_SEARCH_LOG_RETENTION", c.SearchLogKeep.String(), "must be at least 24h"}

@@ -38,6 +38,21 @@ type EmbeddingSpace struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+type McpSession struct {
+	ID         string          `json:"id"`
+	Caller     string          `json:"caller"`
+	Sources    []string        `json:"sources"`
+	State      json.RawMessage `json:"state"`
+	CreatedAt  time.Time       `json:"created_at"`
+	LastSeenAt time.Time       `json:"last_seen_at"`
+}
+
+type McpSessionTool struct {
+	SessionID string    `json:"session_id"`
+	ToolName  string    `json:"tool_name"`
+	BoundAt   time.Time `json:"bound_at"`
+}
+
 type SearchFeedback struct {
 	ID        int64       `json:"id"`
 	SearchID  int64       `json:"search_id"`

@@ -14,11 +14,14 @@ import (
 )
 
 // Connect opens a pool to url and checks that the server answers. Every connection
-// knows the pgvector types when the extension is installed.
-func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+// knows the pgvector types when the extension is installed. Options tune the pool.
+func Connect(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		// The extension is created by the first migration, so a connection made

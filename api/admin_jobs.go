@@ -1,0 +1,200 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Job listing limits.
+const (
+	defaultJobLimit = 50
+	maxJobLimit     = 500
+)
+
+// registerJobs serves River job visibility for operators: list with filters, one job,
+// retry and cancel.
+func (s *Server) registerJobs(g *echo.Group) {
+	g.GET("/jobs", s.listJobs)
+	g.GET("/jobs/:id", s.getJob)
+	g.POST("/jobs/:id/retry", s.retryJob)
+	g.POST("/jobs/:id/cancel", s.cancelJob)
+}
+
+// jobView is a River job as the admin API shows it.
+type jobView struct {
+	ID          int64                    `json:"id"`
+	Kind        string                   `json:"kind"`
+	Queue       string                   `json:"queue"`
+	State       rivertype.JobState       `json:"state"`
+	Attempt     int                      `json:"attempt"`
+	MaxAttempts int                      `json:"max_attempts"`
+	Priority    int                      `json:"priority"`
+	Errors      []rivertype.AttemptError `json:"errors"`
+	CreatedAt   time.Time                `json:"created_at"`
+	ScheduledAt time.Time                `json:"scheduled_at"`
+	AttemptedAt *time.Time               `json:"attempted_at"`
+	FinalizedAt *time.Time               `json:"finalized_at"`
+	Tags        []string                 `json:"tags"`
+	Args        json.RawMessage          `json:"args"`
+	Metadata    json.RawMessage          `json:"metadata"`
+}
+
+func viewJob(j *rivertype.JobRow) jobView {
+	errs := j.Errors
+	if errs == nil {
+		errs = []rivertype.AttemptError{}
+	}
+	for i := range errs {
+		errs[i].Trace = "" // panic stacks stay in the job row and the worker's log
+	}
+	tags := j.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return jobView{
+		ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: j.State, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
+		Priority: j.Priority, Errors: errs, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
+		AttemptedAt: j.AttemptedAt, FinalizedAt: j.FinalizedAt, Tags: tags,
+		Args: json.RawMessage(j.EncodedArgs), Metadata: json.RawMessage(j.Metadata),
+	}
+}
+
+// listJobs answers GET /admin/jobs?kind=a,b&state=x,y&limit=N&after=CURSOR, newest
+// first. next is the cursor of the following page, absent on the last one.
+func (s *Server) listJobs(c echo.Context) error {
+	params := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc)
+	if kinds := splitList(c.QueryParam("kind")); len(kinds) > 0 {
+		params = params.Kinds(kinds...)
+	}
+	if names := splitList(c.QueryParam("state")); len(names) > 0 {
+		states := make([]rivertype.JobState, 0, len(names))
+		for _, n := range names {
+			st := rivertype.JobState(n)
+			if !slices.Contains(rivertype.JobStates(), st) {
+				return badRequest("unknown job state %q (want one of %v)", n, rivertype.JobStates())
+			}
+			states = append(states, st)
+		}
+		params = params.States(states...)
+	}
+	limit := defaultJobLimit
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxJobLimit {
+			return badRequest("limit must be an integer from 1 to %d", maxJobLimit)
+		}
+		limit = n
+	}
+	params = params.First(limit)
+	if v := c.QueryParam("after"); v != "" {
+		var cur river.JobListCursor
+		if err := cur.UnmarshalText([]byte(v)); err != nil {
+			return badRequest("after is not a cursor returned as next by this endpoint")
+		}
+		params = params.After(&cur)
+	}
+	res, err := s.deps.River.JobList(c.Request().Context(), params)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Jobs []jobView `json:"jobs"`
+		Next string    `json:"next,omitempty"`
+	}{Jobs: make([]jobView, 0, len(res.Jobs))}
+	for _, j := range res.Jobs {
+		out.Jobs = append(out.Jobs, viewJob(j))
+	}
+	if len(res.Jobs) == limit && res.LastCursor != nil {
+		next, err := res.LastCursor.MarshalText()
+		if err != nil {
+			return err
+		}
+		out.Next = string(next)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) getJob(c echo.Context) error {
+	id, err := jobID(c)
+	if err != nil {
+		return err
+	}
+	job, err := s.deps.River.JobGet(c.Request().Context(), id)
+	if err != nil {
+		return jobError(err, id)
+	}
+	return c.JSON(http.StatusOK, viewJob(job))
+}
+
+// retryJob makes a finished or waiting job available to run now; a running job cannot
+// be retried (409).
+func (s *Server) retryJob(c echo.Context) error {
+	id, err := jobID(c)
+	if err != nil {
+		return err
+	}
+	job, err := s.deps.River.JobRetry(c.Request().Context(), id)
+	if err != nil {
+		return jobError(err, id)
+	}
+	if job.State == rivertype.JobStateRunning {
+		return conflict("job %d is running; cancel it or wait for it to finish", id)
+	}
+	return c.JSON(http.StatusOK, viewJob(job))
+}
+
+// cancelJob cancels a job that has not finished: a waiting job is cancelled at once
+// (200), a running one is asked to stop (202, its state changes when the worker
+// returns). A job that already completed or was discarded cannot be cancelled (409).
+func (s *Server) cancelJob(c echo.Context) error {
+	id, err := jobID(c)
+	if err != nil {
+		return err
+	}
+	job, err := s.deps.River.JobCancel(c.Request().Context(), id)
+	if err != nil {
+		return jobError(err, id)
+	}
+	switch job.State {
+	case rivertype.JobStateCompleted, rivertype.JobStateDiscarded:
+		return conflict("job %d already finished (%s)", id, job.State)
+	case rivertype.JobStateRunning:
+		return c.JSON(http.StatusAccepted, viewJob(job))
+	}
+	return c.JSON(http.StatusOK, viewJob(job))
+}
+
+func jobID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, badRequest("job id must be a positive integer, got %q", c.Param("id"))
+	}
+	return id, nil
+}
+
+func jobError(err error, id int64) error {
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return notFound("job %d not found", id)
+	}
+	return err
+}
+
+// splitList splits a comma-separated query value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for p := range strings.SplitSeq(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,20 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// registerMCP mounts the MCP gateway (Streamable HTTP: POST, GET and DELETE on /mcp) and the
+// capability advertisement. The API-key middleware in front puts the caller in the request
+// context, which the gateway uses for the session.
+func (s *Server) registerMCP(e *echo.Echo, v1 *echo.Group) {
+	if s.deps.Gateway == nil {
+		return
+	}
+	e.Any("/mcp", echo.WrapHandler(s.deps.Gateway.HTTPHandler()))
+	v1.GET("/capabilities", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, s.deps.Gateway.Capabilities())
+	})
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+// runMCP serves the MCP gateway over stdio for a local host (Claude Desktop and the like):
+// one session, the host's. Logs go to stderr; stdout carries the protocol.
+func runMCP(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags("mcp", env)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if env.cfg.AutoMigrate {
+		if err := postgres.MigrateUp(ctx, pool); err != nil {
+			return err
+		}
+	}
+	g := newGateway(env, pool)
+	defer g.Close()
+	// The local user runs the process, so the session may use every source.
+	return g.Serve(ctx, &mcp.StdioTransport{}, &auth.Caller{Name: "stdio", Scope: auth.ScopeSearch})
+}
+
+// newGateway builds the MCP gateway from the settings. Retrieval is the keyword finder
+// (the RFC's no-embedding baseline).
+func newGateway(env *cliEnv, pool *pgxpool.Pool) *gateway.Gateway {
+	cfg := env.cfg
+	return gateway.New(pool, gateway.NewKeywordFinder(pool), gateway.Options{
+		CallTool:            cfg.MCPCallTool,
+		UseTool:             cfg.MCPUseTool,
+		BindLimit:           cfg.MCPBindLimit,
+		CallTimeout:         cfg.MCPCallTimeout,
+		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
+		SessionIdle:         cfg.MCPSessionIdle,
+		Backends:            gateway.Backends{Lexical: true, Vector: false, Enricher: "none", Reranker: "none"},
+		Logger:              env.log,
+	})
+}

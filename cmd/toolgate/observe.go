@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/tracing"
+)
+
+// startTracing sets env.tracing from TOOLGATE_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT
+// (off when neither is set) and returns the function flushing it at exit.
+func startTracing(ctx context.Context, env *cliEnv) (func(), error) {
+	version := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	tp, err := tracing.New(ctx, env.cfg.OTLPEndpoint, "toolgate", version)
+	if err != nil {
+		return nil, err
+	}
+	env.tracing = tp
+	if tp.Enabled() {
+		env.log.Info("tracing on", "otlp_endpoint", env.cfg.OTLPEndpoint)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(ctx); err != nil {
+			env.log.Warn("flush traces", "err", err)
+		}
+	}, nil
+}
+
+// tracer is the process's tracing provider: the disabled one before startTracing.
+func (env *cliEnv) tracer() *tracing.Provider {
+	if env.tracing == nil {
+		return tracing.Disabled()
+	}
+	return env.tracing
+}
+
+// poolOptions sizes a pool by TOOLGATE_DB_MAX_CONNS and traces its queries when tracing is on.
+func poolOptions(env *cliEnv) []postgres.Option {
+	return []postgres.Option{postgres.WithMaxConns(env.cfg.DBMaxConns), postgres.WithQueryTracer(env.tracer().SQLTracer())}
+}
+
+// openReadPool opens the pool on DATABASE_READ_URL, or returns primary when it is not set
+// or the process serves no searches (role worker). The returned function closes what was
+// opened.
+func openReadPool(ctx context.Context, env *cliEnv, primary *pgxpool.Pool) (*pgxpool.Pool, func(), error) {
+	if env.cfg.DatabaseReadURL == "" || env.cfg.Role == config.RoleWorker {
+		return primary, func() {}, nil
+	}
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseReadURL, poolOptions(env)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read replica (DATABASE_READ_URL): %w", err)
+	}
+	return pool, pool.Close, nil
+}

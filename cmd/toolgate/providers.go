@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/provider"
+)
+
+// newEmbedder builds the configured embedder: the built-in local one or an
+// OpenAI-compatible client.
+func newEmbedder(cfg config.Config) embed.Embedder {
+	if cfg.Embedder == "openai" {
+		return embed.NewOpenAI(embed.OpenAIConfig{
+			Provider: provider.Config{BaseURL: cfg.EmbedURL, Key: cfg.EmbedKey, Timeout: cfg.LLMTimeout,
+				Concurrency: cfg.EmbedConcurrency, Retries: cfg.ProviderRetries},
+			Model: cfg.EmbedModel, Dims: cfg.EmbedDims, SendDimensions: cfg.EmbedSendDims, MaxBatch: cfg.EmbedBatch,
+		})
+	}
+	return embed.NewLocal(cfg.EmbedDims)
+}
+
+// newEnricher builds the configured enricher: the built-in heuristic one or an
+// OpenAI-compatible chat model.
+func newEnricher(cfg config.Config) enrich.Enricher {
+	if cfg.Enricher == "openai" {
+		return enrich.NewLLM(llm.New(llm.Config{
+			Provider: provider.Config{BaseURL: cfg.LLMURL, Key: cfg.LLMKey, Timeout: cfg.LLMTimeout,
+				Concurrency: cfg.LLMConcurrency, Retries: cfg.ProviderRetries},
+			Model: cfg.LLMModel,
+		}), cfg.Judge)
+	}
+	return enrich.Heuristic{}
+}

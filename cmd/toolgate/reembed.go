@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// runReembed makes the configured embedder the stored embedding space: every vector is
+// dropped and rebuilt by enrich_tool jobs that the workers of `serve` run.
+func runReembed(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags("reembed", env)
+	embedder := fs.String("embedder", env.cfg.Embedder, "local or openai (TOOLGATE_EMBEDDER)")
+	model := fs.String("model", env.cfg.EmbedModel, "embedding model of the openai embedder (TOOLGATE_EMBED_MODEL)")
+	dims := fs.Int("dims", env.cfg.EmbedDims, "vector length (TOOLGATE_EMBED_DIMS)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &usageError{msg: "reembed takes no arguments"}
+	}
+	env.cfg.Embedder, env.cfg.EmbedModel, env.cfg.EmbedDims = *embedder, *model, *dims
+	if err := env.cfg.Validate(); err != nil {
+		return err
+	}
+	e := newEmbedder(env.cfg)
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := postgres.Ready(ctx, pool); err != nil {
+		return err
+	}
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	n, err := jobs.Reembed(ctx, pool, rc, e)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "embedding space is now %s (%d dims); %d tools queued for embedding\n", e.Model(), e.Dims(), n)
+	return nil
+}

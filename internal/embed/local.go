@@ -1,0 +1,208 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// DefaultLocalDims is the dimension of the local embedder when none is configured.
+const DefaultLocalDims = 384
+
+// Local is the built-in embedder that needs no model weights: it hashes features of a text
+// (lowercased words, their crude stems, identifier pieces, word bigrams and character
+// 3/4-grams) into a fixed number of dimensions with signed feature hashing, weights each
+// feature by sublinear term frequency and L2-normalizes the result. The same text always
+// gives the same vector. It captures lexical and sub-word overlap, not meaning: "price" and
+// "prices" land close, "price" and "cost" do not.
+type Local struct {
+	dims int
+}
+
+// NewLocal returns a local hashing embedder of dims dimensions (DefaultLocalDims when
+// dims <= 0).
+func NewLocal(dims int) *Local {
+	if dims <= 0 {
+		dims = DefaultLocalDims
+	}
+	return &Local{dims: dims}
+}
+
+// Model names the space; the version changes whenever the features change, because
+// vectors of two versions are not comparable.
+func (l *Local) Model() string { return fmt.Sprintf("local-hash-v1-%d", l.dims) }
+
+// Dims is the vector length.
+func (l *Local) Dims() int { return l.dims }
+
+// Embed embeds each text; it never fails except on a cancelled context.
+func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = l.Vector(t)
+	}
+	return out, nil
+}
+
+// Feature weights: whole words and stems carry most of the signal, bigrams add phrase
+// order, character n-grams give partial credit to morphological variants and typos.
+var featureWeight = map[byte]float64{
+	'w': 1.0,  // word
+	's': 0.8,  // stem
+	'b': 0.5,  // stem bigram
+	'3': 0.25, // character 3-gram of the stem
+	'4': 0.3,  // character 4-gram of the stem
+	'c': 0.6,  // compact identifier form
+}
+
+// Vector embeds one text.
+func (l *Local) Vector(text string) []float32 {
+	counts := make(map[string]float64, 64)
+	words := Words(text)
+	var prev string
+	for _, w := range words {
+		if stopwords[w] {
+			prev = ""
+			continue
+		}
+		st := Stem(w)
+		counts["w"+w]++
+		counts["s"+st]++
+		if prev != "" {
+			counts["b"+prev+" "+st]++
+		}
+		prev = st
+		r := []rune("<" + st + ">")
+		for n := 3; n <= 4; n++ {
+			for i := 0; i+n <= len(r); i++ {
+				counts[string(rune('0'+n))+string(r[i:i+n])]++
+			}
+		}
+	}
+	// An identifier written as one token ("getstockprice") shares its compact form with the
+	// spaced one ("get stock price").
+	if len(words) > 1 && len(words) <= 8 {
+		counts["c"+strings.Join(words, "")]++
+	}
+	// Summing in sorted order makes the float result bit-for-bit reproducible.
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	v := make([]float64, l.dims)
+	for _, f := range keys {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(f))
+		sum := h.Sum64()
+		sign := 1.0
+		if sum>>63 == 1 {
+			sign = -1
+		}
+		v[sum%uint64(l.dims)] += sign * featureWeight[f[0]] * (1 + math.Log(counts[f]))
+	}
+	return normalize(v)
+}
+
+func normalize(v []float64) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += x * x
+	}
+	out := make([]float32, len(v))
+	if ss == 0 {
+		return out
+	}
+	n := math.Sqrt(ss)
+	for i, x := range v {
+		out[i] = float32(x / n)
+	}
+	return out
+}
+
+// Words splits text into lowercase words, also splitting identifiers at snake_case,
+// kebab-case, dots and camelCase boundaries ("getStockPrice" → get, stock, price).
+func Words(text string) []string {
+	var (
+		out []string
+		cur []rune
+	)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(text)
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if len(cur) > 0 {
+				p := cur[len(cur)-1]
+				lowerToUpper := unicode.IsUpper(r) && (unicode.IsLower(p) || unicode.IsDigit(p))
+				// "HTTPServer": split before the last capital of a run followed by lowercase.
+				acronymEnd := unicode.IsUpper(r) && unicode.IsUpper(p) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
+				letterDigit := unicode.IsDigit(r) != unicode.IsDigit(p)
+				if lowerToUpper || acronymEnd || letterDigit {
+					flush()
+				}
+			}
+			cur = append(cur, r)
+		case r == '\'' && len(cur) > 0 && i+1 < len(rs) && rs[i+1] == 's':
+			// possessive: "Apple's" → apple
+			flush()
+		default:
+			flush()
+		}
+	}
+	flush()
+	// drop the "s" left by a possessive
+	kept := out[:0]
+	for _, w := range out {
+		if w != "s" {
+			kept = append(kept, w)
+		}
+	}
+	return kept
+}
+
+// Stem is a deliberately small suffix stripper (plural, -ing, -ed, -ly) so that inflected
+// forms share a feature; it is not a linguistic stemmer.
+func Stem(w string) string {
+	if len(w) <= 3 {
+		return w
+	}
+	for _, suf := range []struct{ s, r string }{
+		{"ies", "y"}, {"sses", "ss"}, {"ing", ""}, {"edly", ""}, {"ed", ""}, {"ly", ""}, {"es", ""}, {"s", ""},
+	} {
+		if strings.HasSuffix(w, suf.s) && len(w)-len(suf.s)+len(suf.r) >= 3 {
+			if suf.s == "s" && strings.HasSuffix(w, "ss") {
+				return w
+			}
+			if suf.s == "es" && !strings.HasSuffix(w, "ches") && !strings.HasSuffix(w, "shes") && !strings.HasSuffix(w, "xes") {
+				continue
+			}
+			return w[:len(w)-len(suf.s)] + suf.r
+		}
+	}
+	return w
+}
+
+// stopwords carry no retrieval signal in tool descriptions and queries.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "for": true, "to": true, "in": true, "on": true,
+	"and": true, "or": true, "is": true, "are": true, "be": true, "by": true, "with": true, "as": true,
+	"at": true, "it": true, "its": true, "this": true, "that": true, "from": true, "if": true, "no": true,
+	"what": true, "which": true, "me": true, "my": true, "i": true, "you": true, "your": true, "can": true,
+	"please": true, "do": true, "does": true, "was": true, "were": true, "will": true, "would": true,
+	"not": true, "any": true, "all": true, "such": true, "into": true, "over": true, "than": true,
+}

@@ -1,0 +1,78 @@
+package embed
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+)
+
+func cos(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestLocalDeterministicAndNormalized(t *testing.T) {
+	l := NewLocal(0)
+	if l.Dims() != 384 || l.Model() != "local-hash-v1-384" {
+		t.Fatalf("got %s/%d", l.Model(), l.Dims())
+	}
+	texts := []string{"get stock price", "Return the most recent trading price for Apple's stock", ""}
+	a, err := l.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewLocal(384).Embed(context.Background(), texts)
+	for i := range texts {
+		if !slices.Equal(a[i], b[i]) {
+			t.Fatalf("text %d embedded differently", i)
+		}
+	}
+	if n := cos(a[0], a[0]); math.Abs(n-1) > 1e-5 {
+		t.Fatalf("norm² %v", n)
+	}
+	if n := cos(a[2], a[2]); n != 0 {
+		t.Fatalf("empty text: norm² %v, want 0", n)
+	}
+}
+
+func TestLocalSimilarity(t *testing.T) {
+	l := NewLocal(384)
+	v := func(s string) []float32 { return l.Vector(s) }
+	q := v("stock price of Apple")
+	apple := v("get apple current stock price")
+	appleDesc := v("Return the most recent trading price for Apple's stock, or -1 if unavailable.")
+	weather := v("get weather forecast for a city")
+	msft := v("get microsoft net income")
+	if cos(q, apple) <= cos(q, weather) || cos(q, apple) <= cos(q, msft) {
+		t.Fatalf("query/apple %.3f, weather %.3f, msft %.3f", cos(q, apple), cos(q, weather), cos(q, msft))
+	}
+	if cos(q, appleDesc) <= cos(q, weather) {
+		t.Fatalf("query/apple description %.3f <= weather %.3f", cos(q, appleDesc), cos(q, weather))
+	}
+	// identifier forms share features with spaced words
+	if c := cos(v("getStockPrice"), v("get_stock_price")); c < 0.99 {
+		t.Fatalf("camel vs snake: %.3f", c)
+	}
+	// inflections are close
+	if cos(v("stock prices"), v("stock price")) < 0.6 {
+		t.Fatalf("plural: %.3f", cos(v("stock prices"), v("stock price")))
+	}
+}
+
+func TestWords(t *testing.T) {
+	cases := map[string][]string{
+		"get_apple_current_stock_price": {"get", "apple", "current", "stock", "price"},
+		"getHTTPServerURL2":             {"get", "http", "server", "url", "2"},
+		"Apple's revenue":               {"apple", "revenue"},
+		"send-email.v2":                 {"send", "email", "v", "2"},
+	}
+	for in, want := range cases {
+		if got := Words(in); !slices.Equal(got, want) {
+			t.Errorf("Words(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

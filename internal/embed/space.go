@@ -1,0 +1,120 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// SpaceMismatchError says the configured embedder is not the one the stored vectors were
+// made with: comparing a query vector from one model with tool vectors from another gives
+// meaningless results, so serving stops until `toolgate reembed` rebuilds them.
+type SpaceMismatchError struct {
+	StoredModel     string
+	StoredDims      int
+	ConfiguredModel string
+	ConfiguredDims  int
+}
+
+func (e *SpaceMismatchError) Error() string {
+	return fmt.Sprintf("stored vectors are %s (%d dims) but the configured embedder is %s (%d dims); "+
+		"run `toolgate reembed` to rebuild every vector with the configured embedder, or configure %s again",
+		e.StoredModel, e.StoredDims, e.ConfiguredModel, e.ConfiguredDims, e.StoredModel)
+}
+
+// spaceLock serializes the processes that fix or change the embedding space.
+const spaceLock = 74203
+
+// HNSWIndex is the name of the approximate nearest-neighbour index on tool vectors.
+const HNSWIndex = "tool_vectors_embedding_hnsw"
+
+// EnsureSpace makes sure the stored embedding space is e's. When none is recorded yet it
+// gives tool_vectors.embedding its dimension, builds the HNSW index and records e's model
+// and dimension. When a different one is recorded it returns *SpaceMismatchError.
+func EnsureSpace(ctx context.Context, pool *pgxpool.Pool, e Embedder) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", spaceLock); err != nil {
+			return err
+		}
+		q := db.New(tx)
+		sp, err := q.GetEmbeddingSpace(ctx)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return setSpace(ctx, tx, e)
+		case err != nil:
+			return err
+		case sp.Model != e.Model() || int(sp.Dims) != e.Dims():
+			return &SpaceMismatchError{StoredModel: sp.Model, StoredDims: int(sp.Dims), ConfiguredModel: e.Model(), ConfiguredDims: e.Dims()}
+		}
+		return nil
+	})
+}
+
+// Rebuild switches the stored space to e inside tx: it drops every tool vector and every
+// component embedding, re-types the vector column, rebuilds the index and records e. The
+// caller enqueues the jobs that embed again.
+func Rebuild(ctx context.Context, tx pgx.Tx, e Embedder) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", spaceLock); err != nil {
+		return err
+	}
+	q := db.New(tx)
+	// Changing the row first waits for the jobs that are writing vectors of the old space
+	// (they hold it FOR SHARE), so that the deletes below see their rows.
+	if err := q.SetEmbeddingSpace(ctx, db.SetEmbeddingSpaceParams{Model: e.Model(), Dims: int32(e.Dims())}); err != nil {
+		return err
+	}
+	if err := q.ClearComponentEmbeddings(ctx); err != nil {
+		return err
+	}
+	if err := q.DeleteAllToolVectors(ctx); err != nil {
+		return err
+	}
+	return setSpace(ctx, tx, e)
+}
+
+// setSpace records e and types the column and (re)builds the index. DDL with a computed dimension
+// cannot be a prepared sqlc query, hence the formatted statements; dims is an int.
+func setSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
+	if err := db.New(tx).SetEmbeddingSpace(ctx, db.SetEmbeddingSpaceParams{Model: e.Model(), Dims: int32(e.Dims())}); err != nil {
+		return err
+	}
+	stmts := []string{
+		"DROP INDEX IF EXISTS " + HNSWIndex,
+		fmt.Sprintf("ALTER TABLE tool_vectors ALTER COLUMN embedding TYPE vector(%d)", e.Dims()),
+		// HNSW builds much faster when the graph fits in maintenance memory.
+		"SET LOCAL maintenance_work_mem = '256MB'",
+		"CREATE INDEX " + HNSWIndex + " ON tool_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 32)",
+	}
+	if e.Dims() > 2000 {
+		// pgvector's HNSW indexes vector columns of at most 2,000 dimensions; larger spaces
+		// are searched exactly.
+		stmts = stmts[:2]
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("embedding space: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// CheckSpace returns *SpaceMismatchError unless the stored space is e's, and keeps it from
+// changing until tx ends.
+func CheckSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
+	sp, err := db.New(tx).ShareEmbeddingSpace(ctx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &SpaceMismatchError{ConfiguredModel: e.Model(), ConfiguredDims: e.Dims()}
+	}
+	if err != nil {
+		return err
+	}
+	if sp.Model != e.Model() || int(sp.Dims) != e.Dims() {
+		return &SpaceMismatchError{StoredModel: sp.Model, StoredDims: int(sp.Dims), ConfiguredModel: e.Model(), ConfiguredDims: e.Dims()}
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+// Package enrich expands a tool's document so that more requests find it: a Tool-DE
+// tool_profile (seed 004), synthetic user questions and key topics (seeds 000 and 001),
+// produced by an LLM or by the built-in heuristic enricher, and the split of the expanded
+// document into the components that are embedded one by one.
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Steps of enrichment, as stored in tool_enrichments.step.
+const (
+	StepProfile   = "profile"
+	StepQuestions = "questions"
+	StepTopics    = "topics"
+)
+
+// Usage is what a step cost at the provider; zero for the heuristic enricher.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens}
+}
+
+// Enricher produces the three enrichment outputs of a tool document.
+type Enricher interface {
+	// Model names the producer ("heuristic-v1", "openai:gpt-4o-mini"); outputs are keyed by
+	// it, so changing it re-enriches every tool.
+	Model() string
+	// Profile expands the document into a Tool-DE tool_profile. A nil profile means the
+	// original document is kept alone (the generated one failed its faithfulness check).
+	Profile(ctx context.Context, d Document) (*Profile, Usage, error)
+	// Questions writes up to n distinct requests a user might make that this tool answers.
+	Questions(ctx context.Context, d Document, n int) ([]string, Usage, error)
+	// Topics lists 1–10 short key topics or intents of the tool.
+	Topics(ctx context.Context, d Document) ([]string, Usage, error)
+}
+
+// Profile is the Tool-DE tool_profile.
+type Profile struct {
+	Function     string    `json:"function"`
+	Tags         []string  `json:"tags"`
+	WhenToUse    string    `json:"when_to_use,omitempty"`
+	Limitation   string    `json:"limitation,omitempty"`
+	ExampleUsage []Example `json:"example_usage,omitempty"`
+}
+
+// Example is one example_usage entry.
+type Example struct {
+	Query   string `json:"query"`
+	APICall string `json:"api_call,omitempty"`
+}
+
+// Limits on generated outputs. The prompt asks for under 20 words per sentence field; the
+// checks allow some slack so that a 21-word answer is not thrown away.
+const (
+	maxSentenceWords = 40
+	maxTagLen        = 48
+	maxQuestionLen   = 300
+	maxTopicWords    = 8
+	MaxTopics        = 10
+	MaxQuestions     = 50
+)
+
+// MalformedOutputError is a generated output that is not what was asked for: unparsable
+// JSON, a missing field or a field over its limit. Nothing of it is stored.
+type MalformedOutputError struct {
+	Step   string
+	Reason string
+}
+
+func (e *MalformedOutputError) Error() string {
+	return fmt.Sprintf("enrichment %s: malformed output: %s", e.Step, e.Reason)
+}
+
+// Validate checks a profile against the Tool-DE rules and normalizes its tags (lowercase,
+// trimmed, deduplicated).
+func (p *Profile) Validate() error {
+	bad := func(format string, args ...any) error {
+		return &MalformedOutputError{Step: StepProfile, Reason: fmt.Sprintf(format, args...)}
+	}
+	p.Function = strings.TrimSpace(p.Function)
+	p.WhenToUse = strings.TrimSpace(p.WhenToUse)
+	p.Limitation = strings.TrimSpace(p.Limitation)
+	if p.Function == "" {
+		return bad("function is missing")
+	}
+	for name, s := range map[string]string{"function": p.Function, "when_to_use": p.WhenToUse, "limitation": p.Limitation} {
+		if n := len(strings.Fields(s)); n > maxSentenceWords {
+			return bad("%s has %d words, limit %d", name, n, maxSentenceWords)
+		}
+	}
+	tags := make([]string, 0, len(p.Tags))
+	seen := map[string]bool{}
+	for _, t := range p.Tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" || seen[t] {
+			continue
+		}
+		if len(t) > maxTagLen {
+			return bad("tag %q is longer than %d bytes", t, maxTagLen)
+		}
+		seen[t] = true
+		tags = append(tags, t)
+	}
+	if len(tags) < 3 || len(tags) > 5 {
+		return bad("%d distinct tags, want 3 to 5", len(tags))
+	}
+	p.Tags = tags
+	if len(p.ExampleUsage) > 2 {
+		p.ExampleUsage = p.ExampleUsage[:2]
+	}
+	for _, e := range p.ExampleUsage {
+		if strings.TrimSpace(e.Query) == "" {
+			return bad("example_usage entry without a query")
+		}
+	}
+	return nil
+}
+
+// cleanList trims, drops empty and repeated (case-insensitively) entries and checks each
+// against ok.
+func cleanList(step string, in []string, ok func(string) error) ([]string, error) {
+	out := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for _, s := range in {
+		s = strings.Join(strings.Fields(s), " ")
+		k := strings.ToLower(s)
+		if s == "" || seen[k] {
+			continue
+		}
+		if err := ok(s); err != nil {
+			return nil, &MalformedOutputError{Step: step, Reason: err.Error()}
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// CleanQuestions normalizes generated questions, keeping at most n.
+func CleanQuestions(in []string, n int) ([]string, error) {
+	out, err := cleanList(StepQuestions, in, func(s string) error {
+		if len(s) > maxQuestionLen {
+			return fmt.Errorf("question longer than %d bytes", maxQuestionLen)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 && n > 0 {
+		return nil, &MalformedOutputError{Step: StepQuestions, Reason: "no questions"}
+	}
+	return out[:min(len(out), n)], nil
+}
+
+// CleanTopics normalizes generated topics, keeping at most MaxTopics.
+func CleanTopics(in []string) ([]string, error) {
+	out, err := cleanList(StepTopics, in, func(s string) error {
+		if n := len(strings.Fields(s)); n > maxTopicWords {
+			return fmt.Errorf("topic %q has %d words, limit %d", s, n, maxTopicWords)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, &MalformedOutputError{Step: StepTopics, Reason: "no topics"}
+	}
+	return out[:min(len(out), MaxTopics)], nil
+}
+
+// Document is the original tool document that every output must be grounded in.
+type Document struct {
+	Name        string // the tool's own name, e.g. get_apple_revenue
+	Title       string
+	Description string
+	Params      []Param
+}
+
+// Param is one argument of the tool.
+type Param struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+	Required    bool     `json:"required,omitempty"`
+}
+
+// NewDocument reads a tool definition. The parameters are the input schema's top-level
+// properties in name order; a schema that does not parse gives no parameters.
+func NewDocument(name, title, description string, inputSchema []byte) Document {
+	d := Document{Name: name, Title: title, Description: strings.TrimSpace(description)}
+	var s struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+			Enum        []any  `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(inputSchema, &s) != nil {
+		return d
+	}
+	req := map[string]bool{}
+	for _, r := range s.Required {
+		req[r] = true
+	}
+	for n, p := range s.Properties {
+		par := Param{Name: n, Description: strings.TrimSpace(p.Description), Required: req[n]}
+		switch t := p.Type.(type) {
+		case string:
+			par.Type = t
+		case []any:
+			if len(t) > 0 {
+				par.Type = fmt.Sprint(t[0])
+			}
+		}
+		for _, e := range p.Enum {
+			par.Enum = append(par.Enum, fmt.Sprint(e))
+		}
+		d.Params = append(d.Params, par)
+	}
+	sort.Slice(d.Params, func(i, j int) bool { return d.Params[i].Name < d.Params[j].Name })
+	return d
+}
+
+// JSON renders the document as the prompts show it.
+func (d Document) JSON() string {
+	v := struct {
+		Name        string  `json:"name"`
+		Title       string  `json:"title,omitempty"`
+		Description string  `json:"description"`
+		Parameters  []Param `json:"parameters"`
+	}{d.Name, d.Title, d.Description, d.Params}
+	if v.Parameters == nil {
+		v.Parameters = []Param{}
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

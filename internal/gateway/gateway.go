@@ -1,0 +1,162 @@
+// Package gateway is toolgate's MCP server (RFC 0001): agents see find_tools (and call_tool,
+// optionally use_tool); the tools find_tools returns are bound into the session's tool list,
+// and calling one proxies tools/call to the tool's source server. Sessions and their bound
+// tools live in PostgreSQL, so any toolgate instance can serve any session.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// Finder is the search find_tools runs: the same ranked retrieval as POST /search, logged
+// with the MCP session as the caller. Tools the caller may not use must not be returned.
+type Finder interface {
+	Find(ctx context.Context, q FindRequest) (FindResult, error)
+}
+
+// FindRequest is one find_tools query. Query is never empty: the gateway rejects an empty
+// query before it reaches the Finder.
+type FindRequest struct {
+	Query     string
+	Limit     int
+	Caller    *auth.Caller
+	SessionID string
+}
+
+// FindResult is the ranked tools of one search and the id of its retrieval-log row.
+type FindResult struct {
+	SearchID int64
+	Tools    []FoundTool
+}
+
+// FoundTool is one retrieved tool, best first in FindResult.Tools.
+type FoundTool struct {
+	Name         string // namespaced: source__original
+	SourceName   string
+	OriginalName string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	Annotations  json.RawMessage
+	Version      string // the tool's content hash
+}
+
+// Backends says which retrieval backends are active, for capability advertisement.
+type Backends struct {
+	Lexical  bool   `json:"lexical"`
+	Vector   bool   `json:"vector"`
+	Enricher string `json:"enricher"`
+	Reranker string `json:"reranker"`
+}
+
+// Options are the gateway's settings.
+type Options struct {
+	CallTool            bool          // expose call_tool (TOOLGATE_MCP_CALL_TOOL)
+	UseTool             bool          // expose use_tool (TOOLGATE_MCP_USE_TOOL)
+	BindLimit           int           // tools bound per session (TOOLGATE_MCP_BIND_LIMIT)
+	CallTimeout         time.Duration // whole proxied call (TOOLGATE_MCP_CALL_TIMEOUT)
+	UpstreamConcurrency int           // calls in flight per source (TOOLGATE_MCP_UPSTREAM_CONCURRENCY)
+	SessionIdle         time.Duration // idle time before a session leaves memory (TOOLGATE_MCP_SESSION_IDLE)
+	Backends            Backends
+	Logger              *slog.Logger
+}
+
+// Capabilities is what the gateway advertises at GET /v1/capabilities and as the MCP
+// resource toolgate://capabilities.
+type Capabilities struct {
+	Backends       Backends `json:"backends"`
+	Tools          []string `json:"tools"`
+	CallProxying   bool     `json:"call_proxying"`
+	BindLimit      int      `json:"bind_limit"`
+	MaxFindLimit   int      `json:"max_find_limit"`
+	DefaultLimit   int      `json:"default_find_limit"`
+	Versioning     string   `json:"versioning"`
+	SessionStorage string   `json:"session_storage"`
+}
+
+// Gateway builds the per-session MCP servers and proxies calls to source servers.
+type Gateway struct {
+	pool      *pgxpool.Pool
+	q         *db.Queries
+	finder    Finder
+	opts      Options
+	upstreams *upstreamPool
+	log       *slog.Logger
+
+	mu       sync.Mutex
+	handlers []*HTTPHandler // closed by Close
+}
+
+// New returns a gateway over the catalog in pool; Close ends its upstream sessions.
+func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
+	if opts.BindLimit <= 0 {
+		opts.BindLimit = 32
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 30 * time.Second
+	}
+	if opts.UpstreamConcurrency <= 0 {
+		opts.UpstreamConcurrency = 8
+	}
+	if opts.SessionIdle <= 0 {
+		opts.SessionIdle = 30 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{
+		pool: pool, q: db.New(pool), finder: finder, opts: opts,
+		upstreams: newUpstreamPool(opts.UpstreamConcurrency),
+		log:       opts.Logger.With("component", "gateway"),
+	}
+}
+
+// Close ends the in-memory MCP sessions of its HTTP handlers (their hanging SSE streams
+// would otherwise hold up a graceful shutdown; the stored rows stay for other instances)
+// and the upstream sessions (stopping stdio source processes). It may be called twice.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	handlers := g.handlers
+	g.mu.Unlock()
+	for _, h := range handlers {
+		h.Close()
+	}
+	g.upstreams.close()
+}
+
+// Capabilities reports the active backends and the gateway's settings.
+func (g *Gateway) Capabilities() Capabilities {
+	tools := []string{toolFind}
+	if g.opts.CallTool {
+		tools = append(tools, toolCall)
+	}
+	if g.opts.UseTool {
+		tools = append(tools, toolUse)
+	}
+	return Capabilities{
+		Backends:       g.opts.Backends,
+		Tools:          tools,
+		CallProxying:   true,
+		BindLimit:      g.opts.BindLimit,
+		MaxFindLimit:   maxFindLimit,
+		DefaultLimit:   defaultFindLimit,
+		Versioning:     "content-sha256",
+		SessionStorage: "postgresql",
+	}
+}
+
+// allowed reports whether caller may use tools of source.
+func allowed(c *auth.Caller, source string) bool {
+	return c == nil || c.Sources == nil || slices.Contains(c.Sources, source)
+}

@@ -1,0 +1,650 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/pgtest"
+)
+
+// stdioUpstreamEnv makes the test binary run the upstream test server on stdio (the
+// mcp_stdio source of TestStdioUpstream starts it as a subprocess).
+const stdioUpstreamEnv = "TOOLGATE_TEST_STDIO_UPSTREAM"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(stdioUpstreamEnv) == "1" {
+		u := &upstream{stop: make(chan struct{})}
+		if err := u.server().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// upstream is a real MCP server with a few tools, standing for a source server.
+type upstream struct {
+	stop       chan struct{} // ends slow_report calls still running when a test ends
+	calls      atomic.Int64
+	mu         sync.Mutex
+	authHeader string
+}
+
+type priceArgs struct {
+	Symbol string `json:"symbol"`
+}
+
+type emailArgs struct {
+	To   string `json:"to"`
+	Body string `json:"body"`
+}
+
+func (u *upstream) server() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_stock_price", Description: "Get the latest stock price of a company by its ticker symbol"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in priceArgs) (*mcp.CallToolResult, any, error) {
+			u.calls.Add(1)
+			if req.Extra != nil && req.Extra.Header != nil {
+				u.mu.Lock()
+				u.authHeader = req.Extra.Header.Get("Authorization")
+				u.mu.Unlock()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "price of " + in.Symbol + ": 123.45"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "send_email", Description: "Send an email message to a recipient"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in emailArgs) (*mcp.CallToolResult, any, error) {
+			u.calls.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent to " + in.To}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow_report", Description: "Build a slow quarterly report"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			u.calls.Add(1)
+			select {
+			case <-ctx.Done():
+			case <-u.stop:
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
+		})
+	return s
+}
+
+// serveHTTP runs the upstream over Streamable HTTP.
+func (u *upstream) serveHTTP(t testing.TB) *httptest.Server {
+	t.Helper()
+	srv := u.server()
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(u.stop) }) // runs first: Close waits for running handlers
+	return ts
+}
+
+var (
+	priceSchema = json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string","description":"ticker symbol"}},"required":["symbol"],"additionalProperties":false}`)
+	emailSchema = json.RawMessage(`{"type":"object","properties":{"to":{"type":"string"},"body":{"type":"string"}},"required":["to","body"]}`)
+	emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+)
+
+// upstreamTools is the catalog a sync of the upstream server would store.
+func upstreamTools() []catalog.Tool {
+	return []catalog.Tool{
+		{Name: "get_stock_price", Description: "Get the latest stock price of a company by its ticker symbol", InputSchema: priceSchema},
+		{Name: "send_email", Description: "Send an email message to a recipient", InputSchema: emailSchema},
+		{Name: "slow_report", Description: "Build a slow quarterly report", InputSchema: emptySchema},
+	}
+}
+
+// addSource stores a source and its tools as a sync would.
+func addSource(t testing.TB, pool *pgxpool.Pool, name, kind string, config any, tools []catalog.Tool) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := json.Marshal(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		src, err := db.New(tx).CreateSource(ctx, db.CreateSourceParams{Name: name, Kind: kind, Config: cfg})
+		if err != nil {
+			return err
+		}
+		_, err = catalog.Apply(ctx, tx, src, tools)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type env struct {
+	pool *pgxpool.Pool
+	up   *upstream
+	g    *gateway.Gateway
+}
+
+// setup gives a fresh database with source "market" (an MCP server over Streamable HTTP,
+// reached with a Bearer header from its config) and a gateway over it.
+func setup(t testing.TB, opts gateway.Options) *env {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	up := &upstream{stop: make(chan struct{})}
+	ts := up.serveHTTP(t)
+	addSource(t, pool, "market", "mcp_http", map[string]any{
+		"url": ts.URL, "headers": map[string]string{"Authorization": "Bearer upstream-secret"},
+	}, upstreamTools())
+	return &env{pool: pool, up: up, g: newGateway(t, pool, opts)}
+}
+
+func newGateway(t testing.TB, pool *pgxpool.Pool, opts gateway.Options) *gateway.Gateway {
+	t.Helper()
+	opts.Backends = gateway.Backends{Lexical: true, Enricher: "none", Reranker: "none"}
+	g := gateway.New(pool, gateway.NewKeywordFinder(pool), opts)
+	t.Cleanup(g.Close)
+	return g
+}
+
+// serveGateway serves the gateway's Streamable HTTP handler, with caller (may be nil) set
+// as the auth middleware would.
+func serveGateway(t testing.TB, h http.Handler, caller *auth.Caller) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if caller != nil {
+			r = r.WithContext(auth.WithCaller(r.Context(), caller))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// client is a real MCP client session that records tools/list_changed notifications.
+type client struct {
+	*mcp.ClientSession
+	changed chan struct{}
+}
+
+func connect(t testing.TB, transport mcp.Transport) *client {
+	t.Helper()
+	c := &client{changed: make(chan struct{}, 100)}
+	mc := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed <- struct{}{} },
+	})
+	cs, err := mc.Connect(context.Background(), transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	c.ClientSession = cs
+	return c
+}
+
+func connectHTTP(t testing.TB, url string) *client {
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+}
+
+type foundTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Version     string          `json:"version"`
+	Source      string          `json:"source"`
+}
+
+type findOutput struct {
+	SearchID int64       `json:"search_id"`
+	Tools    []foundTool `json:"tools"`
+}
+
+type toolError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func call(t testing.TB, c *client, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: protocol error %v (want a tool result)", name, err)
+	}
+	return res
+}
+
+func find(t testing.TB, c *client, query string, limit int) findOutput {
+	t.Helper()
+	res := call(t, c, "find_tools", map[string]any{"query": query, "limit": limit})
+	if res.IsError {
+		t.Fatalf("find_tools(%q) failed: %s", query, text(res))
+	}
+	var out findOutput
+	if err := json.Unmarshal([]byte(text(res)), &out); err != nil {
+		t.Fatalf("find_tools text is not JSON: %v: %s", err, text(res))
+	}
+	return out
+}
+
+// wantToolError checks res is an isError result with the structured body {code, message}.
+func wantToolError(t *testing.T, res *mcp.CallToolResult, code string) toolError {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("want tool error %s, got success: %s", code, text(res))
+	}
+	var e toolError
+	if err := json.Unmarshal([]byte(text(res)), &e); err != nil {
+		t.Fatalf("error text is not JSON: %v: %s", err, text(res))
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	var structured toolError
+	if err := json.Unmarshal(sc, &structured); err != nil || structured != e {
+		t.Fatalf("structured content %s differs from text %s", sc, text(res))
+	}
+	if e.Code != code || e.Message == "" {
+		t.Fatalf("want code %s with a message, got %+v", code, e)
+	}
+	return e
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func listed(t testing.TB, c *client) []string {
+	t.Helper()
+	res, err := c.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// waitChanged waits for a tools/list_changed notification (bounded, so a missing one fails
+// instead of hanging).
+func waitChanged(t *testing.T, c *client) {
+	t.Helper()
+	select {
+	case <-c.changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed received")
+	}
+}
+
+func TestFindBindCallOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+
+	if got := listed(t, c); !slices.Equal(got, []string{"call_tool", "find_tools"}) {
+		t.Fatalf("initial tool list = %v, want only the meta-tools", got)
+	}
+	out := find(t, c, "stock price of a company", 5)
+	if len(out.Tools) == 0 || out.Tools[0].Name != "market__get_stock_price" {
+		t.Fatalf("find_tools ranked %+v, want market__get_stock_price first", out.Tools)
+	}
+	top := out.Tools[0]
+	if len(top.Version) != 64 || top.Source != "market" || !strings.Contains(string(top.InputSchema), `"symbol"`) {
+		t.Fatalf("returned schema lacks version/source/inputSchema: %+v", top)
+	}
+	waitChanged(t, c)
+	if got := listed(t, c); !slices.Contains(got, "market__get_stock_price") {
+		t.Fatalf("after find_tools the list is %v, want the retrieved tool bound", got)
+	}
+
+	res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "ACME"})
+	if res.IsError || text(res) != "price of ACME: 123.45" {
+		t.Fatalf("proxied call = %v %q", res.IsError, text(res))
+	}
+	e.up.mu.Lock()
+	defer e.up.mu.Unlock()
+	if e.up.authHeader != "Bearer upstream-secret" {
+		t.Fatalf("upstream saw Authorization %q, want the source config's", e.up.authHeader)
+	}
+}
+
+func TestCallToolValidatesAndChecksVersion(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	out := find(t, c, "stock price", 1)
+	version := out.Tools[0].Version
+
+	for _, args := range []map[string]any{{}, {"symbol": 5}, {"symbol": "A", "extra": true}} {
+		res := call(t, c, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": args})
+		wantToolError(t, res, gateway.CodeInvalidArguments)
+	}
+	if n := e.up.calls.Load(); n != 0 {
+		t.Fatalf("invalid arguments reached the upstream %d times", n)
+	}
+	res := call(t, c, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "ACME"}, "version": strings.Repeat("0", 64)})
+	if msg := wantToolError(t, res, gateway.CodeStaleVersion).Message; !strings.Contains(msg, "find_tools") {
+		t.Fatalf("stale version message does not tell to re-fetch: %q", msg)
+	}
+	res = call(t, c, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "ACME"}, "version": version})
+	if res.IsError || text(res) != "price of ACME: 123.45" {
+		t.Fatalf("call_tool = %v %q", res.IsError, text(res))
+	}
+}
+
+func TestUnknownToolIsStructuredError(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	wantToolError(t, call(t, c, "market__no_such_tool", map[string]any{}), gateway.CodeUnknownTool)
+	wantToolError(t, call(t, c, "nothing", nil), gateway.CodeUnknownTool)
+	wantToolError(t, call(t, c, "call_tool", map[string]any{"name": "market__no_such_tool"}), gateway.CodeUnknownTool)
+}
+
+func TestEmptyQueryNeverReturnsCatalog(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, UseTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	for _, q := range []string{"", "   ", "\n\t"} {
+		wantToolError(t, call(t, c, "find_tools", map[string]any{"query": q}), gateway.CodeEmptyQuery)
+		wantToolError(t, call(t, c, "use_tool", map[string]any{"query": q, "params": map[string]any{}}), gateway.CodeEmptyQuery)
+	}
+	wantToolError(t, call(t, c, "find_tools", map[string]any{}), gateway.CodeEmptyQuery)
+	// A query with no word in it finds nothing rather than everything.
+	if out := find(t, c, "? !", 5); len(out.Tools) != 0 {
+		t.Fatalf("punctuation-only query returned %d tools", len(out.Tools))
+	}
+	wantToolError(t, call(t, c, "find_tools", map[string]any{"query": "stock", "limit": 0}), gateway.CodeInvalidLimit)
+	wantToolError(t, call(t, c, "find_tools", map[string]any{"query": "stock", "limit": 51}), gateway.CodeInvalidLimit)
+	if got := listed(t, c); len(got) != 3 {
+		t.Fatalf("rejected queries bound tools: %v", got)
+	}
+}
+
+func TestUseTool(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{UseTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	if got := listed(t, c); !slices.Equal(got, []string{"find_tools", "use_tool"}) {
+		t.Fatalf("tool list %v, want find_tools and use_tool (call_tool off)", got)
+	}
+	res := call(t, c, "use_tool", map[string]any{"query": "send an email", "params": map[string]any{"to": "ann@example.com", "body": "hi"}})
+	if res.IsError || text(res) != "sent to ann@example.com" {
+		t.Fatalf("use_tool = %v %q", res.IsError, text(res))
+	}
+	wantToolError(t, call(t, c, "use_tool", map[string]any{"query": "send an email", "params": map[string]any{"to": 1}}), gateway.CodeInvalidArguments)
+	wantToolError(t, call(t, c, "use_tool", map[string]any{"query": "zebra xylophone", "params": map[string]any{}}), gateway.CodeNoMatch)
+}
+
+func TestUpstreamDownOrSlow(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, CallTimeout: 500 * time.Millisecond})
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	addSource(t, e.pool, "offline", "mcp_http", map[string]any{"url": deadURL}, []catalog.Tool{
+		{Name: "get_weather", Description: "Get the weather forecast for a city", InputSchema: emptySchema},
+	})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+
+	e1 := wantToolError(t, call(t, c, "offline__get_weather", map[string]any{}), gateway.CodeUpstreamError)
+	if !strings.Contains(e1.Message, "offline") {
+		t.Fatalf("error does not name the source: %q", e1.Message)
+	}
+	wantToolError(t, call(t, c, "market__slow_report", map[string]any{}), gateway.CodeUpstreamTimeout)
+	// The session and the market source still work afterwards.
+	res := call(t, c, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
+	if res.IsError {
+		t.Fatalf("call after failures: %s", text(res))
+	}
+}
+
+func TestCatalogToolIsNotCallable(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	// The catalog accepts a schema without "type"; binding it must still work.
+	addSource(t, e.pool, "docs", "catalog", map[string]any{}, []catalog.Tool{
+		{Name: "lookup_manual", Description: "Look up the product manual", InputSchema: json.RawMessage(`{"properties":{"page":{"type":"integer"}}}`)},
+	})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	find(t, c, "product manual", 1)
+	tools, err := c.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bound *mcp.Tool
+	for _, tool := range tools.Tools {
+		if tool.Name == "docs__lookup_manual" {
+			bound = tool
+		}
+	}
+	if bound == nil {
+		t.Fatalf("tool with a type-less schema not bound: %+v", tools.Tools)
+	}
+	if sch, _ := json.Marshal(bound.InputSchema); !strings.Contains(string(sch), `"type":"object"`) || !strings.Contains(string(sch), `"page"`) {
+		t.Fatalf("bound schema %s", sch)
+	}
+	wantToolError(t, call(t, c, "docs__lookup_manual", map[string]any{}), gateway.CodeNotCallable)
+}
+
+func TestConcurrentSessionsHaveOwnBindings(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	url := serveGateway(t, e.g.HTTPHandler(), nil).URL
+	a, b := connectHTTP(t, url), connectHTTP(t, url)
+	var wg sync.WaitGroup
+	wg.Go(func() { find(t, a, "stock price", 1) })
+	wg.Go(func() { find(t, b, "send email", 1) })
+	wg.Wait()
+	if got := listed(t, a); !slices.Contains(got, "market__get_stock_price") || slices.Contains(got, "market__send_email") {
+		t.Fatalf("session a lists %v", got)
+	}
+	if got := listed(t, b); !slices.Contains(got, "market__send_email") || slices.Contains(got, "market__get_stock_price") {
+		t.Fatalf("session b lists %v", got)
+	}
+}
+
+func TestBindingIsBoundedOldestDropped(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{BindLimit: 2})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	find(t, c, "stock price", 1)
+	find(t, c, "send email", 1)
+	find(t, c, "slow quarterly report", 1)
+	got := listed(t, c)
+	want := []string{"find_tools", "market__send_email", "market__slow_report"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("list after 3 bindings with limit 2 = %v, want %v", got, want)
+	}
+	// The dropped tool is still callable by name: it is proxied, not refused.
+	if res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "Q"}); res.IsError {
+		t.Fatalf("call of a dropped tool: %s", text(res))
+	}
+}
+
+func TestSessionServedByAnotherInstance(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	other := newGateway(t, e.pool, gateway.Options{CallTool: true})
+	ha, hb := e.g.HTTPHandler(), other.HTTPHandler()
+	var useB atomic.Bool
+	lb := serveGateway(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if useB.Load() {
+			hb.ServeHTTP(w, r)
+		} else {
+			ha.ServeHTTP(w, r)
+		}
+	}), nil)
+	c := connectHTTP(t, lb.URL)
+	find(t, c, "stock price", 1)
+
+	var stored int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM mcp_session_tools WHERE tool_name = 'market__get_stock_price'`).Scan(&stored); err != nil || stored != 1 {
+		t.Fatalf("binding rows = %d, %v", stored, err)
+	}
+	useB.Store(true)
+	if got := listed(t, c); !slices.Contains(got, "market__get_stock_price") {
+		t.Fatalf("second instance lists %v, want the tool bound on the first", got)
+	}
+	if res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "B"}); res.IsError || text(res) != "price of B: 123.45" {
+		t.Fatalf("call on second instance = %s", text(res))
+	}
+	// Bound on B, listed back on A.
+	find(t, c, "send email", 1)
+	useB.Store(false)
+	if got := listed(t, c); !slices.Contains(got, "market__send_email") {
+		t.Fatalf("first instance lists %v after a binding on the second", got)
+	}
+}
+
+func TestSessionOfAnotherKeyIsRefused(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{})
+	h := e.g.HTTPHandler()
+	c := connectHTTP(t, serveGateway(t, h, &auth.Caller{Name: "alice", Scope: auth.ScopeSearch}).URL)
+	find(t, c, "stock", 1)
+	var id string
+	if err := e.pool.QueryRow(context.Background(), `SELECT id FROM mcp_sessions`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	// Another key presenting alice's session id, on this instance and on a fresh one.
+	for _, handler := range []http.Handler{h, newGateway(t, e.pool, gateway.Options{}).HTTPHandler()} {
+		ts := serveGateway(t, handler, &auth.Caller{Name: "mallory", Scope: auth.ScopeSearch})
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("other key got %d, want 403", resp.StatusCode)
+		}
+	}
+}
+
+func TestCallerSourcesLimitFindAndCall(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	addSource(t, e.pool, "mail", "catalog", map[string]any{}, []catalog.Tool{
+		{Name: "send_newsletter", Description: "Send a newsletter email to subscribers", InputSchema: emptySchema},
+	})
+	caller := &auth.Caller{Name: "mail-only", Scope: auth.ScopeSearch, Sources: []string{"mail"}}
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), caller).URL)
+	out := find(t, c, "send email stock price", 10)
+	if len(out.Tools) != 1 || out.Tools[0].Name != "mail__send_newsletter" {
+		t.Fatalf("caller limited to mail found %+v", out.Tools)
+	}
+	wantToolError(t, call(t, c, "market__get_stock_price", map[string]any{"symbol": "A"}), gateway.CodeUnknownTool)
+	if n := e.up.calls.Load(); n != 0 {
+		t.Fatalf("a call outside the caller's sources reached the upstream")
+	}
+}
+
+func TestCapabilitiesResource(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, BindLimit: 7})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	res, err := c.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "toolgate://capabilities"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps gateway.Capabilities
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &caps); err != nil {
+		t.Fatal(err)
+	}
+	if !caps.Backends.Lexical || caps.Backends.Vector || caps.BindLimit != 7 || !slices.Equal(caps.Tools, []string{"find_tools", "call_tool"}) {
+		t.Fatalf("capabilities = %+v", caps)
+	}
+}
+
+func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addSource(t, pool, "local", "mcp_stdio", map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{stdioUpstreamEnv: "1"},
+	}, upstreamTools())
+	g := newGateway(t, pool, gateway.Options{CallTool: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, st, nil) }()
+	c := connect(t, ct)
+
+	out := find(t, c, "email", 5)
+	if len(out.Tools) != 1 || out.Tools[0].Name != "local__send_email" {
+		t.Fatalf("find = %+v", out.Tools)
+	}
+	waitChanged(t, c)
+	res := call(t, c, "local__send_email", map[string]any{"to": "bo@example.com", "body": "x"})
+	if res.IsError || text(res) != "sent to bo@example.com" {
+		t.Fatalf("call through stdio upstream = %v %q", res.IsError, text(res))
+	}
+	// The stdio session's binding is stored too.
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM mcp_session_tools`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("stored bindings = %d, %v", n, err)
+	}
+	_ = c.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the client closed")
+	}
+}
+
+func TestUpstreamRestartReconnects(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	first, second := &upstream{stop: make(chan struct{})}, &upstream{stop: make(chan struct{})}
+	var current atomic.Pointer[http.Handler]
+	serve := func(u *upstream) {
+		srv := u.server()
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+		current.Store(&h)
+	}
+	serve(first)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	addSource(t, pool, "market", "mcp_http", map[string]any{"url": ts.URL}, upstreamTools())
+	g := newGateway(t, pool, gateway.Options{CallTool: true})
+	c := connectHTTP(t, serveGateway(t, g.HTTPHandler(), nil).URL)
+
+	if res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "A"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	// The upstream restarts: its sessions are gone and it answers 404 for the old one.
+	serve(second)
+	if res := call(t, c, "market__get_stock_price", map[string]any{"symbol": "B"}); res.IsError || text(res) != "price of B: 123.45" {
+		t.Fatalf("call after upstream restart: %s", text(res))
+	}
+	if first.calls.Load() != 1 || second.calls.Load() != 1 {
+		t.Fatalf("calls: first %d, second %d; want one each", first.calls.Load(), second.calls.Load())
+	}
+}

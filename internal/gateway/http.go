@@ -1,0 +1,242 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/auth"
+)
+
+const (
+	sessionHeader = "Mcp-Session-Id"
+	// maxRequestBody bounds one MCP request body (a tools/call with its arguments).
+	maxRequestBody = 4 << 20
+)
+
+// HTTPHandler serves MCP over Streamable HTTP. It keeps its own session table instead of
+// the SDK's StreamableHTTPHandler because that one answers 404 for a session it did not
+// create: here a session unknown to this instance is rebuilt from PostgreSQL (its
+// initialize state and bound tools), so instances behind a load balancer share sessions.
+// The caller comes from auth.FromContext, set by the API-key middleware in front.
+type HTTPHandler struct {
+	g *Gateway
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+type httpSession struct {
+	s         *session
+	transport *mcp.StreamableServerTransport
+	ss        *mcp.ServerSession
+	lastUsed  atomic.Int64 // unix nanoseconds
+	// lastTouch is when last_seen_at was last written (unix nanoseconds); it is written at
+	// most once per touchEvery, so the retention job never deletes a session in use.
+	lastTouch atomic.Int64
+}
+
+const touchEvery = time.Minute
+
+// HTTPHandler returns the Streamable HTTP handler of the gateway.
+func (g *Gateway) HTTPHandler() *HTTPHandler {
+	h := &HTTPHandler{g: g, sessions: map[string]*httpSession{}}
+	g.mu.Lock()
+	g.handlers = append(g.handlers, h)
+	g.mu.Unlock()
+	return h
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// As in the SDK's handler: a request that reached a loopback address with a
+	// non-loopback Host header is a DNS-rebinding attempt from a browser page.
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+	}
+	caller := auth.FromContext(r.Context())
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		if r.Method != http.MethodPost {
+			http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
+			return
+		}
+		hs, err := h.open(r.Context(), h.g.newSession(rand.Text(), caller, nil), nil)
+		if err != nil {
+			h.g.log.Error("open mcp session", "err", err)
+			http.Error(w, "could not open session", http.StatusInternalServerError)
+			return
+		}
+		hs.transport.ServeHTTP(w, r)
+		return
+	}
+	hs, status, err := h.lookup(r.Context(), id, caller)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	now := time.Now().UnixNano()
+	hs.lastUsed.Store(now)
+	if last := hs.lastTouch.Load(); now-last > int64(touchEvery) && hs.lastTouch.CompareAndSwap(last, now) {
+		if err := h.g.q.TouchMCPSession(r.Context(), id); err != nil {
+			h.g.log.Warn("touch mcp session", "session", id, "err", err)
+		}
+	}
+	if r.Method == http.MethodDelete {
+		_ = hs.ss.Close()
+		if err := h.g.q.DeleteMCPSession(r.Context(), id); err != nil {
+			h.g.log.Error("delete mcp session", "session", id, "err", err)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	hs.transport.ServeHTTP(w, r)
+}
+
+var (
+	errSessionNotFound = errors.New("session not found")
+	errSessionCaller   = errors.New("session belongs to another API key")
+)
+
+// lookup finds a session in memory or rebuilds it from the database.
+func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller) (*httpSession, int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if hs := h.sessions[id]; hs != nil {
+		if callerName(hs.s.caller) != callerName(caller) {
+			return nil, http.StatusForbidden, errSessionCaller
+		}
+		return hs, 0, nil
+	}
+	// Rebuilding holds the table lock so concurrent requests of one session (the
+	// standalone GET and a POST) build it once; it only happens when a session moves.
+	row, err := h.g.q.GetMCPSession(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, http.StatusNotFound, errSessionNotFound
+	}
+	if err != nil {
+		h.g.log.Error("load mcp session", "session", id, "err", err)
+		return nil, http.StatusInternalServerError, errors.New("could not load session")
+	}
+	if row.Caller != callerName(caller) {
+		return nil, http.StatusForbidden, errSessionCaller
+	}
+	var state mcp.ServerSessionState
+	if err := json.Unmarshal(row.State, &state); err != nil {
+		h.g.log.Error("mcp session state unreadable", "session", id, "err", err)
+		return nil, http.StatusNotFound, errSessionNotFound
+	}
+	bound, err := h.g.q.ListSessionTools(ctx, id)
+	if err != nil {
+		h.g.log.Error("load mcp session tools", "session", id, "err", err)
+		return nil, http.StatusInternalServerError, errors.New("could not load session")
+	}
+	if err := h.g.q.TouchMCPSession(ctx, id); err != nil {
+		h.g.log.Warn("touch mcp session", "session", id, "err", err)
+	}
+	hs, err := h.connect(ctx, h.g.newSession(id, caller, bound), &state)
+	if err != nil {
+		h.g.log.Error("rebuild mcp session", "session", id, "err", err)
+		return nil, http.StatusInternalServerError, errors.New("could not rebuild session")
+	}
+	h.g.log.Info("mcp session rebuilt from database", "session", id, "bound_tools", len(bound))
+	return hs, 0, nil
+}
+
+// open registers a new session (state nil: it starts with the initialize handshake).
+func (h *HTTPHandler) open(ctx context.Context, s *session, state *mcp.ServerSessionState) (*httpSession, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.evictIdle()
+	return h.connect(ctx, s, state)
+}
+
+// connect starts the server side of a session and registers it; h.mu is held.
+func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.ServerSessionState) (*httpSession, error) {
+	transport := &mcp.StreamableServerTransport{SessionID: s.id}
+	// The session outlives the request that opened it.
+	ss, err := s.server.Connect(context.WithoutCancel(ctx), transport, &mcp.ServerSessionOptions{State: state})
+	if err != nil {
+		return nil, err
+	}
+	hs := &httpSession{s: s, transport: transport, ss: ss}
+	hs.lastUsed.Store(time.Now().UnixNano())
+	hs.lastTouch.Store(time.Now().UnixNano())
+	h.sessions[s.id] = hs
+	go func() {
+		_ = ss.Wait()
+		h.mu.Lock()
+		if h.sessions[s.id] == hs {
+			delete(h.sessions, s.id)
+		}
+		h.mu.Unlock()
+	}()
+	return hs, nil
+}
+
+// evictIdle closes sessions idle longer than SessionIdle; h.mu is held. Their rows stay,
+// so a client that comes back gets its session rebuilt.
+func (h *HTTPHandler) evictIdle() {
+	cutoff := time.Now().Add(-h.g.opts.SessionIdle).UnixNano()
+	for id, hs := range h.sessions {
+		if hs.lastUsed.Load() < cutoff {
+			delete(h.sessions, id)
+			go hs.ss.Close()
+		}
+	}
+}
+
+// Close ends every in-memory session (their rows stay for other instances).
+func (h *HTTPHandler) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, hs := range h.sessions {
+		delete(h.sessions, id)
+		_ = hs.ss.Close()
+	}
+}
+
+// isLoopback reports whether a host or host:port names the local machine.
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve runs one MCP session over t (stdio for local hosts) until the client disconnects
+// or ctx ends.
+func (g *Gateway) Serve(ctx context.Context, t mcp.Transport, caller *auth.Caller) error {
+	s := g.newSession(rand.Text(), caller, nil)
+	ss, err := s.server.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	return ss.Wait()
+}

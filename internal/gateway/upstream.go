@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioConfig is sources.config of an mcp_stdio source.
+type stdioConfig struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// httpConfig is sources.config of an mcp_http source.
+type httpConfig struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// Connect opens an MCP client session to a source server of kind mcp_stdio or mcp_http.
+// Credentials (headers, environment) come only from the source's stored config.
+func Connect(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error) {
+	var transport mcp.Transport
+	switch kind {
+	case "mcp_stdio":
+		var c stdioConfig
+		if err := json.Unmarshal(config, &c); err != nil || c.Command == "" {
+			return nil, fmt.Errorf("mcp_stdio config: want {\"command\",\"args\",\"env\"}")
+		}
+		// Not CommandContext: the process outlives the call that started it and is
+		// stopped by closing the session.
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Env = os.Environ()
+		for k, v := range c.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		transport = &mcp.CommandTransport{Command: cmd}
+	case "mcp_http":
+		var c httpConfig
+		if err := json.Unmarshal(config, &c); err != nil || c.URL == "" {
+			return nil, fmt.Errorf("mcp_http config: want {\"url\",\"headers\"}")
+		}
+		transport = &mcp.StreamableClientTransport{
+			Endpoint:   c.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{headers: c.Headers, next: http.DefaultTransport}},
+			// The pool reconnects a broken session itself; retrying inside the
+			// transport would only delay the structured error the agent gets.
+			MaxRetries: -1,
+		}
+	default:
+		return nil, fmt.Errorf("source kind %q has no server to call", kind)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: "1"}, nil)
+	return client.Connect(ctx, transport, nil)
+}
+
+// headerTransport adds a source's configured headers (e.g. Authorization) to every request.
+type headerTransport struct {
+	headers map[string]string
+	next    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
+// upstreamPool keeps one client session per source, reused by every call, reconnected after
+// a failure, with at most `limit` calls in flight per source.
+type upstreamPool struct {
+	connect func(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error)
+	limit   int
+
+	mu    sync.Mutex
+	conns map[string]*upstream
+}
+
+type upstream struct {
+	sem chan struct{}
+
+	mu      sync.Mutex
+	kind    string
+	config  json.RawMessage
+	session *mcp.ClientSession
+}
+
+func newUpstreamPool(limit int) *upstreamPool {
+	return &upstreamPool{connect: Connect, limit: limit, conns: map[string]*upstream{}}
+}
+
+// call runs tools/call of the tool `name` (as the source server knows it) on a source. ctx
+// bounds the whole call: waiting for a slot, connecting and the call itself.
+func (p *upstreamPool) call(ctx context.Context, source, kind string, config json.RawMessage, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	p.mu.Lock()
+	u := p.conns[source]
+	if u == nil {
+		u = &upstream{sem: make(chan struct{}, p.limit)}
+		p.conns[source] = u
+	}
+	p.mu.Unlock()
+
+	select {
+	case u.sem <- struct{}{}:
+		defer func() { <-u.sem }()
+	case <-ctx.Done():
+		return nil, &UpstreamError{Source: source, Err: fmt.Errorf("waiting for a free connection slot: %w", ctx.Err())}
+	}
+	for attempt := 0; ; attempt++ {
+		session, err := u.get(ctx, p.connect, kind, config)
+		if err != nil {
+			return nil, &UpstreamError{Source: source, Err: err}
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err == nil {
+			return res, nil
+		}
+		// A JSON-RPC error is the server answering; anything else may be a broken
+		// connection, so the next call starts a fresh session.
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			return nil, &UpstreamError{Source: source, Err: err}
+		}
+		u.drop(session)
+		// The call certainly did not run when the session was already closed or the
+		// server no longer knows it (it restarted): retrying once on a new session
+		// cannot run the tool twice.
+		if attempt == 0 && ctx.Err() == nil && (errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)) {
+			continue
+		}
+		return nil, &UpstreamError{Source: source, Err: err}
+	}
+}
+
+// get returns the source's session, connecting (or reconnecting after a config change) first.
+func (u *upstream) get(ctx context.Context, connect func(context.Context, string, json.RawMessage) (*mcp.ClientSession, error), kind string, config json.RawMessage) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.session != nil && u.kind == kind && bytes.Equal(u.config, config) {
+		return u.session, nil
+	}
+	if u.session != nil {
+		_ = u.session.Close()
+		u.session = nil
+	}
+	// Connect may block on a dead server until ctx ends; the lock is held meanwhile so a
+	// burst of calls to a down source makes one connection attempt at a time.
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	session, err := connect(ctx, kind, config)
+	if err != nil {
+		return nil, err
+	}
+	u.session, u.kind, u.config = session, kind, bytes.Clone(config)
+	return session, nil
+}
+
+func (u *upstream) drop(s *mcp.ClientSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.session == s {
+		u.session = nil
+	}
+	go s.Close()
+}
+
+// close ends every upstream session (and stops stdio server processes).
+func (p *upstreamPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, u := range p.conns {
+		u.mu.Lock()
+		if u.session != nil {
+			_ = u.session.Close()
+			u.session = nil
+		}
+		u.mu.Unlock()
+		delete(p.conns, name)
+	}
+}
+
+// connectTimeout bounds a connection attempt when the call's own deadline is further away.
+const connectTimeout = 10 * time.Second

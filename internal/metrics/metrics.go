@@ -1,0 +1,179 @@
+// Package metrics is toolgate's Prometheus instrumentation: one registry per process
+// (no global default registry), the HTTP and job metrics, collectors reading the
+// connection pools and River's job table at scrape time, and typed hooks that the search,
+// provider and sync code call. Every hook is a no-op on a nil *Metrics, so code under
+// test may run without one.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace prefixes every toolgate metric.
+const Namespace = "toolgate"
+
+// Latency buckets in seconds: from 1 ms (a cached lexical search) to 30 s (a long job
+// step or a slow provider).
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// Metrics holds the registry and every toolgate metric.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+
+	jobDuration *prometheus.HistogramVec
+	jobWait     *prometheus.HistogramVec
+	jobFailures *prometheus.CounterVec
+
+	searchDuration *prometheus.HistogramVec
+
+	providerCalls    *prometheus.CounterVec
+	providerErrors   *prometheus.CounterVec
+	providerTokens   *prometheus.CounterVec
+	providerDuration *prometheus.HistogramVec
+
+	syncRuns  *prometheus.CounterVec
+	syncTools *prometheus.CounterVec
+}
+
+// New makes a registry holding the Go runtime and process collectors and toolgate's
+// metrics. Pools and the job table are added with WatchPool and WatchJobs.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "http_requests_total",
+		Help: "HTTP requests by route template, method and status.",
+	}, []string{"route", "method", "status"})
+	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "http_request_duration_seconds",
+		Help: "HTTP request latency by route template, method and status.", Buckets: latencyBuckets,
+	}, []string{"route", "method", "status"})
+	m.jobDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "job_duration_seconds",
+		Help: "Time spent working one job attempt, by kind and outcome (ok or error).", Buckets: latencyBuckets,
+	}, []string{"kind", "outcome"})
+	m.jobWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "job_queue_wait_seconds",
+		Help: "Time from a job attempt being due (scheduled_at) to a worker starting it, by kind.", Buckets: latencyBuckets,
+	}, []string{"kind"})
+	m.jobFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "job_failures_total",
+		Help: "Job attempts that returned an error or panicked, by kind.",
+	}, []string{"kind"})
+	m.searchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "search_duration_seconds",
+		Help: "Search latency by mode and branch.", Buckets: latencyBuckets,
+	}, []string{"mode", "branch"})
+	m.providerCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "provider_calls_total",
+		Help: "Calls to model providers by provider and operation.",
+	}, []string{"provider", "operation"})
+	m.providerErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "provider_errors_total",
+		Help: "Failed calls to model providers by provider and operation.",
+	}, []string{"provider", "operation"})
+	m.providerTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "provider_tokens_total",
+		Help: "Tokens reported by model providers, by provider and operation.",
+	}, []string{"provider", "operation"})
+	m.providerDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "provider_call_duration_seconds",
+		Help: "Latency of calls to model providers by provider and operation.", Buckets: latencyBuckets,
+	}, []string{"provider", "operation"})
+	m.syncRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "sync_runs_total",
+		Help: "Finished source syncs by source and result.",
+	}, []string{"source", "result"})
+	m.syncTools = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "sync_tools_total",
+		Help: "Tools changed by syncs, by source and change (added, updated, removed).",
+	}, []string{"source", "change"})
+
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.httpDuration, m.jobDuration, m.jobWait, m.jobFailures, m.searchDuration,
+		m.providerCalls, m.providerErrors, m.providerTokens, m.providerDuration,
+		m.syncRuns, m.syncTools,
+	)
+	return m
+}
+
+// Registry is the registry every metric is in.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// ObserveHTTP records one served request; route is the route template (/v1/sources/:name).
+func (m *Metrics) ObserveHTTP(route, method string, status int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	s := strconv.Itoa(status)
+	m.httpRequests.WithLabelValues(route, method, s).Inc()
+	m.httpDuration.WithLabelValues(route, method, s).Observe(d.Seconds())
+}
+
+// ObserveSearch records one search: mode is the request's search mode (hybrid, lexical,
+// semantic), branch the part measured (total or one branch of the hybrid statement).
+func (m *Metrics) ObserveSearch(mode, branch string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.searchDuration.WithLabelValues(mode, branch).Observe(d.Seconds())
+}
+
+// ProviderCall is one finished call to a model provider (an embedding or chat API).
+type ProviderCall struct {
+	Provider  string // e.g. openai, ollama
+	Operation string // e.g. embed, enrich
+	Duration  time.Duration
+	Tokens    int   // tokens the provider reported; 0 if none
+	Err       error // nil on success
+}
+
+// ObserveProvider records one provider call.
+func (m *Metrics) ObserveProvider(c ProviderCall) {
+	if m == nil {
+		return
+	}
+	m.providerCalls.WithLabelValues(c.Provider, c.Operation).Inc()
+	m.providerDuration.WithLabelValues(c.Provider, c.Operation).Observe(c.Duration.Seconds())
+	if c.Err != nil {
+		m.providerErrors.WithLabelValues(c.Provider, c.Operation).Inc()
+	}
+	if c.Tokens > 0 {
+		m.providerTokens.WithLabelValues(c.Provider, c.Operation).Add(float64(c.Tokens))
+	}
+}
+
+// SyncResult is one finished sync of a source.
+type SyncResult struct {
+	Source                  string
+	Result                  string // ok, failed, unchanged, ...
+	Added, Updated, Removed int
+}
+
+// ObserveSync records one finished sync.
+func (m *Metrics) ObserveSync(r SyncResult) {
+	if m == nil {
+		return
+	}
+	m.syncRuns.WithLabelValues(r.Source, r.Result).Inc()
+	for change, n := range map[string]int{"added": r.Added, "updated": r.Updated, "removed": r.Removed} {
+		if n > 0 {
+			m.syncTools.WithLabelValues(r.Source, change).Add(float64(n))
+		}
+	}
+}

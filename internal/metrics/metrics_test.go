@@ -1,0 +1,74 @@
+package metrics_test
+
+import (
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/metrics"
+)
+
+func scrape(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	b, _ := io.ReadAll(rec.Body)
+	return string(b)
+}
+
+func TestHooks(t *testing.T) {
+	m := metrics.New()
+	m.ObserveSearch("hybrid", "total", 12*time.Millisecond)
+	m.ObserveSearch("hybrid", "total", 30*time.Millisecond)
+	m.ObserveSearch("lexical", "lexical", time.Millisecond)
+	m.ObserveProvider(metrics.ProviderCall{Provider: "openai", Operation: "embed", Duration: time.Second, Tokens: 120})
+	m.ObserveProvider(metrics.ProviderCall{Provider: "openai", Operation: "embed", Duration: time.Second, Err: errors.New("429")})
+	m.ObserveSync(metrics.SyncResult{Source: "github", Result: "ok", Added: 3, Removed: 1})
+	m.ObserveSync(metrics.SyncResult{Source: "github", Result: "failed"})
+	m.ObserveHTTP("/v1/search", "POST", 200, 5*time.Millisecond)
+
+	out := scrape(t, m)
+	for _, want := range []string{
+		`toolgate_search_duration_seconds_count{branch="total",mode="hybrid"} 2`,
+		`toolgate_search_duration_seconds_bucket{branch="total",mode="hybrid",le="0.025"} 1`,
+		`toolgate_search_duration_seconds_count{branch="lexical",mode="lexical"} 1`,
+		`toolgate_provider_calls_total{operation="embed",provider="openai"} 2`,
+		`toolgate_provider_errors_total{operation="embed",provider="openai"} 1`,
+		`toolgate_provider_tokens_total{operation="embed",provider="openai"} 120`,
+		`toolgate_provider_call_duration_seconds_count{operation="embed",provider="openai"} 2`,
+		`toolgate_sync_runs_total{result="ok",source="github"} 1`,
+		`toolgate_sync_runs_total{result="failed",source="github"} 1`,
+		`toolgate_sync_tools_total{change="added",source="github"} 3`,
+		`toolgate_sync_tools_total{change="removed",source="github"} 1`,
+		`toolgate_http_requests_total{method="POST",route="/v1/search",status="200"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if strings.Contains(out, `change="updated"`) {
+		t.Error("a zero count created a series")
+	}
+}
+
+func TestRegistriesAreIndependent(t *testing.T) {
+	a, b := metrics.New(), metrics.New()
+	a.ObserveSearch("hybrid", "total", time.Millisecond)
+	if strings.Contains(scrape(t, b), "toolgate_search_duration_seconds_count") {
+		t.Fatal("an observation on one registry shows in another")
+	}
+}
+
+func TestNilMetricsIsNoop(t *testing.T) {
+	var m *metrics.Metrics
+	m.ObserveSearch("hybrid", "total", time.Millisecond)
+	m.ObserveProvider(metrics.ProviderCall{Provider: "p", Operation: "o"})
+	m.ObserveSync(metrics.SyncResult{Source: "s", Result: "ok"})
+	m.ObserveHTTP("/", "GET", 200, 0)
+	if len(m.JobMiddlewares()) != 0 {
+		t.Fatal("a nil registry installs job middleware")
+	}
+}

@@ -1,0 +1,69 @@
+package tracing_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/tracing"
+)
+
+func TestOffWithoutEndpoint(t *testing.T) {
+	p, err := tracing.New(context.Background(), "", "toolgate", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Enabled() || p.SQLTracer() != nil {
+		t.Fatal("tracing is on without an endpoint")
+	}
+	_, span := p.Tracer("x").Start(context.Background(), "op")
+	if span.SpanContext().IsValid() {
+		t.Fatal("disabled provider made a recording span")
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadEndpoint(t *testing.T) {
+	for _, ep := range []string{"collector:4318", "ftp://x", "http://"} {
+		if _, err := tracing.New(context.Background(), ep, "toolgate", "test"); err == nil {
+			t.Errorf("endpoint %q accepted", ep)
+		}
+	}
+}
+
+// TestExportsOverOTLPHTTP checks the wire: spans are POSTed as protobuf to
+// <endpoint>/v1/traces.
+func TestExportsOverOTLPHTTP(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" && r.Header.Get("Content-Type") == "application/x-protobuf" {
+			posts.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+
+	p, err := tracing.New(context.Background(), srv.URL+"/", "toolgate", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Enabled() || p.SQLTracer() == nil {
+		t.Fatal("tracing is off with an endpoint")
+	}
+	ctx, span := tracing.NewTracer(p).ProviderCall(context.Background(), "openai", "embed")
+	if !span.SpanContext().IsValid() || ctx == nil {
+		t.Fatal("no recording span")
+	}
+	tracing.End(span, nil)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if posts.Load() == 0 {
+		t.Fatal("no OTLP export reached the collector")
+	}
+}

@@ -1,0 +1,97 @@
+-- Enrichment: enrichment outputs, tool components, the embedding space, weight profiles,
+-- vector sets and tool vectors.
+
+-- name: GetEmbeddingSpace :one
+SELECT * FROM embedding_space;
+
+-- name: SetEmbeddingSpace :exec
+INSERT INTO embedding_space (model, dims) VALUES ($1, $2)
+ON CONFLICT (singleton) DO UPDATE SET model = excluded.model, dims = excluded.dims, updated_at = now();
+
+-- name: GetToolByID :one
+SELECT * FROM tools WHERE id = $1;
+
+-- name: LockToolHash :one
+-- Locks the tool row for the rest of the transaction and returns its current hash, so a
+-- job writing outputs for a definition that changed meanwhile can tell.
+SELECT content_hash FROM tools WHERE id = $1 FOR UPDATE;
+
+-- name: ListToolEnrichments :many
+SELECT * FROM tool_enrichments WHERE tool_id = $1 ORDER BY step;
+
+-- name: UpsertToolEnrichment :exec
+INSERT INTO tool_enrichments (tool_id, step, content_hash, model, output, prompt_tokens, completion_tokens)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (tool_id, step) DO UPDATE
+SET content_hash = excluded.content_hash, model = excluded.model, output = excluded.output,
+    prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+    created_at = now();
+
+-- name: ListToolComponents :many
+SELECT * FROM tool_components WHERE tool_id = $1 ORDER BY kind, ordinal;
+
+-- name: DeleteStaleToolComponents :exec
+-- Deletes the tool's components whose "kind:ordinal" key is not in keep.
+DELETE FROM tool_components
+WHERE tool_id = $1 AND (kind || ':' || ordinal::text) <> ALL (sqlc.arg(keep)::text[]);
+
+-- name: UpsertToolComponent :batchexec
+INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash, embedding, model)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (tool_id, kind, ordinal) DO UPDATE
+SET text = excluded.text, text_hash = excluded.text_hash, embedding = excluded.embedding,
+    model = excluded.model, updated_at = now()
+WHERE (tool_components.text_hash, tool_components.model, tool_components.embedding IS NULL)
+      IS DISTINCT FROM (excluded.text_hash, excluded.model, excluded.embedding IS NULL);
+
+-- name: ClearComponentEmbeddings :exec
+UPDATE tool_components SET embedding = NULL, model = NULL WHERE embedding IS NOT NULL OR model IS NOT NULL;
+
+-- name: DeleteAllToolVectors :exec
+DELETE FROM tool_vectors;
+
+-- name: LockProfilesWithoutSet :many
+-- Locks the profiles that have no current vector set yet; a concurrent caller waits and then
+-- sees them with a set.
+SELECT id FROM weight_profiles WHERE current_set IS NULL ORDER BY id FOR UPDATE;
+
+-- name: CreateVectorSet :one
+INSERT INTO vector_sets (profile_id, state) VALUES ($1, $2) RETURNING id;
+
+-- name: SetProfileCurrentSet :exec
+UPDATE weight_profiles SET current_set = $2, updated_at = now() WHERE id = $1;
+
+-- name: ListWritableVectorSets :many
+-- The vector sets a freshly embedded tool must be written to, with their profile.
+SELECT vs.id AS set_id, p.name AS profile, p.strategy, p.weights
+FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
+WHERE vs.state IN ('ready', 'building')
+ORDER BY vs.id;
+
+-- name: UpsertToolVector :batchexec
+INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
+ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding
+-- an unchanged vector is not rewritten: every new row version is another HNSW insert
+WHERE tool_vectors.embedding IS DISTINCT FROM excluded.embedding;
+
+-- name: ListToolIDsAndHashes :many
+SELECT id, content_hash FROM tools ORDER BY id;
+
+-- name: ListToolHashesByID :many
+SELECT id, content_hash FROM tools WHERE id = ANY(sqlc.arg(ids)::bigint[]) ORDER BY id;
+
+-- name: ListToolComponentViews :many
+-- A tool's components without their vectors, for display.
+SELECT kind, ordinal, text, model, (embedding IS NOT NULL)::boolean AS has_embedding, updated_at
+FROM tool_components WHERE tool_id = $1
+ORDER BY array_position(ARRAY['name', 'description', 'parameters', 'question', 'topics', 'profile_function',
+    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'concat'], kind), ordinal;
+
+-- name: ToolHasActiveVector :one
+SELECT EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id
+               WHERE p.is_active AND v.tool_id = $1)::boolean;
+
+-- name: ShareEmbeddingSpace :one
+-- Reads the embedding space and keeps it from changing until the transaction ends, so
+-- vectors written in it cannot outlive a concurrent reembed.
+SELECT model, dims FROM embedding_space FOR SHARE;
