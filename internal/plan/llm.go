@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/chat"
+	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/provider"
 )
 
 // MaxVariants bounds the variants kept per intent of an LLM plan.
@@ -23,17 +24,22 @@ type MalformedError struct{ Reason string }
 
 func (e *MalformedError) Error() string { return "malformed plan: " + e.Reason }
 
+// Chat is the chat completion call the LLM planner needs; *llm.Client has it.
+type Chat interface {
+	Complete(ctx context.Context, messages []llm.Message, jsonMode bool) (llm.Result, error)
+}
+
 // LLM plans with a chat model and falls back to the heuristic plan, recording why in
 // Plan.Fallback, when the model errs, times out or answers something that is not a valid
 // plan.
 type LLM struct {
-	chat     chat.Chat
+	chat     Chat
 	fallback *Heuristic
 	timeout  time.Duration
 }
 
 // NewLLM makes the LLM planner. timeout bounds one planning call (TOOLGATE_PLAN_TIMEOUT).
-func NewLLM(c chat.Chat, fallback *Heuristic, timeout time.Duration) *LLM {
+func NewLLM(c Chat, fallback *Heuristic, timeout time.Duration) *LLM {
 	return &LLM{chat: c, fallback: fallback, timeout: timeout}
 }
 
@@ -57,13 +63,19 @@ func (l *LLM) Plan(ctx context.Context, query string, mode Mode) (Plan, error) {
 }
 
 func (l *LLM) reason(err error) string {
-	var pe *chat.ProviderError
+	var pe *provider.ProviderError
+	var rl *provider.RateLimitedError
+	var br *provider.BadResponseError
 	var me *MalformedError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("timeout after %s", l.timeout)
-	case errors.As(err, &pe):
+	case errors.As(err, &rl):
+		return "provider error: rate limited"
+	case errors.As(err, &pe) && pe.Status != 0:
 		return fmt.Sprintf("provider error: status %d", pe.Status)
+	case errors.As(err, &br):
+		return "provider error: bad response: " + br.Reason
 	case errors.As(err, &me):
 		return me.Error()
 	}
@@ -80,11 +92,11 @@ func (l *LLM) ask(ctx context.Context, query string, mode Mode) (Plan, error) {
 	case ModeDecompose:
 		system = promptDecompose
 	}
-	answer, _, err := l.chat.Complete(ctx, system, userPrompt(query), true)
+	res, err := l.chat.Complete(ctx, []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: userPrompt(query)}}, true)
 	if err != nil {
 		return Plan{}, err
 	}
-	return parseLLM(query, mode, answer)
+	return parseLLM(query, mode, res.Content)
 }
 
 type llmAnswer struct {

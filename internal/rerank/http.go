@@ -1,13 +1,12 @@
 package rerank
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/toolgate/toolgate/internal/provider"
 )
 
 // Style is the wire format of a rerank API.
@@ -25,16 +24,17 @@ const (
 	StyleTEI Style = "tei"
 )
 
-// HTTP is a client of a rerank API.
+// HTTP is a client of a rerank API. It makes one attempt per call: reranking is bounded by
+// a short timeout and has the fused ranking to fall back on, so a retry would only be late.
 type HTTP struct {
-	url, key, model string
-	style           Style
-	client          *http.Client
+	model  string
+	style  Style
+	client *provider.Client
 }
 
 // NewHTTP makes the client of the rerank endpoint endpoint (the full URL, such as
 // https://api.cohere.com/v2/rerank). key, if any, is sent as a bearer token; model is
-// sent to cohere and jina. client nil means http.DefaultClient.
+// sent to cohere and jina. client nil means a default *http.Client.
 func NewHTTP(endpoint, key, model string, style Style, client *http.Client) (*HTTP, error) {
 	switch style {
 	case StyleCohere, StyleJina, StyleTEI:
@@ -44,10 +44,8 @@ func NewHTTP(endpoint, key, model string, style Style, client *http.Client) (*HT
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &KindError{Setting: "rerank URL", Value: endpoint}
 	}
-	if client == nil {
-		client = http.DefaultClient
-	}
-	return &HTTP{url: endpoint, key: key, model: model, style: style, client: client}, nil
+	pc := provider.New(provider.Config{BaseURL: endpoint, Key: key, HTTPClient: client, Concurrency: 16})
+	return &HTTP{model: model, style: style, client: pc}, nil
 }
 
 // Name is "http".
@@ -87,15 +85,11 @@ func (h *HTTP) Rerank(ctx context.Context, query string, docs []Doc, topN int) (
 	if h.style == StyleTEI {
 		body = teiRequest{Query: query, Texts: texts}
 	}
-	raw, err := h.post(ctx, body)
-	if err != nil {
-		return nil, err
-	}
 	var out []Result
 	if h.style == StyleTEI {
 		var res []teiResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, &MalformedError{Reason: err.Error()}
+		if err := h.client.PostJSON(ctx, "", body, &res); err != nil {
+			return nil, err
 		}
 		for i, r := range res {
 			if r.Index == nil || r.Score == nil {
@@ -105,8 +99,8 @@ func (h *HTTP) Rerank(ctx context.Context, query string, docs []Doc, topN int) (
 		}
 	} else {
 		var res cohereResponse
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, &MalformedError{Reason: err.Error()}
+		if err := h.client.PostJSON(ctx, "", body, &res); err != nil {
+			return nil, err
 		}
 		if res.Results == nil {
 			return nil, &MalformedError{Reason: `no "results"`}
@@ -123,36 +117,4 @@ func (h *HTTP) Rerank(ctx context.Context, query string, docs []Doc, topN int) (
 	}
 	sortResults(out)
 	return out[:min(topN, len(out))], nil
-}
-
-func (h *HTTP) post(ctx context.Context, body any) ([]byte, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if h.key != "" {
-		req.Header.Set("Authorization", "Bearer "+h.key)
-	}
-	res, err := h.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
-	if err != nil {
-		return nil, err
-	}
-	if res.StatusCode/100 != 2 {
-		if len(raw) > 300 {
-			raw = raw[:300]
-		}
-		return nil, &ProviderError{Status: res.StatusCode, Body: string(raw)}
-	}
-	return raw, nil
 }

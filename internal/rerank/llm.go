@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolgate/toolgate/internal/chat"
+	"github.com/toolgate/toolgate/internal/llm"
 )
 
 // promptRerank is adapted from Toolshed's post-retrieval modules (seed 001, appendix C
@@ -22,10 +22,10 @@ Answer with one JSON object and nothing else, one entry per candidate:
 {"scores": [{"index": 0, "score": 0.9}, {"index": 1, "score": 0.1}]}`
 
 // LLM reranks with a chat model: one prompt scores all candidates.
-type LLM struct{ chat chat.Chat }
+type LLM struct{ chat Chat }
 
 // NewLLM makes the LLM reranker.
-func NewLLM(c chat.Chat) *LLM { return &LLM{chat: c} }
+func NewLLM(c Chat) *LLM { return &LLM{chat: c} }
 
 // Name is "llm".
 func (l *LLM) Name() string { return KindLLM }
@@ -44,11 +44,11 @@ func (l *LLM) Rerank(ctx context.Context, query string, docs []Doc, topN int) ([
 		}
 		fmt.Fprintf(&b, "[%d] %s\n", i, strings.ReplaceAll(text, "\n", " "))
 	}
-	answer, _, err := l.chat.Complete(ctx, promptRerank, b.String(), true)
+	answer, err := l.chat.Complete(ctx, []llm.Message{{Role: "system", Content: promptRerank}, {Role: "user", Content: b.String()}}, true)
 	if err != nil {
 		return nil, err
 	}
-	res, err := parseScores(answer, len(docs))
+	res, err := parseScores(answer.Content, len(docs))
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/chat"
+	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/provider"
 )
 
 // completion is an OpenAI chat completion answering content.
@@ -21,12 +22,12 @@ func completion(content string) string {
 	return string(b)
 }
 
-func newLLM(t *testing.T, p *provider) *LLM {
-	return NewLLM(&chat.OpenAI{BaseURL: serve(t, p) + "/v1", Model: "gpt-test"})
+func newLLM(t *testing.T, p *fakeAPI) *LLM {
+	return NewLLM(llm.New(llm.Config{Provider: provider.Config{BaseURL: serve(t, p) + "/v1"}, Model: "gpt-test"}))
 }
 
 func TestLLMRerank(t *testing.T) {
-	p := &provider{body: completion(`{"scores":[{"index":0,"score":0.3},{"index":1,"score":0.0},{"index":2,"score":0.9},{"index":3,"score":0.6}]}`)}
+	p := &fakeAPI{body: completion(`{"scores":[{"index":0,"score":0.3},{"index":1,"score":0.0},{"index":2,"score":0.9},{"index":3,"score":0.6}]}`)}
 	res, err := newLLM(t, p).Rerank(context.Background(), "Ford revenue and price", docs, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestLLMRerankMalformed(t *testing.T) {
 		`{"scores":[{"index":1}]}`,
 		`{"scores":[{"index":"1","score":0.5}]}`,
 	} {
-		_, err := newLLM(t, &provider{body: completion(content)}).Rerank(context.Background(), "q", docs, 2)
+		_, err := newLLM(t, &fakeAPI{body: completion(content)}).Rerank(context.Background(), "q", docs, 2)
 		if !isMalformed(err) {
 			t.Errorf("%s: err = %v", content, err)
 		}
@@ -70,18 +71,22 @@ func TestLLMRerankMalformed(t *testing.T) {
 // TestApplyLLM: through Apply, the LLM's partial scores come first and the fused order
 // fills the rest; a provider error or a timeout keeps the fused ranking.
 func TestApplyLLM(t *testing.T) {
-	r := newLLM(t, &provider{body: completion("```json\n{\"scores\":[{\"index\":3,\"score\":0.8}]}\n```")})
+	r := newLLM(t, &fakeAPI{body: completion("```json\n{\"scores\":[{\"index\":3,\"score\":0.8}]}\n```")})
 	got, d := Apply(context.Background(), r, "q", docs, 2, time.Second)
 	if !slices.Equal(names(got), []string{"get_ford_current_stock_price", "get_apple_revenue"}) || !d.Applied || d.Reranker != KindLLM {
 		t.Errorf("ranking %v decision %+v", names(got), d)
 	}
-	for want, p := range map[string]*provider{
-		"provider error: status 500": {status: 500, body: `{"error":{"message":"x"}}`},
-		"timeout after 30ms":         {block: true},
+	for _, c := range []struct {
+		want    string
+		p       *fakeAPI
+		timeout time.Duration
+	}{
+		{"provider error: status 500", &fakeAPI{status: 500, body: `{"error":{"message":"x"}}`}, 10 * time.Second},
+		{"timeout after 100ms", &fakeAPI{block: true}, 100 * time.Millisecond},
 	} {
-		got, d := Apply(context.Background(), newLLM(t, p), "q", docs, 2, 30*time.Millisecond)
-		if !slices.Equal(names(got), names(docs[:2])) || d.Applied || d.Fallback != want {
-			t.Errorf("%s: ranking %v decision %+v", want, names(got), d)
+		got, d := Apply(context.Background(), newLLM(t, c.p), "q", docs, 2, c.timeout)
+		if !slices.Equal(names(got), names(docs[:2])) || d.Applied || d.Fallback != c.want {
+			t.Errorf("%s: ranking %v decision %+v", c.want, names(got), d)
 		}
 	}
 }

@@ -13,7 +13,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/chat"
+	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/provider"
 )
 
 // Reranker kinds, as accepted by TOOLGATE_RERANKER and stored in Decision.Reranker.
@@ -43,14 +44,9 @@ type Reranker interface {
 	Rerank(ctx context.Context, query string, docs []Doc, topN int) ([]Result, error)
 }
 
-// ProviderError is a non-2xx answer of a rerank or chat provider.
-type ProviderError struct {
-	Status int
-	Body   string
-}
-
-func (e *ProviderError) Error() string {
-	return fmt.Sprintf("rerank provider: status %d: %s", e.Status, e.Body)
+// Chat is the chat completion call the LLM reranker needs; *llm.Client has it.
+type Chat interface {
+	Complete(ctx context.Context, messages []llm.Message, jsonMode bool) (llm.Result, error)
 }
 
 // MalformedError is a provider answer that is not the expected shape.
@@ -70,7 +66,7 @@ type Options struct {
 	Key   string // http: bearer token, if any
 	Model string // http: model name sent to cohere and jina
 	Style Style  // http: cohere, jina or tei
-	Chat  chat.Chat
+	Chat  Chat
 }
 
 // New makes the reranker of opts; nil for none.
@@ -172,18 +168,21 @@ func check(res []Result, n int) error {
 }
 
 func reason(err error, timeout time.Duration) string {
-	var pe *ProviderError
-	var cpe *chat.ProviderError
+	var pe *provider.ProviderError
+	var rl *provider.RateLimitedError
+	var br *provider.BadResponseError
 	var me *MalformedError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("timeout after %s", timeout)
 	case errors.Is(err, context.Canceled):
 		return "canceled"
-	case errors.As(err, &pe):
+	case errors.As(err, &rl):
+		return "provider error: rate limited"
+	case errors.As(err, &pe) && pe.Status != 0:
 		return fmt.Sprintf("provider error: status %d", pe.Status)
-	case errors.As(err, &cpe):
-		return fmt.Sprintf("provider error: status %d", cpe.Status)
+	case errors.As(err, &br):
+		return "malformed rerank answer: " + br.Reason
 	case errors.As(err, &me):
 		return me.Error()
 	}

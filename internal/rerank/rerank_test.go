@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/chat"
+	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/provider"
 )
 
 var docs = []Doc{
@@ -24,9 +25,9 @@ var docs = []Doc{
 	{ID: "get_ford_current_stock_price", Text: "get_ford_current_stock_price: share price of Ford", Score: 0.6},
 }
 
-// provider is a fake rerank or chat API: it records each request body and answers status
+// fakeAPI is a fake rerank or chat provider: it records each request body and answers status
 // and body, or blocks until the client gives up.
-type provider struct {
+type fakeAPI struct {
 	mu     sync.Mutex
 	bodies []map[string]any
 	path   string
@@ -36,7 +37,7 @@ type provider struct {
 	block  bool
 }
 
-func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	var m map[string]any
 	json.Unmarshal(raw, &m)
@@ -53,7 +54,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, p.body)
 }
 
-func (p *provider) last() map[string]any {
+func (p *fakeAPI) last() map[string]any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.bodies) == 0 {
@@ -62,14 +63,14 @@ func (p *provider) last() map[string]any {
 	return p.bodies[len(p.bodies)-1]
 }
 
-func serve(t *testing.T, p *provider) string {
+func serve(t *testing.T, p *fakeAPI) string {
 	t.Helper()
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
-func newHTTP(t *testing.T, p *provider, style Style) *HTTP {
+func newHTTP(t *testing.T, p *fakeAPI, style Style) *HTTP {
 	t.Helper()
 	h, err := NewHTTP(serve(t, p)+"/v2/rerank", "rk-1", "rerank-v3.5", style, nil)
 	if err != nil {
@@ -84,7 +85,7 @@ func TestHTTPCohereAndJina(t *testing.T) {
 		StyleJina:   `{"model":"jina-reranker-v2","usage":{"total_tokens":50},"results":[{"index":2,"relevance_score":0.2,"document":{"text":"x"}},{"index":0,"relevance_score":0.95,"document":{"text":"y"}},{"index":3,"relevance_score":0.5,"document":{"text":"z"}}]}`,
 	}
 	for style, body := range bodies {
-		p := &provider{body: body}
+		p := &fakeAPI{body: body}
 		res, err := newHTTP(t, p, style).Rerank(context.Background(), "apple revenue", docs, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +103,7 @@ func TestHTTPCohereAndJina(t *testing.T) {
 }
 
 func TestHTTPTEI(t *testing.T) {
-	p := &provider{body: `[{"index":1,"score":0.9},{"index":3,"score":0.1},{"index":0,"score":0.3},{"index":2,"score":0.7}]`}
+	p := &fakeAPI{body: `[{"index":1,"score":0.9},{"index":3,"score":0.1},{"index":0,"score":0.3},{"index":2,"score":0.7}]`}
 	res, err := newHTTP(t, p, StyleTEI).Rerank(context.Background(), "apple net income", docs, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -125,19 +126,20 @@ func TestHTTPErrors(t *testing.T) {
 		check  func(error) bool
 	}{
 		{StyleCohere, 500, `{"message":"internal"}`, isProvider(500)},
-		{StyleCohere, 429, `{"message":"rate"}`, isProvider(429)},
+		{StyleCohere, 429, `{"message":"rate"}`, isRateLimited},
+		{StyleCohere, 401, `{"message":"bad key"}`, isProvider(401)},
 		{StyleCohere, 200, `{"data":[]}`, isMalformed},
-		{StyleCohere, 200, `not json`, isMalformed},
+		{StyleCohere, 200, `not json`, isBadResponse},
 		{StyleCohere, 200, `{"results":[{"index":9,"relevance_score":0.1}]}`, isMalformed},
 		{StyleCohere, 200, `{"results":[{"index":1,"relevance_score":0.1},{"index":1,"relevance_score":0.2}]}`, isMalformed},
 		{StyleCohere, 200, `{"results":[{"index":1}]}`, isMalformed},
 		{StyleJina, 200, `{"results":[{"relevance_score":0.3}]}`, isMalformed},
-		{StyleTEI, 200, `{"results":[]}`, isMalformed},
+		{StyleTEI, 200, `{"results":[]}`, isBadResponse},
 		{StyleTEI, 200, `[{"index":-1,"score":0.3}]`, isMalformed},
 		{StyleTEI, 413, `{"error":"batch size"}`, isProvider(413)},
 	}
 	for _, c := range cases {
-		_, err := newHTTP(t, &provider{status: c.status, body: c.body}, c.style).Rerank(context.Background(), "q", docs, 2)
+		_, err := newHTTP(t, &fakeAPI{status: c.status, body: c.body}, c.style).Rerank(context.Background(), "q", docs, 2)
 		if !c.check(err) {
 			t.Errorf("%s %d %s: err = %v", c.style, c.status, c.body, err)
 		}
@@ -146,9 +148,19 @@ func TestHTTPErrors(t *testing.T) {
 
 func isProvider(status int) func(error) bool {
 	return func(err error) bool {
-		var pe *ProviderError
+		var pe *provider.ProviderError
 		return errors.As(err, &pe) && pe.Status == status
 	}
+}
+
+func isRateLimited(err error) bool {
+	var rl *provider.RateLimitedError
+	return errors.As(err, &rl)
+}
+
+func isBadResponse(err error) bool {
+	var br *provider.BadResponseError
+	return errors.As(err, &br)
 }
 
 func isMalformed(err error) bool {
@@ -163,7 +175,7 @@ func TestNew(t *testing.T) {
 	if r, err := New(Options{Kind: "http", URL: "http://tei:8080/rerank", Style: StyleTEI}); err != nil || r.Name() != KindHTTP {
 		t.Errorf("http: %v, %v", r, err)
 	}
-	if r, err := New(Options{Kind: "llm", Chat: &chat.OpenAI{}}); err != nil || r.Name() != KindLLM {
+	if r, err := New(Options{Kind: "llm", Chat: llm.New(llm.Config{})}); err != nil || r.Name() != KindLLM {
 		t.Errorf("llm: %v, %v", r, err)
 	}
 	var ke *KindError
@@ -194,32 +206,39 @@ func TestApply(t *testing.T) {
 	fused := names(docs)
 	cases := []struct {
 		name     string
-		p        *provider
+		p        *fakeAPI
 		k        int
 		want     []string
 		applied  bool
 		fallback string
 		scores   []Scored
 	}{
-		{"reordered", &provider{body: `{"results":[{"index":3,"relevance_score":0.9},{"index":1,"relevance_score":0.4}]}`}, 2,
+		{"reordered", &fakeAPI{body: `{"results":[{"index":3,"relevance_score":0.9},{"index":1,"relevance_score":0.4}]}`}, 2,
 			[]string{"get_ford_current_stock_price", "get_apple_net_income"}, true, "",
 			[]Scored{{"get_ford_current_stock_price", 0.9, 3}, {"get_apple_net_income", 0.4, 1}}},
-		{"fewer results than k: fused order fills", &provider{body: `{"results":[{"index":2,"relevance_score":0.8}]}`}, 3,
+		{"fewer results than k: fused order fills", &fakeAPI{body: `{"results":[{"index":2,"relevance_score":0.8}]}`}, 3,
 			[]string{"get_ford_revenue", "get_apple_revenue", "get_apple_net_income"}, true, "", []Scored{{"get_ford_revenue", 0.8, 2}}},
-		{"k above the candidates", &provider{body: `{"results":[{"index":1,"relevance_score":0.8},{"index":0,"relevance_score":0.7},{"index":3,"relevance_score":0.6},{"index":2,"relevance_score":0.5}]}`}, 10,
+		{"k above the candidates", &fakeAPI{body: `{"results":[{"index":1,"relevance_score":0.8},{"index":0,"relevance_score":0.7},{"index":3,"relevance_score":0.6},{"index":2,"relevance_score":0.5}]}`}, 10,
 			[]string{"get_apple_net_income", "get_apple_revenue", "get_ford_current_stock_price", "get_ford_revenue"}, true, "", nil},
-		{"provider error", &provider{status: 503, body: `overloaded`}, 3, fused[:3], false, "provider error: status 503", nil},
-		{"malformed", &provider{body: `{"results":[{"index":7,"relevance_score":0.8}]}`}, 3, fused[:3], false, "malformed rerank answer: index 7 out of range 0..3", nil},
-		{"timeout", &provider{block: true}, 3, fused[:3], false, "timeout after 40ms", nil},
+		{"provider error", &fakeAPI{status: 503, body: `overloaded`}, 3, fused[:3], false, "provider error: status 503", nil},
+		{"malformed", &fakeAPI{body: `{"results":[{"index":7,"relevance_score":0.8}]}`}, 3, fused[:3], false, "malformed rerank answer: index 7 out of range 0..3", nil},
+		{"not JSON", &fakeAPI{body: `<html>`}, 3, fused[:3], false, "malformed rerank answer: invalid JSON", nil},
+		{"rate limited", &fakeAPI{status: 429, body: `{}`}, 3, fused[:3], false, "provider error: rate limited", nil},
+		{"timeout", &fakeAPI{block: true}, 3, fused[:3], false, "timeout after 100ms", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newHTTP(t, c.p, StyleCohere)
-			got, d := Apply(context.Background(), r, "q", docs, c.k, 40*time.Millisecond)
+			// Only the blocking provider meets the short bound.
+			timeout := 10 * time.Second
+			if c.p.block {
+				timeout = 100 * time.Millisecond
+			}
+			got, d := Apply(context.Background(), r, "q", docs, c.k, timeout)
 			if !slices.Equal(names(got), c.want) {
 				t.Errorf("ranking %v, want %v", names(got), c.want)
 			}
-			if d.Reranker != KindHTTP || d.Applied != c.applied || d.Fallback != c.fallback || d.LatencyMS < 0 {
+			if d.Reranker != KindHTTP || d.Applied != c.applied || !strings.HasPrefix(d.Fallback, c.fallback) || (c.fallback == "") != (d.Fallback == "") || d.LatencyMS < 0 {
 				t.Errorf("decision %+v", d)
 			}
 			if c.scores != nil && !slices.Equal(d.Scores, c.scores) {
@@ -234,7 +253,7 @@ func TestApplyNone(t *testing.T) {
 	if !slices.Equal(names(got), names(docs[:2])) || d.Reranker != KindNone || d.Applied || d.Fallback != "" {
 		t.Errorf("ranking %v decision %+v", names(got), d)
 	}
-	got, d = Apply(context.Background(), newHTTP(t, &provider{body: `{"results":[]}`}, StyleCohere), "q", nil, 5, time.Second)
+	got, d = Apply(context.Background(), newHTTP(t, &fakeAPI{body: `{"results":[]}`}, StyleCohere), "q", nil, 5, time.Second)
 	if len(got) != 0 || d.Applied {
 		t.Errorf("no candidates: %v %+v", got, d)
 	}
