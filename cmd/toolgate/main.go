@@ -34,6 +34,7 @@ commands:
   eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
+  plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
   mcp       serve the MCP gateway (find_tools) over stdio for a local host
 
@@ -56,6 +57,7 @@ var commands = map[string]command{
 	"bench":    runBench,
 	"reembed":  runReembed,
 	"mcp":      runMCP,
+	"plan":     runPlan,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

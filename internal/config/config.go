@@ -41,6 +41,16 @@ type Config struct {
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
+	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
+	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
+	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
+	Reranker        string        // TOOLGATE_RERANKER: none, http or llm
+	RerankURL       string        // TOOLGATE_RERANK_URL: the full /rerank endpoint (http reranker)
+	RerankKey       string        // TOOLGATE_RERANK_KEY: bearer token of the rerank API
+	RerankModel     string        // TOOLGATE_RERANK_MODEL: model sent to cohere and jina
+	RerankStyle     string        // TOOLGATE_RERANK_STYLE: cohere, jina or tei
+	RerankTopN      int           // TOOLGATE_RERANK_TOP_N: fused candidates sent to the reranker
+	RerankTimeout   time.Duration // TOOLGATE_RERANK_TIMEOUT: bound of one rerank call
 
 	// Enrichment and embeddings (see docs/enrichment.md).
 	Embedder         string        // TOOLGATE_EMBEDDER: local or openai
@@ -108,6 +118,16 @@ func Load(getenv func(string) string) (Config, error) {
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
 		Open:            r.boolean("TOOLGATE_OPEN", false),
+		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
+		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
+		PlanVocabulary:  r.str("TOOLGATE_PLAN_VOCABULARY", ""),
+		Reranker:        r.str("TOOLGATE_RERANKER", "none"),
+		RerankURL:       r.str("TOOLGATE_RERANK_URL", ""),
+		RerankKey:       r.str("TOOLGATE_RERANK_KEY", ""),
+		RerankModel:     r.str("TOOLGATE_RERANK_MODEL", ""),
+		RerankStyle:     r.str("TOOLGATE_RERANK_STYLE", "cohere"),
+		RerankTopN:      r.integer("TOOLGATE_RERANK_TOP_N", 30, 1, 1000),
+		RerankTimeout:   r.duration("TOOLGATE_RERANK_TIMEOUT", 2*time.Second),
 
 		Embedder:         r.str("TOOLGATE_EMBEDDER", "local"),
 		EmbedDims:        r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000),
@@ -196,6 +216,9 @@ func (c Config) Validate() error {
 	}
 	if c.SearchLogKeep < 24*time.Hour {
 		return &Error{"TOOLGATE_SEARCH_LOG_RETENTION", c.SearchLogKeep.String(), "must be at least 24h"}
+	}
+	if err := c.validatePlanRerank(); err != nil {
+		return err
 	}
 	return nil
 }
