@@ -9,13 +9,19 @@ import (
 	"github.com/toolgate/toolgate/jobs"
 )
 
-// runDemo migrates, loads (or refreshes) the bundled ScaleMCP-style demo catalog as the
-// catalog source "demo", and serves.
+// runDemo migrates, loads (or refreshes) the bundled ScaleMCP-style demo catalog (5,000
+// tools by default) as the catalog source "demo", and serves in open mode. Enrichment and
+// embedding of the catalog run as River jobs in the background; lexical search works at once.
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("demo", env)
 	listen := fs.String("listen", env.cfg.ListenAddr, "HTTP listen address")
+	n := fs.Int("companies", 1000, fmt.Sprintf("companies in the demo catalog, 5 tools each (1-%d)", dataset.MaxCompanies()))
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	companies, err := dataset.Companies(*n)
+	if err != nil {
+		return &usageError{msg: err.Error()}
 	}
 	env.cfg.ListenAddr = *listen
 	env.cfg.Open = true // the demo is for local use: no keys to make first
@@ -34,7 +40,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, res, err := jobs.ImportCatalog(ctx, pool, rc, "demo", dataset.Tools(dataset.DemoCompanies))
+	_, res, err := jobs.ImportCatalog(ctx, pool, rc, "demo", dataset.Tools(companies))
 	if err != nil {
 		return fmt.Errorf("load demo catalog: %w", err)
 	}

@@ -23,6 +23,10 @@ func TestBadSettingFailsWithOneLine(t *testing.T) {
 	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "LISTEN_ADDR") {
 		t.Fatalf("code %d, stderr %q", code, stderr)
 	}
+	code, _, stderr = runCLI(t, nil, "demo", "--companies", "0")
+	if code != 2 || !strings.Contains(stderr, "companies") {
+		t.Fatalf("demo --companies 0: code %d, stderr %q", code, stderr)
+	}
 	code, _, stderr = runCLI(t, nil, "frobnicate")
 	if code != 2 || !strings.Contains(stderr, "unknown command") {
 		t.Fatalf("code %d, stderr %q", code, stderr)
