@@ -74,10 +74,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	queries := ds.Queries
-	if o.queriesLimit > 0 && o.queriesLimit < len(queries) {
-		queries = queries[:o.queriesLimit]
-	}
+	queries := spread(ds.Queries, o.queriesLimit)
 	started := time.Now()
 	dbURL, drop, err := createEvalDB(ctx, env, o.keep)
 	if err != nil {
@@ -100,7 +97,22 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	enrichStart := time.Now()
+	if err := setLexicalTriggers(ctx, pool, false); err != nil {
+		return err
+	}
 	if err := enrichDataset(ctx, env, pool, embedder, ds.Tools, o.questions); err != nil {
+		return err
+	}
+	if err := setLexicalTriggers(ctx, pool, true); err != nil {
+		return err
+	}
+	// Raw SQL: the lexical index's own maintenance function (migration 0004).
+	if _, err := pool.Exec(ctx, "SELECT toolgate_search_reindex()"); err != nil {
+		return fmt.Errorf("build the lexical index: %w", err)
+	}
+	// Raw SQL: fresh statistics for the bulk-loaded tables, so that the first searches are
+	// planned as on a settled catalog.
+	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
 		return err
 	}
 	enrichSecs := time.Since(enrichStart).Seconds()
@@ -159,9 +171,9 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	fs := newFlags("eval", env)
 	k := fs.String("k", "1,5,10", "cut-offs K, comma-separated")
 	mode := fs.String("mode", "hybrid", "hybrid, lexical, vector or all")
-	profile := fs.String("profile", "", "weight profile of the vector branch, or all (default: the active one)")
+	profile := fs.String("profile", "", "weight profiles of the vector branch, comma-separated, or all (default: the active one)")
 	questions := fs.Int("questions", env.cfg.Questions, "synthetic questions per tool (TOOLGATE_QUESTIONS)")
-	limit := fs.Int("queries-limit", 0, "run only the first N queries (0: all)")
+	limit := fs.Int("queries-limit", 0, "run only N queries, evenly spaced over the file (0: all)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
 	if err := parseFlags(fs, rest); err != nil {
@@ -193,7 +205,7 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	if *profile == "all" {
 		o.allProfiles = true
 	} else {
-		o.profiles = []string{*profile}
+		o.profiles = strings.Split(*profile, ",")
 	}
 	if *questions < 0 || *questions > 50 {
 		return o, &usageError{msg: "--questions must be 0 to 50"}
@@ -203,6 +215,19 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	}
 	o.dir, o.ks, o.questions, o.queriesLimit, o.asJSON, o.keep = dir, ks, *questions, *limit, *asJSON, *keep
 	return o, nil
+}
+
+// spread returns n queries evenly spaced over qs (all of them when n is 0 or too large), so
+// that a subset keeps the dataset's mix of kinds.
+func spread(qs []eval.Query, n int) []eval.Query {
+	if n <= 0 || n >= len(qs) {
+		return qs
+	}
+	out := make([]eval.Query, n)
+	for i := range out {
+		out[i] = qs[i*len(qs)/n]
+	}
+	return out
 }
 
 func profileLabel(p string) string {
@@ -266,6 +291,26 @@ func createEvalDB(ctx context.Context, env *cliEnv, keep bool) (string, func(), 
 		fmt.Fprintf(env.stderr, "eval: dropped database %s\n", name)
 	}
 	return withDatabase(env.cfg.DatabaseURL, name), drop, nil
+}
+
+// setLexicalTriggers turns the lexical index's triggers on tools and tool_components off
+// or on. A bulk load into the evaluation database runs without them and builds the index
+// once at the end (toolgate_search_reindex gives the same index the triggers would keep
+// incrementally): with them, every component statement of every enrich_tool job
+// refreshes the index under one global lock, which serializes enrichment.
+func setLexicalTriggers(ctx context.Context, pool *pgxpool.Pool, on bool) error {
+	verb := "DISABLE"
+	if on {
+		verb = "ENABLE"
+	}
+	for _, table := range []string{"tools", "tool_components"} {
+		// Raw SQL: DDL on the evaluation database only; the lexical triggers are its only
+		// user triggers (migration 0004).
+		if _, err := pool.Exec(ctx, "ALTER TABLE "+table+" "+verb+" TRIGGER USER"); err != nil {
+			return fmt.Errorf("%s lexical triggers on %s: %w", strings.ToLower(verb), table, err)
+		}
+	}
+	return nil
 }
 
 // withDatabase points a connection string (URL or keyword/value form) at database name.
