@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -34,7 +36,11 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
-	g := newGateway(env, pool, newSearch(env, pool, embedder))
+	svc, err := newSearch(env, pool, embedder)
+	if err != nil {
+		return err
+	}
+	g := newGateway(env, pool, svc)
 	defer g.Close()
 	// The local user runs the process, so the session may use every source.
 	return g.Serve(ctx, &mcp.StdioTransport{}, &auth.Caller{Name: "stdio", Scope: auth.ScopeSearch})
@@ -51,7 +57,7 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		CallTimeout:         cfg.MCPCallTimeout,
 		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
 		SessionIdle:         cfg.MCPSessionIdle,
-		Backends:            gateway.Backends{Lexical: true, Vector: true, Enricher: cfg.Enricher, Reranker: "none"},
+		Backends:            gateway.Backends{Lexical: true, Vector: true, Enricher: cfg.Enricher, Reranker: cmp.Or(cfg.Reranker, rerank.KindNone)},
 		Logger:              env.log,
 	})
 }

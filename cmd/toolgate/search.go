@@ -3,17 +3,58 @@ package main
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
 // newSearch builds the search service from the settings, embedding queries with the same
-// embedder that built the stored vectors.
-func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) *search.Service {
+// embedder that built the stored vectors, with the configured query planner and reranker.
+func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
 	c := env.cfg
+	planner, err := newPlanner(c)
+	if err != nil {
+		return nil, err
+	}
+	reranker, err := rerank.New(rerank.Options{Kind: c.Reranker, URL: c.RerankURL, Key: c.RerankKey,
+		Model: c.RerankModel, Style: rerank.Style(c.RerankStyle), Chat: newChat(c)})
+	if err != nil {
+		return nil, err
+	}
 	return search.New(pool, embedder, search.Settings{
 		K1: c.SearchK1, B: c.SearchB, KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
 		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings,
-	}, env.log)
+		Planner: planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
+	}, env.log), nil
+}
+
+// newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is
+// the TOOLGATE_PLAN_VOCABULARY file; without one it only expands shorthand and never splits.
+func newPlanner(c config.Config) (plan.Planner, error) {
+	var aliases map[string]string
+	if c.PlanVocabulary != "" {
+		var err error
+		if aliases, err = plan.LoadVocabulary(c.PlanVocabulary); err != nil {
+			return nil, err
+		}
+	}
+	h := plan.NewHeuristic(aliases)
+	if c.Planner == plan.NameLLM {
+		return plan.NewLLM(newChat(c), h, c.PlanTimeout), nil
+	}
+	return h, nil
+}
+
+// newChat is the chat client of TOOLGATE_LLM_*, used by the LLM planner and reranker.
+func newChat(c config.Config) *llm.Client {
+	return llm.New(llm.Config{
+		Provider: provider.Config{BaseURL: c.LLMURL, Key: c.LLMKey, Timeout: c.LLMTimeout,
+			Concurrency: c.LLMConcurrency, Retries: c.ProviderRetries},
+		Model: c.LLMModel,
+	})
 }

@@ -98,7 +98,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	} else {
 		close(watchDone)
 	}
-	searchSvc := newSearch(env, pool, embedder)
+	searchSvc, err := newSearch(env, pool, embedder)
+	if err != nil {
+		return err
+	}
 	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
 		Search: searchSvc}
 	var e *echo.Echo

@@ -73,26 +73,26 @@ WITH src AS MATERIALIZED (
     JOIN terms t ON t.variant = c.variant AND t.df > $4::int
     JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
 ), lex AS (
-    SELECT s.variant, s.tool_id, s.score,
+    SELECT s.variant, ($5::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
-               sum(m.idf * m.tf * ($5::float8 + 1)
-                   / (m.tf + $5::float8 * (1 - $6::float8
-                                                     + $6::float8 * m.doc_len / co.avgdl))) AS score
+               sum(m.idf * m.tf * ($6::float8 + 1)
+                   / (m.tf + $6::float8 * (1 - $7::float8
+                                                     + $7::float8 * m.doc_len / co.avgdl))) AS score
         FROM matches m
         CROSS JOIN corpus co
-        WHERE $7::text[] IS NULL
-           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = m.tool_id AND d.tags && $7::text[])
+        WHERE $8::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = m.tool_id AND d.tags && $8::text[])
         GROUP BY m.variant, m.tool_id
     ) s
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN $8::text IS NULL THEN wp.is_active ELSE wp.name = $8::text END
+    WHERE CASE WHEN $9::text IS NULL THEN wp.is_active ELSE wp.name = $9::text END
 ), vec AS (
-    SELECT q.ord AS variant, n.tool_id,
+    SELECT q.ord AS variant, ($5::int[])[q.ord] AS grp, n.tool_id,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($9::vector[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest($10::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
         SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
@@ -100,49 +100,56 @@ WITH src AS MATERIALIZED (
           -- a correlated filter, not a join: the planner cannot start from search_docs and
           -- must walk the HNSW index (NULL for a tool that is not searchable)
           AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND ($7::text[] IS NULL OR d.tags && $7::text[])
+                      AND ($8::text[] IS NULL OR d.tags && $8::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
         ORDER BY tv.embedding <=> q.v
-        LIMIT $10::int
+        LIMIT $11::int
     ) n
 ), qtok AS MATERIALIZED (
     -- materialized: the name key (two regexps) is computed once per text, not once per use
-    SELECT string_to_array(toolgate_name_key(nt), ' ') AS tok
-    FROM unnest($11::text[]) AS nt
+    SELECT ($5::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
+    FROM unnest($12::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
-    SELECT DISTINCT array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
+    SELECT DISTINCT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
     FROM qtok x,
          generate_series(1, cardinality(x.tok)) AS i,
          generate_series(i, least(cardinality(x.tok), i + 11)) AS j
-), named AS (
-    SELECT d.tool_id, (SELECT max(q.len) FROM qnames q WHERE q.key = ANY (d.name_keys)) AS len
+), anyname AS (
+    SELECT d.tool_id, d.name_keys
     FROM search_docs d
     WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
       AND d.source_id IN (SELECT id FROM src)
-      AND ($7::text[] IS NULL OR d.tags && $7::text[])
+      AND ($8::text[] IS NULL OR d.tags && $8::text[])
+), named AS (
+    SELECT q.grp, a.tool_id, max(q.len) AS len
+    FROM anyname a
+    JOIN qnames q ON q.key = ANY (a.name_keys)
+    GROUP BY q.grp, a.tool_id
 ), fused AS (
-    SELECT u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
+    SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.tool_id, $12::float8 / ($13::float8 + l.rank) AS w,
+        SELECT l.grp, l.tool_id, $13::float8 / ($14::float8 + l.rank) AS w,
                l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
-        FROM lex l WHERE l.rank <= $10::int
+        FROM lex l WHERE l.rank <= $11::int
         UNION ALL
-        SELECT v.tool_id, $14::float8 / ($13::float8 + v.rank), NULL, v.rank, NULL
+        SELECT v.grp, v.tool_id, $15::float8 / ($14::float8 + v.rank), NULL, v.rank, NULL
         FROM vec v
         UNION ALL
-        SELECT nm.tool_id, 0, NULL, NULL, NULL FROM named nm
+        SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
-    GROUP BY u.tool_id
+    GROUP BY u.grp, u.tool_id
 ), top AS (
-    SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
-           row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
-    FROM fused f
-    LEFT JOIN named nm ON nm.tool_id = f.tool_id
-    ORDER BY pos
-    LIMIT $15::int
+    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, pos FROM (
+        SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+               row_number() OVER (PARTITION BY f.grp
+                                  ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
+        FROM fused f
+        LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
+    ) x
+    WHERE x.pos <= $16::int
 ), ranked AS (
-    SELECT tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+    SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -152,31 +159,31 @@ WITH src AS MATERIALIZED (
 ), log AS (
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, session_id)
-    SELECT $16::text, $17::text[], $18::text, $15::int,
-           $19::jsonb, $8::text, $20::text, $21::jsonb,
+    SELECT $17::text, $18::text[], $19::text, $20::int,
+           $21::jsonb, $9::text, $22::text, $23::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
                                                          'bm25', r.bm25,
                                                          'name_match', r.name_match IS NOT NULL)
-                                      ORDER BY r.pos) FROM ranked r), '[]'::jsonb),
+                                      ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $22::float8
+           $24::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_build_object('embed_ms', $22::float8,
+           jsonb_build_object('embed_ms', $24::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000),
-           $23::text, $24::text
+           $25::text, $26::text
     RETURNING id
 )
-SELECT log.id AS search_id, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
+SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash
 FROM log
 LEFT JOIN ranked r ON true
-ORDER BY r.pos
+ORDER BY r.grp, r.pos
 `
 
 type SearchParams struct {
@@ -184,6 +191,7 @@ type SearchParams struct {
 	Allowed   []string          `json:"allowed"`
 	Texts     []string          `json:"texts"`
 	Postings  int32             `json:"postings"`
+	Groups    []int32           `json:"groups"`
 	K1        float64           `json:"k1"`
 	B         float64           `json:"b"`
 	Tags      []string          `json:"tags"`
@@ -194,10 +202,11 @@ type SearchParams struct {
 	WLex      float64           `json:"w_lex"`
 	KRrf      float64           `json:"k_rrf"`
 	WVec      float64           `json:"w_vec"`
-	K         int32             `json:"k"`
+	PerGroup  int32             `json:"per_group"`
 	Query     string            `json:"query"`
 	Variants  []string          `json:"variants"`
 	Mode      string            `json:"mode"`
+	K         int32             `json:"k"`
 	Filters   json.RawMessage   `json:"filters"`
 	Format    string            `json:"format"`
 	Plan      json.RawMessage   `json:"plan"`
@@ -208,6 +217,7 @@ type SearchParams struct {
 
 type SearchRow struct {
 	SearchID     int64           `json:"search_id"`
+	Grp          int32           `json:"grp"`
 	Pos          int32           `json:"pos"`
 	Score        float64         `json:"score"`
 	LexicalRank  int32           `json:"lexical_rank"`
@@ -234,6 +244,9 @@ type SearchRow struct {
 //	src      the source ids the request may see: the request's `sources` filter intersected
 //	         with the caller's allowed sources (NULL = no restriction). Every branch reads it.
 //	corpus   N and the average document length of the lexical index.
+//	groups   the intent (1-based) of every text of name_texts, in the same order: texts and
+//	         vecs are that list (or empty), so variant i belongs to intent groups[i]. Without
+//	         a query plan every text is intent 1 and the statement is the plain search.
 //	qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 //	qdf      their document frequency (NULL: no tool has the lexeme).
 //	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
@@ -250,18 +263,22 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
-//	qtok     the words of the query and of each variant (toolgate_name_key).
-//	qnames   every contiguous run of up to 12 of those words (candidate name keys).
-//	named    searchable tools whose namespaced or original name equals one of those runs.
-//	fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
-//	         best BM25 score over the variants.
-//	top      the top k: name matches first (longest match first), then by fused score.
+//	qtok     the words of the query and of each variant (toolgate_name_key), with their intent.
+//	qnames   every contiguous run of up to 12 of those words (candidate name keys), per intent.
+//	anyname  searchable tools whose namespaced or original name equals one of those runs.
+//	named    those per intent whose runs matched, with the longest match.
+//	fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
+//	         best rank per branch and best BM25 score over the variants.
+//	top      per intent the top `per_group`: name matches first (longest match first), then
+//	         by fused score.
 //	ranked   those joined to tools, enabled, approved and of an allowed source (checked
 //	         again, cheaply: the lexical index only holds searchable tools).
-//	log      the search_log row, with results, result count, top score and timings.
+//	log      the search_log row, with results (by intent, then position), result count, top
+//	         score and timings. With several intents the caller merges the rankings and
+//	         rewrites results with SearchLogResults in the same transaction.
 //
-// The final SELECT returns one row per result, or, when nothing matched, one row whose
-// result columns are NULL or 0, every row carrying the search id.
+// The final SELECT returns one row per result and intent, or, when nothing matched, one row
+// whose result columns are NULL or 0, every row carrying the search id.
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
 	rows, err := q.db.Query(ctx, search,
@@ -269,6 +286,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Allowed,
 		arg.Texts,
 		arg.Postings,
+		arg.Groups,
 		arg.K1,
 		arg.B,
 		arg.Tags,
@@ -279,10 +297,11 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.WLex,
 		arg.KRrf,
 		arg.WVec,
-		arg.K,
+		arg.PerGroup,
 		arg.Query,
 		arg.Variants,
 		arg.Mode,
+		arg.K,
 		arg.Filters,
 		arg.Format,
 		arg.Plan,
@@ -299,6 +318,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		var i SearchRow
 		if err := rows.Scan(
 			&i.SearchID,
+			&i.Grp,
 			&i.Pos,
 			&i.Score,
 			&i.LexicalRank,
@@ -366,6 +386,28 @@ func (q *Queries) SearchLogExists(ctx context.Context, id int64) (bool, error) {
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const searchLogResults = `-- name: SearchLogResults :exec
+UPDATE search_log
+SET results = $1::jsonb,
+    result_count = jsonb_array_length($1::jsonb),
+    top_score = (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($1::jsonb) e),
+    rerank = $2::jsonb
+WHERE id = $3::bigint
+`
+
+type SearchLogResultsParams struct {
+	Results json.RawMessage `json:"results"`
+	Rerank  json.RawMessage `json:"rerank"`
+	ID      int64           `json:"id"`
+}
+
+// Rewrites the results of a search_log row after the caller merged the per-intent rankings
+// of a query plan or reranked them (same transaction as Search), with the rerank decision.
+func (q *Queries) SearchLogResults(ctx context.Context, arg SearchLogResultsParams) error {
+	_, err := q.db.Exec(ctx, searchLogResults, arg.Results, arg.Rerank, arg.ID)
+	return err
 }
 
 const searchProfileExists = `-- name: SearchProfileExists :one

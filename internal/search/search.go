@@ -21,6 +21,8 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/rerank"
 )
 
 // Mode selects the branches a search runs.
@@ -61,13 +63,21 @@ type Settings struct {
 	EfSearch      int     // hnsw.ef_search for the vector branch
 	Candidates    int     // ranked candidates per branch and variant fed to fusion (at least k)
 	Postings      int     // per query term, the top postings by impact the lexical branch scores
+
+	// Planner answers requests with a plan other than none; nil means the heuristic planner
+	// without a vocabulary (shorthand only, never splits).
+	Planner plan.Planner
+	// Reranker reorders the fused candidates; nil means no reranking.
+	Reranker      rerank.Reranker
+	RerankTopN    int           // fused candidates sent to the reranker (at least k are)
+	RerankTimeout time.Duration // bound of one rerank call
 }
 
 // DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 64,
 // 50 candidates per branch, 100 postings per query term.
 func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
-		EfSearch: 64, Candidates: 50, Postings: 100}
+		EfSearch: 64, Candidates: 50, Postings: 100, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 
 // Request is one search.
@@ -81,8 +91,10 @@ type Request struct {
 	Profile   string   `json:"profile,omitempty"`
 	Format    Format   `json:"format,omitempty"`
 	SessionID string   `json:"session_id,omitempty"`
-	// Plan is logged as is (the query planner's output, when one made the variants).
-	Plan json.RawMessage `json:"-"`
+	// Plan is the query planning asked for: none (default), rewrite, decompose or full.
+	Plan plan.Mode `json:"plan,omitempty"`
+	// Rerank asks for reranking; nil means yes when a reranker is configured.
+	Rerank *bool `json:"rerank,omitempty"`
 }
 
 // Result is one ranked tool.
@@ -98,6 +110,10 @@ type Result struct {
 	BM25 float64 `json:"bm25"`
 	// NameMatch is true when the tool's name matched the query, which puts it first.
 	NameMatch bool `json:"name_match"`
+	// Intent is the plan intent whose share placed the tool (only with a plan).
+	Intent *int `json:"intent,omitempty"`
+	// RerankScore is the reranker's score (only for tools the reranker scored).
+	RerankScore *float64 `json:"rerank_score,omitempty"`
 	// Version is the tool's content hash: it changes whenever the definition does.
 	Version string          `json:"version"`
 	Tool    json.RawMessage `json:"tool"`
@@ -109,6 +125,9 @@ type Response struct {
 	Mode     Mode     `json:"mode"`
 	Format   Format   `json:"format"`
 	Results  []Result `json:"results"`
+	// Plan and Rerank are what the planner and the reranker did (absent when not asked for).
+	Plan   *plan.Plan       `json:"plan,omitempty"`
+	Rerank *rerank.Decision `json:"rerank,omitempty"`
 }
 
 // Service runs searches. Embedder may be nil: lexical searches still work, hybrid searches
@@ -152,6 +171,14 @@ func normalize(r Request) (Request, error) {
 	if r.K == 0 {
 		r.K = DefaultK
 	}
+	mode, err := plan.ParseMode(string(r.Plan))
+	if err != nil {
+		return r, &InvalidRequestError{Field: "plan", Reason: fmt.Sprintf("%q is not none, rewrite, decompose or full", r.Plan)}
+	}
+	r.Plan = mode
+	if mode != plan.ModeNone && len(r.Queries) > 0 {
+		return r, &InvalidRequestError{Field: "queries", Reason: "not allowed with a plan: the planner makes the variants"}
+	}
 	if r.K < 1 || r.K > MaxK {
 		return r, &InvalidRequestError{Field: "k", Reason: fmt.Sprintf("%d is out of range 1..%d", r.K, MaxK)}
 	}
@@ -169,7 +196,6 @@ func normalize(r Request) (Request, error) {
 	default:
 		return r, &InvalidRequestError{Field: "format", Reason: fmt.Sprintf("%q is not openai, anthropic, mcp or raw", r.Format)}
 	}
-	var err error
 	if r.Sources, err = cleanList("sources", r.Sources, false); err != nil {
 		return r, err
 	}
@@ -223,7 +249,32 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		return Response{}, err
 	}
 
-	texts := append([]string{r.Query}, r.Queries...)
+	rerankOn := s.settings.Reranker != nil && (r.Rerank == nil || *r.Rerank)
+	if r.Rerank != nil && *r.Rerank && s.settings.Reranker == nil {
+		return Response{}, &InvalidRequestError{Field: "rerank", Reason: "no reranker is configured (TOOLGATE_RERANKER)"}
+	}
+	var p *plan.Plan
+	intents := []plan.Intent{{Query: r.Query, Variants: r.Queries}}
+	if r.Plan != plan.ModeNone {
+		planner := s.settings.Planner
+		if planner == nil {
+			planner = plan.NewHeuristic(nil)
+		}
+		pl, err := planner.Plan(ctx, r.Query, r.Plan)
+		if err != nil {
+			return Response{}, fmt.Errorf("plan query: %w", err)
+		}
+		p, intents = &pl, pl.Intents
+	}
+	// Every text with its intent (1-based): without a plan, the query and its variants, all intent 1.
+	var texts []string
+	var groups []int32
+	for i, in := range intents {
+		for _, t := range append([]string{in.Query}, in.Variants...) {
+			texts = append(texts, t)
+			groups = append(groups, int32(i+1))
+		}
+	}
 	lexTexts, vecTexts := texts, texts
 	switch {
 	case r.Mode == ModeLexical:
@@ -254,43 +305,161 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	}
 
 	st := s.settings
-	cand := max(st.Candidates, r.K)
+	// n: the ranked tools per intent, and the merged candidates (the reranker's top N).
+	n := r.K
+	if rerankOn {
+		n = max(r.K, st.RerankTopN)
+	}
+	cand := max(st.Candidates, n)
 	filters, err := json.Marshal(map[string]any{"sources": r.Sources, "tags": r.Tags})
 	if err != nil {
 		return Response{}, err
 	}
+	variants := r.Queries
+	var planJSON json.RawMessage
+	if p != nil {
+		variants = texts
+		if planJSON, err = json.Marshal(p); err != nil {
+			return Response{}, err
+		}
+	}
 	params := db.SearchParams{
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
-		K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
+		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
-		K: int32(r.K), Query: r.Query, Variants: emptyIfNil(r.Queries), Mode: string(r.Mode),
-		Filters: filters, Format: string(r.Format), Plan: r.Plan, EmbedMs: embedMs,
+		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
+		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: embedMs,
 		Caller: optional(callerName), SessionID: optional(r.SessionID),
 	}
-	var rows []db.SearchRow
+	var resp Response
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		qtx := q.WithTx(tx)
 		if err := qtx.SearchSetConfig(ctx, strconv.Itoa(st.EfSearch)); err != nil {
 			return err
 		}
-		var err error
-		rows, err = qtx.Search(ctx, params)
-		return err
+		rows, err := qtx.Search(ctx, params)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return errors.New("the statement returned no log row")
+		}
+		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p}
+		if p == nil && !rerankOn {
+			return appendRows(&resp, r.Format, rows)
+		}
+		// A plan or a reranker: merge the intents' rankings, rerank, and log the final list.
+		final, decision := s.mergeRerank(ctx, r, p, rerankOn, len(intents), n, rows)
+		if err := appendRows(&resp, r.Format, final.rows); err != nil {
+			return err
+		}
+		logged := make([]map[string]any, len(resp.Results))
+		for i := range resp.Results {
+			res := &resp.Results[i]
+			if p != nil {
+				res.Intent = &final.intents[i]
+			}
+			if sc, ok := final.scores[res.Name]; ok {
+				res.RerankScore = &sc
+			}
+			e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
+				"vector_rank": res.VectorRank, "bm25": res.BM25, "name_match": res.NameMatch}
+			if res.Intent != nil {
+				e["intent"] = *res.Intent
+			}
+			if res.RerankScore != nil {
+				e["rerank_score"] = *res.RerankScore
+			}
+			logged[i] = e
+		}
+		results, err := json.Marshal(logged)
+		if err != nil {
+			return err
+		}
+		var rerankJSON json.RawMessage
+		if decision != nil {
+			resp.Rerank = decision
+			if rerankJSON, err = json.Marshal(decision); err != nil {
+				return err
+			}
+		}
+		return qtx.SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
-	if len(rows) == 0 {
-		return Response{}, errors.New("search: the statement returned no log row")
+	return resp, nil
+}
+
+// merged is the final list of a planned or reranked search: its rows in order, the intent
+// (0-based) that placed each, and the reranker's scores by tool name.
+type merged struct {
+	rows    []db.SearchRow
+	intents []int
+	scores  map[string]float64
+}
+
+// mergeRerank builds one list of n candidates from the per-intent rankings of rows
+// (plan.Merge: every intent gets its share), then reranks them into r.K (rerank.Apply, bounded
+// by the rerank timeout; on failure the merged order stands). The Decision is nil when
+// reranking was not asked for.
+func (s *Service) mergeRerank(ctx context.Context, r Request, p *plan.Plan, rerankOn bool, intents, n int, rows []db.SearchRow) (merged, *rerank.Decision) {
+	perIntent := make([][]plan.Ranked, intents)
+	byName := map[string]db.SearchRow{}
+	for _, row := range rows {
+		if row.Name == nil || row.Grp < 1 || int(row.Grp) > intents {
+			continue
+		}
+		perIntent[row.Grp-1] = append(perIntent[row.Grp-1], plan.Ranked{ID: *row.Name, Score: row.Score})
+		if prev, ok := byName[*row.Name]; !ok || row.Score > prev.Score {
+			byName[*row.Name] = row
+		}
 	}
-	resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}}
+	list := plan.Merge(n, perIntent)
+	docs := make([]rerank.Doc, len(list))
+	intentOf := make(map[string]int, len(list))
+	for i, m := range list {
+		row := byName[m.ID]
+		docs[i] = rerank.Doc{ID: m.ID, Text: m.ID + ": " + deref(row.Description), Score: m.Score}
+		intentOf[m.ID] = m.Intent
+	}
+	query := r.Query
+	if p != nil {
+		query = p.Rewritten
+	}
+	var reranker rerank.Reranker
+	if rerankOn {
+		reranker = s.settings.Reranker
+	}
+	final, decision := rerank.Apply(ctx, reranker, query, docs, r.K, s.settings.RerankTimeout)
+	out := merged{scores: map[string]float64{}}
+	for _, sc := range decision.Scores {
+		out.scores[sc.ID] = sc.Score
+	}
+	for i, d := range final {
+		row := byName[d.ID]
+		row.Score, row.Pos = d.Score, int32(i+1)
+		out.rows = append(out.rows, row)
+		out.intents = append(out.intents, intentOf[d.ID])
+	}
+	if !rerankOn {
+		return out, nil
+	}
+	if !decision.Applied && decision.Fallback != "" {
+		s.log.WarnContext(ctx, "rerank fell back to the fused ranking", "reranker", decision.Reranker, "reason", decision.Fallback)
+	}
+	return out, &decision
+}
+
+// appendRows adds the tools of rows (in order) to resp.
+func appendRows(resp *Response, format Format, rows []db.SearchRow) error {
 	for _, row := range rows {
 		if row.Name == nil {
 			continue // the single row of an empty result
 		}
-		tool, err := formatTool(r.Format, row)
+		tool, err := formatTool(format, row)
 		if err != nil {
-			return Response{}, err
+			return err
 		}
 		resp.Results = append(resp.Results, Result{
 			Name: *row.Name, Source: deref(row.Source), Score: row.Score,
@@ -298,7 +467,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 			BM25: row.Bm25, NameMatch: row.NameMatch > 0, Version: deref(row.ContentHash), Tool: tool,
 		})
 	}
-	return resp, nil
+	return nil
 }
 
 // checkNames rejects unknown profiles and sources the caller cannot see (without telling

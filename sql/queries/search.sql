@@ -8,6 +8,9 @@
 --   src      the source ids the request may see: the request's `sources` filter intersected
 --            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
 --   corpus   N and the average document length of the lexical index.
+--   groups   the intent (1-based) of every text of name_texts, in the same order: texts and
+--            vecs are that list (or empty), so variant i belongs to intent groups[i]. Without
+--            a query plan every text is intent 1 and the statement is the plain search.
 --   qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 --   qdf      their document frequency (NULL: no tool has the lexeme).
 --   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
@@ -24,17 +27,21 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
---   qtok     the words of the query and of each variant (toolgate_name_key).
---   qnames   every contiguous run of up to 12 of those words (candidate name keys).
---   named    searchable tools whose namespaced or original name equals one of those runs.
---   fused    Σ w_branch / (k_rrf + rank) over branches and variants; best rank per branch and
---            best BM25 score over the variants.
---   top      the top k: name matches first (longest match first), then by fused score.
+--   qtok     the words of the query and of each variant (toolgate_name_key), with their intent.
+--   qnames   every contiguous run of up to 12 of those words (candidate name keys), per intent.
+--   anyname  searchable tools whose namespaced or original name equals one of those runs.
+--   named    those per intent whose runs matched, with the longest match.
+--   fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
+--            best rank per branch and best BM25 score over the variants.
+--   top      per intent the top `per_group`: name matches first (longest match first), then
+--            by fused score.
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
---   log      the search_log row, with results, result count, top score and timings.
--- The final SELECT returns one row per result, or, when nothing matched, one row whose
--- result columns are NULL or 0, every row carrying the search id.
+--   log      the search_log row, with results (by intent, then position), result count, top
+--            score and timings. With several intents the caller merges the rankings and
+--            rewrites results with SearchLogResults in the same transaction.
+-- The final SELECT returns one row per result and intent, or, when nothing matched, one row
+-- whose result columns are NULL or 0, every row carrying the search id.
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -76,7 +83,7 @@ WITH src AS MATERIALIZED (
     JOIN terms t ON t.variant = c.variant AND t.df > sqlc.arg(postings)::int
     JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
 ), lex AS (
-    SELECT s.variant, s.tool_id, s.score,
+    SELECT s.variant, (sqlc.arg(groups)::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
@@ -93,7 +100,7 @@ WITH src AS MATERIALIZED (
     SELECT wp.current_set FROM weight_profiles wp
     WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
 ), vec AS (
-    SELECT q.ord AS variant, n.tool_id,
+    SELECT q.ord AS variant, (sqlc.arg(groups)::int[])[q.ord] AS grp, n.tool_id,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
     FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
@@ -110,42 +117,49 @@ WITH src AS MATERIALIZED (
     ) n
 ), qtok AS MATERIALIZED (
     -- materialized: the name key (two regexps) is computed once per text, not once per use
-    SELECT string_to_array(toolgate_name_key(nt), ' ') AS tok
-    FROM unnest(sqlc.arg(name_texts)::text[]) AS nt
+    SELECT (sqlc.arg(groups)::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
+    FROM unnest(sqlc.arg(name_texts)::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
-    SELECT DISTINCT array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
+    SELECT DISTINCT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
     FROM qtok x,
          generate_series(1, cardinality(x.tok)) AS i,
          generate_series(i, least(cardinality(x.tok), i + 11)) AS j
-), named AS (
-    SELECT d.tool_id, (SELECT max(q.len) FROM qnames q WHERE q.key = ANY (d.name_keys)) AS len
+), anyname AS (
+    SELECT d.tool_id, d.name_keys
     FROM search_docs d
     WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
       AND d.source_id IN (SELECT id FROM src)
       AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+), named AS (
+    SELECT q.grp, a.tool_id, max(q.len) AS len
+    FROM anyname a
+    JOIN qnames q ON q.key = ANY (a.name_keys)
+    GROUP BY q.grp, a.tool_id
 ), fused AS (
-    SELECT u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
+    SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.tool_id, sqlc.arg(w_lex)::float8 / (sqlc.arg(k_rrf)::float8 + l.rank) AS w,
+        SELECT l.grp, l.tool_id, sqlc.arg(w_lex)::float8 / (sqlc.arg(k_rrf)::float8 + l.rank) AS w,
                l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
         FROM lex l WHERE l.rank <= sqlc.arg(cand)::int
         UNION ALL
-        SELECT v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank, NULL
+        SELECT v.grp, v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank, NULL
         FROM vec v
         UNION ALL
-        SELECT nm.tool_id, 0, NULL, NULL, NULL FROM named nm
+        SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
-    GROUP BY u.tool_id
+    GROUP BY u.grp, u.tool_id
 ), top AS (
-    SELECT f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
-           row_number() OVER (ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
-    FROM fused f
-    LEFT JOIN named nm ON nm.tool_id = f.tool_id
-    ORDER BY pos
-    LIMIT sqlc.arg(k)::int
+    SELECT * FROM (
+        SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+               row_number() OVER (PARTITION BY f.grp
+                                  ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
+        FROM fused f
+        LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
+    ) x
+    WHERE x.pos <= sqlc.arg(per_group)::int
 ), ranked AS (
-    SELECT tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+    SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -162,7 +176,7 @@ WITH src AS MATERIALIZED (
                                                          'vector_rank', r.vector_rank,
                                                          'bm25', r.bm25,
                                                          'name_match', r.name_match IS NOT NULL)
-                                      ORDER BY r.pos) FROM ranked r), '[]'::jsonb),
+                                      ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
            sqlc.arg(embed_ms)::float8
@@ -173,14 +187,24 @@ WITH src AS MATERIALIZED (
     RETURNING id
 )
 -- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
-SELECT log.id AS search_id, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
+SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash
 FROM log
 LEFT JOIN ranked r ON true
-ORDER BY r.pos;
+ORDER BY r.grp, r.pos;
+
+-- name: SearchLogResults :exec
+-- Rewrites the results of a search_log row after the caller merged the per-intent rankings
+-- of a query plan or reranked them (same transaction as Search), with the rerank decision.
+UPDATE search_log
+SET results = sqlc.arg(results)::jsonb,
+    result_count = jsonb_array_length(sqlc.arg(results)::jsonb),
+    top_score = (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
+    rerank = sqlc.narg(rerank)::jsonb
+WHERE id = sqlc.arg(id)::bigint;
 
 -- name: SearchSetConfig :exec
 -- Per-transaction settings for Search (never session-wide: pooled connections keep session

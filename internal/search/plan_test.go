@@ -1,0 +1,285 @@
+package search_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/rerank"
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+// datasetDB creates a database holding the ScaleMCP tools of the first n companies in the
+// source "demo" (lexical index only: the searches here are lexical) and returns the
+// heuristic planner with those companies' vocabulary.
+func datasetDB(t *testing.T, n int) (*pgxpool.Pool, []dataset.Company, *plan.Heuristic) {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	cs, err := dataset.Companies(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('demo', 'catalog')`)
+	for _, tl := range dataset.Tools(cs) {
+		exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash, enabled, review_state)
+			SELECT id, 'demo__' || $1, $1, $2, $3, 'h', true, 'approved' FROM sources WHERE name = 'demo'`,
+			tl.Name, tl.Description, string(tl.InputSchema))
+	}
+	return pool, cs, plan.NewHeuristic(dataset.Aliases(cs))
+}
+
+func planService(pool *pgxpool.Pool, p plan.Planner, r rerank.Reranker, timeout time.Duration) *search.Service {
+	st := search.DefaultSettings()
+	st.Planner, st.Reranker, st.RerankTopN, st.RerankTimeout = p, r, 10, timeout
+	return search.New(pool, nil, st, discard())
+}
+
+// revenueTool is the demo tool that answers the revenue of company c.
+func revenueTool(t *testing.T, c dataset.Company) string {
+	t.Helper()
+	for _, tl := range dataset.Tools([]dataset.Company{c}) {
+		if strings.Contains(tl.Name, "revenue") {
+			return "demo__" + tl.Name
+		}
+	}
+	t.Fatalf("no revenue tool for %s", c.Name)
+	return ""
+}
+
+type logRow struct {
+	Plan, Rerank, Results json.RawMessage
+	Variants              []string
+	Count                 int
+}
+
+func readLog(t *testing.T, pool *pgxpool.Pool, id int64) logRow {
+	t.Helper()
+	var l logRow
+	if err := pool.QueryRow(context.Background(),
+		`SELECT plan, rerank, results, variants, result_count FROM search_log WHERE id = $1`, id).
+		Scan(&l.Plan, &l.Rerank, &l.Results, &l.Variants, &l.Count); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestPlanFullFindsEveryCompany(t *testing.T) {
+	t.Parallel()
+	pool, cs, h := datasetDB(t, 20)
+	ctx := context.Background()
+	svc := planService(pool, h, nil, time.Second)
+	picked := []dataset.Company{cs[2], cs[7], cs[13]}
+	query := "What was the revenue of " + picked[0].Name + ", " + picked[1].Name + " and " + picked[2].Name + "?"
+	want := make([]string, len(picked))
+	for i, c := range picked {
+		want[i] = revenueTool(t, c)
+	}
+	missing := func(r search.Response) []string {
+		var out []string
+		for _, w := range want {
+			if !contains(names(r), w) {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+
+	none := mustSearch(t, ctx, svc, search.Request{Query: query, K: 3, Mode: search.ModeLexical})
+	if len(missing(none)) == 0 {
+		t.Fatalf("plan none found every company's tool in %v: the test query is too easy", names(none))
+	}
+	full := mustSearch(t, ctx, svc, search.Request{Query: query, K: 3, Mode: search.ModeLexical, Plan: plan.ModeFull})
+	if m := missing(full); len(m) > 0 {
+		t.Fatalf("plan full missed %v in %v (plan %+v)", m, names(full), full.Plan)
+	}
+	if full.Plan == nil || len(full.Plan.Intents) != 3 || full.Plan.Planner != plan.NameHeuristic {
+		t.Fatalf("plan %+v", full.Plan)
+	}
+	intents := map[int]bool{}
+	for _, r := range full.Results {
+		if r.Intent == nil {
+			t.Fatalf("result %s without intent", r.Name)
+		}
+		intents[*r.Intent] = true
+	}
+	if len(intents) != 3 {
+		t.Errorf("intents placing the results: %v", intents)
+	}
+	if full.Rerank != nil {
+		t.Errorf("rerank decision %+v without a reranker", full.Rerank)
+	}
+
+	l := readLog(t, pool, full.SearchID)
+	var p plan.Plan
+	if err := json.Unmarshal(l.Plan, &p); err != nil {
+		t.Fatalf("plan %s: %v", l.Plan, err)
+	}
+	if p.Mode != plan.ModeFull || len(p.Intents) != 3 || p.Original != query {
+		t.Errorf("logged plan %s", l.Plan)
+	}
+	var logged []struct {
+		Name   string `json:"name"`
+		Intent int    `json:"intent"`
+	}
+	if err := json.Unmarshal(l.Results, &logged); err != nil {
+		t.Fatal(err)
+	}
+	var loggedNames []string
+	for _, r := range logged {
+		loggedNames = append(loggedNames, r.Name)
+	}
+	if !slices.Equal(loggedNames, names(full)) || l.Count != 3 {
+		t.Errorf("logged results %s (count %d), response %v", l.Results, l.Count, names(full))
+	}
+	if !contains(l.Variants, "What was the revenue of "+picked[1].Name+"?") || len(l.Variants) != 3 {
+		t.Errorf("logged variants %v", l.Variants)
+	}
+
+	// plan none logs no plan and no rerank decision
+	l = readLog(t, pool, none.SearchID)
+	if l.Plan != nil || l.Rerank != nil {
+		t.Errorf("plan none logged plan %s rerank %s", l.Plan, l.Rerank)
+	}
+}
+
+func TestPlanValidation(t *testing.T) {
+	t.Parallel()
+	pool, _, h := datasetDB(t, 2)
+	svc := planService(pool, h, nil, time.Second)
+	for _, r := range []search.Request{
+		{Query: "revenue", Plan: "everything"},
+		{Query: "revenue", Plan: plan.ModeFull, Queries: []string{"sales"}},
+		{Query: "revenue", Rerank: new(true)}, // no reranker configured
+	} {
+		_, err := svc.Search(context.Background(), r)
+		var ie *search.InvalidRequestError
+		if !errors.As(err, &ie) {
+			t.Errorf("%+v: err %v, want InvalidRequestError", r, err)
+		}
+	}
+}
+
+// cohere is an httptest rerank API in Cohere's wire format that scores documents by the
+// position of their text in order (the first listed text scores highest) or hangs.
+type cohere struct {
+	order []string // tool names, best first; others are left out of the answer
+	hang  bool
+	got   chan map[string]any
+}
+
+func (c *cohere) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Model     string   `json:"model"`
+		Query     string   `json:"query"`
+		Documents []string `json:"documents"`
+		TopN      int      `json:"top_n"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || r.URL.Path != "/v2/rerank" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	select {
+	case c.got <- map[string]any{"query": body.Query, "docs": body.Documents, "top_n": body.TopN, "model": body.Model}:
+	default:
+	}
+	if c.hang {
+		<-r.Context().Done()
+		return
+	}
+	type result struct {
+		Index int     `json:"index"`
+		Score float64 `json:"relevance_score"`
+	}
+	var res []result
+	for rank, name := range c.order {
+		for i, d := range body.Documents {
+			if strings.HasPrefix(d, name+":") {
+				res = append(res, result{Index: i, Score: 1 - float64(rank)/10})
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"id": "r1", "results": res, "meta": map[string]any{"billed_units": map[string]int{"search_units": 1}}})
+}
+
+func newCohere(t *testing.T, c *cohere) rerank.Reranker {
+	t.Helper()
+	c.got = make(chan map[string]any, 1)
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	r, err := rerank.NewHTTP(srv.URL+"/v2/rerank", "rk", "rerank-v3.5", rerank.StyleCohere, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRerankReorders(t *testing.T) {
+	t.Parallel()
+	pool, cs, h := datasetDB(t, 5)
+	ctx := context.Background()
+	query := "revenue of " + cs[1].Name
+	plain := mustSearch(t, ctx, planService(pool, h, nil, time.Second), search.Request{Query: query, K: 3, Mode: search.ModeLexical})
+	if len(plain.Results) != 3 {
+		t.Fatalf("fused results %v", names(plain))
+	}
+	// the reranker puts the fused third first and the fused first second
+	api := &cohere{order: []string{plain.Results[2].Name, plain.Results[0].Name}}
+	svc := planService(pool, h, newCohere(t, api), time.Second)
+	got := mustSearch(t, ctx, svc, search.Request{Query: query, K: 3, Mode: search.ModeLexical})
+	want := []string{plain.Results[2].Name, plain.Results[0].Name, plain.Results[1].Name}
+	if !slices.Equal(names(got), want) {
+		t.Fatalf("reranked %v, want %v (fused %v)", names(got), want, names(plain))
+	}
+	sent := <-api.got
+	if sent["query"] != query || sent["top_n"] != 3 || sent["model"] != "rerank-v3.5" || len(sent["docs"].([]string)) < 3 {
+		t.Errorf("rerank request %v", sent)
+	}
+	if got.Rerank == nil || !got.Rerank.Applied || got.Results[0].RerankScore == nil || got.Results[2].RerankScore != nil {
+		t.Errorf("decision %+v, results %+v", got.Rerank, got.Results)
+	}
+	var d rerank.Decision
+	if err := json.Unmarshal(readLog(t, pool, got.SearchID).Rerank, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Reranker != rerank.KindHTTP || !d.Applied || len(d.Scores) != 2 || d.Scores[0].ID != want[0] || d.Scores[0].FusedPos != 2 {
+		t.Errorf("logged decision %+v", d)
+	}
+
+	// rerank: false keeps the fused order
+	off := mustSearch(t, ctx, svc, search.Request{Query: query, K: 3, Mode: search.ModeLexical, Rerank: new(false)})
+	if !slices.Equal(names(off), names(plain)) || off.Rerank != nil {
+		t.Errorf("rerank false: %v %+v, want %v", names(off), off.Rerank, names(plain))
+	}
+}
+
+func TestRerankTimeoutKeepsFusedOrder(t *testing.T) {
+	t.Parallel()
+	pool, cs, h := datasetDB(t, 5)
+	ctx := context.Background()
+	query := "revenue of " + cs[3].Name
+	plain := mustSearch(t, ctx, planService(pool, h, nil, time.Second), search.Request{Query: query, K: 4, Mode: search.ModeLexical})
+	svc := planService(pool, h, newCohere(t, &cohere{hang: true}), 200*time.Millisecond)
+	got := mustSearch(t, ctx, svc, search.Request{Query: query, K: 4, Mode: search.ModeLexical})
+	if !slices.Equal(names(got), names(plain)) {
+		t.Fatalf("after a rerank timeout %v, want the fused %v", names(got), names(plain))
+	}
+	var d rerank.Decision
+	if err := json.Unmarshal(readLog(t, pool, got.SearchID).Rerank, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Applied || d.Fallback != "timeout after 200ms" || got.Rerank == nil || got.Rerank.Fallback != d.Fallback {
+		t.Errorf("logged decision %+v, response %+v", d, got.Rerank)
+	}
+}
