@@ -18,13 +18,14 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/eval"
+	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/jobs"
 )
 
-const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME|all] " +
-	"[--questions N] [--queries-limit N] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
+const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME[,NAME]|all] " +
+	"[--plan none|rewrite|decompose|full[,...]] [--questions N] [--queries-limit N] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
 
 // evalSource is the catalog source the dataset's tools are loaded into.
 const evalSource = "eval"
@@ -49,6 +50,7 @@ type evalRunOptions struct {
 	ks           []int
 	modes        []search.Mode
 	profiles     []string // "" is the active profile; nil with allProfiles
+	plans        []plan.Mode
 	allProfiles  bool
 	questions    int
 	queriesLimit int
@@ -128,7 +130,10 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 			profiles = append(profiles, p.Name)
 		}
 	}
-	svc := newSearch(env, pool, embedder)
+	svc, err := newSearch(env, pool, embedder)
+	if err != nil {
+		return err
+	}
 	queryStart := time.Now()
 	var runs []evalRun
 	for _, mode := range o.modes {
@@ -138,25 +143,31 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 			ps = ps[:1]
 		}
 		for _, profile := range ps {
-			label := string(mode) + " / " + profileLabel(profile)
-			if mode == search.ModeLexical {
-				label = string(mode)
+			for _, pm := range o.plans {
+				label := string(mode) + " / " + profileLabel(profile)
+				if mode == search.ModeLexical {
+					label = string(mode)
+				}
+				if pm != plan.ModeNone {
+					label += " / plan " + string(pm)
+				}
+				cfg := map[string]any{
+					"mode": mode, "profile": profileLabel(profile), "plan": pm, "ks": o.ks, "questions": o.questions,
+					"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": newEnricher(env.cfg).Model(),
+					"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
+				}
+				if mode == search.ModeLexical {
+					delete(cfg, "profile")
+				}
+				t := time.Now()
+				rep, err := eval.Run(ctx, queries, searchFunc(svc, search.Request{Mode: mode, Profile: profile, Plan: pm}),
+					eval.Options{Ks: o.ks, Config: cfg})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.stderr, "eval: %s: %d queries in %.1fs\n", label, len(queries), time.Since(t).Seconds())
+				runs = append(runs, evalRun{label: label, report: rep})
 			}
-			cfg := map[string]any{
-				"mode": mode, "profile": profileLabel(profile), "ks": o.ks, "questions": o.questions,
-				"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": newEnricher(env.cfg).Model(),
-				"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
-			}
-			if mode == search.ModeLexical {
-				delete(cfg, "profile")
-			}
-			t := time.Now()
-			rep, err := eval.Run(ctx, queries, searchFunc(svc, mode, profile), eval.Options{Ks: o.ks, Config: cfg})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.stderr, "eval: %s: %d queries in %.1fs\n", label, len(queries), time.Since(t).Seconds())
-			runs = append(runs, evalRun{label: label, report: rep})
 		}
 	}
 	querySecs := time.Since(queryStart).Seconds()
@@ -173,6 +184,7 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	mode := fs.String("mode", "hybrid", "hybrid, lexical, vector or all")
 	profile := fs.String("profile", "", "weight profiles of the vector branch, comma-separated, or all (default: the active one)")
 	questions := fs.Int("questions", env.cfg.Questions, "synthetic questions per tool (TOOLGATE_QUESTIONS)")
+	plans := fs.String("plan", "none", "query planning: none, rewrite, decompose or full, comma-separated to compare")
 	limit := fs.Int("queries-limit", 0, "run only N queries, evenly spaced over the file (0: all)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
@@ -206,6 +218,13 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 		o.allProfiles = true
 	} else {
 		o.profiles = strings.Split(*profile, ",")
+	}
+	for p := range strings.SplitSeq(*plans, ",") {
+		pm, err := plan.ParseMode(strings.TrimSpace(p))
+		if err != nil {
+			return o, &usageError{msg: "--plan: " + err.Error()}
+		}
+		o.plans = append(o.plans, pm)
 	}
 	if *questions < 0 || *questions > 50 {
 		return o, &usageError{msg: "--questions must be 0 to 50"}
@@ -241,9 +260,11 @@ func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
 
 // searchFunc ranks with the search service of POST /search and returns the tools' names as
 // the dataset spells them (without the eval source's namespace).
-func searchFunc(svc *search.Service, mode search.Mode, profile string) eval.SearchFunc {
+func searchFunc(svc *search.Service, base search.Request) eval.SearchFunc {
 	return func(ctx context.Context, query string, k int) ([]string, error) {
-		resp, err := svc.Search(ctx, search.Request{Query: query, K: k, Mode: mode, Profile: profile})
+		r := base
+		r.Query, r.K = query, k
+		resp, err := svc.Search(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -98,8 +98,9 @@ func TestEvalDataset(t *testing.T) {
 		t.Fatalf("live database has %d tools, %d sources (%v)", tools, sources, err)
 	}
 
-	// Every mode × profile in one run: {"runs": [...]}, lexical once.
-	code, out, errOut = runCLI(t, env, "eval", dir, "--json", "--k", "5", "--mode", "all", "--profile", "all", "--queries-limit", "4")
+	// Every mode × profile × plan in one run: {"runs": [...]}, lexical once per plan.
+	code, out, errOut = runCLI(t, env, "eval", dir, "--json", "--k", "5", "--mode", "all", "--profile", "all",
+		"--plan", "none,full", "--queries-limit", "7")
 	if code != 0 {
 		t.Fatalf("eval all: exit %d: %s", code, errOut)
 	}
@@ -109,8 +110,13 @@ func TestEvalDataset(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &all); err != nil {
 		t.Fatal(err)
 	}
-	if len(all.Runs) != 11 || all.Runs[0].Config["mode"] != "lexical" || all.Runs[0].NQueries != 4 {
-		t.Fatalf("%d runs, first %v", len(all.Runs), all.Runs[0].Config)
+	if len(all.Runs) != 22 || all.Runs[0].Config["mode"] != "lexical" || all.Runs[0].NQueries != 7 ||
+		all.Runs[1].Config["plan"] != "full" || all.Runs[2].Config["profile"] != "concat" {
+		t.Fatalf("%d runs, first %v, second %v", len(all.Runs), all.Runs[0].Config, all.Runs[1].Config)
+	}
+	// The 7 queries are spread over the file: not only the single-tool ones at its start.
+	if len(all.Runs[0].ByKind) < 4 {
+		t.Fatalf("--queries-limit 7 took kinds %v", all.Runs[0].Kinds())
 	}
 }
 
@@ -122,6 +128,7 @@ func TestEvalDatasetBadInput(t *testing.T) {
 		{"eval", dir, "--k", "0"},
 		{"eval", dir, "--k", "101"},
 		{"eval", dir, "--questions", "-1"},
+		{"eval", dir, "--plan", "sometimes"},
 		{"eval", dir, "extra", "args"},
 	} {
 		if code, _, errOut := runCLI(t, nil, args...); code != 2 {
