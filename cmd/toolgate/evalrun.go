@@ -94,6 +94,11 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		return err
 	}
+	// Unknown profiles fail now, not after the enrichment.
+	profiles, err := evalProfiles(ctx, pool, o)
+	if err != nil {
+		return err
+	}
 	embedder := newEmbedder(env.cfg)
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
@@ -119,17 +124,6 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	enrichSecs := time.Since(enrichStart).Seconds()
 
-	profiles := o.profiles
-	if o.allProfiles {
-		ps, err := db.New(pool).ListProfiles(ctx)
-		if err != nil {
-			return err
-		}
-		profiles = nil
-		for _, p := range ps {
-			profiles = append(profiles, p.Name)
-		}
-	}
 	svc, err := newSearch(env, pool, embedder)
 	if err != nil {
 		return err
@@ -234,6 +228,30 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	}
 	o.dir, o.ks, o.questions, o.queriesLimit, o.asJSON, o.keep = dir, ks, *questions, *limit, *asJSON, *keep
 	return o, nil
+}
+
+// evalProfiles returns the profiles to compare: every profile of the evaluation database
+// with --profile all, else the named ones, which must exist there.
+func evalProfiles(ctx context.Context, pool *pgxpool.Pool, o evalRunOptions) ([]string, error) {
+	ps, err := db.New(pool).ListProfiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(ps))
+	var all []string
+	for _, p := range ps {
+		known[p.Name] = true
+		all = append(all, p.Name)
+	}
+	if o.allProfiles {
+		return all, nil
+	}
+	for _, p := range o.profiles {
+		if p != "" && !known[p] {
+			return nil, &usageError{msg: fmt.Sprintf("--profile: no weight profile named %q (have %s)", p, strings.Join(all, ", "))}
+		}
+	}
+	return o.profiles, nil
 }
 
 // spread returns n queries evenly spaced over qs (all of them when n is 0 or too large), so

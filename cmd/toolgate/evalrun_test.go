@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -135,8 +136,19 @@ func TestEvalDatasetBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, errOut)
 		}
 	}
+	// An unknown profile fails before the enrichment, and the database is still dropped.
+	ds := t.TempDir()
+	if code, _, errOut := runCLI(t, nil, "dataset", "scalemcp", "--companies", "1", "--single", "1",
+		"--multi-tool", "0", "--multi-company", "0", "--multi-hop", "0", "--out", ds); code != 0 {
+		t.Fatalf("dataset: %s", errOut)
+	}
+	code, _, errOut := runCLI(t, map[string]string{"DATABASE_URL": pgtest.NewDB(t)}, "eval", ds, "--profile", "default,nope")
+	if code != 2 || !strings.Contains(errOut, `no weight profile named "nope"`) || !strings.Contains(errOut, "dropped database") ||
+		strings.Contains(errOut, "enrichment") {
+		t.Fatalf("unknown profile: exit %d, %q", code, errOut)
+	}
 	// A directory without a dataset fails before any database is created.
-	code, _, errOut := runCLI(t, map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/x"}, "eval", dir)
+	code, _, errOut = runCLI(t, map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/x"}, "eval", dir)
 	if code != 1 || !regexp.MustCompile(`tools\.jsonl`).MatchString(errOut) {
 		t.Fatalf("missing dataset: exit %d, %q", code, errOut)
 	}
