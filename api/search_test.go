@@ -76,6 +76,9 @@ func TestSearchEndpoints(t *testing.T) {
 		{`{"query":"x","profile":"nope"}`, "unknown_profile", 400},
 		{`{"query":"x","mode":"vector"}`, "no_embedder", 400},
 		{`{"query":"x","bogus":1}`, "invalid_request", 400},
+		{`{"query":"x","plan":"all"}`, "invalid_request", 400},
+		{`{"query":"x","plan":"full","queries":["y"]}`, "invalid_request", 400},
+		{`{"query":"x","rerank":true}`, "invalid_request", 400},
 	} {
 		status, body := post("/search", tc.body)
 		e, _ := body["error"].(map[string]any)
