@@ -21,7 +21,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) error {
 			return sub(ctx, env, args[1:])
 		}
 	}
-	return &usageError{msg: "usage: toolgate eval calls --gold FILE --pred FILE [--json]"}
+	return runEvalDataset(ctx, env, args)
 }
 
 // runEvalCalls scores agent tool-call traces: FinMCP-Bench tool precision, recall, F1 and

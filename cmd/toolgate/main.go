@@ -31,7 +31,8 @@ commands:
   sync      NAME: sync an MCP source from its server now
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
-  eval      calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
+  eval      DIR [--mode all] [--profile all]: retrieval quality on a dataset, in a fresh database
+            | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
