@@ -245,19 +245,20 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 			rep.Steps = append(rep.Steps, step)
 		}
 		keep := make([]string, len(comps))
-		params := make([]db.UpsertToolComponentParams, len(comps))
+		params := db.UpsertToolComponentsParams{ToolID: tool.ID, Model: emodel,
+			Kinds: make([]string, len(comps)), Ordinals: make([]int32, len(comps)), Texts: make([]string, len(comps)),
+			TextHashes: make([]string, len(comps)), Embeddings: make([]string, len(comps))}
 		tc := make([]tdwa.Component, len(comps))
 		for i, c := range comps {
 			keep[i] = c.Key()
-			v := pgvector.NewVector(vectors[i])
-			params[i] = db.UpsertToolComponentParams{ToolID: tool.ID, Kind: c.Kind, Ordinal: int32(c.Ordinal),
-				Text: c.Text, TextHash: c.Hash(), Embedding: &v, Model: &emodel}
+			params.Kinds[i], params.Ordinals[i], params.Texts[i] = c.Kind, int32(c.Ordinal), c.Text
+			params.TextHashes[i], params.Embeddings[i] = c.Hash(), pgvector.NewVector(vectors[i]).String()
 			tc[i] = tdwa.Component{Kind: c.Kind, Ordinal: c.Ordinal, Vector: vectors[i]}
 		}
 		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
 			return err
 		}
-		if err := execBatch(q.UpsertToolComponent(ctx, params)); err != nil {
+		if err := q.UpsertToolComponents(ctx, params); err != nil {
 			return fmt.Errorf("write components: %w", err)
 		}
 		sets, err := q.ListWritableVectorSets(ctx)

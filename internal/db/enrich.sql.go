@@ -414,6 +414,44 @@ func (q *Queries) ToolHasActiveVector(ctx context.Context, toolID int64) (bool, 
 	return column_1, err
 }
 
+const upsertToolComponents = `-- name: UpsertToolComponents :exec
+INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash, embedding, model)
+SELECT $1::bigint, unnest($2::text[]), unnest($3::int[]),
+       unnest($4::text[]), unnest($5::text[]),
+       unnest($6::text[])::vector, $7::text
+ON CONFLICT (tool_id, kind, ordinal) DO UPDATE
+SET text = excluded.text, text_hash = excluded.text_hash, embedding = excluded.embedding,
+    model = excluded.model, updated_at = now()
+WHERE (tool_components.text_hash, tool_components.model, tool_components.embedding IS NULL)
+      IS DISTINCT FROM (excluded.text_hash, excluded.model, excluded.embedding IS NULL)
+`
+
+type UpsertToolComponentsParams struct {
+	ToolID     int64    `json:"tool_id"`
+	Kinds      []string `json:"kinds"`
+	Ordinals   []int32  `json:"ordinals"`
+	Texts      []string `json:"texts"`
+	TextHashes []string `json:"text_hashes"`
+	Embeddings []string `json:"embeddings"`
+	Model      string   `json:"model"`
+}
+
+// Writes all of a tool's components in ONE statement: the lexical index is maintained by
+// statement-level triggers (migration 0004), so one statement means one index refresh per
+// tool instead of one per component. Embeddings travel as pgvector text ('[1,2,...]').
+func (q *Queries) UpsertToolComponents(ctx context.Context, arg UpsertToolComponentsParams) error {
+	_, err := q.db.Exec(ctx, upsertToolComponents,
+		arg.ToolID,
+		arg.Kinds,
+		arg.Ordinals,
+		arg.Texts,
+		arg.TextHashes,
+		arg.Embeddings,
+		arg.Model,
+	)
+	return err
+}
+
 const upsertToolEnrichment = `-- name: UpsertToolEnrichment :exec
 INSERT INTO tool_enrichments (tool_id, step, content_hash, model, output, prompt_tokens, completion_tokens)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

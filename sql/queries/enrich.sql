@@ -35,9 +35,14 @@ SELECT * FROM tool_components WHERE tool_id = $1 ORDER BY kind, ordinal;
 DELETE FROM tool_components
 WHERE tool_id = $1 AND (kind || ':' || ordinal::text) <> ALL (sqlc.arg(keep)::text[]);
 
--- name: UpsertToolComponent :batchexec
+-- name: UpsertToolComponents :exec
+-- Writes all of a tool's components in ONE statement: the lexical index is maintained by
+-- statement-level triggers (migration 0004), so one statement means one index refresh per
+-- tool instead of one per component. Embeddings travel as pgvector text ('[1,2,...]').
 INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash, embedding, model)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+SELECT sqlc.arg(tool_id)::bigint, unnest(sqlc.arg(kinds)::text[]), unnest(sqlc.arg(ordinals)::int[]),
+       unnest(sqlc.arg(texts)::text[]), unnest(sqlc.arg(text_hashes)::text[]),
+       unnest(sqlc.arg(embeddings)::text[])::vector, sqlc.arg(model)::text
 ON CONFLICT (tool_id, kind, ordinal) DO UPDATE
 SET text = excluded.text, text_hash = excluded.text_hash, embedding = excluded.embedding,
     model = excluded.model, updated_at = now()
