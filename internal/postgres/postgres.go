@@ -6,12 +6,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 )
+
+// DefaultConnectTimeout bounds each new connection (TCP connect and startup) when the
+// database URL sets no connect_timeout: while PostgreSQL is down a request that needs a
+// new connection fails after this long instead of waiting for the operating system's
+// TCP timeout, so the API answers 503 quickly.
+const DefaultConnectTimeout = 5 * time.Second
 
 // Connect opens a pool to url and checks that the server answers. Every connection
 // knows the pgvector types when the extension is installed. Options tune the pool.
@@ -19,6 +30,9 @@ func Connect(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, er
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	for _, o := range opts {
 		o(cfg)
@@ -83,8 +97,31 @@ func Ready(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // IsUnavailable reports whether err means the database could not be reached at all,
-// as opposed to a query that failed.
+// as opposed to a query that failed: not ready (see Ready), a failed connection attempt
+// (also when the pool could not acquire one), a connection lost mid-query, or a server
+// shutting down, starting up or refusing connections (SQLSTATE class 08, 57P01-57P03).
 func IsUnavailable(err error) bool {
-	var nr *NotReadyError
-	return errors.As(err, &nr)
+	var (
+		nr *NotReadyError
+		ce *pgconn.ConnectError
+		pe *pgconn.PgError
+		ne net.Error
+	)
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &nr), errors.As(err, &ce):
+		return true
+	case errors.As(err, &pe):
+		return pgerrcode.IsConnectionException(pe.Code) || pe.Code == pgerrcode.AdminShutdown ||
+			pe.Code == pgerrcode.CrashShutdown || pe.Code == pgerrcode.CannotConnectNow
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, net.ErrClosed):
+		return true
+	case errors.As(err, &ne):
+		// a network failure on an open connection; a timeout of the caller's own
+		// deadline is a context error, not a net.Error
+		return true
+	}
+	return false
 }
