@@ -112,6 +112,9 @@ func IsUnavailable(err error) bool {
 		return false
 	case errors.As(err, &nr), errors.As(err, &ce):
 		return true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// the caller gave up (or its deadline passed) on a query that was running
+		return false
 	case errors.As(err, &pe):
 		return pgerrcode.IsConnectionException(pe.Code) || pe.Code == pgerrcode.AdminShutdown ||
 			pe.Code == pgerrcode.CrashShutdown || pe.Code == pgerrcode.CannotConnectNow
@@ -119,9 +122,7 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, net.ErrClosed):
 		return true
 	case errors.As(err, &ne):
-		// a network failure on an open connection; a timeout of the caller's own
-		// deadline is a context error, not a net.Error
-		return true
+		return true // a network failure on an open connection
 	}
 	return false
 }
