@@ -6,9 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -98,14 +95,15 @@ func Ready(ctx context.Context, pool *pgxpool.Pool) error {
 
 // IsUnavailable reports whether err means the database could not be reached at all,
 // as opposed to a query that failed: not ready (see Ready), a failed connection attempt
-// (also when the pool could not acquire one), a connection lost mid-query, or a server
-// shutting down, starting up or refusing connections (SQLSTATE class 08, 57P01-57P03).
+// (also what a pool acquire returns when it cannot connect), or a server shutting down,
+// starting up or refusing connections (SQLSTATE class 08, 57P01-57P03). Only pgconn's
+// own error types count: a bare EOF or network error may come from anything (a request
+// body, a provider) and stays an internal error.
 func IsUnavailable(err error) bool {
 	var (
 		nr *NotReadyError
 		ce *pgconn.ConnectError
 		pe *pgconn.PgError
-		ne net.Error
 	)
 	switch {
 	case err == nil:
@@ -118,11 +116,6 @@ func IsUnavailable(err error) bool {
 	case errors.As(err, &pe):
 		return pgerrcode.IsConnectionException(pe.Code) || pe.Code == pgerrcode.AdminShutdown ||
 			pe.Code == pgerrcode.CrashShutdown || pe.Code == pgerrcode.CannotConnectNow
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, net.ErrClosed):
-		return true
-	case errors.As(err, &ne):
-		return true // a network failure on an open connection
 	}
 	return false
 }
