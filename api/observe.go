@@ -13,7 +13,7 @@ import (
 )
 
 // instrument fills in the optional observability dependencies (a fresh metrics registry,
-// tracing off, reads on the primary pool), installs the middleware that traces, counts
+// tracing off), installs the middleware that traces, counts
 // and logs every request, and serves GET /metrics.
 func (s *Server) instrument(e *echo.Echo) {
 	if s.deps.Metrics == nil {
@@ -21,9 +21,6 @@ func (s *Server) instrument(e *echo.Echo) {
 	}
 	if s.deps.Tracing == nil {
 		s.deps.Tracing = tracing.Disabled()
-	}
-	if s.deps.ReadPool == nil {
-		s.deps.ReadPool = s.deps.Pool
 	}
 	s.log = logging.Wrap(s.log)
 	if s.deps.Tracing.Enabled() {

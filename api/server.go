@@ -27,8 +27,6 @@ type Deps struct {
 	Pool   *pgxpool.Pool
 	River  *river.Client[pgx.Tx]
 	Logger *slog.Logger
-	// ReadPool serves searches; nil means Pool (no read replica).
-	ReadPool *pgxpool.Pool
 	// Metrics is the process's registry, served at /metrics; nil makes a fresh one.
 	Metrics *metrics.Metrics
 	// Tracing exports spans of requests; nil means tracing is off.

@@ -411,3 +411,49 @@ func TestEnrichToolJudgeFailKeepsOriginal(t *testing.T) {
 		t.Fatalf("%d profile components, want 5", n)
 	}
 }
+
+// TestEnrichToolProviderHangs points enrichment at an OpenAI-compatible server that accepts
+// requests and never answers (docs/faults.md): every attempt ends at the provider timeout
+// (TOOLGATE_LLM_TIMEOUT), the job fails with a timeout error River retries, and nothing of
+// the tool's enrichment is written.
+func TestEnrichToolProviderHangs(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	release := make(chan struct{})
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	pc := provider.Config{BaseURL: srv.URL + "/v1", Key: "sk-test", Timeout: 200 * time.Millisecond, Concurrency: 4,
+		Retries: 1, BaseBackoff: time.Millisecond}
+	deps := Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Questions: 3,
+		Embedder: embed.NewOpenAI(embed.OpenAIConfig{Provider: pc, Model: "text-embedding-test", Dims: 64, MaxBatch: 8}),
+		Enricher: enrich.NewLLM(llm.New(llm.Config{Provider: pc, Model: "gpt-test"}), false)}
+	id, hash := importOne(t, pool)
+	w := &EnrichToolWorker{deps: deps}
+	start := time.Now()
+	err := w.Work(context.Background(), &river.Job[EnrichToolArgs]{Args: EnrichToolArgs{ToolID: id, ContentHash: hash}})
+	took := time.Since(start)
+	var pe *provider.ProviderError
+	if !errors.As(err, &pe) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a provider timeout error for River to retry, got %v", err)
+	}
+	// generous bound: two attempts of 200ms each, far below the minutes of a hang
+	if took > 10*time.Second {
+		t.Errorf("hanging provider held the job for %s", took)
+	}
+	if calls.Load() < 2 {
+		t.Errorf("%d provider calls, want the first attempt and its retry", calls.Load())
+	}
+	for _, table := range []string{"tool_components", "tool_enrichments", "tool_vectors"} {
+		if n := countRows(t, pool, `SELECT count(*) FROM `+table+` WHERE tool_id = $1`, id); n != 0 {
+			t.Fatalf("%d rows in %s after a timed-out job", n, table)
+		}
+	}
+}

@@ -489,3 +489,104 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 		t.Fatalf("after the last attempt the set is %s, want failed", s)
 	}
 }
+
+// TestReweightSurvivesStopAndCancel is the SIGTERM fault (docs/faults.md): a River client
+// running a re-weight is stopped with StopAndCancel, as `toolgate serve` does when the
+// shutdown timeout passes, while the job waits to switch the profile to its new set (a
+// test transaction holds the profile's row). The old set stays current and whole; a new
+// client then finishes the same job and set, and the old set is retired (deleted).
+func TestReweightSurvivesStopAndCancel(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	n := enrichedCatalog(t, pool, localDeps(pool), 2)
+	old := currentSet(t, pool, "default")
+	putWeights(t, pool, "default", map[string]float64{"name": 1})
+
+	first, err := NewClient(localDeps(pool), Options{Work: true, MaxWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// queued before the lock (enqueueing locks the profile too), worked after it
+	start, err := EnqueueReweight(ctx, pool, first, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Rollback(ctx) }()
+	if _, err := lock.Exec(ctx, `SELECT 1 FROM weight_profiles WHERE name = 'default' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// wait until every vector of the new set is written and the switch waits for the lock
+	waitFor(t, "the re-weight to wait for the switch", func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, start.SetID) == n &&
+			countRows(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0
+	})
+	stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := first.StopAndCancel(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// the old set is still the one searched, whole; the new one is still building
+	if cur := currentSet(t, pool, "default"); cur != old {
+		t.Fatalf("current set %d after the stop, want the old %d", cur, old)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old); got != n {
+		t.Fatalf("old set holds %d vectors after the stop, want %d", got, n)
+	}
+	if s, err := db.New(pool).GetVectorSet(ctx, start.SetID); err != nil || s.State != "building" {
+		t.Fatalf("interrupted set: %+v %v, want building", s, err)
+	}
+
+	second, err := NewClient(localDeps(pool), Options{Work: true, MaxWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = second.StopAndCancel(context.Background()) }()
+	waitFor(t, "the re-run to finish the job", func() bool {
+		job, err := second.JobGet(ctx, start.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.State == rivertype.JobStateCancelled || job.State == rivertype.JobStateDiscarded {
+			t.Fatalf("job %d ended %s: %v", job.ID, job.State, job.Errors)
+		}
+		return job.State == rivertype.JobStateCompleted
+	})
+	if cur := currentSet(t, pool, "default"); cur != start.SetID {
+		t.Fatalf("current set %d after the re-run, want %d", cur, start.SetID)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, start.SetID); got != n {
+		t.Fatalf("new set holds %d vectors, want %d", got, n)
+	}
+	// the old set is retired: deleted with its vectors
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old) +
+		countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE id = $1`, old); got != 0 {
+		t.Errorf("old set %d not retired: %d rows left", old, got)
+	}
+}
+
+// waitFor polls cond every 50ms for up to 30s (a generous bound, not a timing assertion).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

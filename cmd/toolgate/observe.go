@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"runtime/debug"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
@@ -48,18 +44,4 @@ func (env *cliEnv) tracer() *tracing.Provider {
 // poolOptions sizes a pool by TOOLGATE_DB_MAX_CONNS and traces its queries when tracing is on.
 func poolOptions(env *cliEnv) []postgres.Option {
 	return []postgres.Option{postgres.WithMaxConns(env.cfg.DBMaxConns), postgres.WithQueryTracer(env.tracer().SQLTracer())}
-}
-
-// openReadPool opens the pool on DATABASE_READ_URL, or returns primary when it is not set
-// or the process serves no searches (role worker). The returned function closes what was
-// opened.
-func openReadPool(ctx context.Context, env *cliEnv, primary *pgxpool.Pool) (*pgxpool.Pool, func(), error) {
-	if env.cfg.DatabaseReadURL == "" || env.cfg.Role == config.RoleWorker {
-		return primary, func() {}, nil
-	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseReadURL, poolOptions(env)...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read replica (DATABASE_READ_URL): %w", err)
-	}
-	return pool, pool.Close, nil
 }

@@ -70,16 +70,8 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
-	readPool, closeRead, err := openReadPool(ctx, env, pool)
-	if err != nil {
-		return err
-	}
-	defer closeRead()
 	m := metrics.New()
 	m.WatchPool("primary", pool)
-	if readPool != pool {
-		m.WatchPool("read", readPool)
-	}
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
@@ -102,7 +94,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, ReadPool: readPool, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
+	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
 		Search: searchSvc}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {

@@ -36,7 +36,6 @@ type Config struct {
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
 	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
-	DatabaseReadURL string        // DATABASE_READ_URL; "" means searches read the primary
 	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
@@ -113,7 +112,6 @@ func Load(getenv func(string) string) (Config, error) {
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
 		SyncTimeout:     r.duration("TOOLGATE_SYNC_TIMEOUT", time.Minute),
-		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
 		DBMaxConns:      r.integer("TOOLGATE_DB_MAX_CONNS", 0, 0, 10000),
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
@@ -165,6 +163,12 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 100, 1, 100000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
+	// Removed: every search writes its retrieval-log row in the same statement, so searches
+	// cannot run on a read-only replica. Refused rather than ignored, so that nobody
+	// believes their searches go to a replica (docs/scaling.md).
+	if v := r.str("DATABASE_READ_URL", ""); v != "" {
+		r.fail("DATABASE_READ_URL", redact(v), "not supported: searches write the retrieval log and run on the primary (DATABASE_URL); see docs/scaling.md")
+	}
 	if r.err != nil {
 		return c, r.err
 	}
@@ -175,9 +179,6 @@ func Load(getenv func(string) string) (Config, error) {
 func (c Config) Validate() error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return &Error{"DATABASE_URL", redact(c.DatabaseURL), "want postgres://user@host:port/db"}
-	}
-	if u, err := url.Parse(c.DatabaseReadURL); c.DatabaseReadURL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
-		return &Error{"DATABASE_READ_URL", redact(c.DatabaseReadURL), "want postgres://user@host:port/db"}
 	}
 	if u, err := url.Parse(c.OTLPEndpoint); c.OTLPEndpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return &Error{"TOOLGATE_OTLP_ENDPOINT", c.OTLPEndpoint, "want an OTLP/HTTP base URL such as http://collector:4318"}

@@ -7,7 +7,6 @@ import (
 
 func TestOpsSettings(t *testing.T) {
 	c, err := Load(env(map[string]string{
-		"DATABASE_READ_URL":           "postgres://reader@replica:5432/toolgate",
 		"TOOLGATE_DB_MAX_CONNS":       "20",
 		"TOOLGATE_RIVER_POLL_ONLY":    "true",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
@@ -15,7 +14,7 @@ func TestOpsSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DatabaseReadURL != "postgres://reader@replica:5432/toolgate" || c.DBMaxConns != 20 || !c.RiverPollOnly || c.OTLPEndpoint != "http://collector:4318" {
+	if c.DBMaxConns != 20 || !c.RiverPollOnly || c.OTLPEndpoint != "http://collector:4318" {
 		t.Fatalf("got %+v", c)
 	}
 	// toolgate's own variable wins over the OpenTelemetry one.
@@ -24,14 +23,14 @@ func TestOpsSettings(t *testing.T) {
 		t.Fatalf("got %q, %v; want http://b:4318", c.OTLPEndpoint, err)
 	}
 	c, err = Load(env(nil))
-	if err != nil || c.DatabaseReadURL != "" || c.DBMaxConns != 0 || c.RiverPollOnly || c.OTLPEndpoint != "" {
+	if err != nil || c.DBMaxConns != 0 || c.RiverPollOnly || c.OTLPEndpoint != "" {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 }
 
 func TestBadOpsSettingNamesIt(t *testing.T) {
 	cases := map[string]map[string]string{
-		"DATABASE_READ_URL":        {"DATABASE_READ_URL": "mysql://x"},
+		"DATABASE_READ_URL":        {"DATABASE_READ_URL": "postgres://reader@replica:5432/toolgate"},
 		"TOOLGATE_DB_MAX_CONNS":    {"TOOLGATE_DB_MAX_CONNS": "-1"},
 		"TOOLGATE_RIVER_POLL_ONLY": {"TOOLGATE_RIVER_POLL_ONLY": "sometimes"},
 		"TOOLGATE_OTLP_ENDPOINT":   {"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"},

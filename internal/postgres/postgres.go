@@ -8,10 +8,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 )
+
+// DefaultConnectTimeout bounds each new connection (TCP connect and startup) when the
+// database URL sets no connect_timeout: while PostgreSQL is down a request that needs a
+// new connection fails after this long instead of waiting for the operating system's
+// TCP timeout, so the API answers 503 quickly.
+const DefaultConnectTimeout = 5 * time.Second
 
 // Connect opens a pool to url and checks that the server answers. Every connection
 // knows the pgvector types when the extension is installed. Options tune the pool.
@@ -19,6 +27,9 @@ func Connect(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, er
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	for _, o := range opts {
 		o(cfg)
@@ -83,8 +94,28 @@ func Ready(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // IsUnavailable reports whether err means the database could not be reached at all,
-// as opposed to a query that failed.
+// as opposed to a query that failed: not ready (see Ready), a failed connection attempt
+// (also what a pool acquire returns when it cannot connect), or a server shutting down,
+// starting up or refusing connections (SQLSTATE class 08, 57P01-57P03). Only pgconn's
+// own error types count: a bare EOF or network error may come from anything (a request
+// body, a provider) and stays an internal error.
 func IsUnavailable(err error) bool {
-	var nr *NotReadyError
-	return errors.As(err, &nr)
+	var (
+		nr *NotReadyError
+		ce *pgconn.ConnectError
+		pe *pgconn.PgError
+	)
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &nr), errors.As(err, &ce):
+		return true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// the caller gave up (or its deadline passed) on a query that was running
+		return false
+	case errors.As(err, &pe):
+		return pgerrcode.IsConnectionException(pe.Code) || pe.Code == pgerrcode.AdminShutdown ||
+			pe.Code == pgerrcode.CrashShutdown || pe.Code == pgerrcode.CannotConnectNow
+	}
+	return false
 }
