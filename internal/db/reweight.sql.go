@@ -23,6 +23,19 @@ func (q *Queries) ActivateProfile(ctx context.Context, id int64) error {
 	return err
 }
 
+const buildSetIndex = `-- name: BuildSetIndex :one
+SELECT toolgate_index_vector_partition($1::bigint)::boolean
+`
+
+// Builds the HNSW index of the set's partition in bulk (false: the space has no indexable
+// dimension; the set is searched exactly).
+func (q *Queries) BuildSetIndex(ctx context.Context, setID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, buildSetIndex, setID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const countSetVectors = `-- name: CountSetVectors :one
 SELECT count(*) FROM tool_vectors WHERE set_id = $1
 `
@@ -73,31 +86,21 @@ func (q *Queries) DeleteProfile(ctx context.Context, id int64) error {
 	return err
 }
 
-const deleteSetVectorsBatch = `-- name: DeleteSetVectorsBatch :execrows
-DELETE FROM tool_vectors WHERE tool_vectors.set_id = $1 AND tool_vectors.tool_id IN (
-    SELECT t.tool_id FROM tool_vectors t WHERE t.set_id = $1 ORDER BY t.tool_id LIMIT $2)
-`
-
-type DeleteSetVectorsBatchParams struct {
-	SetID   int64 `json:"set_id"`
-	MaxRows int32 `json:"max_rows"`
-}
-
-// Deletes up to limit vectors of a set; called until it deletes none.
-func (q *Queries) DeleteSetVectorsBatch(ctx context.Context, arg DeleteSetVectorsBatchParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteSetVectorsBatch, arg.SetID, arg.MaxRows)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const deleteVectorSet = `-- name: DeleteVectorSet :exec
 DELETE FROM vector_sets WHERE id = $1
 `
 
 func (q *Queries) DeleteVectorSet(ctx context.Context, id int64) error {
 	_, err := q.db.Exec(ctx, deleteVectorSet, id)
+	return err
+}
+
+const dropSetPartition = `-- name: DropSetPartition :exec
+SELECT toolgate_drop_vector_partition($1::bigint)
+`
+
+func (q *Queries) DropSetPartition(ctx context.Context, setID int64) error {
+	_, err := q.db.Exec(ctx, dropSetPartition, setID)
 	return err
 }
 
@@ -470,6 +473,32 @@ func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightPro
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const lockVectorSetForDrop = `-- name: LockVectorSetForDrop :many
+SELECT id FROM vector_sets WHERE id = $1 FOR UPDATE
+`
+
+// Waits for the enrichment transactions that listed the set as writable (they hold it FOR
+// KEY SHARE) before its partition goes away.
+func (q *Queries) LockVectorSetForDrop(ctx context.Context, id int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, lockVectorSetForDrop, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const profileSearchable = `-- name: ProfileSearchable :one

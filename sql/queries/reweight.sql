@@ -88,10 +88,18 @@ UPDATE vector_sets SET state = 'retired', finished_at = now() WHERE id = $1;
 -- name: FailSet :execrows
 UPDATE vector_sets SET state = 'failed', error = $2, finished_at = now() WHERE id = $1 AND state = 'building';
 
--- name: DeleteSetVectorsBatch :execrows
--- Deletes up to limit vectors of a set; called until it deletes none.
-DELETE FROM tool_vectors WHERE tool_vectors.set_id = sqlc.arg(set_id) AND tool_vectors.tool_id IN (
-    SELECT t.tool_id FROM tool_vectors t WHERE t.set_id = sqlc.arg(set_id) ORDER BY t.tool_id LIMIT sqlc.arg(max_rows));
+-- name: BuildSetIndex :one
+-- Builds the HNSW index of the set's partition in bulk (false: the space has no indexable
+-- dimension; the set is searched exactly).
+SELECT toolgate_index_vector_partition(sqlc.arg(set_id)::bigint)::boolean;
+
+-- name: LockVectorSetForDrop :many
+-- Waits for the enrichment transactions that listed the set as writable (they hold it FOR
+-- KEY SHARE) before its partition goes away.
+SELECT id FROM vector_sets WHERE id = $1 FOR UPDATE;
+
+-- name: DropSetPartition :exec
+SELECT toolgate_drop_vector_partition(sqlc.arg(set_id)::bigint);
 
 -- name: DeleteVectorSet :exec
 DELETE FROM vector_sets WHERE id = $1;
