@@ -253,7 +253,9 @@ const listComponentVectorsMissingFromSet = `-- name: ListComponentVectorsMissing
 SELECT c.tool_id, c.kind, c.ordinal, c.embedding
 FROM tool_components c
 WHERE c.tool_id = ANY($1::bigint[]) AND c.embedding IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM tool_vectors v WHERE v.set_id = $2 AND v.tool_id = c.tool_id)
+  AND c.tool_id <> ALL (ARRAY(
+      SELECT b.id FROM unnest($1::bigint[]) AS b (id)
+      CROSS JOIN LATERAL (SELECT 1 FROM tool_vectors v WHERE v.set_id = $2 AND v.tool_id = b.id LIMIT 1) present))
 ORDER BY c.tool_id, c.kind, c.ordinal
 `
 
@@ -269,7 +271,10 @@ type ListComponentVectorsMissingFromSetRow struct {
 	Embedding *pgvector.Vector `json:"embedding"`
 }
 
-// The embedded components of the given tools that have no vector in the set yet.
+// The embedded components of the given tools that have no vector in the set yet. The tools
+// already in the set are found by one primary-key probe per tool of the batch (LATERAL ...
+// LIMIT 1 keeps it a probe): an anti-join would let the planner read the whole partition,
+// which grows to the catalog's size, in every batch.
 func (q *Queries) ListComponentVectorsMissingFromSet(ctx context.Context, arg ListComponentVectorsMissingFromSetParams) ([]ListComponentVectorsMissingFromSetRow, error) {
 	rows, err := q.db.Query(ctx, listComponentVectorsMissingFromSet, arg.ToolIds, arg.SetID)
 	if err != nil {
