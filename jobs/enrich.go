@@ -254,9 +254,12 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 				Text: c.Text, TextHash: c.Hash(), Embedding: &v, Model: &emodel}
 			tc[i] = tdwa.Component{Kind: c.Kind, Ordinal: c.Ordinal, Vector: vectors[i]}
 		}
-		// Tool vectors first: their HNSW inserts are the slow part of this transaction, and
-		// writing the components takes the lexical index's advisory lock (migration 0004),
-		// which serializes every enrichment transaction until it commits.
+		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
+			return err
+		}
+		if err := execBatch(q.UpsertToolComponent(ctx, params)); err != nil {
+			return fmt.Errorf("write components: %w", err)
+		}
 		sets, err := q.ListWritableVectorSets(ctx)
 		if err != nil {
 			return err
@@ -281,12 +284,6 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 		rep.Vectors = len(vp)
 		if err := execBatch(q.UpsertToolVector(ctx, vp)); err != nil {
 			return fmt.Errorf("write tool vectors: %w", err)
-		}
-		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
-			return err
-		}
-		if err := execBatch(q.UpsertToolComponent(ctx, params)); err != nil {
-			return fmt.Errorf("write components: %w", err)
 		}
 		return nil
 	})
