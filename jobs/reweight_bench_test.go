@@ -82,42 +82,40 @@ func seedBenchCatalog(b *testing.B, pool *pgxpool.Pool, n int) {
 //
 //	go test -run '^$' -bench BenchmarkReweight -benchtime 1x ./jobs
 func BenchmarkReweight(b *testing.B) {
-	{
-		b.Run("partitioned", func(b *testing.B) {
-			pool := pgtest.NewPool(b)
-			ctx := context.Background()
-			seedBenchCatalog(b, pool, benchTools)
-			weights := []string{
-				`{"name": 0.3, "description": 0.3, "parameters": 0.1, "question": 0.3}`,
-				`{"name": 0.1, "description": 0.2, "parameters": 0.1, "question": 0.6}`,
+	b.Run("partitioned", func(b *testing.B) {
+		pool := pgtest.NewPool(b)
+		ctx := context.Background()
+		seedBenchCatalog(b, pool, benchTools)
+		weights := []string{
+			`{"name": 0.3, "description": 0.3, "parameters": 0.1, "question": 0.3}`,
+			`{"name": 0.1, "description": 0.2, "parameters": 0.1, "question": 0.6}`,
+		}
+		reweight := func(i int) (build time.Duration) {
+			if _, err := pool.Exec(ctx, `UPDATE weight_profiles SET weights = $1 WHERE name = 'default'`, weights[i%2]); err != nil {
+				b.Fatal(err)
 			}
-			reweight := func(i int) (build time.Duration) {
-				if _, err := pool.Exec(ctx, `UPDATE weight_profiles SET weights = $1 WHERE name = 'default'`, weights[i%2]); err != nil {
-					b.Fatal(err)
+			start := time.Now()
+			_, err := RunReweight(ctx, pool, "default", ReweightOptions{OnProgress: func(done, total int) {
+				if done == total {
+					build = time.Since(start)
 				}
-				start := time.Now()
-				_, err := RunReweight(ctx, pool, "default", ReweightOptions{OnProgress: func(done, total int) {
-					if done == total {
-						build = time.Since(start)
-					}
-				}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				return build
+			}})
+			if err != nil {
+				b.Fatal(err)
 			}
-			reweight(0) // the current set the timed re-weights replace
-			i := 1
-			var build time.Duration
-			for b.Loop() {
-				build += reweight(i)
-				i++
-			}
-			b.ReportMetric(build.Seconds()/float64(b.N), "build-s/op")
-			var n int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM tool_vectors`).Scan(&n); err != nil || n != benchTools {
-				b.Fatalf("%d tool vectors after re-weighting (%v), want %d", n, err, benchTools)
-			}
-		})
-	}
+			return build
+		}
+		reweight(0) // the current set the timed re-weights replace
+		i := 1
+		var build time.Duration
+		for b.Loop() {
+			build += reweight(i)
+			i++
+		}
+		b.ReportMetric(build.Seconds()/float64(b.N), "build-s/op")
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM tool_vectors`).Scan(&n); err != nil || n != benchTools {
+			b.Fatalf("%d tool vectors after re-weighting (%v), want %d", n, err, benchTools)
+		}
+	})
 }
