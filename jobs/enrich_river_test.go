@@ -124,8 +124,10 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 	if c := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE vector_dims(embedding) = 128`); c != len(tools)*5 {
 		t.Fatalf("%d 128-dim vectors", c)
 	}
-	if c := countRows(t, pool, `SELECT count(*) FROM pg_indexes WHERE indexname = 'tool_vectors_embedding_hnsw'`); c != 1 {
-		t.Fatal("HNSW index missing after reembed")
+	// one HNSW index per ready set's partition (the five built-in profiles)
+	if c := countRows(t, pool, `SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'tool\_vectors\_s%\_hnsw'
+		AND indexdef LIKE '%vector_cosine_ops%'`); c != 5 {
+		t.Fatalf("%d HNSW indexes after reembed, want 5", c)
 	}
 	if c := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE model IS DISTINCT FROM 'local-hash-v1-128'`); c != 0 {
 		t.Fatalf("%d components not re-embedded", c)

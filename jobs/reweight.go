@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
@@ -33,8 +35,13 @@ const ReweightBatch = 1000
 // components with its start time, yet may commit after a batch read the older ones.
 const catchUpMargin = time.Minute
 
-// deleteBatch is how many old vectors one statement deletes after a switch or a failure.
-const deleteBatch = 5000
+// dropLockTimeout bounds each wait for the moment of ACCESS EXCLUSIVE lock on tool_vectors
+// that dropping a set's partition needs: searches queue behind a waiting DROP, so it gives
+// up after this long and tries again (dropAttempts times), letting them through.
+const dropLockTimeout = "1s"
+
+// dropAttempts is how many times dropping a partition is tried before giving up.
+const dropAttempts = 30
 
 // ReweightArgs rebuilds one profile's vectors into SetID. At most one job per profile is
 // waiting or running (SetID is not part of the uniqueness).
@@ -271,6 +278,16 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 		}
 	}
 
+	// The partition was filled without an index; build it in bulk now (much faster than
+	// inserting 50,000 vectors into an HNSW graph one by one). Enrichment writes to this set
+	// wait for the build (CREATE INDEX holds SHARE on the partition only); searches do not
+	// read it yet.
+	indexStart := time.Now()
+	if _, err := q.BuildSetIndex(ctx, setID); err != nil {
+		return fmt.Errorf("vector set %d: build index: %w", setID, err)
+	}
+	log.Info("re-weight indexed", "set", setID, "duration_ms", time.Since(indexStart).Milliseconds())
+
 	old, err := switchSet(ctx, pool, set)
 	if err != nil {
 		return err
@@ -278,7 +295,7 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 	log.Info("re-weight switched", "set", setID, "retired", old, "tools", set.Total, "catch_up", len(changed),
 		"duration_ms", time.Since(start).Milliseconds())
 	if old != 0 {
-		return deleteSet(ctx, q, old)
+		return deleteSet(ctx, pool, old)
 	}
 	return nil
 }
@@ -327,34 +344,54 @@ func switchSet(ctx context.Context, pool *pgxpool.Pool, set db.VectorSet) (int64
 	return old, err
 }
 
-// deleteSet deletes a retired set's vectors in batches (no long lock on tool_vectors), then
-// the set itself, which also removes any vector a late writer added meanwhile.
-func deleteSet(ctx context.Context, q *db.Queries, setID int64) error {
-	if err := deleteSetVectors(ctx, q, setID); err != nil {
+// deleteSet drops a retired set's partition, then deletes the set.
+func deleteSet(ctx context.Context, pool *pgxpool.Pool, setID int64) error {
+	if err := dropPartition(ctx, pool, setID); err != nil {
 		return err
 	}
-	return q.DeleteVectorSet(ctx, setID)
+	return db.New(pool).DeleteVectorSet(ctx, setID)
 }
 
-func deleteSetVectors(ctx context.Context, q *db.Queries, setID int64) error {
-	for {
-		n, err := q.DeleteSetVectorsBatch(ctx, db.DeleteSetVectorsBatchParams{SetID: setID, MaxRows: deleteBatch})
-		if err != nil || n == 0 {
-			return err
+// dropPartition drops the partition of a set that is no longer written to (retired or
+// failed): all its vectors and its index at once, instead of deleting them row by row. It
+// first waits for the enrichment transactions that listed the set as writable before it
+// changed state, then drops with a bounded wait for the lock on tool_vectors (retried).
+func dropPartition(ctx context.Context, pool *pgxpool.Pool, setID int64) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			q := db.New(tx)
+			if _, err := q.LockVectorSetForDrop(ctx, setID); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", dropLockTimeout); err != nil {
+				return err
+			}
+			return q.DropSetPartition(ctx, setID)
+		})
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != pgerrcode.LockNotAvailable || attempt == dropAttempts {
+			if err != nil {
+				return fmt.Errorf("vector set %d: drop partition: %w", setID, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// FailReweight marks a building set failed with cause and deletes its vectors. The
+// FailReweight marks a building set failed with cause and drops its partition. The
 // profile's current set is not touched. A set no longer building is left alone.
 func FailReweight(ctx context.Context, pool *pgxpool.Pool, setID int64, cause error) error {
-	q := db.New(pool)
 	msg := cause.Error()
-	n, err := q.FailSet(ctx, db.FailSetParams{ID: setID, Error: &msg})
+	n, err := db.New(pool).FailSet(ctx, db.FailSetParams{ID: setID, Error: &msg})
 	if err != nil || n == 0 {
 		return err
 	}
-	return deleteSetVectors(ctx, q, setID)
+	return dropPartition(ctx, pool, setID)
 }
 
 type toolVector struct {

@@ -281,6 +281,7 @@ SELECT vs.id AS set_id, p.name AS profile, p.strategy, p.weights
 FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.state IN ('ready', 'building')
 ORDER BY vs.id
+FOR KEY SHARE OF vs
 `
 
 type ListWritableVectorSetsRow struct {
@@ -290,7 +291,9 @@ type ListWritableVectorSetsRow struct {
 	Weights  json.RawMessage `json:"weights"`
 }
 
-// The vector sets a freshly embedded tool must be written to, with their profile.
+// The vector sets a freshly embedded tool must be written to, with their profile. FOR KEY
+// SHARE keeps a set's partition from being dropped (a retired or failed set) until this
+// transaction has written to it.
 func (q *Queries) ListWritableVectorSets(ctx context.Context) ([]ListWritableVectorSetsRow, error) {
 	rows, err := q.db.Query(ctx, listWritableVectorSets)
 	if err != nil {

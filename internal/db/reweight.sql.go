@@ -23,6 +23,19 @@ func (q *Queries) ActivateProfile(ctx context.Context, id int64) error {
 	return err
 }
 
+const buildSetIndex = `-- name: BuildSetIndex :one
+SELECT toolgate_index_vector_partition($1::bigint)::boolean
+`
+
+// Builds the HNSW index of the set's partition in bulk (false: the space has no indexable
+// dimension; the set is searched exactly).
+func (q *Queries) BuildSetIndex(ctx context.Context, setID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, buildSetIndex, setID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const countSetVectors = `-- name: CountSetVectors :one
 SELECT count(*) FROM tool_vectors WHERE set_id = $1
 `
@@ -73,31 +86,21 @@ func (q *Queries) DeleteProfile(ctx context.Context, id int64) error {
 	return err
 }
 
-const deleteSetVectorsBatch = `-- name: DeleteSetVectorsBatch :execrows
-DELETE FROM tool_vectors WHERE tool_vectors.set_id = $1 AND tool_vectors.tool_id IN (
-    SELECT t.tool_id FROM tool_vectors t WHERE t.set_id = $1 ORDER BY t.tool_id LIMIT $2)
-`
-
-type DeleteSetVectorsBatchParams struct {
-	SetID   int64 `json:"set_id"`
-	MaxRows int32 `json:"max_rows"`
-}
-
-// Deletes up to limit vectors of a set; called until it deletes none.
-func (q *Queries) DeleteSetVectorsBatch(ctx context.Context, arg DeleteSetVectorsBatchParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteSetVectorsBatch, arg.SetID, arg.MaxRows)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const deleteVectorSet = `-- name: DeleteVectorSet :exec
 DELETE FROM vector_sets WHERE id = $1
 `
 
 func (q *Queries) DeleteVectorSet(ctx context.Context, id int64) error {
 	_, err := q.db.Exec(ctx, deleteVectorSet, id)
+	return err
+}
+
+const dropSetPartition = `-- name: DropSetPartition :exec
+SELECT toolgate_drop_vector_partition($1::bigint)
+`
+
+func (q *Queries) DropSetPartition(ctx context.Context, setID int64) error {
+	_, err := q.db.Exec(ctx, dropSetPartition, setID)
 	return err
 }
 
@@ -250,7 +253,9 @@ const listComponentVectorsMissingFromSet = `-- name: ListComponentVectorsMissing
 SELECT c.tool_id, c.kind, c.ordinal, c.embedding
 FROM tool_components c
 WHERE c.tool_id = ANY($1::bigint[]) AND c.embedding IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM tool_vectors v WHERE v.set_id = $2 AND v.tool_id = c.tool_id)
+  AND c.tool_id <> ALL (ARRAY(
+      SELECT b.id FROM unnest($1::bigint[]) AS b (id)
+      CROSS JOIN LATERAL (SELECT 1 FROM tool_vectors v WHERE v.set_id = $2 AND v.tool_id = b.id LIMIT 1) present))
 ORDER BY c.tool_id, c.kind, c.ordinal
 `
 
@@ -266,7 +271,10 @@ type ListComponentVectorsMissingFromSetRow struct {
 	Embedding *pgvector.Vector `json:"embedding"`
 }
 
-// The embedded components of the given tools that have no vector in the set yet.
+// The embedded components of the given tools that have no vector in the set yet. The tools
+// already in the set are found by one primary-key probe per tool of the batch (LATERAL ...
+// LIMIT 1 keeps it a probe): an anti-join would let the planner read the whole partition,
+// which grows to the catalog's size, in every batch.
 func (q *Queries) ListComponentVectorsMissingFromSet(ctx context.Context, arg ListComponentVectorsMissingFromSetParams) ([]ListComponentVectorsMissingFromSetRow, error) {
 	rows, err := q.db.Query(ctx, listComponentVectorsMissingFromSet, arg.ToolIds, arg.SetID)
 	if err != nil {
@@ -470,6 +478,32 @@ func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightPro
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const lockVectorSetForDrop = `-- name: LockVectorSetForDrop :many
+SELECT id FROM vector_sets WHERE id = $1 FOR UPDATE
+`
+
+// Waits for the enrichment transactions that listed the set as writable (they hold it FOR
+// KEY SHARE) before its partition goes away.
+func (q *Queries) LockVectorSetForDrop(ctx context.Context, id int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, lockVectorSetForDrop, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const profileSearchable = `-- name: ProfileSearchable :one

@@ -30,12 +30,9 @@ func (e *SpaceMismatchError) Error() string {
 // spaceLock serializes the processes that fix or change the embedding space.
 const spaceLock = 74203
 
-// HNSWIndex is the name of the approximate nearest-neighbour index on tool vectors.
-const HNSWIndex = "tool_vectors_embedding_hnsw"
-
 // EnsureSpace makes sure the stored embedding space is e's. When none is recorded yet it
-// gives tool_vectors.embedding its dimension, builds the HNSW index and records e's model
-// and dimension. When a different one is recorded it returns *SpaceMismatchError.
+// gives tool_vectors.embedding its dimension, builds the HNSW index of every ready set's
+// partition and records e's model and dimension. When a different one is recorded it returns *SpaceMismatchError.
 func EnsureSpace(ctx context.Context, pool *pgxpool.Pool, e Embedder) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", spaceLock); err != nil {
@@ -56,7 +53,8 @@ func EnsureSpace(ctx context.Context, pool *pgxpool.Pool, e Embedder) error {
 }
 
 // Rebuild switches the stored space to e inside tx: it drops every tool vector and every
-// component embedding, re-types the vector column, rebuilds the index and records e. The
+// component embedding, re-types the vector column, rebuilds the partitions' indexes and
+// records e. The
 // caller enqueues the jobs that embed again.
 func Rebuild(ctx context.Context, tx pgx.Tx, e Embedder) error {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", spaceLock); err != nil {
@@ -77,23 +75,21 @@ func Rebuild(ctx context.Context, tx pgx.Tx, e Embedder) error {
 	return setSpace(ctx, tx, e)
 }
 
-// setSpace records e and types the column and (re)builds the index. DDL with a computed dimension
-// cannot be a prepared sqlc query, hence the formatted statements; dims is an int.
+// setSpace records e, types the column and (re)builds the HNSW indexes. tool_vectors is
+// partitioned by vector set (migration 0008): the column's type is set on the parent (every
+// partition follows) and each ready set's partition gets its own index
+// (toolgate_index_vector_partition, which skips spaces of more than 2,000 dimensions: pgvector's
+// HNSW cannot index them, they are searched exactly). A building set's partition gets its
+// index when its re-weight completes. DDL with a computed dimension cannot be a prepared sqlc
+// query, hence the formatted statement; dims is an int.
 func setSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
 	if err := db.New(tx).SetEmbeddingSpace(ctx, db.SetEmbeddingSpaceParams{Model: e.Model(), Dims: int32(e.Dims())}); err != nil {
 		return err
 	}
 	stmts := []string{
-		"DROP INDEX IF EXISTS " + HNSWIndex,
+		"SELECT toolgate_drop_vector_indexes()",
 		fmt.Sprintf("ALTER TABLE tool_vectors ALTER COLUMN embedding TYPE vector(%d)", e.Dims()),
-		// HNSW builds much faster when the graph fits in maintenance memory.
-		"SET LOCAL maintenance_work_mem = '256MB'",
-		"CREATE INDEX " + HNSWIndex + " ON tool_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 32)",
-	}
-	if e.Dims() > 2000 {
-		// pgvector's HNSW indexes vector columns of at most 2,000 dimensions; larger spaces
-		// are searched exactly.
-		stmts = stmts[:2]
+		"SELECT toolgate_index_vector_partition(id) FROM vector_sets WHERE state = 'ready'",
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {

@@ -67,11 +67,14 @@ INSERT INTO vector_sets (profile_id, state) VALUES ($1, $2) RETURNING id;
 UPDATE weight_profiles SET current_set = $2, updated_at = now() WHERE id = $1;
 
 -- name: ListWritableVectorSets :many
--- The vector sets a freshly embedded tool must be written to, with their profile.
+-- The vector sets a freshly embedded tool must be written to, with their profile. FOR KEY
+-- SHARE keeps a set's partition from being dropped (a retired or failed set) until this
+-- transaction has written to it.
 SELECT vs.id AS set_id, p.name AS profile, p.strategy, p.weights
 FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.state IN ('ready', 'building')
-ORDER BY vs.id;
+ORDER BY vs.id
+FOR KEY SHARE OF vs;
 
 -- name: UpsertToolVector :batchexec
 INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)

@@ -54,11 +54,16 @@ WHERE vector_sets.id = sqlc.arg(id) AND vector_sets.state = 'building';
 SELECT id FROM tools WHERE id > $1 ORDER BY id LIMIT $2;
 
 -- name: ListComponentVectorsMissingFromSet :many
--- The embedded components of the given tools that have no vector in the set yet.
+-- The embedded components of the given tools that have no vector in the set yet. The tools
+-- already in the set are found by one primary-key probe per tool of the batch (LATERAL ...
+-- LIMIT 1 keeps it a probe): an anti-join would let the planner read the whole partition,
+-- which grows to the catalog's size, in every batch.
 SELECT c.tool_id, c.kind, c.ordinal, c.embedding
 FROM tool_components c
 WHERE c.tool_id = ANY(sqlc.arg(tool_ids)::bigint[]) AND c.embedding IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM tool_vectors v WHERE v.set_id = sqlc.arg(set_id) AND v.tool_id = c.tool_id)
+  AND c.tool_id <> ALL (ARRAY(
+      SELECT b.id FROM unnest(sqlc.arg(tool_ids)::bigint[]) AS b (id)
+      CROSS JOIN LATERAL (SELECT 1 FROM tool_vectors v WHERE v.set_id = sqlc.arg(set_id) AND v.tool_id = b.id LIMIT 1) present))
 ORDER BY c.tool_id, c.kind, c.ordinal;
 
 -- name: ListComponentVectors :many
@@ -88,10 +93,18 @@ UPDATE vector_sets SET state = 'retired', finished_at = now() WHERE id = $1;
 -- name: FailSet :execrows
 UPDATE vector_sets SET state = 'failed', error = $2, finished_at = now() WHERE id = $1 AND state = 'building';
 
--- name: DeleteSetVectorsBatch :execrows
--- Deletes up to limit vectors of a set; called until it deletes none.
-DELETE FROM tool_vectors WHERE tool_vectors.set_id = sqlc.arg(set_id) AND tool_vectors.tool_id IN (
-    SELECT t.tool_id FROM tool_vectors t WHERE t.set_id = sqlc.arg(set_id) ORDER BY t.tool_id LIMIT sqlc.arg(max_rows));
+-- name: BuildSetIndex :one
+-- Builds the HNSW index of the set's partition in bulk (false: the space has no indexable
+-- dimension; the set is searched exactly).
+SELECT toolgate_index_vector_partition(sqlc.arg(set_id)::bigint)::boolean;
+
+-- name: LockVectorSetForDrop :many
+-- Waits for the enrichment transactions that listed the set as writable (they hold it FOR
+-- KEY SHARE) before its partition goes away.
+SELECT id FROM vector_sets WHERE id = $1 FOR UPDATE;
+
+-- name: DropSetPartition :exec
+SELECT toolgate_drop_vector_partition(sqlc.arg(set_id)::bigint);
 
 -- name: DeleteVectorSet :exec
 DELETE FROM vector_sets WHERE id = $1;
