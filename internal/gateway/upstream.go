@@ -6,80 +6,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/mcpclient"
 )
 
-// stdioConfig is sources.config of an mcp_stdio source.
-type stdioConfig struct {
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
-}
-
-// httpConfig is sources.config of an mcp_http source.
-type httpConfig struct {
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers"`
-}
-
-// Connect opens an MCP client session to a source server of kind mcp_stdio or mcp_http.
-// Credentials (headers, environment) come only from the source's stored config.
+// Connect opens an MCP client session to a source server of kind mcp_stdio or mcp_http,
+// through the same client the sync uses (internal/mcpclient): credentials (headers,
+// environment) come only from the source's stored config, and a stdio server sees none of
+// toolgate's own environment. The pool reconnects a broken session itself, so the HTTP
+// transport does not retry on its own.
 func Connect(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error) {
-	var transport mcp.Transport
-	switch kind {
-	case "mcp_stdio":
-		var c stdioConfig
-		if err := json.Unmarshal(config, &c); err != nil || c.Command == "" {
-			return nil, fmt.Errorf("mcp_stdio config: want {\"command\",\"args\",\"env\"}")
-		}
-		// Not CommandContext: the process outlives the call that started it and is
-		// stopped by closing the session.
-		cmd := exec.Command(c.Command, c.Args...)
-		cmd.Env = os.Environ()
-		for k, v := range c.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		transport = &mcp.CommandTransport{Command: cmd}
-	case "mcp_http":
-		var c httpConfig
-		if err := json.Unmarshal(config, &c); err != nil || c.URL == "" {
-			return nil, fmt.Errorf("mcp_http config: want {\"url\",\"headers\"}")
-		}
-		transport = &mcp.StreamableClientTransport{
-			Endpoint:   c.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: c.Headers, next: http.DefaultTransport}},
-			// The pool reconnects a broken session itself; retrying inside the
-			// transport would only delay the structured error the agent gets.
-			MaxRetries: -1,
-		}
-	default:
-		return nil, fmt.Errorf("source kind %q has no server to call", kind)
+	var cfg mcpclient.Config
+	if err := json.Unmarshal(config, &cfg); err != nil {
+		return nil, &mcpclient.ConfigError{Reason: err.Error()}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: "1"}, nil)
-	return client.Connect(ctx, transport, nil)
-}
-
-// headerTransport adds a source's configured headers (e.g. Authorization) to every request.
-type headerTransport struct {
-	headers map[string]string
-	next    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
+	s, err := mcpclient.Connect(ctx, kind, cfg, mcpclient.Options{NoRetries: true})
+	if err != nil {
+		return nil, err
 	}
-	return t.next.RoundTrip(r)
+	return s.ClientSession, nil
 }
 
 // upstreamPool keeps one client session per source, reused by every call, reconnected after

@@ -208,6 +208,9 @@ type Options struct {
 	// server sends while the session is open (for HTTP it needs the standalone SSE stream,
 	// which Connect opens only in that case).
 	ToolListChanged func(context.Context)
+	// NoRetries turns off the HTTP transport's own reconnection attempts, for callers that
+	// reconnect themselves and want a failure reported at once (the gateway's call proxy).
+	NoRetries bool
 }
 
 // Connect starts or reaches the server and completes the MCP initialization. The caller
@@ -243,6 +246,9 @@ func Connect(ctx context.Context, kind string, cfg Config, opts Options) (*Sessi
 			Endpoint:             cfg.URL,
 			HTTPClient:           &http.Client{Transport: headerTransport{headers: cfg.Headers, base: http.DefaultTransport}},
 			DisableStandaloneSSE: opts.ToolListChanged == nil,
+		}
+		if opts.NoRetries {
+			transport.(*mcp.StreamableClientTransport).MaxRetries = -1
 		}
 	}
 	cs, err := client.Connect(ctx, transport, nil)
