@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,10 +25,13 @@ func (s *Server) search(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
+	start := time.Now()
 	resp, err := s.deps.Search.Search(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
+	// The branches run inside one statement, so only the whole search is timed.
+	s.deps.Metrics.ObserveSearch(string(resp.Mode), "total", time.Since(start))
 	return c.JSON(http.StatusOK, resp)
 }
 

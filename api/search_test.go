@@ -52,6 +52,15 @@ func TestSearchEndpoints(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("search: %d %v", code, m)
 	}
+	metricsResp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposition, _ := io.ReadAll(metricsResp.Body)
+	metricsResp.Body.Close()
+	if !strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="total",mode="lexical"} 1`) {
+		t.Errorf("/metrics does not count the search:\n%s", exposition)
+	}
 	results := m["results"].([]any)
 	first := results[0].(map[string]any)
 	tool := first["tool"].(map[string]any)

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/metrics"
 )
 
 // SyncArgs syncs one MCP source: list its server's tools, apply the diff.
@@ -60,12 +61,18 @@ func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration {
 }
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
-	_, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.syncTimeout())
+	rep, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.syncTimeout())
 	var gone *SourceNotFoundError
 	var kind *NotMCPSourceError
 	if errors.As(err, &gone) || errors.As(err, &kind) {
 		return river.JobCancel(err)
 	}
+	result := "ok"
+	if err != nil {
+		result = "failed"
+	}
+	w.deps.Metrics.ObserveSync(metrics.SyncResult{Source: rep.Source, Result: result,
+		Added: rep.Result.Created, Updated: rep.Result.Updated, Removed: rep.Result.Deleted})
 	return err
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -45,7 +48,8 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	}
 	setConfig(t, pool, flaky, hang.Config())
 
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SyncTimeout: time.Second},
+	m := metrics.New()
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SyncTimeout: time.Second, Metrics: m},
 		jobs.Options{Work: true, MaxWorkers: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -90,5 +94,15 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	}
 	if n, _ := db.New(pool).CountToolsBySource(ctx, flaky.ID); n != 2 {
 		t.Fatalf("flaky tools after failure: %d", n)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`toolgate_sync_runs_total{result="failed",source="flaky"}`,
+		`toolgate_sync_runs_total{result="ok",source="due"}`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
