@@ -110,10 +110,12 @@ func (l *Local) Vector(text string) []float32 {
 		}
 		v[sum%uint64(l.dims)] += sign * featureWeight[f[0]] * (1 + math.Log(counts[f]))
 	}
-	return normalize(v)
+	return Normalize64(v)
 }
 
-func normalize(v []float64) []float32 {
+// Normalize64 is Normalize for a float64 accumulator: v scaled to unit L2 length as float32
+// (all zeros stay zeros).
+func Normalize64(v []float64) []float32 {
 	var ss float64
 	for _, x := range v {
 		ss += x * x

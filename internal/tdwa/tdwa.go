@@ -6,6 +6,7 @@ package tdwa
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolgate/toolgate/internal/embed"
 	"math"
 	"slices"
 	"sort"
@@ -143,7 +144,7 @@ func Combine(components []Component, p Profile) ([]float32, error) {
 		if len(vs) == 0 {
 			return nil, &NoComponentsError{Strategy: p.Strategy}
 		}
-		return normalize(toF64(vs[0])), nil
+		return embed.Normalize64(toF64(vs[0])), nil
 	}
 	sum := make([]float64, max(dims, 0))
 	total := 0.0
@@ -173,7 +174,7 @@ func Combine(components []Component, p Profile) ([]float32, error) {
 	for i := range sum {
 		sum[i] /= total
 	}
-	return normalize(sum), nil
+	return embed.Normalize64(sum), nil
 }
 
 func average(vs [][]float32) []float64 {
@@ -193,22 +194,6 @@ func toF64(v []float32) []float64 {
 	out := make([]float64, len(v))
 	for i, x := range v {
 		out[i] = float64(x)
-	}
-	return out
-}
-
-func normalize(v []float64) []float32 {
-	var ss float64
-	for _, x := range v {
-		ss += x * x
-	}
-	out := make([]float32, len(v))
-	if ss == 0 {
-		return out
-	}
-	n := math.Sqrt(ss)
-	for i, x := range v {
-		out[i] = float32(x / n)
 	}
 	return out
 }
