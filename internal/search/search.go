@@ -332,22 +332,37 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Caller: optional(callerName), SessionID: optional(r.SessionID),
 	}
 	var resp Response
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		qtx := q.WithTx(tx)
-		if err := qtx.SearchSetConfig(ctx, strconv.Itoa(st.EfSearch)); err != nil {
-			return err
+	// The settings and the statement go in one round trip (pipeline). Without a plan or a
+	// reranker that batch is the whole search, one implicit transaction; otherwise the log
+	// row's results are rewritten after merging, in an explicit transaction.
+	run := func(ctx context.Context, to batcher) ([]db.SearchRow, error) {
+		qp := db.New(newPipeline(to))
+		if err := qp.SearchSetConfig(ctx, strconv.Itoa(st.EfSearch)); err != nil {
+			return nil, err
 		}
-		rows, err := qtx.Search(ctx, params)
+		rows, err := qp.Search(ctx, params)
+		if err == nil && len(rows) == 0 {
+			err = errors.New("the statement returned no log row")
+		}
+		return rows, err
+	}
+	if p == nil && !rerankOn {
+		rows, err := run(ctx, s.pool)
+		if err != nil {
+			return Response{}, fmt.Errorf("search: %w", err)
+		}
+		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}}
+		if err := appendRows(&resp, r.Format, rows); err != nil {
+			return Response{}, fmt.Errorf("search: %w", err)
+		}
+		return resp, nil
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := run(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			return errors.New("the statement returned no log row")
-		}
 		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p}
-		if p == nil && !rerankOn {
-			return appendRows(&resp, r.Format, rows)
-		}
 		// A plan or a reranker: merge the intents' rankings, rerank, and log the final list.
 		final, decision := s.mergeRerank(ctx, r, p, rerankOn, len(intents), n, rows)
 		if err := appendRows(&resp, r.Format, final.rows); err != nil {
@@ -383,7 +398,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 				return err
 			}
 		}
-		return qtx.SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
+		return q.WithTx(tx).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)

@@ -18,9 +18,9 @@
 --            postings by precomputed impact (index-only scan of search_postings_impact), of
 --            allowed sources.
 --   cands    the tools fetched for any term of a variant.
---   matches  (variant, tool, term) with tf and document length: a term with df <= `postings`
---            had all its postings fetched; a term with more is looked up by primary key for
---            every candidate (index-only), so candidates are scored exactly.
+--   matches  (variant, tool, term) with tf and document length: the fetched postings, and for
+--            a term with df > `postings` (not all its postings fetched) a primary-key lookup
+--            (index-only) for every candidate it did not fetch, so candidates score exactly.
 --   lex      Okapi BM25 of the candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
 --            filter, ranked per variant.
 --   pset     the vector set of the requested profile, or of the active one.
@@ -76,12 +76,13 @@ WITH src AS MATERIALIZED (
 ), matches AS (
     SELECT f.variant, f.tool_id, f.idf, f.tf, f.doc_len
     FROM fetched f
-    WHERE f.df <= sqlc.arg(postings)::int
     UNION ALL
     SELECT c.variant, c.tool_id, t.idf, sp.tf, sp.doc_len
     FROM cands c
     JOIN terms t ON t.variant = c.variant AND t.df > sqlc.arg(postings)::int
     JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
+    WHERE NOT EXISTS (SELECT 1 FROM fetched f
+                      WHERE f.variant = c.variant AND f.lexeme = t.lexeme AND f.tool_id = c.tool_id)
 ), lex AS (
     SELECT s.variant, (sqlc.arg(groups)::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
@@ -120,7 +121,9 @@ WITH src AS MATERIALIZED (
     SELECT (sqlc.arg(groups)::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
     FROM unnest(sqlc.arg(name_texts)::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
-    SELECT DISTINCT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
+    -- no DISTINCT: a repeated run is harmless (named keeps the longest match per tool), and
+    -- the generic plan would size its hash table for the guessed 10^6 runs on every search
+    SELECT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
     FROM qtok x,
          generate_series(1, cardinality(x.tok)) AS i,
          generate_series(i, least(cardinality(x.tok), i + 11)) AS j
@@ -158,14 +161,23 @@ WITH src AS MATERIALIZED (
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
     WHERE x.pos <= sqlc.arg(per_group)::int
-), ranked AS (
+), ranked AS MATERIALIZED (
+    -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
+    -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
+    -- a merge join over the whole tools table
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           t.name, t.original_name, s.name AS source, t.title, t.description,
+           t.name, t.original_name, t.source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
-    JOIN tools t ON t.id = tp.tool_id
-    JOIN sources s ON s.id = t.source_id
-    WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
+    CROSS JOIN LATERAL (
+        SELECT t.name, t.original_name, s.name AS source, t.title, t.description,
+               t.input_schema, t.output_schema, t.annotations, t.content_hash
+        FROM tools t
+        JOIN sources s ON s.id = t.source_id
+        WHERE t.id = tp.tool_id
+          AND t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
+        LIMIT 1
+    ) t
 ), log AS (
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, session_id)

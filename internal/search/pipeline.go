@@ -1,0 +1,130 @@
+package search
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// batcher is what a pipeline sends its statements through: a pool (each batch is then one
+// implicit transaction: PostgreSQL runs the statements up to the batch's single Sync message
+// as one transaction) or a transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// pipeline is a db.DBTX that holds back the statements run with Exec and sends them in one
+// batch, one round trip, with the next Query. The search runs its per-transaction settings
+// (SearchSetConfig, set_config(..., true)) and the search statement this way: both reach
+// the server together and share the implicit transaction of the batch, so the settings
+// apply to the statement and end with it, as a pooler in transaction mode requires.
+type pipeline struct {
+	to      batcher
+	pending *pgx.Batch
+}
+
+func newPipeline(to batcher) *pipeline { return &pipeline{to: to, pending: &pgx.Batch{}} }
+
+// Exec queues the statement for the next Query; its errors are reported by that Query.
+func (p *pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	p.pending.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
+// Query sends the queued statements and this one as one batch and returns this one's rows.
+func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	b := p.pending
+	p.pending = &pgx.Batch{}
+	queued := b.Len()
+	b.Queue(sql, args...)
+	br := p.to.SendBatch(ctx, b)
+	for range queued {
+		if _, err := br.Exec(); err != nil {
+			return nil, errors.Join(err, br.Close())
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, errors.Join(err, br.Close())
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// QueryRow is Query for one row.
+func (p *pipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := p.Query(ctx, sql, args...)
+	return oneRow{rows: rows, err: err}
+}
+
+// SendBatch sends b after the queued statements.
+func (p *pipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	all := p.pending
+	p.pending = &pgx.Batch{}
+	all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
+	return p.to.SendBatch(ctx, all)
+}
+
+var _ db.DBTX = (*pipeline)(nil)
+
+// batchRows are the rows of a batch's last statement; closing them closes the batch, which
+// ends its implicit transaction (and reports a failed commit).
+type batchRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+// Next closes the batch after the last row, so that Err, which the caller reads before it
+// closes the rows, reports an error of the rest of the batch too.
+func (r *batchRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+func (r *batchRows) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.br.Close()
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// oneRow is the first row of rows (pgx.Row semantics: pgx.ErrNoRows when there is none).
+type oneRow struct {
+	rows pgx.Rows
+	err  error
+}
+
+func (r oneRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
+}
