@@ -158,9 +158,9 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", 60, 0, 10000),
 		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1, 0, 100),
 		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", 1, 0, 100),
-		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 64, 10, 1000),
-		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 50, 1, 1000),
-		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 100, 1, 100000),
+		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 40, 10, 1000),
+		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 20, 1, 1000),
+		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 30, 1, 100000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	// Removed: every search writes its retrieval-log row in the same statement, so searches

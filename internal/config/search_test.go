@@ -11,7 +11,7 @@ func TestSearchSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.SearchK1 != 1.2 || c.SearchB != 0.75 || c.SearchKRRF != 60 || c.SearchWeightLexical != 1 ||
-		c.SearchWeightVector != 1 || c.SearchEfSearch != 64 || c.SearchCandidates != 50 || c.SearchPostings != 100 {
+		c.SearchWeightVector != 1 || c.SearchEfSearch != 40 || c.SearchCandidates != 20 || c.SearchPostings != 30 {
 		t.Errorf("search defaults: %+v", c)
 	}
 	c, err = Load(env(map[string]string{"TOOLGATE_SEARCH_BM25_K1": "0.9", "TOOLGATE_SEARCH_POSTINGS": "500"}))

@@ -60,7 +60,7 @@ type Settings struct {
 	KRRF          float64 // reciprocal rank fusion constant
 	WeightLexical float64 // RRF weight of the lexical branch
 	WeightVector  float64 // RRF weight of the vector branch
-	EfSearch      int     // hnsw.ef_search for the vector branch
+	EfSearch      int     // hnsw.ef_search for the vector branch (raised to the candidates when below)
 	Candidates    int     // ranked candidates per branch and variant fed to fusion (at least k)
 	Postings      int     // per query term, the top postings by impact the lexical branch scores
 
@@ -73,11 +73,12 @@ type Settings struct {
 	RerankTimeout time.Duration // bound of one rerank call
 }
 
-// DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 64,
-// 50 candidates per branch, 100 postings per query term.
+// DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 40,
+// 20 candidates per branch, 30 postings per query term (chosen on the ScaleMCP evaluation
+// set, docs/search.md#settings).
 func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
-		EfSearch: 64, Candidates: 50, Postings: 100, RerankTopN: 30, RerankTimeout: 2 * time.Second}
+		EfSearch: 40, Candidates: 20, Postings: 30, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 
 // Request is one search.
@@ -337,7 +338,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	// row's results are rewritten after merging, in an explicit transaction.
 	run := func(ctx context.Context, to batcher) ([]db.SearchRow, error) {
 		qp := db.New(newPipeline(to))
-		if err := qp.SearchSetConfig(ctx, strconv.Itoa(st.EfSearch)); err != nil {
+		if err := qp.SearchSetConfig(ctx, strconv.Itoa(max(st.EfSearch, cand))); err != nil {
 			return nil, err
 		}
 		rows, err := qp.Search(ctx, params)
