@@ -126,9 +126,6 @@ func New(cfg Config) *Client {
 	return &Client{cfg: cfg, name: name, sem: make(chan struct{}, cfg.Concurrency)}
 }
 
-// Name is the provider's label in metrics and spans.
-func (c *Client) Name() string { return c.name }
-
 // Call is one logical request to the provider.
 type Call struct {
 	// Op names the operation in metrics and spans: embed, chat, rerank.
