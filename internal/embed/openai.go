@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -117,7 +118,8 @@ func (o *OpenAI) batch(ctx context.Context, texts []string, out [][]float32) (Us
 		return &provider.BadResponseError{URL: o.cfg.Provider.BaseURL + "/embeddings", Reason: fmt.Sprintf(format, args...)}
 	}
 	check := func() (int, error) {
-		tokens := resp.Usage.TotalTokens
+		// Some servers report only prompt_tokens, which for embeddings is the same count.
+		tokens := cmp.Or(resp.Usage.TotalTokens, resp.Usage.PromptTokens)
 		if len(resp.Data) != len(texts) {
 			return tokens, bad("%d embeddings for %d inputs", len(resp.Data), len(texts))
 		}
