@@ -99,7 +99,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	embedder := newEmbedder(env.cfg)
+	embedder := newEmbedder(env.cfg, env.providerObserver())
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 				}
 				cfg := map[string]any{
 					"mode": mode, "profile": profileLabel(profile), "plan": pm, "ks": o.ks, "questions": o.questions,
-					"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": newEnricher(env.cfg).Model(),
+					"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": newEnricher(env.cfg, env.providerObserver()).Model(),
 					"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
 				}
 				if mode == search.ModeLexical {
@@ -365,7 +365,7 @@ func withDatabase(conn, name string) string {
 // per tool), works the jobs with an in-process River client and waits until all completed.
 func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder, tools []catalog.Tool, questions int) error {
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: env.cfg.SearchLogKeep,
-		SyncTimeout: env.cfg.SyncTimeout, Embedder: embedder, Enricher: newEnricher(env.cfg), Questions: questions,
+		SyncTimeout: env.cfg.SyncTimeout, Embedder: embedder, Enricher: newEnricher(env.cfg, env.providerObserver()), Questions: questions,
 		MCPSessionKeep: env.cfg.MCPSessionKeep},
 		jobs.Options{Work: true, MaxWorkers: 2 * runtime.NumCPU(), PollOnly: env.cfg.RiverPollOnly})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
@@ -67,8 +68,10 @@ type cliEnv struct {
 	log    *slog.Logger
 	stdout io.Writer
 	stderr io.Writer
-	// tracing is set by commands that trace (serve); nil means off.
+	// tracing is set by commands that trace (serve, mcp); nil means off.
 	tracing *tracing.Provider
+	// metrics is set by serve, which exposes them; nil means none.
+	metrics *metrics.Metrics
 }
 
 // usageError is a command line mistake; it is printed with a pointer to --help.

@@ -22,7 +22,13 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
+	// Logs go to stderr and there is no /metrics here, but traces may be exported.
+	stopTracing, err := startTracing(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
 	if err != nil {
 		return err
 	}
@@ -32,7 +38,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	embedder := newEmbedder(env.cfg)
+	embedder := newEmbedder(env.cfg, env.providerObserver())
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
@@ -59,5 +65,7 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		SessionIdle:         cfg.MCPSessionIdle,
 		Backends:            gateway.Backends{Lexical: true, Vector: true, Enricher: cfg.Enricher, Reranker: cmp.Or(cfg.Reranker, rerank.KindNone)},
 		Logger:              env.log,
+		Tracer:              env.spanTracer(),
+		Metrics:             env.metrics,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
@@ -39,6 +40,25 @@ func (env *cliEnv) tracer() *tracing.Provider {
 		return tracing.Disabled()
 	}
 	return env.tracing
+}
+
+// spanTracer starts toolgate's own spans (provider calls, MCP proxying); nil when tracing
+// is off, so that those calls carry no tracing cost.
+func (env *cliEnv) spanTracer() *tracing.Tracer {
+	if !env.tracer().Enabled() {
+		return nil
+	}
+	return tracing.NewTracer(env.tracer())
+}
+
+// providerObserver records model provider calls in the process's metrics and traces; nil
+// when there are neither.
+func (env *cliEnv) providerObserver() *provider.Observer {
+	t := env.spanTracer()
+	if env.metrics == nil && t == nil {
+		return nil
+	}
+	return &provider.Observer{Metrics: env.metrics, Tracer: t}
 }
 
 // poolOptions sizes a pool by TOOLGATE_DB_MAX_CONNS and traces its queries when tracing is on.

@@ -9,12 +9,12 @@ import (
 )
 
 // newEmbedder builds the configured embedder: the built-in local one or an
-// OpenAI-compatible client.
-func newEmbedder(cfg config.Config) embed.Embedder {
+// OpenAI-compatible client whose calls obs (may be nil) records.
+func newEmbedder(cfg config.Config, obs *provider.Observer) embed.Embedder {
 	if cfg.Embedder == "openai" {
 		return embed.NewOpenAI(embed.OpenAIConfig{
 			Provider: provider.Config{BaseURL: cfg.EmbedURL, Key: cfg.EmbedKey, Timeout: cfg.LLMTimeout,
-				Concurrency: cfg.EmbedConcurrency, Retries: cfg.ProviderRetries},
+				Concurrency: cfg.EmbedConcurrency, Retries: cfg.ProviderRetries, Observer: obs},
 			Model: cfg.EmbedModel, Dims: cfg.EmbedDims, SendDimensions: cfg.EmbedSendDims, MaxBatch: cfg.EmbedBatch,
 		})
 	}
@@ -22,12 +22,12 @@ func newEmbedder(cfg config.Config) embed.Embedder {
 }
 
 // newEnricher builds the configured enricher: the built-in heuristic one or an
-// OpenAI-compatible chat model.
-func newEnricher(cfg config.Config) enrich.Enricher {
+// OpenAI-compatible chat model whose calls obs (may be nil) records.
+func newEnricher(cfg config.Config, obs *provider.Observer) enrich.Enricher {
 	if cfg.Enricher == "openai" {
 		return enrich.NewLLM(llm.New(llm.Config{
 			Provider: provider.Config{BaseURL: cfg.LLMURL, Key: cfg.LLMKey, Timeout: cfg.LLMTimeout,
-				Concurrency: cfg.LLMConcurrency, Retries: cfg.ProviderRetries},
+				Concurrency: cfg.LLMConcurrency, Retries: cfg.ProviderRetries, Observer: obs},
 			Model: cfg.LLMModel,
 		}), cfg.Judge)
 	}

@@ -25,7 +25,7 @@ func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	e := newEmbedder(env.cfg)
+	e := newEmbedder(env.cfg, env.providerObserver())
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
 	if err != nil {
 		return err

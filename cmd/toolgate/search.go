@@ -16,12 +16,13 @@ import (
 // embedder that built the stored vectors, with the configured query planner and reranker.
 func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
 	c := env.cfg
-	planner, err := newPlanner(c)
+	obs := env.providerObserver()
+	planner, err := newPlanner(c, obs)
 	if err != nil {
 		return nil, err
 	}
 	reranker, err := rerank.New(rerank.Options{Kind: c.Reranker, URL: c.RerankURL, Key: c.RerankKey,
-		Model: c.RerankModel, Style: rerank.Style(c.RerankStyle), Chat: newChat(c)})
+		Model: c.RerankModel, Style: rerank.Style(c.RerankStyle), Chat: newChat(c, obs), Observer: obs})
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*searc
 
 // newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is
 // the TOOLGATE_PLAN_VOCABULARY file; without one it only expands shorthand and never splits.
-func newPlanner(c config.Config) (plan.Planner, error) {
+func newPlanner(c config.Config, obs *provider.Observer) (plan.Planner, error) {
 	var aliases map[string]string
 	if c.PlanVocabulary != "" {
 		var err error
@@ -45,16 +46,17 @@ func newPlanner(c config.Config) (plan.Planner, error) {
 	}
 	h := plan.NewHeuristic(aliases)
 	if c.Planner == plan.NameLLM {
-		return plan.NewLLM(newChat(c), h, c.PlanTimeout), nil
+		return plan.NewLLM(newChat(c, obs), h, c.PlanTimeout), nil
 	}
 	return h, nil
 }
 
-// newChat is the chat client of TOOLGATE_LLM_*, used by the LLM planner and reranker.
-func newChat(c config.Config) *llm.Client {
+// newChat is the chat client of TOOLGATE_LLM_*, used by the LLM planner and reranker;
+// obs (may be nil) records its calls.
+func newChat(c config.Config, obs *provider.Observer) *llm.Client {
 	return llm.New(llm.Config{
 		Provider: provider.Config{BaseURL: c.LLMURL, Key: c.LLMKey, Timeout: c.LLMTimeout,
-			Concurrency: c.LLMConcurrency, Retries: c.ProviderRetries},
+			Concurrency: c.LLMConcurrency, Retries: c.ProviderRetries, Observer: obs},
 		Model: c.LLMModel,
 	})
 }

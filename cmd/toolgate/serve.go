@@ -65,17 +65,19 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		return err
 	}
-	embedder := newEmbedder(cfg)
+	// The metrics exist before the providers, which record their calls in them.
+	m := metrics.New()
+	env.metrics = m
+	embedder := newEmbedder(cfg, env.providerObserver())
 	// Vectors of another model would make every search answer wrong: refuse to start.
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
-	m := metrics.New()
 	m.WatchPool("primary", pool)
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
-		Embedder: embedder, Enricher: newEnricher(cfg), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
+		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		SyncTimeout: cfg.SyncTimeout},
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
 	if err != nil {

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -22,6 +23,9 @@ type OpenAIConfig struct {
 	// MaxBatch is the most inputs sent in one request (the provider's limit; 2048 at OpenAI).
 	MaxBatch int
 }
+
+// OpEmbed is the operation label of embedding calls in provider metrics and spans.
+const OpEmbed = "embed"
 
 // Usage counts the tokens a provider billed.
 type Usage struct {
@@ -110,24 +114,31 @@ func (o *OpenAI) batch(ctx context.Context, texts []string, out [][]float32) (Us
 		req.Dimensions = o.cfg.Dims
 	}
 	var resp embeddingsResponse
-	if err := o.client.PostJSON(ctx, "/embeddings", req, &resp); err != nil {
-		return Usage{}, err
-	}
 	bad := func(format string, args ...any) error {
 		return &provider.BadResponseError{URL: o.cfg.Provider.BaseURL + "/embeddings", Reason: fmt.Sprintf(format, args...)}
 	}
-	if len(resp.Data) != len(texts) {
-		return Usage{}, bad("%d embeddings for %d inputs", len(resp.Data), len(texts))
+	check := func() (int, error) {
+		// Some servers report only prompt_tokens, which for embeddings is the same count.
+		tokens := cmp.Or(resp.Usage.TotalTokens, resp.Usage.PromptTokens)
+		if len(resp.Data) != len(texts) {
+			return tokens, bad("%d embeddings for %d inputs", len(resp.Data), len(texts))
+		}
+		seen := make([]bool, len(texts))
+		for _, d := range resp.Data {
+			if d.Index < 0 || d.Index >= len(texts) || seen[d.Index] {
+				return tokens, bad("embedding index %d out of range or repeated", d.Index)
+			}
+			if len(d.Embedding) != o.cfg.Dims {
+				return tokens, bad("embedding of %d dimensions, want %d", len(d.Embedding), o.cfg.Dims)
+			}
+			seen[d.Index] = true
+		}
+		return tokens, nil
 	}
-	seen := make([]bool, len(texts))
+	if err := o.client.Do(ctx, provider.Call{Op: OpEmbed, Path: "/embeddings", In: req, Out: &resp, Check: check}); err != nil {
+		return Usage{}, err
+	}
 	for _, d := range resp.Data {
-		if d.Index < 0 || d.Index >= len(texts) || seen[d.Index] {
-			return Usage{}, bad("embedding index %d out of range or repeated", d.Index)
-		}
-		if len(d.Embedding) != o.cfg.Dims {
-			return Usage{}, bad("embedding of %d dimensions, want %d", len(d.Embedding), o.cfg.Dims)
-		}
-		seen[d.Index] = true
 		out[d.Index] = Normalize(d.Embedding)
 	}
 	return Usage{PromptTokens: resp.Usage.PromptTokens, TotalTokens: resp.Usage.TotalTokens}, nil

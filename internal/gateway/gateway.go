@@ -16,6 +16,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 // Finder is the search find_tools runs: the same ranked retrieval as POST /search, logged
@@ -70,6 +72,10 @@ type Options struct {
 	SessionIdle         time.Duration // idle time before a session leaves memory (TOOLGATE_MCP_SESSION_IDLE)
 	Backends            Backends
 	Logger              *slog.Logger
+	// Tracer makes an "mcp tools/call" client span per proxied call; nil makes none.
+	Tracer *tracing.Tracer
+	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Capabilities is what the gateway advertises at GET /v1/capabilities and as the MCP

@@ -14,7 +14,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 const (
@@ -86,7 +90,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "could not open session", http.StatusInternalServerError)
 			return
 		}
-		hs.transport.ServeHTTP(w, r)
+		hs.transport.ServeHTTP(w, withTraceHeader(r))
 		return
 	}
 	hs, status, err := h.lookup(r.Context(), id, caller)
@@ -109,7 +113,19 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	hs.transport.ServeHTTP(w, r)
+	hs.transport.ServeHTTP(w, withTraceHeader(r))
+}
+
+// withTraceHeader returns r with its traceparent header naming the span of r's context
+// (the server span of the HTTP middleware), so that traceParent parents the spans of the
+// MCP methods r carries under it. Without a span, r is returned as is.
+func withTraceHeader(r *http.Request) *http.Request {
+	if !trace.SpanContextFromContext(r.Context()).IsValid() {
+		return r
+	}
+	r = r.Clone(r.Context())
+	tracing.Propagator().Inject(r.Context(), propagation.HeaderCarrier(r.Header))
+	return r
 }
 
 var (
@@ -173,8 +189,10 @@ func (h *HTTPHandler) open(ctx context.Context, s *session, state *mcp.ServerSes
 // connect starts the server side of a session and registers it; h.mu is held.
 func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.ServerSessionState) (*httpSession, error) {
 	transport := &mcp.StreamableServerTransport{SessionID: s.id}
-	// The session outlives the request that opened it.
-	ss, err := s.server.Connect(context.WithoutCancel(ctx), transport, &mcp.ServerSessionOptions{State: state})
+	// The session outlives the request that opened it, and so must not carry its span:
+	// methods get their parent from the request carrying them (traceParent).
+	ctx = trace.ContextWithSpanContext(context.WithoutCancel(ctx), trace.SpanContext{})
+	ss, err := s.server.Connect(ctx, transport, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
 		return nil, err
 	}

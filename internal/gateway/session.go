@@ -13,8 +13,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 const (
@@ -98,7 +103,7 @@ func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSess
 		URI: capabilitiesURI, Name: "capabilities", MIMEType: "application/json",
 		Description: "Active retrieval backends and gateway settings",
 	}, g.readCapabilities)
-	s.server.AddReceivingMiddleware(s.routeUnlisted)
+	s.server.AddReceivingMiddleware(traceParent, s.routeUnlisted)
 	for _, r := range bound {
 		s.addBound(FoundTool{
 			Name: r.Name, SourceName: r.SourceName, Title: deref(r.Title), Description: r.Description,
@@ -471,18 +476,41 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 	ctx, cancel := context.WithTimeout(ctx, s.g.opts.CallTimeout)
 	defer cancel()
 	start := time.Now()
+	ctx, span := s.g.opts.Tracer.MCPProxy(ctx, tool.SourceName, "tools/call", name)
 	res, err := s.g.upstreams.call(ctx, tool.SourceName, tool.SourceKind, tool.SourceConfig, tool.OriginalName, args)
+	d := time.Since(start)
 	if err != nil {
+		tracing.End(span, err)
 		s.g.log.Warn("proxied call failed", "session", s.id, "tool", name, "source", tool.SourceName,
-			"duration_ms", time.Since(start).Milliseconds(), "err", err)
+			"duration_ms", d.Milliseconds(), "err", err)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPTimeout, d)
 			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result()
 		}
+		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
 		return toolErrorf(CodeUpstreamError, "source %s failed: %v", tool.SourceName, errors.Unwrap(err)).result()
 	}
+	// An isError result is the tool's own answer (bad input, not found upstream...), not a
+	// failure of the proxy: the span stays OK and says so in an attribute.
+	span.SetAttributes(attribute.Bool("toolgate.tool_error", res.IsError))
+	tracing.End(span, nil)
+	s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, map[bool]string{false: metrics.MCPOK, true: metrics.MCPToolError}[res.IsError], d)
 	s.g.log.Debug("proxied call", "session", s.id, "tool", name, "source", tool.SourceName,
-		"duration_ms", time.Since(start).Milliseconds(), "is_error", res.IsError)
+		"duration_ms", d.Milliseconds(), "is_error", res.IsError)
 	return res
+}
+
+// traceParent makes a request's spans children of the HTTP request that carried it. The
+// SDK runs every method on the session's context, which outlives the request that opened
+// the session, and gives handlers only the carrying request's headers; HTTPHandler writes
+// its server span's trace context into those headers (withTraceHeader).
+func traceParent(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+			ctx = tracing.Propagator().Extract(ctx, propagation.HeaderCarrier(extra.Header))
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // schema returns the resolved input schema of a tool at a version, from the session's

@@ -8,6 +8,10 @@ import (
 	"github.com/toolgate/toolgate/internal/provider"
 )
 
+// OpChat is the operation label of chat completion calls in provider metrics and spans,
+// whatever the completion is for (enrichment, planning, reranking).
+const OpChat = "chat"
+
 // Config configures the client.
 type Config struct {
 	Provider    provider.Config
@@ -74,11 +78,15 @@ func (c *Client) Complete(ctx context.Context, messages []Message, jsonMode bool
 		req.ResponseFormat = &responseFormat{Type: "json_object"}
 	}
 	var resp chatResponse
-	if err := c.client.PostJSON(ctx, "/chat/completions", req, &resp); err != nil {
-		return Result{}, err
+	check := func() (int, error) {
+		tokens := resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+		if len(resp.Choices) == 0 {
+			return tokens, &provider.BadResponseError{URL: c.cfg.Provider.BaseURL + "/chat/completions", Reason: "no choices"}
+		}
+		return tokens, nil
 	}
-	if len(resp.Choices) == 0 {
-		return Result{}, &provider.BadResponseError{URL: c.cfg.Provider.BaseURL + "/chat/completions", Reason: "no choices"}
+	if err := c.client.Do(ctx, provider.Call{Op: OpChat, Path: "/chat/completions", In: req, Out: &resp, Check: check}); err != nil {
+		return Result{}, err
 	}
 	return Result{
 		Content:          resp.Choices[0].Message.Content,

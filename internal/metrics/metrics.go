@@ -42,6 +42,9 @@ type Metrics struct {
 
 	syncRuns  *prometheus.CounterVec
 	syncTools *prometheus.CounterVec
+
+	mcpProxyCalls    *prometheus.CounterVec
+	mcpProxyDuration *prometheus.HistogramVec
 }
 
 // New makes a registry holding the Go runtime and process collectors and toolgate's
@@ -97,12 +100,21 @@ func New() *Metrics {
 		Help: "Tools changed by syncs, by source and change (added, updated, removed).",
 	}, []string{"source", "change"})
 
+	m.mcpProxyCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "mcp_proxy_calls_total",
+		Help: "Tool calls the MCP gateway proxied to a source, by source and outcome (ok, tool_error, error, timeout).",
+	}, []string{"source", "outcome"})
+	m.mcpProxyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "mcp_proxy_duration_seconds",
+		Help: "Latency of tool calls proxied to a source, including the wait for a connection slot, by source.", Buckets: latencyBuckets,
+	}, []string{"source"})
+
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.jobDuration, m.jobWait, m.jobFailures, m.searchDuration,
 		m.providerCalls, m.providerErrors, m.providerTokens, m.providerDuration,
-		m.syncRuns, m.syncTools,
+		m.syncRuns, m.syncTools, m.mcpProxyCalls, m.mcpProxyDuration,
 	)
 	return m
 }
@@ -136,8 +148,8 @@ func (m *Metrics) ObserveSearch(mode, branch string, d time.Duration) {
 
 // ProviderCall is one finished call to a model provider (an embedding or chat API).
 type ProviderCall struct {
-	Provider  string // e.g. openai, ollama
-	Operation string // e.g. embed, enrich
+	Provider  string // a configured label, by default the provider's host: api.openai.com
+	Operation string // embed, chat or rerank
 	Duration  time.Duration
 	Tokens    int   // tokens the provider reported; 0 if none
 	Err       error // nil on success
@@ -176,4 +188,22 @@ func (m *Metrics) ObserveSync(r SyncResult) {
 			m.syncTools.WithLabelValues(r.Source, change).Add(float64(n))
 		}
 	}
+}
+
+// Outcomes of a proxied MCP call.
+const (
+	MCPOK        = "ok"         // the source answered
+	MCPToolError = "tool_error" // the source answered with an isError result
+	MCPError     = "error"      // the source could not be reached or failed the call
+	MCPTimeout   = "timeout"    // the call's deadline passed
+)
+
+// ObserveMCPProxy records one tool call proxied to source; outcome is one of the MCP*
+// constants.
+func (m *Metrics) ObserveMCPProxy(source, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.mcpProxyCalls.WithLabelValues(source, outcome).Inc()
+	m.mcpProxyDuration.WithLabelValues(source).Observe(d.Seconds())
 }

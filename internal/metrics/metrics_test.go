@@ -29,6 +29,8 @@ func TestHooks(t *testing.T) {
 	m.ObserveSync(metrics.SyncResult{Source: "github", Result: "ok", Added: 3, Removed: 1})
 	m.ObserveSync(metrics.SyncResult{Source: "github", Result: "failed"})
 	m.ObserveHTTP("/v1/search", "POST", 200, 5*time.Millisecond)
+	m.ObserveMCPProxy("github", metrics.MCPOK, 40*time.Millisecond)
+	m.ObserveMCPProxy("github", metrics.MCPTimeout, 30*time.Second)
 
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -44,6 +46,9 @@ func TestHooks(t *testing.T) {
 		`toolgate_sync_tools_total{change="added",source="github"} 3`,
 		`toolgate_sync_tools_total{change="removed",source="github"} 1`,
 		`toolgate_http_requests_total{method="POST",route="/v1/search",status="200"} 1`,
+		`toolgate_mcp_proxy_calls_total{outcome="ok",source="github"} 1`,
+		`toolgate_mcp_proxy_calls_total{outcome="timeout",source="github"} 1`,
+		`toolgate_mcp_proxy_duration_seconds_count{source="github"} 2`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %s", want)
@@ -68,6 +73,7 @@ func TestNilMetricsIsNoop(t *testing.T) {
 	m.ObserveProvider(metrics.ProviderCall{Provider: "p", Operation: "o"})
 	m.ObserveSync(metrics.SyncResult{Source: "s", Result: "ok"})
 	m.ObserveHTTP("/", "GET", 200, 0)
+	m.ObserveMCPProxy("s", metrics.MCPOK, 0)
 	if len(m.JobMiddlewares()) != 0 {
 		t.Fatal("a nil registry installs job middleware")
 	}

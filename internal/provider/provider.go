@@ -1,7 +1,8 @@
 // Package provider is the HTTP plumbing shared by the OpenAI-compatible clients (chat
-// completions and embeddings): JSON POSTs with a bearer key, a bound on concurrent requests,
-// retries with exponential backoff on 429 and 5xx that honour Retry-After, and the typed
-// errors callers distinguish.
+// completions, embeddings and rerank): JSON POSTs with a bearer key, a bound on concurrent
+// requests, retries with exponential backoff on 429 and 5xx that honour Retry-After, the
+// typed errors callers distinguish, and (with an Observer) a metric and a trace span per
+// call.
 package provider
 
 import (
@@ -13,9 +14,15 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 // RateLimitedError is a 429 that persisted through every retry.
@@ -55,6 +62,15 @@ func (e *BadResponseError) Error() string {
 	return fmt.Sprintf("provider %s: bad response: %s", e.URL, e.Reason)
 }
 
+// Observer records the calls of the clients it is given to: each logical call is a
+// "provider <op>" client span on Tracer (with toolgate.attempts and toolgate.tokens
+// attributes, and the error as its status) and one toolgate_provider_* observation on
+// Metrics. Either field may be nil. One Observer may serve every client of a process.
+type Observer struct {
+	Metrics *metrics.Metrics
+	Tracer  *tracing.Tracer
+}
+
 // Config is how a client reaches its provider.
 type Config struct {
 	BaseURL     string // e.g. https://api.openai.com/v1
@@ -66,12 +82,19 @@ type Config struct {
 	// 30s. A Retry-After header overrides it.
 	BaseBackoff time.Duration
 	HTTPClient  *http.Client
+	// Name labels the provider in metrics and spans. Empty means the host (and port) of
+	// BaseURL, such as api.openai.com or 127.0.0.1:11434: a label bounded by the
+	// configuration, never by what callers send.
+	Name string
+	// Observer records every call; nil records nothing and costs nothing.
+	Observer *Observer
 }
 
 // Client posts JSON to one provider.
 type Client struct {
-	cfg Config
-	sem chan struct{}
+	cfg  Config
+	name string
+	sem  chan struct{}
 }
 
 // New returns a client; zero fields get safe defaults.
@@ -92,26 +115,71 @@ func New(cfg Config) *Client {
 		cfg.HTTPClient = &http.Client{}
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	return &Client{cfg: cfg, sem: make(chan struct{}, cfg.Concurrency)}
+	name := cfg.Name
+	if name == "" {
+		if u, err := url.Parse(cfg.BaseURL); err == nil && u.Host != "" {
+			name = u.Host
+		} else {
+			name = "unknown"
+		}
+	}
+	return &Client{cfg: cfg, name: name, sem: make(chan struct{}, cfg.Concurrency)}
 }
 
-// PostJSON posts in to BaseURL+path and decodes the 2xx answer into out, retrying
-// transient failures.
-func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
+// Call is one logical request to the provider.
+type Call struct {
+	// Op names the operation in metrics and spans: embed, chat, rerank.
+	Op   string
+	Path string // appended to BaseURL
+	In   any    // encoded as the JSON body
+	Out  any    // the 2xx answer is decoded into it
+	// Check, if set, runs once Out is decoded: it returns the tokens the provider reported
+	// (counted even when the answer is then rejected, since they were billed) and an error
+	// when the answer does not have the expected shape. That error is returned as is,
+	// without a retry, and counted as the call's failure.
+	Check func() (tokens int, err error)
+}
+
+// Do posts call.In to BaseURL+call.Path and decodes the 2xx answer into call.Out, retrying
+// transient failures. With an Observer, the logical call (every attempt and backoff) is one
+// observation and one span, whatever the number of attempts: a call that fails after all
+// retries counts one error.
+func (c *Client) Do(ctx context.Context, call Call) error {
+	o := c.cfg.Observer
+	if o == nil {
+		_, _, err := c.do(ctx, call)
 		return err
 	}
-	url := c.cfg.BaseURL + path
+	start := time.Now()
+	ctx, span := o.Tracer.ProviderCall(ctx, c.name, call.Op)
+	tokens, attempts, err := c.do(ctx, call)
+	span.SetAttributes(attribute.Int("toolgate.attempts", attempts), attribute.Int("toolgate.tokens", tokens))
+	tracing.End(span, err)
+	o.Metrics.ObserveProvider(metrics.ProviderCall{Provider: c.name, Operation: call.Op,
+		Duration: time.Since(start), Tokens: tokens, Err: err})
+	return err
+}
+
+// do runs the attempts of one call; it returns the tokens the answer reported and the
+// number of HTTP attempts made.
+func (c *Client) do(ctx context.Context, call Call) (tokens, attempts int, err error) {
+	body, err := json.Marshal(call.In)
+	if err != nil {
+		return 0, 0, err
+	}
+	url := c.cfg.BaseURL + call.Path
 	var last error
 	for attempt := 0; ; attempt++ {
-		wait, err := c.once(ctx, url, body, out)
+		wait, err := c.once(ctx, url, body, call.Out)
 		if err == nil {
-			return nil
+			if call.Check != nil {
+				tokens, err = call.Check()
+			}
+			return tokens, attempt + 1, err
 		}
 		last = err
 		if wait < 0 || attempt >= c.cfg.Retries {
-			return last
+			return 0, attempt + 1, last
 		}
 		if wait == 0 {
 			wait = c.backoff(attempt)
@@ -120,7 +188,7 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return errors.Join(ctx.Err(), last)
+			return 0, attempt + 1, errors.Join(ctx.Err(), last)
 		case <-t.C:
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func TestPostJSONRetries(t *testing.T) {
+func TestDoRetries(t *testing.T) {
 	cases := []struct {
 		name     string
 		statuses []int // answers before a 200
@@ -43,7 +43,7 @@ func TestPostJSONRetries(t *testing.T) {
 			defer srv.Close()
 			cl := New(Config{BaseURL: srv.URL, Key: "k", Retries: c.retries, BaseBackoff: time.Millisecond})
 			var out struct{ OK bool }
-			err := cl.PostJSON(context.Background(), "/x", map[string]int{"a": 1}, &out)
+			err := cl.Do(context.Background(), Call{Op: "x", Path: "/x", In: map[string]int{"a": 1}, Out: &out})
 			if !c.check(err) || calls.Load() != c.calls {
 				t.Fatalf("err %v, calls %d (want %d)", err, calls.Load(), c.calls)
 			}
@@ -58,7 +58,7 @@ func TestBadJSONIsBadResponse(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{"ok":`)) }))
 	defer srv.Close()
 	var out map[string]any
-	err := New(Config{BaseURL: srv.URL, Retries: 3}).PostJSON(context.Background(), "/x", nil, &out)
+	err := New(Config{BaseURL: srv.URL, Retries: 3}).Do(context.Background(), Call{Path: "/x", Out: &out})
 	var br *BadResponseError
 	if !errors.As(err, &br) {
 		t.Fatalf("want BadResponseError, got %v", err)

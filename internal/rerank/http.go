@@ -34,8 +34,9 @@ type HTTP struct {
 
 // NewHTTP makes the client of the rerank endpoint endpoint (the full URL, such as
 // https://api.cohere.com/v2/rerank). key, if any, is sent as a bearer token; model is
-// sent to cohere and jina. client nil means a default *http.Client.
-func NewHTTP(endpoint, key, model string, style Style, client *http.Client) (*HTTP, error) {
+// sent to cohere and jina. client nil means a default *http.Client. obs, if not nil,
+// records each call (operation OpRerank).
+func NewHTTP(endpoint, key, model string, style Style, client *http.Client, obs *provider.Observer) (*HTTP, error) {
 	switch style {
 	case StyleCohere, StyleJina, StyleTEI:
 	default:
@@ -44,9 +45,13 @@ func NewHTTP(endpoint, key, model string, style Style, client *http.Client) (*HT
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &KindError{Setting: "rerank URL", Value: endpoint}
 	}
-	pc := provider.New(provider.Config{BaseURL: endpoint, Key: key, HTTPClient: client, Concurrency: 16})
+	pc := provider.New(provider.Config{BaseURL: endpoint, Key: key, HTTPClient: client, Concurrency: 16, Observer: obs})
 	return &HTTP{model: model, style: style, client: pc}, nil
 }
+
+// OpRerank is the operation label of rerank API calls in provider metrics and spans. (The
+// llm reranker's calls are chat calls of its chat client.)
+const OpRerank = "rerank"
 
 // Name is "http".
 func (h *HTTP) Name() string { return KindHTTP }
@@ -85,34 +90,38 @@ func (h *HTTP) Rerank(ctx context.Context, query string, docs []Doc, topN int) (
 	if h.style == StyleTEI {
 		body = teiRequest{Query: query, Texts: texts}
 	}
+	// The answer is checked inside the provider call, so that a malformed one counts as a
+	// failed call in the provider metrics and span.
 	var out []Result
+	var call provider.Call
 	if h.style == StyleTEI {
 		var res []teiResult
-		if err := h.client.PostJSON(ctx, "", body, &res); err != nil {
-			return nil, err
-		}
-		for i, r := range res {
-			if r.Index == nil || r.Score == nil {
-				return nil, &MalformedError{Reason: fmt.Sprintf("result %d lacks index or score", i)}
+		call = provider.Call{Out: &res, Check: func() (int, error) {
+			for i, r := range res {
+				if r.Index == nil || r.Score == nil {
+					return 0, &MalformedError{Reason: fmt.Sprintf("result %d lacks index or score", i)}
+				}
+				out = append(out, Result{Index: *r.Index, Score: *r.Score})
 			}
-			out = append(out, Result{Index: *r.Index, Score: *r.Score})
-		}
+			return 0, check(out, len(docs))
+		}}
 	} else {
 		var res cohereResponse
-		if err := h.client.PostJSON(ctx, "", body, &res); err != nil {
-			return nil, err
-		}
-		if res.Results == nil {
-			return nil, &MalformedError{Reason: `no "results"`}
-		}
-		for i, r := range *res.Results {
-			if r.Index == nil || r.RelevanceScore == nil {
-				return nil, &MalformedError{Reason: fmt.Sprintf("result %d lacks index or relevance_score", i)}
+		call = provider.Call{Out: &res, Check: func() (int, error) {
+			if res.Results == nil {
+				return 0, &MalformedError{Reason: `no "results"`}
 			}
-			out = append(out, Result{Index: *r.Index, Score: *r.RelevanceScore})
-		}
+			for i, r := range *res.Results {
+				if r.Index == nil || r.RelevanceScore == nil {
+					return 0, &MalformedError{Reason: fmt.Sprintf("result %d lacks index or relevance_score", i)}
+				}
+				out = append(out, Result{Index: *r.Index, Score: *r.RelevanceScore})
+			}
+			return 0, check(out, len(docs))
+		}}
 	}
-	if err := check(out, len(docs)); err != nil {
+	call.Op, call.In = OpRerank, body
+	if err := h.client.Do(ctx, call); err != nil {
 		return nil, err
 	}
 	sortResults(out)

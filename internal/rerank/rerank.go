@@ -67,6 +67,9 @@ type Options struct {
 	Model string // http: model name sent to cohere and jina
 	Style Style  // http: cohere, jina or tei
 	Chat  Chat
+	// Observer records the http reranker's calls; nil records nothing. (The llm reranker
+	// is observed through its Chat client.)
+	Observer *provider.Observer
 }
 
 // New makes the reranker of opts; nil for none.
@@ -75,7 +78,7 @@ func New(opts Options) (Reranker, error) {
 	case "", KindNone:
 		return nil, nil
 	case KindHTTP:
-		return NewHTTP(opts.URL, opts.Key, opts.Model, opts.Style, nil)
+		return NewHTTP(opts.URL, opts.Key, opts.Model, opts.Style, nil, opts.Observer)
 	case KindLLM:
 		if opts.Chat == nil {
 			return nil, errors.New("rerank: the llm reranker needs a chat provider")

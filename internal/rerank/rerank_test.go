@@ -72,7 +72,7 @@ func serve(t *testing.T, p *fakeAPI) string {
 
 func newHTTP(t *testing.T, p *fakeAPI, style Style) *HTTP {
 	t.Helper()
-	h, err := NewHTTP(serve(t, p)+"/v2/rerank", "rk-1", "rerank-v3.5", style, nil)
+	h, err := NewHTTP(serve(t, p)+"/v2/rerank", "rk-1", "rerank-v3.5", style, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -218,7 +218,7 @@ func newCohere(t *testing.T, c *cohere) rerank.Reranker {
 	c.got = make(chan map[string]any, 1)
 	srv := httptest.NewServer(c)
 	t.Cleanup(srv.Close)
-	r, err := rerank.NewHTTP(srv.URL+"/v2/rerank", "rk", "rerank-v3.5", rerank.StyleCohere, nil)
+	r, err := rerank.NewHTTP(srv.URL+"/v2/rerank", "rk", "rerank-v3.5", rerank.StyleCohere, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,9 @@ func Propagator() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }
 
+// noopSpan is the span a nil *Tracer starts: it records nothing.
+var noopSpan = noop.Span{}
+
 // Tracer starts toolgate's own spans. A nil *Tracer starts no-op spans.
 type Tracer struct{ t trace.Tracer }
 
@@ -90,7 +93,9 @@ func NewTracer(tp trace.TracerProvider) *Tracer {
 
 func (t *Tracer) start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	if t == nil {
-		return ctx, trace.SpanFromContext(ctx)
+		// Not the context's span: the caller sets attributes on and ends what it gets,
+		// which must not touch its parent's span.
+		return ctx, noopSpan
 	}
 	return t.t.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }

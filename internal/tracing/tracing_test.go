@@ -2,10 +2,16 @@ package tracing_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolgate/toolgate/internal/tracing"
 )
@@ -65,5 +71,25 @@ func TestExportsOverOTLPHTTP(t *testing.T) {
 	}
 	if posts.Load() == 0 {
 		t.Fatal("no OTLP export reached the collector")
+	}
+}
+
+// A nil Tracer's spans must not be the caller's: ending one (as every helper's caller
+// does) would end, or set the error of, the caller's own span.
+func TestNilTracerLeavesParentAlone(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "parent")
+	var tr *tracing.Tracer
+	_, span := tr.ProviderCall(ctx, "openai", "embed")
+	span.SetAttributes(attribute.Int("toolgate.attempts", 3))
+	tracing.End(span, errors.New("boom"))
+	if len(exp.GetSpans()) != 0 {
+		t.Fatal("ending a nil tracer's span ended the caller's span")
+	}
+	parent.End()
+	got := exp.GetSpans()
+	if len(got) != 1 || got[0].Status.Code != codes.Unset || len(got[0].Attributes) != 0 {
+		t.Fatalf("the caller's span was changed: %+v", got)
 	}
 }
