@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -24,9 +25,12 @@ import (
 
 // Deps is what the handlers use.
 type Deps struct {
-	Pool   *pgxpool.Pool
-	River  *river.Client[pgx.Tx]
-	Logger *slog.Logger
+	Pool *pgxpool.Pool
+	// ReadPool is the read replica searches run on (DATABASE_READ_URL); nil when none.
+	// /readyz checks it too.
+	ReadPool *pgxpool.Pool
+	River    *river.Client[pgx.Tx]
+	Logger   *slog.Logger
 	// Metrics is the process's registry, served at /metrics; nil makes a fresh one.
 	Metrics *metrics.Metrics
 	// Tracing exports spans of requests; nil means tracing is off.
@@ -102,7 +106,13 @@ func (s *Server) healthz(c echo.Context) error {
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
-	if err := postgres.Ready(ctx, s.deps.Pool); err != nil {
+	err := postgres.Ready(ctx, s.deps.Pool)
+	if err == nil && s.deps.ReadPool != nil {
+		if err = postgres.Ready(ctx, s.deps.ReadPool); err != nil {
+			err = fmt.Errorf("read replica: %w", err)
+		}
+	}
+	if err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{
 			"status": "unavailable",
 			"error":  map[string]string{"code": "not_ready", "message": err.Error()},

@@ -105,7 +105,7 @@ func benchPartitions(ctx context.Context, pool *pgxpool.Pool) error {
 func benchServer(env *cliEnv, pool *pgxpool.Pool) (string, func(), error) {
 	// Warnings and errors only: an access-log line per request would measure the terminal.
 	log := slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	svc, err := newSearch(env, pool, searchbench.Embedder{})
+	svc, err := newSearch(env, pool, nil, searchbench.Embedder{})
 	if err != nil {
 		return "", nil, err
 	}

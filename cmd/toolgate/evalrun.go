@@ -124,7 +124,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	enrichSecs := time.Since(enrichStart).Seconds()
 
-	svc, err := newSearch(env, pool, embedder)
+	svc, err := newSearch(env, pool, nil, embedder)
 	if err != nil {
 		return err
 	}

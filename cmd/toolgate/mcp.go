@@ -42,7 +42,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
-	svc, err := newSearch(env, pool, embedder)
+	svc, err := newSearch(env, pool, nil, embedder)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,8 @@ import (
 
 // newSearch builds the search service from the settings, embedding queries with the same
 // embedder that built the stored vectors, with the configured query planner and reranker.
-func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
+// With a read pool (may be nil) searches run on that replica.
+func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
 	c := env.cfg
 	obs := env.providerObserver()
 	planner, err := newPlanner(c, obs)
@@ -26,12 +27,16 @@ func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*searc
 	if err != nil {
 		return nil, err
 	}
+	var opts []search.Option
+	if read != nil {
+		opts = append(opts, search.WithReadPool(read))
+	}
 	return search.New(pool, embedder, search.Settings{
 		K1: c.SearchK1, B: c.SearchB, KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
 		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings,
 		Planner: planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
-	}, env.log), nil
+	}, env.log, opts...), nil
 }
 
 // newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is

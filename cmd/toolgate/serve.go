@@ -92,11 +92,20 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	} else {
 		close(watchDone)
 	}
-	searchSvc, err := newSearch(env, pool, embedder)
+	var readPool *pgxpool.Pool
+	if cfg.DatabaseReadURL != "" && cfg.Role != config.RoleWorker {
+		if readPool, err = postgres.Connect(ctx, cfg.DatabaseReadURL, poolOptions(env)...); err != nil {
+			return fmt.Errorf("read replica (DATABASE_READ_URL): %w", err)
+		}
+		defer readPool.Close()
+		m.WatchPool("replica", readPool)
+		env.log.Info("searches go to the read replica", "replica", config.Redact(cfg.DatabaseReadURL))
+	}
+	searchSvc, err := newSearch(env, pool, readPool, embedder)
 	if err != nil {
 		return err
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
+	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
 		Search: searchSvc}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {

@@ -27,6 +27,7 @@ const (
 // Config is every setting of toolgate.
 type Config struct {
 	DatabaseURL     string        // DATABASE_URL
+	DatabaseReadURL string        // DATABASE_READ_URL: a read replica for searches, empty for none
 	ListenAddr      string        // LISTEN_ADDR
 	Role            Role          // TOOLGATE_ROLE
 	AutoMigrate     bool          // TOOLGATE_AUTO_MIGRATE
@@ -104,6 +105,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r := reader{getenv: getenv}
 	c := Config{
 		DatabaseURL:     r.str("DATABASE_URL", DefaultDatabaseURL),
+		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
 		ListenAddr:      r.str("LISTEN_ADDR", ":8080"),
 		Role:            Role(r.str("TOOLGATE_ROLE", string(RoleAll))),
 		AutoMigrate:     r.boolean("TOOLGATE_AUTO_MIGRATE", true),
@@ -163,12 +165,6 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 30, 1, 100000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
-	// Removed: every search writes its retrieval-log row in the same statement, so searches
-	// cannot run on a read-only replica. Refused rather than ignored, so that nobody
-	// believes their searches go to a replica (docs/scaling.md).
-	if v := r.str("DATABASE_READ_URL", ""); v != "" {
-		r.fail("DATABASE_READ_URL", redact(v), "not supported: searches write the retrieval log and run on the primary (DATABASE_URL); see docs/scaling.md")
-	}
 	if r.err != nil {
 		return c, r.err
 	}
@@ -178,7 +174,10 @@ func Load(getenv func(string) string) (Config, error) {
 // Validate checks settings that may also have been changed by flags.
 func (c Config) Validate() error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return &Error{"DATABASE_URL", redact(c.DatabaseURL), "want postgres://user@host:port/db"}
+		return &Error{"DATABASE_URL", Redact(c.DatabaseURL), "want postgres://user@host:port/db"}
+	}
+	if u, err := url.Parse(c.DatabaseReadURL); c.DatabaseReadURL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		return &Error{"DATABASE_READ_URL", Redact(c.DatabaseReadURL), "want postgres://user@host:port/db (a read replica of DATABASE_URL)"}
 	}
 	if u, err := url.Parse(c.OTLPEndpoint); c.OTLPEndpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return &Error{"TOOLGATE_OTLP_ENDPOINT", c.OTLPEndpoint, "want an OTLP/HTTP base URL such as http://collector:4318"}
@@ -224,8 +223,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// redact hides a password in a database URL.
-func redact(s string) string {
+// Redact hides a password in a database URL.
+func Redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s

@@ -22,15 +22,19 @@ func TestOpsSettings(t *testing.T) {
 	if err != nil || c.OTLPEndpoint != "http://b:4318" {
 		t.Fatalf("got %q, %v; want http://b:4318", c.OTLPEndpoint, err)
 	}
+	c, err = Load(env(map[string]string{"DATABASE_READ_URL": "postgres://reader:pw@replica:5432/toolgate"}))
+	if err != nil || c.DatabaseReadURL != "postgres://reader:pw@replica:5432/toolgate" {
+		t.Fatalf("DATABASE_READ_URL: got %q, %v", c.DatabaseReadURL, err)
+	}
 	c, err = Load(env(nil))
-	if err != nil || c.DBMaxConns != 0 || c.RiverPollOnly || c.OTLPEndpoint != "" {
+	if err != nil || c.DBMaxConns != 0 || c.RiverPollOnly || c.OTLPEndpoint != "" || c.DatabaseReadURL != "" {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 }
 
 func TestBadOpsSettingNamesIt(t *testing.T) {
 	cases := map[string]map[string]string{
-		"DATABASE_READ_URL":        {"DATABASE_READ_URL": "postgres://reader@replica:5432/toolgate"},
+		"DATABASE_READ_URL":        {"DATABASE_READ_URL": "mysql://reader@replica/toolgate"},
 		"TOOLGATE_DB_MAX_CONNS":    {"TOOLGATE_DB_MAX_CONNS": "-1"},
 		"TOOLGATE_RIVER_POLL_ONLY": {"TOOLGATE_RIVER_POLL_ONLY": "sometimes"},
 		"TOOLGATE_OTLP_ENDPOINT":   {"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"},

@@ -31,6 +31,38 @@ type Server struct {
 // programs run as the postgres user, which owns the directory.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
+	s := newInstance(t)
+	s.run("initdb", "-D", s.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+	s.Start()
+	t.Cleanup(func() { s.ctl("stop", "-m", "immediate") })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		t.Fatalf("pgtest: connect to private server: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE toolgate`); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// NewStandby makes a hot standby of s, a read replica fed by streaming replication
+// (pg_basebackup -R), on its own port, and starts it. It is stopped and removed at cleanup.
+func (s *Server) NewStandby() *Server {
+	s.t.Helper()
+	st := newInstance(s.t)
+	st.run("pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "postgres",
+		"-D", st.data(), "-R", "-X", "stream", "-c", "fast", "--no-sync")
+	st.Start()
+	s.t.Cleanup(func() { st.ctl("stop", "-m", "immediate") })
+	return st
+}
+
+// newInstance reserves a directory owned by the postgres user and a free loopback port.
+func newInstance(t testing.TB) *Server {
+	t.Helper()
 	// Not t.TempDir: its parent directory is private to the test's user.
 	dir, err := os.MkdirTemp("", "toolgate-pg-")
 	if err != nil {
@@ -49,22 +81,8 @@ func NewServer(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, dir: dir, port: ln.Addr().(*net.TCPAddr).Port}
-	ln.Close()
-	s.run("initdb", "-D", s.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-	s.Start()
-	t.Cleanup(func() { s.ctl("stop", "-m", "immediate") })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, s.URL("postgres"))
-	if err != nil {
-		t.Fatalf("pgtest: connect to private server: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE DATABASE toolgate`); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	defer ln.Close()
+	return &Server{t: t, dir: dir, port: ln.Addr().(*net.TCPAddr).Port}
 }
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }

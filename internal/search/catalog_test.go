@@ -110,6 +110,13 @@ var testEmbedder = hashEmbedder{known: map[string][]float32{
 func setup(t *testing.T) (*pgxpool.Pool, map[string]int64) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
+	return pool, fill(t, pool)
+}
+
+// fill writes the catalog, its vectors in the default profile's set and the HNSW index to
+// a migrated database, and returns the tools' ids by name.
+func fill(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
+	t.Helper()
 	ctx := context.Background()
 	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('acme', 'catalog'), ('beta', 'catalog')`)
 	ids := map[string]int64{}
@@ -152,7 +159,7 @@ func setup(t *testing.T) (*pgxpool.Pool, map[string]int64) {
 		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`,
 			setID, ids[tl.source+"__"+tl.name], pgvector.NewVector(normalized(v)))
 	}
-	return pool, ids
+	return ids
 }
 
 // ensureSpace does what embed.EnsureSpace does at run time: fix the vector dimension and

@@ -25,6 +25,8 @@ type batcher interface {
 type pipeline struct {
 	to      batcher
 	pending *pgx.Batch
+	// rewrite, when set, changes the SQL of the Query (the read-replica variant of Search).
+	rewrite func(sql string) (string, error)
 }
 
 func newPipeline(to batcher) *pipeline { return &pipeline{to: to, pending: &pgx.Batch{}} }
@@ -37,6 +39,12 @@ func (p *pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.Comm
 
 // Query sends the queued statements and this one as one batch and returns this one's rows.
 func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if p.rewrite != nil {
+		var err error
+		if sql, err = p.rewrite(sql); err != nil {
+			return nil, err
+		}
+	}
 	b := p.pending
 	p.pending = &pgx.Batch{}
 	queued := b.Len()

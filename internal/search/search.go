@@ -134,15 +134,28 @@ type Response struct {
 // Service runs searches. Embedder may be nil: lexical searches still work, hybrid searches
 // then run their lexical branch only.
 type Service struct {
-	pool     *pgxpool.Pool
+	pool     *pgxpool.Pool // the primary: the retrieval log, and searches without a replica
+	read     *pgxpool.Pool // a read replica for searches, or nil
+	readSQL  readOnlyStatement
 	embedder embed.Embedder
 	settings Settings
 	log      *slog.Logger
 }
 
+// Option configures a Service.
+type Option func(*Service)
+
+// WithReadPool makes the Service search on read, a read replica of pool's database (hot
+// standby): it reads the catalog there and writes the retrieval log row to the primary.
+func WithReadPool(read *pgxpool.Pool) Option { return func(s *Service) { s.read = read } }
+
 // New returns a Service.
-func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger *slog.Logger) *Service {
-	return &Service{pool: pool, embedder: embedder, settings: settings, log: logger.With("component", "search")}
+func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger *slog.Logger, opts ...Option) *Service {
+	s := &Service{pool: pool, embedder: embedder, settings: settings, log: logger.With("component", "search")}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // normalize validates r and fills in its defaults.
@@ -246,7 +259,11 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		}
 	}
 	q := db.New(s.pool)
-	if err := s.checkNames(ctx, q, r, allowed); err != nil {
+	names := q
+	if s.read != nil {
+		names = db.New(s.read)
+	}
+	if err := s.checkNames(ctx, names, r, allowed); err != nil {
 		return Response{}, err
 	}
 
@@ -332,72 +349,39 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: embedMs,
 		Caller: optional(callerName), SessionID: optional(r.SessionID),
 	}
-	var resp Response
-	// The settings and the statement go in one round trip (pipeline). Without a plan or a
-	// reranker that batch is the whole search, one implicit transaction; otherwise the log
-	// row's results are rewritten after merging, in an explicit transaction.
-	run := func(ctx context.Context, to batcher) ([]db.SearchRow, error) {
-		qp := db.New(newPipeline(to))
-		if err := qp.SearchSetConfig(ctx, strconv.Itoa(max(st.EfSearch, cand))); err != nil {
-			return nil, err
-		}
-		rows, err := qp.Search(ctx, params)
-		if err == nil && len(rows) == 0 {
-			err = errors.New("the statement returned no log row")
-		}
-		return rows, err
+	ef := strconv.Itoa(max(st.EfSearch, cand))
+	merge := p != nil || rerankOn
+	if s.read != nil {
+		return s.searchReplica(ctx, r, p, merge, rerankOn, len(intents), n, ef, params)
 	}
-	if p == nil && !rerankOn {
-		rows, err := run(ctx, s.pool)
+	if !merge {
+		// The whole search is one batch, one implicit transaction: settings, statement, log row.
+		rows, err := s.run(ctx, s.pool, nil, ef, params)
 		if err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
-		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}}
+		resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}}
 		if err := appendRows(&resp, r.Format, rows); err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
 		return resp, nil
 	}
+	// A plan or a reranker: merge the intents' rankings, rerank, and rewrite the log row's
+	// results with the final list in the same transaction.
+	var resp Response
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := run(ctx, tx)
+		rows, err := s.run(ctx, tx, nil, ef, params)
 		if err != nil {
 			return err
 		}
 		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p}
-		// A plan or a reranker: merge the intents' rankings, rerank, and log the final list.
-		final, decision := s.mergeRerank(ctx, r, p, rerankOn, len(intents), n, rows)
-		if err := appendRows(&resp, r.Format, final.rows); err != nil {
-			return err
-		}
-		logged := make([]map[string]any, len(resp.Results))
-		for i := range resp.Results {
-			res := &resp.Results[i]
-			if p != nil {
-				res.Intent = &final.intents[i]
-			}
-			if sc, ok := final.scores[res.Name]; ok {
-				res.RerankScore = &sc
-			}
-			e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
-				"vector_rank": res.VectorRank, "bm25": res.BM25, "name_match": res.NameMatch}
-			if res.Intent != nil {
-				e["intent"] = *res.Intent
-			}
-			if res.RerankScore != nil {
-				e["rerank_score"] = *res.RerankScore
-			}
-			logged[i] = e
-		}
-		results, err := json.Marshal(logged)
+		decision, err := s.mergeInto(ctx, &resp, r, p, rerankOn, len(intents), n, rows)
 		if err != nil {
 			return err
 		}
-		var rerankJSON json.RawMessage
-		if decision != nil {
-			resp.Rerank = decision
-			if rerankJSON, err = json.Marshal(decision); err != nil {
-				return err
-			}
+		results, rerankJSON, err := logJSON(resp.Results, decision)
+		if err != nil {
+			return err
 		}
 		return q.WithTx(tx).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
 	})
@@ -405,6 +389,65 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
 	return resp, nil
+}
+
+// run sends the per-transaction settings and the Search statement (rewritten by rewrite,
+// when not nil) to to in one round trip (a pipeline) and returns the statement's rows.
+func (s *Service) run(ctx context.Context, to batcher, rewrite func(string) (string, error), ef string, params db.SearchParams) ([]db.SearchRow, error) {
+	pl := newPipeline(to)
+	pl.rewrite = rewrite
+	qp := db.New(pl)
+	if err := qp.SearchSetConfig(ctx, ef); err != nil {
+		return nil, err
+	}
+	rows, err := qp.Search(ctx, params)
+	if err == nil && len(rows) == 0 {
+		err = errors.New("the statement returned no row")
+	}
+	return rows, err
+}
+
+// mergeInto fills resp.Results from the per-intent rankings of rows, merged by plan.Merge and
+// reranked (mergeRerank), and returns the rerank decision (nil when not asked for).
+func (s *Service) mergeInto(ctx context.Context, resp *Response, r Request, p *plan.Plan, rerankOn bool, intents, n int, rows []db.SearchRow) (*rerank.Decision, error) {
+	final, decision := s.mergeRerank(ctx, r, p, rerankOn, intents, n, rows)
+	if err := appendRows(resp, r.Format, final.rows); err != nil {
+		return nil, err
+	}
+	for i := range resp.Results {
+		res := &resp.Results[i]
+		if p != nil {
+			res.Intent = &final.intents[i]
+		}
+		if sc, ok := final.scores[res.Name]; ok {
+			res.RerankScore = &sc
+		}
+	}
+	resp.Rerank = decision
+	return decision, nil
+}
+
+// logJSON is the results column of the search_log row of results (the entries the Search
+// statement writes, with intent and rerank score when present) and its rerank column.
+func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
+	logged := make([]map[string]any, len(results))
+	for i, res := range results {
+		e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
+			"vector_rank": res.VectorRank, "bm25": res.BM25, "name_match": res.NameMatch}
+		if res.Intent != nil {
+			e["intent"] = *res.Intent
+		}
+		if res.RerankScore != nil {
+			e["rerank_score"] = *res.RerankScore
+		}
+		logged[i] = e
+	}
+	out, err := json.Marshal(logged)
+	if err != nil || decision == nil {
+		return out, nil, err
+	}
+	rr, err := json.Marshal(decision)
+	return out, rr, err
 }
 
 // merged is the final list of a planned or reranked search: its rows in order, the intent

@@ -179,6 +179,9 @@ WITH src AS MATERIALIZED (
         LIMIT 1
     ) t
 ), log AS (
+    -- Searches on a read replica (DATABASE_READ_URL) run this statement with this CTE's
+    -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
+    -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, session_id)
     SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
@@ -217,6 +220,22 @@ SET results = sqlc.arg(results)::jsonb,
     top_score = (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
     rerank = sqlc.narg(rerank)::jsonb
 WHERE id = sqlc.arg(id)::bigint;
+
+-- name: InsertSearchLog :one
+-- The retrieval log row of a search that ran on a read replica, written to the primary
+-- (after SearchLogAsync in the same batch) with the results as the Search statement would.
+INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
+                        result_count, top_score, latency_ms, timings, caller, session_id)
+VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
+        sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
+        sqlc.narg(rerank)::jsonb, sqlc.arg(results)::jsonb, jsonb_array_length(sqlc.arg(results)::jsonb),
+        (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
+        sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(session_id)::text)
+RETURNING id;
+
+-- name: SearchLogAsync :exec
+-- The log row of a replica search is not worth a WAL flush either (see SearchSetConfig).
+SELECT set_config('synchronous_commit', 'off', true);
 
 -- name: SearchSetConfig :exec
 -- Per-transaction settings for Search (never session-wide: pooled connections keep session

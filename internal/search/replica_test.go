@@ -1,0 +1,123 @@
+package search_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+// TestSearchOnReadReplica runs searches on a real hot standby (streaming replication from
+// a private primary): the results are the primary's, the log rows land on the primary, and
+// the standby refuses the primary's statement, so nothing could have been written there.
+func TestSearchOnReadReplica(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := pgtest.NewServer(t)
+	migrating := connect(t, srv.URL("toolgate"))
+	if err := postgres.MigrateUp(ctx, migrating); err != nil {
+		t.Fatal(err)
+	}
+	migrating.Close()
+	// A new pool: connections register the pgvector types if the extension exists.
+	primary := connect(t, srv.URL("toolgate"))
+	fill(t, primary)
+	standby := srv.NewStandby()
+	read := connect(t, standby.URL("toolgate"))
+	waitReplay(t, primary, read)
+
+	onPrimary := newService(primary)
+	onReplica := search.New(primary, testEmbedder, search.DefaultSettings(), discard(), search.WithReadPool(read))
+	for _, r := range []search.Request{
+		{Query: "latest stock price", Mode: search.ModeLexical, K: 3},
+		{Query: rainQuery, Mode: search.ModeVector, K: 3},
+		{Query: "send an email message", Mode: search.ModeHybrid, K: 3, SessionID: "s-1"},
+		{Query: "get_weather", K: 5},
+		{Query: "stock price and the weather", Plan: plan.ModeFull, K: 4},
+	} {
+		want := mustSearch(t, ctx, onPrimary, r)
+		got := mustSearch(t, ctx, onReplica, r)
+		if strings.Join(names(got), ",") != strings.Join(names(want), ",") || len(got.Results) == 0 {
+			t.Errorf("%q: replica %v, primary %v", r.Query, names(got), names(want))
+			continue
+		}
+		for i := range got.Results {
+			if got.Results[i].Score != want.Results[i].Score || string(got.Results[i].Tool) != string(want.Results[i].Tool) {
+				t.Errorf("%q result %d: replica %+v, primary %+v", r.Query, i, got.Results[i], want.Results[i])
+			}
+		}
+		// The replica search's log row is on the primary, with the same results.
+		var mode, results string
+		var count int
+		var replica bool
+		if err := primary.QueryRow(ctx, `SELECT mode, results::text, result_count, (timings->>'replica')::bool
+			FROM search_log WHERE id = $1`, got.SearchID).Scan(&mode, &results, &count, &replica); err != nil {
+			t.Fatalf("%q: log row %d on the primary: %v", r.Query, got.SearchID, err)
+		}
+		if mode != string(got.Mode) || count != len(got.Results) || !replica || !strings.Contains(results, `"name": "`+got.Results[0].Name+`"`) {
+			t.Errorf("%q: log row mode %s count %d replica %v results %s", r.Query, mode, count, replica, results)
+		}
+		if r.Plan == plan.ModeFull && !strings.Contains(results, `"intent"`) {
+			t.Errorf("%q: planned search logged without intents: %s", r.Query, results)
+		}
+	}
+	if err := onReplica.RecordFeedback(ctx, lastSearchID(t, primary), []search.Feedback{{Name: "beta__get_weather", Success: ptr(true)}}); err != nil {
+		t.Errorf("feedback on a replica search: %v", err)
+	}
+
+	// The standby is read-only: the primary's statement, with its log row, fails there.
+	_, err := newService(read).Search(ctx, search.Request{Query: "latest stock price"})
+	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+		t.Errorf("primary statement on the standby: %v, want a read-only transaction error", err)
+	}
+}
+
+func connect(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := postgres.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// waitReplay waits until the standby of read has replayed everything the primary wrote.
+func waitReplay(t *testing.T, primary, read *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	var lsn string
+	if err := primary.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var done bool
+		if err := read.QueryRow(ctx, `SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn`, lsn).Scan(&done); err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby did not replay up to %s in 30 s", lsn)
+		}
+	}
+}
+
+func lastSearchID(t *testing.T, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	var id int64
+	if err := pool.QueryRow(context.Background(), `SELECT max(id) FROM search_log`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func ptr[T any](v T) *T { return &v }
