@@ -63,6 +63,7 @@ func toAPIError(err error) *Error {
 		searchInvalid  *search.InvalidRequestError
 		searchUnknown  *search.UnknownError
 		searchNotFound *search.NotFoundError
+		searchEmbed    *search.EmbedError
 		pnfErr         *profiles.NotFoundError
 		actErr         *profiles.ActiveError
 		nbErr          *profiles.NotBuiltError
@@ -117,6 +118,9 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "profile_active", Message: actErr.Error()}
 	case errors.As(err, &nbErr):
 		return &Error{Status: http.StatusConflict, Code: "profile_not_built", Message: nbErr.Error()}
+	case errors.As(err, &searchEmbed):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_unavailable",
+			Message: searchEmbed.Error() + "; mode lexical or hybrid still works"}
 	case errors.Is(err, search.ErrNoEmbedder):
 		return &Error{Status: http.StatusBadRequest, Code: "no_embedder", Message: err.Error()}
 	case errors.Is(err, pgx.ErrNoRows):

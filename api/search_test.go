@@ -10,9 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -112,5 +115,52 @@ func TestSearchEndpoints(t *testing.T) {
 	}
 	if code, m := post(path, `{"tools":[]}`); code != 400 {
 		t.Errorf("no tools: %d %v", code, m)
+	}
+}
+
+// TestSearchEmbedderDown: with the embedding provider down, a vector search answers 503
+// embedder_unavailable quickly and a hybrid search answers 200 with its lexical results and
+// a "degraded" note.
+func TestSearchEmbedderDown(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(context.Background(), `
+		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources`); err != nil {
+		t.Fatal(err)
+	}
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"down"}}`, http.StatusBadGateway)
+	}))
+	defer down.Close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st := search.DefaultSettings()
+	st.EmbedTimeout = 200 * time.Millisecond
+	embedder := embed.NewOpenAI(embed.OpenAIConfig{Provider: provider.Config{BaseURL: down.URL, BaseBackoff: time.Second}, Model: "m", Dims: 8})
+	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, Logger: log, Open: true, Search: search.New(pool, embedder, st, log)}))
+	defer srv.Close()
+
+	for mode, want := range map[string]int{"vector": http.StatusServiceUnavailable, "hybrid": http.StatusOK} {
+		resp, err := http.Post(srv.URL+"/search", "application/json", strings.NewReader(`{"query":"stock price","mode":"`+mode+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("%s: status %d %v, want %d", mode, resp.StatusCode, m, want)
+		}
+		switch mode {
+		case "vector":
+			if e, _ := m["error"].(map[string]any); e == nil || e["code"] != "embedder_unavailable" {
+				t.Errorf("vector: %v", m)
+			}
+		case "hybrid":
+			if d, _ := m["degraded"].(string); !strings.Contains(d, "vector branch skipped") || len(m["results"].([]any)) != 1 {
+				t.Errorf("hybrid: %v", m)
+			}
+		}
 	}
 }

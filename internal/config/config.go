@@ -79,14 +79,15 @@ type Config struct {
 	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
 	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
 	// Search tuning (see docs/search.md).
-	SearchK1            float64 // TOOLGATE_SEARCH_BM25_K1
-	SearchB             float64 // TOOLGATE_SEARCH_BM25_B
-	SearchKRRF          float64 // TOOLGATE_SEARCH_RRF_K
-	SearchWeightLexical float64 // TOOLGATE_SEARCH_WEIGHT_LEXICAL
-	SearchWeightVector  float64 // TOOLGATE_SEARCH_WEIGHT_VECTOR
-	SearchEfSearch      int     // TOOLGATE_SEARCH_EF_SEARCH
-	SearchCandidates    int     // TOOLGATE_SEARCH_CANDIDATES
-	SearchPostings      int     // TOOLGATE_SEARCH_POSTINGS
+	SearchK1            float64       // TOOLGATE_SEARCH_BM25_K1
+	SearchB             float64       // TOOLGATE_SEARCH_BM25_B
+	SearchKRRF          float64       // TOOLGATE_SEARCH_RRF_K
+	SearchWeightLexical float64       // TOOLGATE_SEARCH_WEIGHT_LEXICAL
+	SearchWeightVector  float64       // TOOLGATE_SEARCH_WEIGHT_VECTOR
+	SearchEfSearch      int           // TOOLGATE_SEARCH_EF_SEARCH
+	SearchCandidates    int           // TOOLGATE_SEARCH_CANDIDATES
+	SearchPostings      int           // TOOLGATE_SEARCH_POSTINGS
+	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
 }
 
 // Error is a setting that cannot be used.
@@ -163,6 +164,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 40, 10, 1000),
 		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 20, 1, 1000),
 		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 30, 1, 100000),
+		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", 2*time.Second),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

@@ -238,9 +238,10 @@ WITH src AS MATERIALIZED (
            (SELECT max(r.score) FROM ranked r),
            $24::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_build_object('embed_ms', $24::float8,
-                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000),
-           $25::text, $26::text
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $24::float8,
+                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
+                              'degraded', $25::text)),
+           $26::text, $27::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -278,6 +279,7 @@ type SearchParams struct {
 	Format    string            `json:"format"`
 	Plan      json.RawMessage   `json:"plan"`
 	EmbedMs   float64           `json:"embed_ms"`
+	Degraded  *string           `json:"degraded"`
 	Caller    *string           `json:"caller"`
 	SessionID *string           `json:"session_id"`
 }
@@ -373,6 +375,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Format,
 		arg.Plan,
 		arg.EmbedMs,
+		arg.Degraded,
 		arg.Caller,
 		arg.SessionID,
 	)

@@ -29,5 +29,12 @@ type NotFoundError struct{ ID int64 }
 
 func (e *NotFoundError) Error() string { return fmt.Sprintf("search %d not found", e.ID) }
 
+// EmbedError is a failed or timed-out embedding of the query in a vector search (a hybrid
+// search falls back to its lexical branch instead).
+type EmbedError struct{ Err error }
+
+func (e *EmbedError) Error() string { return "embed the query: " + e.Err.Error() }
+func (e *EmbedError) Unwrap() error { return e.Err }
+
 // ErrNoEmbedder is a vector search on a server without an embedding provider.
 var ErrNoEmbedder = errors.New("vector search needs an embedding provider; use mode lexical")

@@ -50,14 +50,14 @@ func (r *readOnlyStatement) rewrite(sql string) (string, error) {
 // searchReplica runs the search on the read replica and writes its log row to the primary.
 // A tool changed on the primary shows in results once the replica has replayed the change
 // (its replication lag).
-func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, merge, rerankOn bool, intents, n int, ef string, params db.SearchParams) (Response, error) {
+func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, merge, rerankOn bool, intents, n int, ef string, params db.SearchParams, degraded string) (Response, error) {
 	start := time.Now()
 	rows, err := s.run(ctx, s.read, s.readSQL.rewrite, ef, params)
 	if err != nil {
 		return Response{}, fmt.Errorf("search on the read replica: %w", err)
 	}
 	dbMs := float64(time.Since(start).Microseconds()) / 1000
-	resp := Response{Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p}
+	resp := Response{Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p, Degraded: degraded}
 	if merge {
 		if _, err := s.mergeInto(ctx, &resp, r, p, rerankOn, intents, n, rows); err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
@@ -69,7 +69,11 @@ func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, me
 	if err != nil {
 		return Response{}, err
 	}
-	timings, err := json.Marshal(map[string]any{"embed_ms": params.EmbedMs, "db_ms": dbMs, "replica": true})
+	t := map[string]any{"embed_ms": params.EmbedMs, "db_ms": dbMs, "replica": true}
+	if degraded != "" {
+		t["degraded"] = degraded
+	}
+	timings, err := json.Marshal(t)
 	if err != nil {
 		return Response{}, err
 	}

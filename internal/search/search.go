@@ -63,6 +63,10 @@ type Settings struct {
 	EfSearch      int     // hnsw.ef_search for the vector branch (raised to the candidates when below)
 	Candidates    int     // ranked candidates per branch and variant fed to fusion (at least k)
 	Postings      int     // per query term, the top postings by impact the lexical branch scores
+	// EmbedTimeout bounds the embedding of the query (retries included): past it, or when
+	// the provider fails, a hybrid search runs its lexical branch only and a vector search
+	// fails with an EmbedError.
+	EmbedTimeout time.Duration
 
 	// Planner answers requests with a plan other than none; nil means the heuristic planner
 	// without a vocabulary (shorthand only, never splits).
@@ -75,10 +79,10 @@ type Settings struct {
 
 // DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 40,
 // 20 candidates per branch, 30 postings per query term (chosen on the ScaleMCP evaluation
-// set, docs/search.md#settings).
+// set, docs/search.md#settings), 2 s to embed the query.
 func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
-		EfSearch: 40, Candidates: 20, Postings: 30, RerankTopN: 30, RerankTimeout: 2 * time.Second}
+		EfSearch: 40, Candidates: 20, Postings: 30, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 
 // Request is one search.
@@ -129,6 +133,9 @@ type Response struct {
 	// Plan and Rerank are what the planner and the reranker did (absent when not asked for).
 	Plan   *plan.Plan       `json:"plan,omitempty"`
 	Rerank *rerank.Decision `json:"rerank,omitempty"`
+	// Degraded says why a branch was skipped: a hybrid search whose query could not be
+	// embedded ran its lexical branch only. Absent when both branches ran.
+	Degraded string `json:"degraded,omitempty"`
 }
 
 // Service runs searches. Embedder may be nil: lexical searches still work, hybrid searches
@@ -305,21 +312,9 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	case s.embedder == nil: // hybrid without an embedding provider: keyword retrieval only
 		vecTexts = nil
 	}
-	vecs := []pgvector.Vector{}
-	var embedMs float64
-	if len(vecTexts) > 0 {
-		start := time.Now()
-		vs, err := s.embedder.Embed(ctx, vecTexts)
-		if err != nil {
-			return Response{}, fmt.Errorf("embed query: %w", err)
-		}
-		if len(vs) != len(vecTexts) {
-			return Response{}, fmt.Errorf("embed query: %d vectors for %d texts", len(vs), len(vecTexts))
-		}
-		embedMs = float64(time.Since(start).Microseconds()) / 1000
-		for _, v := range vs {
-			vecs = append(vecs, pgvector.NewVector(v))
-		}
+	vecs, embedMs, degraded, err := s.embedQuery(ctx, r.Mode, vecTexts)
+	if err != nil {
+		return Response{}, err
 	}
 
 	st := s.settings
@@ -346,13 +341,13 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
-		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: embedMs,
+		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: embedMs, Degraded: optional(degraded),
 		Caller: optional(callerName), SessionID: optional(r.SessionID),
 	}
 	ef := strconv.Itoa(max(st.EfSearch, cand))
 	merge := p != nil || rerankOn
 	if s.read != nil {
-		return s.searchReplica(ctx, r, p, merge, rerankOn, len(intents), n, ef, params)
+		return s.searchReplica(ctx, r, p, merge, rerankOn, len(intents), n, ef, params, degraded)
 	}
 	if !merge {
 		// The whole search is one batch, one implicit transaction: settings, statement, log row.
@@ -360,7 +355,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		if err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
-		resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}}
+		resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Degraded: degraded}
 		if err := appendRows(&resp, r.Format, rows); err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
@@ -374,7 +369,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		if err != nil {
 			return err
 		}
-		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p}
+		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p, Degraded: degraded}
 		decision, err := s.mergeInto(ctx, &resp, r, p, rerankOn, len(intents), n, rows)
 		if err != nil {
 			return err
@@ -448,6 +443,41 @@ func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json
 	}
 	rr, err := json.Marshal(decision)
 	return out, rr, err
+}
+
+// embedQuery embeds texts within the EmbedTimeout. A failure fails a vector search
+// (EmbedError); a hybrid search goes on with no query vector, degraded says why.
+func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (vecs []pgvector.Vector, ms float64, degraded string, err error) {
+	vecs = []pgvector.Vector{}
+	if len(texts) == 0 {
+		return vecs, 0, "", nil
+	}
+	start := time.Now()
+	ectx := ctx
+	if t := s.settings.EmbedTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	vs, err := s.embedder.Embed(ectx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("%d vectors for %d texts", len(vs), len(texts))
+	}
+	ms = float64(time.Since(start).Microseconds()) / 1000
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, "", ctx.Err() // the caller went away: nothing to degrade to
+		}
+		if mode == ModeVector {
+			return nil, 0, "", &EmbedError{Err: err}
+		}
+		s.log.WarnContext(ctx, "query embedding failed: lexical branch only", "error", err, "ms", ms)
+		return vecs, ms, "vector branch skipped: embed the query: " + err.Error(), nil
+	}
+	for _, v := range vs {
+		vecs = append(vecs, pgvector.NewVector(v))
+	}
+	return vecs, ms, "", nil
 }
 
 // merged is the final list of a planned or reranked search: its rows in order, the intent

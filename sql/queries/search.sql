@@ -196,8 +196,9 @@ WITH src AS MATERIALIZED (
            (SELECT max(r.score) FROM ranked r),
            sqlc.arg(embed_ms)::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
-                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000),
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
+                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
+                              'degraded', sqlc.narg(degraded)::text)),
            sqlc.narg(caller)::text, sqlc.narg(session_id)::text
     RETURNING id
 )

@@ -1,0 +1,80 @@
+package search_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+// TestEmbeddingProviderDown: a query the provider cannot embed within the embed timeout
+// (here: it answers 503 to every attempt, and retries would take far longer) gives a hybrid
+// search its lexical results, flagged and logged as degraded, and fails a vector search
+// with an EmbedError, both in about the timeout.
+func TestEmbeddingProviderDown(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	var calls atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":{"message":"overloaded","type":"server_error"}}`))
+	}))
+	defer down.Close()
+	embedder := embed.NewOpenAI(embed.OpenAIConfig{
+		Provider: provider.Config{BaseURL: down.URL + "/v1", Retries: 5, BaseBackoff: time.Second},
+		Model:    "test", Dims: 32,
+	})
+	st := search.DefaultSettings()
+	st.EmbedTimeout = 300 * time.Millisecond
+	s := search.New(pool, embedder, st, discard())
+	ctx := context.Background()
+
+	start := time.Now()
+	resp, err := s.Search(ctx, search.Request{Query: "latest stock price", K: 3})
+	if err != nil {
+		t.Fatalf("hybrid search with the provider down: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("hybrid search took %v with a 300ms embed timeout", took)
+	}
+	if len(resp.Results) == 0 || resp.Results[0].Name != "acme__get_stock_price" || resp.Results[0].VectorRank != nil {
+		t.Errorf("degraded hybrid results: %+v", resp.Results)
+	}
+	if !strings.Contains(resp.Degraded, "vector branch skipped") {
+		t.Errorf("degraded = %q", resp.Degraded)
+	}
+	var logged string
+	if err := pool.QueryRow(ctx, `SELECT timings->>'degraded' FROM search_log WHERE id = $1`, resp.SearchID).Scan(&logged); err != nil || logged != resp.Degraded {
+		t.Errorf("log row degraded = %q, %v; want %q", logged, err, resp.Degraded)
+	}
+	if calls.Load() == 0 {
+		t.Error("the provider was never called")
+	}
+
+	start = time.Now()
+	_, err = s.Search(ctx, search.Request{Query: "latest stock price", Mode: search.ModeVector})
+	var ee *search.EmbedError
+	if !errors.As(err, &ee) {
+		t.Fatalf("vector search with the provider down: %v, want an EmbedError", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("vector search took %v with a 300ms embed timeout", took)
+	}
+
+	// With the provider up, the same service runs both branches and is not degraded.
+	ok := search.New(pool, testEmbedder, st, discard())
+	resp = mustSearch(t, ctx, ok, search.Request{Query: "latest stock price", K: 3})
+	if resp.Degraded != "" {
+		t.Errorf("healthy search degraded: %q", resp.Degraded)
+	}
+}
