@@ -48,9 +48,11 @@ type SyncWorker struct {
 // DefaultSyncTimeout is used when Deps.SyncTimeout is not set.
 const DefaultSyncTimeout = time.Minute
 
-func (w *SyncWorker) syncTimeout() time.Duration {
-	if w.deps.SyncTimeout > 0 {
-		return w.deps.SyncTimeout
+func (w *SyncWorker) syncTimeout() time.Duration { return w.deps.syncTimeout() }
+
+func (d Deps) syncTimeout() time.Duration {
+	if d.SyncTimeout > 0 {
+		return d.SyncTimeout
 	}
 	return DefaultSyncTimeout
 }
@@ -93,6 +95,13 @@ type SyncDueWorker struct {
 }
 
 func (w *SyncDueWorker) Work(ctx context.Context, _ *river.Job[SyncDueArgs]) error {
+	n, err := AbandonSyncRuns(ctx, w.deps.Pool, w.deps.syncTimeout())
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		w.deps.Logger.WarnContext(ctx, "sync runs abandoned by a stopped process marked failed", "runs", n)
+	}
 	ids, err := db.New(w.deps.Pool).SourcesDueForSync(ctx)
 	if err != nil || len(ids) == 0 {
 		return err
@@ -103,6 +112,14 @@ func (w *SyncDueWorker) Work(ctx context.Context, _ *river.Job[SyncDueArgs]) err
 	}
 	_, err = river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params)
 	return err
+}
+
+// AbandonSyncRuns marks failed the sync runs still 'running' longer than a sync can last
+// with this sync timeout (the job's River timeout, the sync timeout + 1 min, plus a minute):
+// a process that died mid-sync leaves them behind, and nothing else would end them. Every
+// instance must use the same TOOLGATE_SYNC_TIMEOUT. It returns how many it marked.
+func AbandonSyncRuns(ctx context.Context, pool *pgxpool.Pool, syncTimeout time.Duration) (int64, error) {
+	return db.New(pool).AbandonSyncRuns(ctx, (syncTimeout + 2*time.Minute).Seconds())
 }
 
 // syncDueEvery is how often the periodic job looks for sources due for a sync. The

@@ -106,3 +106,44 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestAbandonedSyncRunsAreClosed: a sync run left 'running' by a process that died is
+// marked failed once it is older than any sync can last; a recent one is left alone.
+func TestAbandonedSyncRunsAreClosed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	src := createSource(t, pool, "crashed", mcpclient.KindHTTP, mcpclient.Config{URL: "http://127.0.0.1:1/mcp"}, false)
+	var old, recent int64
+	if err := pool.QueryRow(ctx, `INSERT INTO sync_runs (source_id, state, started_at)
+		VALUES ($1, 'running', now() - interval '10 minutes') RETURNING id`, src.ID).Scan(&old); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `INSERT INTO sync_runs (source_id, state) VALUES ($1, 'running') RETURNING id`, src.ID).Scan(&recent); err != nil {
+		t.Fatal(err)
+	}
+	n, err := jobs.AbandonSyncRuns(ctx, pool, time.Minute)
+	if err != nil || n != 1 {
+		t.Fatalf("abandoned %d, %v; want 1", n, err)
+	}
+	state := func(id int64) (s string, msg *string, finished bool) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT state, error, finished_at IS NOT NULL FROM sync_runs WHERE id = $1`, id).Scan(&s, &msg, &finished); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if s, msg, finished := state(old); s != "failed" || msg == nil || !strings.Contains(*msg, "abandoned") || !finished {
+		t.Errorf("old run: %s %v finished=%v", s, msg, finished)
+	}
+	if s, _, finished := state(recent); s != "running" || finished {
+		t.Errorf("recent run: %s finished=%v", s, finished)
+	}
+	// With a longer sync timeout the 10-minute-old run would still be in time.
+	if _, err := pool.Exec(ctx, `UPDATE sync_runs SET state = 'running', finished_at = NULL, error = NULL WHERE id = $1`, old); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := jobs.AbandonSyncRuns(ctx, pool, 15*time.Minute); err != nil || n != 0 {
+		t.Errorf("with a 15m sync timeout: abandoned %d, %v; want 0", n, err)
+	}
+}

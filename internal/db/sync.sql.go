@@ -12,6 +12,23 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const abandonSyncRuns = `-- name: AbandonSyncRuns :execrows
+UPDATE sync_runs
+SET state = 'failed', finished_at = now(),
+    error = 'abandoned: the process running this sync stopped before recording its end'
+WHERE state = 'running' AND started_at < now() - make_interval(secs => $1::float8)
+`
+
+// Sync runs still 'running' longer after their start than the job running them can last:
+// only a process that stopped mid-sync leaves them, and they would show as running forever.
+func (q *Queries) AbandonSyncRuns(ctx context.Context, afterSecs float64) (int64, error) {
+	result, err := q.db.Exec(ctx, abandonSyncRuns, afterSecs)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const decideRevision = `-- name: DecideRevision :exec
 UPDATE tool_revisions SET status = $2, decided_at = now() WHERE id = $1
 `

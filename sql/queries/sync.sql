@@ -50,6 +50,14 @@ SET state = $2, created = $3, updated = $4, deleted = $5, unchanged = $6, pendin
     skipped = $8, error = $9, finished_at = now()
 WHERE id = $1;
 
+-- name: AbandonSyncRuns :execrows
+-- Sync runs still 'running' longer after their start than the job running them can last:
+-- only a process that stopped mid-sync leaves them, and they would show as running forever.
+UPDATE sync_runs
+SET state = 'failed', finished_at = now(),
+    error = 'abandoned: the process running this sync stopped before recording its end'
+WHERE state = 'running' AND started_at < now() - make_interval(secs => sqlc.arg(after_secs)::float8);
+
 -- name: SourcesDueForSync :many
 -- MCP sources with an interval whose last sync attempt started longer ago than it.
 SELECT s.id FROM sources s
