@@ -255,12 +255,6 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 			params.TextHashes[i], params.Embeddings[i] = c.Hash(), pgvector.NewVector(vectors[i]).String()
 			tc[i] = tdwa.Component{Kind: c.Kind, Ordinal: c.Ordinal, Vector: vectors[i]}
 		}
-		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
-			return err
-		}
-		if err := q.UpsertToolComponents(ctx, params); err != nil {
-			return fmt.Errorf("write components: %w", err)
-		}
 		sets, err := q.ListWritableVectorSets(ctx)
 		if err != nil {
 			return err
@@ -285,6 +279,15 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 		rep.Vectors = len(vp)
 		if err := execBatch(q.UpsertToolVector(ctx, vp)); err != nil {
 			return fmt.Errorf("write tool vectors: %w", err)
+		}
+		// The components last: writing them refreshes the lexical index under its one
+		// writer lock (migration 0004), held until this transaction commits, so the slow
+		// part of the transaction (the vectors' HNSW inserts) runs before it is taken.
+		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
+			return err
+		}
+		if err := q.UpsertToolComponents(ctx, params); err != nil {
+			return fmt.Errorf("write components: %w", err)
 		}
 		return nil
 	})
