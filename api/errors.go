@@ -120,7 +120,7 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "profile_not_built", Message: nbErr.Error()}
 	case errors.As(err, &searchEmbed):
 		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_unavailable",
-			Message: searchEmbed.Error() + "; mode lexical or hybrid still works"}
+			Message: "vector search unavailable: " + searchEmbed.Reason() + "; mode lexical or hybrid still works"}
 	case errors.Is(err, search.ErrNoEmbedder):
 		return &Error{Status: http.StatusBadRequest, Code: "no_embedder", Message: err.Error()}
 	case errors.Is(err, pgx.ErrNoRows):

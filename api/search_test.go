@@ -154,7 +154,7 @@ func TestSearchEmbedderDown(t *testing.T) {
 		}
 		switch mode {
 		case "vector":
-			if e, _ := m["error"].(map[string]any); e == nil || e["code"] != "embedder_unavailable" {
+			if e, _ := m["error"].(map[string]any); e == nil || e["code"] != "embedder_unavailable" || strings.Contains(e["message"].(string), down.URL) {
 				t.Errorf("vector: %v", m)
 			}
 		case "hybrid":

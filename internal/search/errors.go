@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,6 +36,15 @@ type EmbedError struct{ Err error }
 
 func (e *EmbedError) Error() string { return "embed the query: " + e.Err.Error() }
 func (e *EmbedError) Unwrap() error { return e.Err }
+
+// Reason is what a caller may be told: whether the provider timed out or failed, without
+// its address or answer.
+func (e *EmbedError) Reason() string {
+	if errors.Is(e.Err, context.DeadlineExceeded) {
+		return "the embedding provider timed out"
+	}
+	return "the embedding provider failed"
+}
 
 // ErrNoEmbedder is a vector search on a server without an embedding provider.
 var ErrNoEmbedder = errors.New("vector search needs an embedding provider; use mode lexical")

@@ -468,11 +468,12 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 		if ctx.Err() != nil {
 			return nil, 0, "", ctx.Err() // the caller went away: nothing to degrade to
 		}
+		s.log.WarnContext(ctx, "query embedding failed", "mode", mode, "error", err, "ms", ms)
 		if mode == ModeVector {
 			return nil, 0, "", &EmbedError{Err: err}
 		}
-		s.log.WarnContext(ctx, "query embedding failed: lexical branch only", "error", err, "ms", ms)
-		return vecs, ms, "vector branch skipped: embed the query: " + err.Error(), nil
+		// The caller learns what happened, not the provider's address or answer (logged).
+		return vecs, ms, "vector branch skipped: the query could not be embedded (" + (&EmbedError{Err: err}).Reason() + ")", nil
 	}
 	for _, v := range vs {
 		vecs = append(vecs, pgvector.NewVector(v))
