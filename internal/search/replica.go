@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -37,14 +38,18 @@ func readOnlySearch(sql string) (string, error) {
 
 // readOnlyStatement derives the read-only statement once per Service.
 type readOnlyStatement struct {
-	once sync.Once
-	sql  string
-	err  error
+	once     sync.Once
+	from, to string
+	err      error
 }
 
+// rewrite is readOnlySearch(sql), computed once: sql is always the Search statement.
 func (r *readOnlyStatement) rewrite(sql string) (string, error) {
-	r.once.Do(func() { r.sql, r.err = readOnlySearch(sql) })
-	return r.sql, r.err
+	r.once.Do(func() { r.from = sql; r.to, r.err = readOnlySearch(sql) })
+	if sql != r.from {
+		return "", errors.New("read-only search: asked to rewrite a statement other than Search")
+	}
+	return r.to, r.err
 }
 
 // searchReplica runs the search on the read replica and writes its log row to the primary.
