@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/plan"
 )
 
 // registerAdmin registers the access-control and tool-switch endpoints under /admin.
@@ -27,6 +28,8 @@ type createKeyRequest struct {
 	Sources []string   `json:"sources"`
 	// RatePerMin is auth.DefaultRatePerMin when absent; 0 means unlimited.
 	RatePerMin *int `json:"rate_per_min"`
+	// Plan is the query plan of the key's searches that ask for none.
+	Plan plan.Mode `json:"plan"`
 }
 
 func (s *Server) createKey(c echo.Context) error {
@@ -34,7 +37,7 @@ func (s *Server) createKey(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	spec := auth.Spec{Name: req.Name, Scope: req.Scope, Sources: req.Sources, RatePerMin: auth.DefaultRatePerMin}
+	spec := auth.Spec{Name: req.Name, Scope: req.Scope, Sources: req.Sources, RatePerMin: auth.DefaultRatePerMin, Plan: req.Plan}
 	if req.RatePerMin != nil {
 		spec.RatePerMin = *req.RatePerMin
 	}

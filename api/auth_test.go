@@ -311,6 +311,7 @@ func TestAdminKeysEndpoints(t *testing.T) {
 		{`{"name":"x","scope":"admin","rate_per_min":-1}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","sources":[]}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","colour":"red"}`, http.StatusBadRequest},
+		{`{"name":"x","scope":"search","plan":"everything"}`, http.StatusBadRequest},
 	} {
 		if r := do(t, a.e, http.MethodPost, "/admin/keys", admin, tc.body); r.status != tc.want {
 			t.Errorf("create %s: got %d %v, want %d", tc.body, r.status, r.body, tc.want)
@@ -339,6 +340,10 @@ func TestAdminKeysEndpoints(t *testing.T) {
 	}
 	if rate := r.body["api_key"].(map[string]any)["rate_per_min"]; rate != float64(auth.DefaultRatePerMin) {
 		t.Errorf("rate_per_min without one given = %v, want the default %d", rate, auth.DefaultRatePerMin)
+	}
+	r = do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"planner","scope":"search","plan":"decompose"}`)
+	if p := r.body["api_key"].(map[string]any)["plan"]; r.status != http.StatusCreated || p != "decompose" {
+		t.Errorf("key with a default plan: %d %v", r.status, r.body)
 	}
 	r = do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"unlimited","scope":"search","rate_per_min":0}`)
 	if _, has := r.body["api_key"].(map[string]any)["rate_per_min"]; r.status != http.StatusCreated || has {

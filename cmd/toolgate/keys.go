@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -45,13 +46,14 @@ func keysCreate(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string
 	scope := fs.String("scope", "", "search or admin")
 	sources := fs.String("sources", "", "comma-separated sources the key may see (default: every source)")
 	rate := fs.Int("rate", auth.DefaultRatePerMin, "requests per minute; 0 for unlimited")
+	planMode := fs.String("plan", "", "query plan of the key's searches that ask for none: none, rewrite, decompose or full")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *name == "" || *scope == "" || fs.NArg() > 0 {
-		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N]"}
+		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE]"}
 	}
-	spec := auth.Spec{Name: *name, Scope: auth.Scope(*scope), RatePerMin: *rate}
+	spec := auth.Spec{Name: *name, Scope: auth.Scope(*scope), RatePerMin: *rate, Plan: plan.Mode(*planMode)}
 	if *sources != "" {
 		for src := range strings.SplitSeq(*sources, ",") {
 			spec.Sources = append(spec.Sources, strings.TrimSpace(src))
@@ -76,7 +78,7 @@ func keysList(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) 
 		return err
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPREFIX\tSCOPE\tSOURCES\tRATE/MIN\tCREATED\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "NAME\tPREFIX\tSCOPE\tSOURCES\tRATE/MIN\tPLAN\tCREATED\tLAST USED\tREVOKED")
 	for _, k := range list {
 		srcs := "*"
 		if k.Sources != nil {
@@ -86,7 +88,11 @@ func keysList(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) 
 		if k.RatePerMin > 0 {
 			rate = fmt.Sprint(k.RatePerMin)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Prefix, k.Scope, srcs, rate,
+		keyPlan := "-"
+		if k.Plan != "" {
+			keyPlan = string(k.Plan)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Prefix, k.Scope, srcs, rate, keyPlan,
 			k.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
 	}
 	return tw.Flush()

@@ -2,7 +2,11 @@
 // the sources each key may see.
 package auth
 
-import "context"
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/internal/plan"
+)
 
 // Scope is what a key may do. An admin key may also search.
 type Scope string
@@ -19,6 +23,9 @@ type Caller struct {
 	Scope Scope
 	// Sources limits the sources the caller may see; nil means every source.
 	Sources []string
+	// Plan is the query plan of the caller's searches that do not ask for one (its key's
+	// default); empty means none.
+	Plan plan.Mode
 }
 
 type callerKey struct{}

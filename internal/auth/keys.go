@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/plan"
 )
 
 // A key is written tg_<prefix>_<secret>. The prefix is stored in clear and finds the row;
@@ -95,6 +96,8 @@ type Spec struct {
 	Sources []string
 	// RatePerMin is the most requests per minute; 0 means unlimited.
 	RatePerMin int
+	// Plan is the query plan of the key's searches that ask for none ("" or none: no plan).
+	Plan plan.Mode
 }
 
 // Key is a stored key, without its secret.
@@ -105,6 +108,7 @@ type Key struct {
 	Scope      Scope      `json:"scope"`
 	Sources    []string   `json:"sources"`
 	RatePerMin int        `json:"rate_per_min,omitempty"`
+	Plan       plan.Mode  `json:"plan,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
@@ -141,6 +145,14 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 			return Key{}, "", &InvalidSpecError{"sources", "empty source name"}
 		}
 	}
+	mode, err := plan.ParseMode(string(s.Plan))
+	if err != nil {
+		return Key{}, "", &InvalidSpecError{"plan", fmt.Sprintf("%q: want none, rewrite, decompose or full", s.Plan)}
+	}
+	var keyPlan *string
+	if mode != plan.ModeNone {
+		keyPlan = (*string)(&mode)
+	}
 	rate := pgtype.Int4{Int32: int32(s.RatePerMin), Valid: s.RatePerMin > 0}
 	secret := make([]byte, secretBytes)
 	pfx := make([]byte, 7)
@@ -151,6 +163,7 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 	hash := sha256.Sum256([]byte(secretText))
 	row, err := db.New(k.pool).CreateAPIKey(ctx, db.CreateAPIKeyParams{
 		Name: s.Name, Prefix: prefix, SecretHash: hash[:], Scope: string(s.Scope), Sources: s.Sources, RatePerMin: rate,
+		Plan: keyPlan,
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "api_keys_active_name" {
@@ -250,7 +263,7 @@ func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
 
 // Caller is the caller a verified key makes.
 func (key Key) Caller() *Caller {
-	return &Caller{Name: key.Name, Scope: key.Scope, Sources: key.Sources}
+	return &Caller{Name: key.Name, Scope: key.Scope, Sources: key.Sources, Plan: key.Plan}
 }
 
 func toKey(r db.ApiKey) Key {
@@ -258,6 +271,9 @@ func toKey(r db.ApiKey) Key {
 		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
 	if r.RatePerMin.Valid {
 		k.RatePerMin = int(r.RatePerMin.Int32)
+	}
+	if r.Plan != nil {
+		k.Plan = plan.Mode(*r.Plan)
 	}
 	return k
 }

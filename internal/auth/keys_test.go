@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/plan"
 )
 
 var keyFormat = regexp.MustCompile(`^tg_[a-z2-7]{10}_[a-z2-7]{52}$`)
@@ -47,8 +48,17 @@ func TestCreateStoresOnlyTheHash(t *testing.T) {
 		t.Errorf("the secret is stored")
 	}
 	got, err := keys.Verify(ctx, text1)
-	if err != nil || got.Name != "a" || got.Sources != nil || got.RatePerMin != 0 {
+	if err != nil || got.Name != "a" || got.Sources != nil || got.RatePerMin != 0 || got.Plan != "" {
 		t.Errorf("Verify = %+v, %v", got, err)
+	}
+	// A default query plan is stored and rides on the caller.
+	_, text3, err := keys.Create(ctx, auth.Spec{Name: "planned", Scope: auth.ScopeSearch, Plan: plan.ModeFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = keys.Verify(ctx, text3)
+	if err != nil || got.Plan != plan.ModeFull || got.Caller().Plan != plan.ModeFull {
+		t.Errorf("planned key: %+v, %v", got, err)
 	}
 }
 
@@ -63,6 +73,7 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: -5},
 		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{}},
 		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{"fin", " "}},
+		{Name: "x", Scope: auth.ScopeSearch, Plan: "everything"},
 	} {
 		var se *auth.InvalidSpecError
 		if _, _, err := keys.Create(ctx, s); !errors.As(err, &se) {

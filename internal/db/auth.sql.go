@@ -42,9 +42,9 @@ func (q *Queries) CountAPIKeyUse(ctx context.Context, arg CountAPIKeyUseParams) 
 
 const createAPIKey = `-- name: CreateAPIKey :one
 
-INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at
+INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan
 `
 
 type CreateAPIKeyParams struct {
@@ -54,6 +54,7 @@ type CreateAPIKeyParams struct {
 	Scope      string      `json:"scope"`
 	Sources    []string    `json:"sources"`
 	RatePerMin pgtype.Int4 `json:"rate_per_min"`
+	Plan       *string     `json:"plan"`
 }
 
 // Access control: API keys and their rate-limit counters.
@@ -65,6 +66,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 		arg.Scope,
 		arg.Sources,
 		arg.RatePerMin,
+		arg.Plan,
 	)
 	var i ApiKey
 	err := row.Scan(
@@ -78,6 +80,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.LastUsedAt,
+		&i.Plan,
 	)
 	return i, err
 }
@@ -95,7 +98,7 @@ func (q *Queries) DeleteAPIKeyRateBefore(ctx context.Context, windowStart time.T
 }
 
 const getAPIKeyByPrefix = `-- name: GetAPIKeyByPrefix :one
-SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at FROM api_keys WHERE prefix = $1
+SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan FROM api_keys WHERE prefix = $1
 `
 
 func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (ApiKey, error) {
@@ -112,12 +115,13 @@ func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (ApiKey,
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.LastUsedAt,
+		&i.Plan,
 	)
 	return i, err
 }
 
 const listAPIKeys = `-- name: ListAPIKeys :many
-SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at FROM api_keys ORDER BY created_at, id
+SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan FROM api_keys ORDER BY created_at, id
 `
 
 func (q *Queries) ListAPIKeys(ctx context.Context) ([]ApiKey, error) {
@@ -140,6 +144,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ApiKey, error) {
 			&i.CreatedAt,
 			&i.RevokedAt,
 			&i.LastUsedAt,
+			&i.Plan,
 		); err != nil {
 			return nil, err
 		}
@@ -154,7 +159,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ApiKey, error) {
 const revokeAPIKey = `-- name: RevokeAPIKey :many
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1::timestamptz)
 WHERE prefix = $2 OR (name = $2 AND revoked_at IS NULL)
-RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at
+RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan
 `
 
 type RevokeAPIKeyParams struct {
@@ -184,6 +189,7 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) ([]A
 			&i.CreatedAt,
 			&i.RevokedAt,
 			&i.LastUsedAt,
+			&i.Plan,
 		); err != nil {
 			return nil, err
 		}
@@ -198,7 +204,7 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) ([]A
 const revokeAPIKeyByPrefix = `-- name: RevokeAPIKeyByPrefix :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1::timestamptz)
 WHERE prefix = $2
-RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at
+RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan
 `
 
 type RevokeAPIKeyByPrefixParams struct {
@@ -220,6 +226,7 @@ func (q *Queries) RevokeAPIKeyByPrefix(ctx context.Context, arg RevokeAPIKeyByPr
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.LastUsedAt,
+		&i.Plan,
 	)
 	return i, err
 }

@@ -23,6 +23,7 @@ type ApiKey struct {
 	CreatedAt  time.Time   `json:"created_at"`
 	RevokedAt  *time.Time  `json:"revoked_at"`
 	LastUsedAt *time.Time  `json:"last_used_at"`
+	Plan       *string     `json:"plan"`
 }
 
 type ApiKeyRate struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/plan"
@@ -281,5 +282,29 @@ func TestRerankTimeoutKeepsFusedOrder(t *testing.T) {
 	}
 	if d.Applied || d.Fallback != "timeout after 200ms" || got.Rerank == nil || got.Rerank.Fallback != d.Fallback {
 		t.Errorf("logged decision %+v, response %+v", d, got.Rerank)
+	}
+}
+
+// TestKeyDefaultPlan: a caller whose key has a default plan gets it when the request asks
+// for none; an explicit plan (none included) or explicit variants win.
+func TestKeyDefaultPlan(t *testing.T) {
+	t.Parallel()
+	pool, cs, h := datasetDB(t, 5)
+	svc := planService(pool, h, nil, time.Second)
+	ctx := auth.WithCaller(context.Background(), &auth.Caller{Name: "planner-key", Scope: auth.ScopeSearch, Plan: plan.ModeFull})
+	query := "revenue of " + cs[0].Name + " and " + cs[3].Name
+
+	got := mustSearch(t, ctx, svc, search.Request{Query: query, K: 4, Mode: search.ModeLexical})
+	if got.Plan == nil || got.Plan.Mode != plan.ModeFull || len(got.Plan.Intents) != 2 {
+		t.Errorf("key default full: plan %+v", got.Plan)
+	}
+	if got := mustSearch(t, ctx, svc, search.Request{Query: query, K: 4, Mode: search.ModeLexical, Plan: plan.ModeNone}); got.Plan != nil {
+		t.Errorf("explicit plan none: plan %+v", got.Plan)
+	}
+	if got := mustSearch(t, ctx, svc, search.Request{Query: query, K: 4, Mode: search.ModeLexical, Queries: []string{"sales"}}); got.Plan != nil {
+		t.Errorf("explicit variants: plan %+v", got.Plan)
+	}
+	if got := mustSearch(t, context.Background(), svc, search.Request{Query: query, K: 4, Mode: search.ModeLexical}); got.Plan != nil {
+		t.Errorf("no key: plan %+v", got.Plan)
 	}
 }

@@ -253,6 +253,10 @@ func cleanList(field string, in []string, lower bool) ([]string, error) {
 
 // Search runs r for the caller of ctx: it only ever sees the sources the caller may see.
 func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
+	// A request that asks for no plan and brings no variants gets its key's default plan.
+	if c := auth.FromContext(ctx); c != nil && c.Plan != "" && r.Plan == "" && len(r.Queries) == 0 {
+		r.Plan = c.Plan
+	}
 	r, err := normalize(r)
 	if err != nil {
 		return Response{}, err

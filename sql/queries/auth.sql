@@ -1,8 +1,8 @@
 -- Access control: API keys and their rate-limit counters.
 
 -- name: CreateAPIKey :one
-INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING *;
 
 -- name: GetAPIKeyByPrefix :one
