@@ -30,8 +30,14 @@ func (s *Server) search(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// The branches run inside one statement, so only the whole search is timed.
-	s.deps.Metrics.ObserveSearch(string(resp.Mode), "total", time.Since(start))
+	// Both branches run inside one statement: the parts timed are the query embedding (the
+	// vector branch's own work), the statement and the whole search.
+	mode := string(resp.Mode)
+	if resp.Timings.Embed > 0 {
+		s.deps.Metrics.ObserveSearch(mode, "embed", resp.Timings.Embed)
+	}
+	s.deps.Metrics.ObserveSearch(mode, "statement", resp.Timings.Statement)
+	s.deps.Metrics.ObserveSearch(mode, "total", time.Since(start))
 	return c.JSON(http.StatusOK, resp)
 }
 

@@ -61,7 +61,9 @@ func TestSearchEndpoints(t *testing.T) {
 	}
 	exposition, _ := io.ReadAll(metricsResp.Body)
 	metricsResp.Body.Close()
-	if !strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="total",mode="lexical"} 1`) {
+	if !strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="total",mode="lexical"} 1`) ||
+		!strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="statement",mode="lexical"} 1`) ||
+		strings.Contains(string(exposition), `branch="embed"`) {
 		t.Errorf("/metrics does not count the search:\n%s", exposition)
 	}
 	results := m["results"].([]any)

@@ -138,7 +138,8 @@ func (m *Metrics) ObserveHTTP(route, method string, status int, d time.Duration)
 }
 
 // ObserveSearch records one search: mode is the request's search mode (hybrid, lexical,
-// semantic), branch the part measured (total or one branch of the hybrid statement).
+// vector), branch the part measured: total, statement (the SQL, both branches in one
+// statement) or embed (the query embedding of the vector branch).
 func (m *Metrics) ObserveSearch(mode, branch string, d time.Duration) {
 	if m == nil {
 		return

@@ -77,4 +77,12 @@ func TestEmbeddingProviderDown(t *testing.T) {
 	if resp.Degraded != "" {
 		t.Errorf("healthy search degraded: %q", resp.Degraded)
 	}
+	// Timings (for metrics): the query embedding and the statement; no embedding when lexical.
+	if resp.Timings.Embed <= 0 || resp.Timings.Statement <= 0 {
+		t.Errorf("hybrid timings %+v", resp.Timings)
+	}
+	lex := mustSearch(t, ctx, ok, search.Request{Query: "latest stock price", K: 3, Mode: search.ModeLexical})
+	if lex.Timings.Embed != 0 || lex.Timings.Statement <= 0 {
+		t.Errorf("lexical timings %+v", lex.Timings)
+	}
 }

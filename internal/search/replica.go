@@ -55,7 +55,7 @@ func (r *readOnlyStatement) rewrite(sql string) (string, error) {
 // searchReplica runs the search on the read replica and writes its log row to the primary.
 // A tool changed on the primary shows in results once the replica has replayed the change
 // (its replication lag).
-func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, merge, rerankOn bool, intents, n int, ef string, params db.SearchParams, degraded string) (Response, error) {
+func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, merge, rerankOn bool, intents, n int, ef string, params db.SearchParams, degraded string, embedTook time.Duration) (Response, error) {
 	start := time.Now()
 	rows, err := s.run(ctx, s.read, s.readSQL.rewrite, ef, params)
 	if err != nil {
@@ -96,5 +96,6 @@ func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, me
 		return Response{}, fmt.Errorf("search: write the log row to the primary: %w", err)
 	}
 	resp.SearchID = id
+	resp.Timings = Timings{Embed: embedTook, Statement: time.Since(start)}
 	return resp, nil
 }

@@ -136,6 +136,14 @@ type Response struct {
 	// Degraded says why a branch was skipped: a hybrid search whose query could not be
 	// embedded ran its lexical branch only. Absent when both branches ran.
 	Degraded string `json:"degraded,omitempty"`
+	// Timings are where the search's time went, for metrics (not part of the answer).
+	Timings Timings `json:"-"`
+}
+
+// Timings of one search. Embed is zero when no query was embedded.
+type Timings struct {
+	Embed     time.Duration // embedding the query (the vector branch's own cost)
+	Statement time.Duration // the SQL statement(s), log row included, round trips included
 }
 
 // Service runs searches. Embedder may be nil: lexical searches still work, hybrid searches
@@ -350,16 +358,19 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	}
 	ef := strconv.Itoa(max(st.EfSearch, cand))
 	merge := p != nil || rerankOn
+	embedTook := time.Duration(embedMs * float64(time.Millisecond))
 	if s.read != nil {
-		return s.searchReplica(ctx, r, p, merge, rerankOn, len(intents), n, ef, params, degraded)
+		return s.searchReplica(ctx, r, p, merge, rerankOn, len(intents), n, ef, params, degraded, embedTook)
 	}
+	start := time.Now()
 	if !merge {
 		// The whole search is one batch, one implicit transaction: settings, statement, log row.
 		rows, err := s.run(ctx, s.pool, nil, ef, params)
 		if err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
-		resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Degraded: degraded}
+		resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Degraded: degraded,
+			Timings: Timings{Embed: embedTook, Statement: time.Since(start)}}
 		if err := appendRows(&resp, r.Format, rows); err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
@@ -387,6 +398,8 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
+	// includes merging and reranking, which run inside the transaction
+	resp.Timings = Timings{Embed: embedTook, Statement: time.Since(start)}
 	return resp, nil
 }
 
