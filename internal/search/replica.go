@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/db"
-	"github.com/toolgate/toolgate/internal/plan"
 )
 
 // A hot standby refuses any plan that writes, even one that would write nothing, so a
@@ -55,28 +54,25 @@ func (r *readOnlyStatement) rewrite(sql string) (string, error) {
 // searchReplica runs the search on the read replica and writes its log row to the primary.
 // A tool changed on the primary shows in results once the replica has replayed the change
 // (its replication lag).
-func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, merge, rerankOn bool, intents, n int, ef string, params db.SearchParams, degraded string, embedTook time.Duration) (Response, error) {
+func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, error) {
 	start := time.Now()
-	rows, err := s.run(ctx, s.read, s.readSQL.rewrite, ef, params)
+	rows, err := s.run(ctx, s.read, s.readSQL.rewrite, pr)
 	if err != nil {
 		return Response{}, fmt.Errorf("search on the read replica: %w", err)
 	}
-	dbMs := float64(time.Since(start).Microseconds()) / 1000
-	resp := Response{Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p, Degraded: degraded}
-	if merge {
-		if _, err := s.mergeInto(ctx, &resp, r, p, rerankOn, intents, n, rows); err != nil {
-			return Response{}, fmt.Errorf("search: %w", err)
-		}
-	} else if err := appendRows(&resp, r.Format, rows); err != nil {
+	dbMs := ms(time.Since(start))
+	resp := pr.response(0)
+	if err := s.fill(ctx, &resp, pr, rows); err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
 	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
 	if err != nil {
 		return Response{}, err
 	}
+	params := pr.params
 	t := map[string]any{"embed_ms": params.EmbedMs, "db_ms": dbMs, "replica": true}
-	if degraded != "" {
-		t["degraded"] = degraded
+	if pr.degraded != "" {
+		t["degraded"] = pr.degraded
 	}
 	timings, err := json.Marshal(t)
 	if err != nil {
@@ -96,6 +92,6 @@ func (s *Service) searchReplica(ctx context.Context, r Request, p *plan.Plan, me
 		return Response{}, fmt.Errorf("search: write the log row to the primary: %w", err)
 	}
 	resp.SearchID = id
-	resp.Timings = Timings{Embed: embedTook, Statement: time.Since(start)}
+	resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
 	return resp, nil
 }

@@ -261,8 +261,9 @@ func cleanList(field string, in []string, lower bool) ([]string, error) {
 
 // Search runs r for the caller of ctx: it only ever sees the sources the caller may see.
 func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
+	c := auth.FromContext(ctx)
 	// A request that asks for no plan and brings no variants gets its key's default plan.
-	if c := auth.FromContext(ctx); c != nil && c.Plan != "" && r.Plan == "" && len(r.Queries) == 0 {
+	if c != nil && c.Plan != "" && r.Plan == "" && len(r.Queries) == 0 {
 		r.Plan = c.Plan
 	}
 	r, err := normalize(r)
@@ -271,14 +272,13 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	}
 	var allowed []string
 	callerName := "internal"
-	if c := auth.FromContext(ctx); c != nil {
+	if c != nil {
 		callerName = c.Name
 		if c.Sources != nil {
 			allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
 		}
 	}
-	q := db.New(s.pool)
-	names := q
+	names := db.New(s.pool) // read where the search will read
 	if s.read != nil {
 		names = db.New(s.read)
 	}
@@ -324,7 +324,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	case s.embedder == nil: // hybrid without an embedding provider: keyword retrieval only
 		vecTexts = nil
 	}
-	vecs, embedMs, degraded, err := s.embedQuery(ctx, r.Mode, vecTexts)
+	vecs, embedTook, degraded, err := s.embedQuery(ctx, r.Mode, vecTexts)
 	if err != nil {
 		return Response{}, err
 	}
@@ -353,82 +353,106 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
-		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: embedMs, Degraded: optional(degraded),
+		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), SessionID: optional(r.SessionID),
 	}
-	ef := strconv.Itoa(max(st.EfSearch, cand))
-	merge := p != nil || rerankOn
-	embedTook := time.Duration(embedMs * float64(time.Millisecond))
+	pr := &prepared{req: r, plan: p, intents: len(intents), n: n, rerankOn: rerankOn,
+		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}
 	if s.read != nil {
-		return s.searchReplica(ctx, r, p, merge, rerankOn, len(intents), n, ef, params, degraded, embedTook)
+		return s.searchReplica(ctx, pr)
 	}
 	start := time.Now()
-	if !merge {
+	if !pr.merges() {
 		// The whole search is one batch, one implicit transaction: settings, statement, log row.
-		rows, err := s.run(ctx, s.pool, nil, ef, params)
+		rows, err := s.run(ctx, s.pool, nil, pr)
 		if err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
-		resp := Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Degraded: degraded,
-			Timings: Timings{Embed: embedTook, Statement: time.Since(start)}}
-		if err := appendRows(&resp, r.Format, rows); err != nil {
+		resp := pr.response(rows[0].SearchID)
+		if err := s.fill(ctx, &resp, pr, rows); err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
+		resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
 		return resp, nil
 	}
 	// A plan or a reranker: merge the intents' rankings, rerank, and rewrite the log row's
 	// results with the final list in the same transaction.
 	var resp Response
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := s.run(ctx, tx, nil, ef, params)
+		rows, err := s.run(ctx, tx, nil, pr)
 		if err != nil {
 			return err
 		}
-		resp = Response{SearchID: rows[0].SearchID, Mode: r.Mode, Format: r.Format, Results: []Result{}, Plan: p, Degraded: degraded}
-		decision, err := s.mergeInto(ctx, &resp, r, p, rerankOn, len(intents), n, rows)
+		resp = pr.response(rows[0].SearchID)
+		if err := s.fill(ctx, &resp, pr, rows); err != nil {
+			return err
+		}
+		results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
 		if err != nil {
 			return err
 		}
-		results, rerankJSON, err := logJSON(resp.Results, decision)
-		if err != nil {
-			return err
-		}
-		return q.WithTx(tx).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
+		return db.New(tx).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
 	// includes merging and reranking, which run inside the transaction
-	resp.Timings = Timings{Embed: embedTook, Statement: time.Since(start)}
+	resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
 	return resp, nil
+}
+
+// prepared is a validated, planned and embedded search, ready to run on a database.
+type prepared struct {
+	req      Request
+	plan     *plan.Plan // nil without a plan
+	intents  int        // intents of the plan (1 without)
+	n        int        // ranked tools per intent: k, or the reranker's top N
+	rerankOn bool
+	ef       string // hnsw.ef_search
+	params   db.SearchParams
+	degraded string // why a branch was skipped, or ""
+	embed    time.Duration
+}
+
+// merges: the statement's per-intent rankings are merged (and maybe reranked) in Go.
+func (pr *prepared) merges() bool { return pr.plan != nil || pr.rerankOn }
+
+// response is the answer's frame, without results.
+func (pr *prepared) response(searchID int64) Response {
+	return Response{SearchID: searchID, Mode: pr.req.Mode, Format: pr.req.Format, Results: []Result{},
+		Plan: pr.plan, Degraded: pr.degraded}
 }
 
 // run sends the per-transaction settings and the Search statement (rewritten by rewrite,
 // when not nil) to to in one round trip (a pipeline) and returns the statement's rows.
-func (s *Service) run(ctx context.Context, to batcher, rewrite func(string) (string, error), ef string, params db.SearchParams) ([]db.SearchRow, error) {
+func (s *Service) run(ctx context.Context, to batcher, rewrite func(string) (string, error), pr *prepared) ([]db.SearchRow, error) {
 	pl := newPipeline(to)
 	pl.rewrite = rewrite
 	qp := db.New(pl)
-	if err := qp.SearchSetConfig(ctx, ef); err != nil {
+	if err := qp.SearchSetConfig(ctx, pr.ef); err != nil {
 		return nil, err
 	}
-	rows, err := qp.Search(ctx, params)
+	rows, err := qp.Search(ctx, pr.params)
 	if err == nil && len(rows) == 0 {
 		err = errors.New("the statement returned no row")
 	}
 	return rows, err
 }
 
-// mergeInto fills resp.Results from the per-intent rankings of rows, merged by plan.Merge and
-// reranked (mergeRerank), and returns the rerank decision (nil when not asked for).
-func (s *Service) mergeInto(ctx context.Context, resp *Response, r Request, p *plan.Plan, rerankOn bool, intents, n int, rows []db.SearchRow) (*rerank.Decision, error) {
-	final, decision := s.mergeRerank(ctx, r, p, rerankOn, intents, n, rows)
-	if err := appendRows(resp, r.Format, final.rows); err != nil {
-		return nil, err
+// fill adds the results of rows to resp: as the statement ranked them, or, with a plan or a
+// reranker, the per-intent rankings merged by plan.Merge and reranked (mergeRerank), with
+// each result's intent and rerank score and the rerank decision.
+func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows []db.SearchRow) error {
+	if !pr.merges() {
+		return appendRows(resp, pr.req.Format, rows)
+	}
+	final, decision := s.mergeRerank(ctx, pr, rows)
+	if err := appendRows(resp, pr.req.Format, final.rows); err != nil {
+		return err
 	}
 	for i := range resp.Results {
 		res := &resp.Results[i]
-		if p != nil {
+		if pr.plan != nil {
 			res.Intent = &final.intents[i]
 		}
 		if sc, ok := final.scores[res.Name]; ok {
@@ -436,7 +460,7 @@ func (s *Service) mergeInto(ctx context.Context, resp *Response, r Request, p *p
 		}
 	}
 	resp.Rerank = decision
-	return decision, nil
+	return nil
 }
 
 // logJSON is the results column of the search_log row of results (the entries the Search
@@ -464,7 +488,7 @@ func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json
 
 // embedQuery embeds texts within the EmbedTimeout. A failure fails a vector search
 // (EmbedError); a hybrid search goes on with no query vector, degraded says why.
-func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (vecs []pgvector.Vector, ms float64, degraded string, err error) {
+func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (vecs []pgvector.Vector, took time.Duration, degraded string, err error) {
 	vecs = []pgvector.Vector{}
 	if len(texts) == 0 {
 		return vecs, 0, "", nil
@@ -480,23 +504,26 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 	if err == nil && len(vs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vs), len(texts))
 	}
-	ms = float64(time.Since(start).Microseconds()) / 1000
+	took = time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, "", ctx.Err() // the caller went away: nothing to degrade to
 		}
-		s.log.WarnContext(ctx, "query embedding failed", "mode", mode, "error", err, "ms", ms)
+		s.log.WarnContext(ctx, "query embedding failed", "mode", mode, "error", err, "ms", ms(took))
 		if mode == ModeVector {
 			return nil, 0, "", &EmbedError{Err: err}
 		}
 		// The caller learns what happened, not the provider's address or answer (logged).
-		return vecs, ms, "vector branch skipped: the query could not be embedded (" + (&EmbedError{Err: err}).Reason() + ")", nil
+		return vecs, took, "vector branch skipped: the query could not be embedded (" + (&EmbedError{Err: err}).Reason() + ")", nil
 	}
 	for _, v := range vs {
 		vecs = append(vecs, pgvector.NewVector(v))
 	}
-	return vecs, ms, "", nil
+	return vecs, took, "", nil
 }
+
+// ms is d in milliseconds, to the microsecond, as the retrieval log records times.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // merged is the final list of a planned or reranked search: its rows in order, the intent
 // (0-based) that placed each, and the reranker's scores by tool name.
@@ -510,7 +537,8 @@ type merged struct {
 // (plan.Merge: every intent gets its share), then reranks them into r.K (rerank.Apply, bounded
 // by the rerank timeout; on failure the merged order stands). The Decision is nil when
 // reranking was not asked for.
-func (s *Service) mergeRerank(ctx context.Context, r Request, p *plan.Plan, rerankOn bool, intents, n int, rows []db.SearchRow) (merged, *rerank.Decision) {
+func (s *Service) mergeRerank(ctx context.Context, pr *prepared, rows []db.SearchRow) (merged, *rerank.Decision) {
+	r, p, rerankOn, intents, n := pr.req, pr.plan, pr.rerankOn, pr.intents, pr.n
 	perIntent := make([][]plan.Ranked, intents)
 	byName := map[string]db.SearchRow{}
 	for _, row := range rows {
