@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,8 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -149,5 +153,33 @@ func TestCreateSourceValidation(t *testing.T) {
 	}
 	if code, out := call(t, srv, "GET", "/v1/sources", ""); code != 200 || len(out["sources"].([]any)) != 0 {
 		t.Fatalf("rejected requests left sources behind: %v", out)
+	}
+}
+
+// TestReadinessChecksTheReplica: with a read replica, /readyz also needs the replica to be
+// migrated; a replica that is not (here: the server's maintenance database) makes it 503.
+func TestReadinessChecksTheReplica(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	behind, err := postgres.Connect(ctx, pgtest.URLFor("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer behind.Close()
+	log := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		read *pgxpool.Pool
+		want int
+	}{{pool, http.StatusOK}, {behind, http.StatusServiceUnavailable}} {
+		srv := httptest.NewServer(api.New(api.Deps{Pool: pool, ReadPool: tc.read, Logger: log, Open: true}))
+		code, body := call(t, srv, "GET", "/readyz", "")
+		srv.Close()
+		if code != tc.want {
+			t.Errorf("readyz with replica: %d %v, want %d", code, body, tc.want)
+		}
+		if e, _ := body["error"].(map[string]any); tc.want != http.StatusOK && (e == nil || !strings.Contains(e["message"].(string), "read replica")) {
+			t.Errorf("readyz error does not name the replica: %v", body)
+		}
 	}
 }

@@ -1,12 +1,15 @@
 package metrics_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/metrics"
 )
@@ -76,5 +79,25 @@ func TestNilMetricsIsNoop(t *testing.T) {
 	m.ObserveMCPProxy("s", metrics.MCPOK, 0)
 	if len(m.JobMiddlewares()) != 0 {
 		t.Fatal("a nil registry installs job middleware")
+	}
+}
+
+// TestWatchSeveralPools: the primary and a read replica are watched side by side (a second
+// WatchPool used to panic on a duplicate collector).
+func TestWatchSeveralPools(t *testing.T) {
+	m := metrics.New()
+	for _, name := range []string{"primary", "replica"} {
+		pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?pool_max_conns=3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		m.WatchPool(name, pool)
+	}
+	out := scrape(t, m)
+	for _, want := range []string{`toolgate_db_pool_max_conns{pool="primary"} 3`, `toolgate_db_pool_max_conns{pool="replica"} 3`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s", want)
+		}
 	}
 }

@@ -9,30 +9,32 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// WatchPool exports the statistics of pool, labelled pool=name (primary, read).
+// WatchPool exports the statistics of pool, labelled pool=name (primary, replica). Each
+// pool's series carry its name as a constant label, so several pools can be watched.
 func (m *Metrics) WatchPool(name string, pool *pgxpool.Pool) {
-	m.reg.MustRegister(&poolCollector{pool: pool, name: name})
+	labels := prometheus.Labels{"pool": name}
+	desc := func(metric, help string) *prometheus.Desc {
+		return prometheus.NewDesc(Namespace+"_db_pool_"+metric, help, nil, labels)
+	}
+	m.reg.MustRegister(&poolCollector{pool: pool,
+		acquired:    desc("acquired_conns", "Connections currently in use."),
+		idle:        desc("idle_conns", "Idle connections."),
+		total:       desc("total_conns", "Open connections (acquired, idle and being made)."),
+		max:         desc("max_conns", "Most connections the pool opens."),
+		acquires:    desc("acquires_total", "Successful connection acquisitions."),
+		acquireSecs: desc("acquire_seconds_total", "Total time spent waiting for a connection."),
+		empty:       desc("empty_acquires_total", "Acquisitions that had to wait because no idle connection was free."),
+		canceled:    desc("canceled_acquires_total", "Acquisitions cancelled by their context."),
+	})
 }
 
-var (
-	poolLabels      = []string{"pool"}
-	poolAcquired    = prometheus.NewDesc(Namespace+"_db_pool_acquired_conns", "Connections currently in use.", poolLabels, nil)
-	poolIdle        = prometheus.NewDesc(Namespace+"_db_pool_idle_conns", "Idle connections.", poolLabels, nil)
-	poolTotal       = prometheus.NewDesc(Namespace+"_db_pool_total_conns", "Open connections (acquired, idle and being made).", poolLabels, nil)
-	poolMax         = prometheus.NewDesc(Namespace+"_db_pool_max_conns", "Most connections the pool opens.", poolLabels, nil)
-	poolAcquires    = prometheus.NewDesc(Namespace+"_db_pool_acquires_total", "Successful connection acquisitions.", poolLabels, nil)
-	poolAcquireSecs = prometheus.NewDesc(Namespace+"_db_pool_acquire_seconds_total", "Total time spent waiting for a connection.", poolLabels, nil)
-	poolEmpty       = prometheus.NewDesc(Namespace+"_db_pool_empty_acquires_total", "Acquisitions that had to wait because no idle connection was free.", poolLabels, nil)
-	poolCanceled    = prometheus.NewDesc(Namespace+"_db_pool_canceled_acquires_total", "Acquisitions cancelled by their context.", poolLabels, nil)
-)
-
 type poolCollector struct {
-	pool *pgxpool.Pool
-	name string
+	pool                                                               *pgxpool.Pool
+	acquired, idle, total, max, acquires, acquireSecs, empty, canceled *prometheus.Desc
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolAcquired, poolIdle, poolTotal, poolMax, poolAcquires, poolAcquireSecs, poolEmpty, poolCanceled} {
+	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.acquires, c.acquireSecs, c.empty, c.canceled} {
 		ch <- d
 	}
 }
@@ -40,19 +42,19 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.pool.Stat()
 	gauge := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, c.name)
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 	counter := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, c.name)
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
-	gauge(poolAcquired, float64(s.AcquiredConns()))
-	gauge(poolIdle, float64(s.IdleConns()))
-	gauge(poolTotal, float64(s.TotalConns()))
-	gauge(poolMax, float64(s.MaxConns()))
-	counter(poolAcquires, float64(s.AcquireCount()))
-	counter(poolAcquireSecs, s.AcquireDuration().Seconds())
-	counter(poolEmpty, float64(s.EmptyAcquireCount()))
-	counter(poolCanceled, float64(s.CanceledAcquireCount()))
+	gauge(c.acquired, float64(s.AcquiredConns()))
+	gauge(c.idle, float64(s.IdleConns()))
+	gauge(c.total, float64(s.TotalConns()))
+	gauge(c.max, float64(s.MaxConns()))
+	counter(c.acquires, float64(s.AcquireCount()))
+	counter(c.acquireSecs, s.AcquireDuration().Seconds())
+	counter(c.empty, float64(s.EmptyAcquireCount()))
+	counter(c.canceled, float64(s.CanceledAcquireCount()))
 }
 
 // WatchJobs exports the number of River jobs by kind and state, counted in river_job at
