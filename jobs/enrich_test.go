@@ -457,3 +457,23 @@ func TestEnrichToolProviderHangs(t *testing.T) {
 		}
 	}
 }
+
+// TestEnrichToolFencedJSON: a profile wrapped in a Markdown fence, however the fence is
+// tagged, is read like the bare JSON.
+func TestEnrichToolFencedJSON(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	profile := `{"tool_profile": {"function": "Returns the latest price of a stock.", "tags": ["stock", "price", "quote"]}}`
+	for _, answer := range []string{"```json\n" + profile + "\n```", "```JSON\n" + profile + "\n```", "```\n" + profile + "\n```"} {
+		f, srv := newFake(t)
+		f.profileAnswer = answer
+		id, hash := importOneNamed(t, pool)
+		if _, err := EnrichTool(ctx, openAIDeps(pool, srv, false, 0), EnrichToolArgs{ToolID: id, ContentHash: hash}); err != nil {
+			t.Fatalf("%q: %v", answer, err)
+		}
+		if n := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind = 'profile_function'`, id); n != 1 {
+			t.Errorf("%q: %d profile_function components, want 1", answer, n)
+		}
+	}
+}

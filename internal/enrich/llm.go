@@ -87,10 +87,7 @@ func (e *LLM) ask(ctx context.Context, system, user string, out any, step string
 	if err != nil {
 		return u, err
 	}
-	content := strings.TrimSpace(res.Content)
-	// Some servers wrap JSON-mode answers in a Markdown fence anyway.
-	content = strings.TrimPrefix(strings.TrimSuffix(content, "```"), "```json")
-	dec := json.NewDecoder(strings.NewReader(content))
+	dec := json.NewDecoder(strings.NewReader(llm.Unfence(res.Content)))
 	if err := dec.Decode(out); err != nil {
 		return u, &MalformedOutputError{Step: step, Reason: "not a JSON object: " + err.Error()}
 	}

@@ -4,6 +4,7 @@ package llm
 
 import (
 	"context"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/provider"
 )
@@ -93,4 +94,21 @@ func (c *Client) Complete(ctx context.Context, messages []Message, jsonMode bool
 		PromptTokens:     resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens,
 	}, nil
+}
+
+// Unfence returns a model's JSON answer without the Markdown code fence some providers put
+// around it even in JSON mode (```json ... ```, ```JSON, or a bare ```), trimmed.
+func Unfence(answer string) string {
+	answer = strings.TrimSpace(answer)
+	s, ok := strings.CutPrefix(answer, "```")
+	if !ok {
+		return answer
+	}
+	// the fence's info string (json, JSON, ...) runs to the end of its line
+	if tag, rest, found := strings.Cut(s, "\n"); found && !strings.ContainsAny(tag, "{[") {
+		s = rest
+	} else if len(s) >= 4 && strings.EqualFold(s[:4], "json") {
+		s = s[4:]
+	}
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
 }

@@ -111,12 +111,7 @@ type llmAnswer struct {
 // rewritten query (rewrite, full), 1 to MaxIntents non-empty sub-queries (decompose, full).
 // Variants beyond MaxVariants, empty ones and repeats of the sub-query are dropped.
 func parseLLM(query string, mode Mode, answer string) (Plan, error) {
-	answer = strings.TrimSpace(answer)
-	// Some providers wrap JSON in a Markdown fence even in JSON mode.
-	if s, ok := strings.CutPrefix(answer, "```"); ok {
-		s = strings.TrimPrefix(s, "json")
-		answer = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
-	}
+	answer = llm.Unfence(answer)
 	var a llmAnswer
 	if err := json.Unmarshal([]byte(answer), &a); err != nil {
 		return Plan{}, &MalformedError{Reason: "not a JSON plan: " + err.Error()}

@@ -59,11 +59,7 @@ func (l *LLM) Rerank(ctx context.Context, query string, docs []Doc, topN int) ([
 // parseScores reads {"scores": [{"index", "score"}]}: every index in range and at most
 // once, every score from 0 to 1. Candidates the model left out are not returned.
 func parseScores(answer string, n int) ([]Result, error) {
-	answer = strings.TrimSpace(answer)
-	if s, ok := strings.CutPrefix(answer, "```"); ok {
-		s = strings.TrimPrefix(s, "json")
-		answer = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
-	}
+	answer = llm.Unfence(answer)
 	var a struct {
 		Scores *[]struct {
 			Index *int     `json:"index"`
