@@ -198,9 +198,10 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 	default:
 		return &SetNotBuildingError{SetID: setID, State: set.State}
 	}
-	prof, err := setProfile(ctx, q, set.ProfileID)
+	// the weights the set was made with, whatever the profile says now
+	prof, err := tdwa.ParseProfile(set.Strategy, set.Weights)
 	if err != nil {
-		return err
+		return fmt.Errorf("vector set %d: %w", setID, err)
 	}
 	if err := q.StartSetBuild(ctx, setID); err != nil {
 		return err
@@ -298,19 +299,6 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 		return deleteSet(ctx, pool, old)
 	}
 	return nil
-}
-
-// setProfile reads the profile a vector set belongs to.
-func setProfile(ctx context.Context, q *db.Queries, profileID int64) (tdwa.Profile, error) {
-	p, err := q.GetProfileByID(ctx, profileID)
-	if err != nil {
-		return tdwa.Profile{}, err
-	}
-	prof, err := tdwa.ParseProfile(p.Strategy, p.Weights)
-	if err != nil {
-		return tdwa.Profile{}, fmt.Errorf("weight profile %s: %w", p.Name, err)
-	}
-	return prof, nil
 }
 
 // switchSet makes the set its profile's current set and retires the previous one, in one

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -588,5 +589,77 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWeightChangeWaitsForReweight: after a PUT of new weights, tools enriched later are
+// still combined into the profile's current set with the weights that set was built with
+// (the set stays one coherent weighting); the next re-weight builds with the new ones.
+func TestWeightChangeWaitsForReweight(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	deps := localDeps(pool)
+	enrichedCatalog(t, pool, deps, 1)
+	oldW := map[string]float64{"name": 1, "description": 0, "parameters": 0, "question": 0}
+	newW := map[string]float64{"name": 0, "description": 0, "parameters": 0, "question": 1}
+	putWeights(t, pool, "default", oldW)
+	runReweightJob(t, pool, deps, "default") // a current set built with oldW
+	set := currentSet(t, pool, "default")
+	putWeights(t, pool, "default", newW)
+
+	// a tool enriched after the PUT
+	tools := dataset.Tools(dataset.DemoCompanies[5:6])[:1]
+	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "later", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Changed[0]
+	tool, err := db.New(pool).GetToolByID(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: tool.ContentHash}); err != nil {
+		t.Fatal(err)
+	}
+	stored := func(setID int64) []float32 {
+		t.Helper()
+		var v pgvector.Vector
+		if err := pool.QueryRow(ctx, `SELECT embedding FROM tool_vectors WHERE set_id = $1 AND tool_id = $2`, setID, id).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Slice()
+	}
+	combined := func(w map[string]float64) []float32 {
+		t.Helper()
+		raw, _ := json.Marshal(w)
+		prof, err := tdwa.ParseProfile(tdwa.StrategyTDWA, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.New(pool).ListComponentVectors(ctx, []int64{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := combineTools(rows, prof)
+		if err != nil || len(vs) != 1 {
+			t.Fatalf("combine: %v %v", vs, err)
+		}
+		return vs[0].vector.Slice()
+	}
+	near := func(a, b []float32) bool {
+		var d float64
+		for i := range a {
+			d += float64(a[i]-b[i]) * float64(a[i]-b[i])
+		}
+		return d < 1e-8
+	}
+	got, withOld, withNew := stored(set), combined(oldW), combined(newW)
+	if !near(got, withOld) || near(got, withNew) {
+		t.Fatalf("the tool enriched after the PUT was combined with the new weights into the old set")
+	}
+	runReweightJob(t, pool, deps, "default")
+	if next := currentSet(t, pool, "default"); next == set || !near(stored(next), withNew) {
+		t.Errorf("the re-weight after the PUT did not build with the new weights (set %d -> %d)", set, next)
 	}
 }

@@ -23,16 +23,19 @@ func (q *Queries) ClearComponentEmbeddings(ctx context.Context) error {
 }
 
 const createVectorSet = `-- name: CreateVectorSet :one
-INSERT INTO vector_sets (profile_id, state) VALUES ($1, $2) RETURNING id
+INSERT INTO vector_sets (profile_id, state, strategy, weights)
+SELECT p.id, $1, p.strategy, p.weights FROM weight_profiles p WHERE p.id = $2
+RETURNING id
 `
 
 type CreateVectorSetParams struct {
-	ProfileID int64  `json:"profile_id"`
 	State     string `json:"state"`
+	ProfileID int64  `json:"profile_id"`
 }
 
+// The set keeps the profile's weights of now (migration 0010).
 func (q *Queries) CreateVectorSet(ctx context.Context, arg CreateVectorSetParams) (int64, error) {
-	row := q.db.QueryRow(ctx, createVectorSet, arg.ProfileID, arg.State)
+	row := q.db.QueryRow(ctx, createVectorSet, arg.State, arg.ProfileID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -277,7 +280,7 @@ func (q *Queries) ListToolIDsAndHashes(ctx context.Context) ([]ListToolIDsAndHas
 }
 
 const listWritableVectorSets = `-- name: ListWritableVectorSets :many
-SELECT vs.id AS set_id, p.name AS profile, p.strategy, p.weights
+SELECT vs.id AS set_id, p.name AS profile, vs.strategy, vs.weights
 FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.state IN ('ready', 'building')
 ORDER BY vs.id
@@ -291,9 +294,10 @@ type ListWritableVectorSetsRow struct {
 	Weights  json.RawMessage `json:"weights"`
 }
 
-// The vector sets a freshly embedded tool must be written to, with their profile. FOR KEY
-// SHARE keeps a set's partition from being dropped (a retired or failed set) until this
-// transaction has written to it.
+// The vector sets a freshly embedded tool must be written to, with their profile and the
+// weights each set was built with (not the profile's current ones: a weight change takes
+// effect with the next re-weight). FOR KEY SHARE keeps a set's partition from being dropped
+// (a retired or failed set) until this transaction has written to it.
 func (q *Queries) ListWritableVectorSets(ctx context.Context) ([]ListWritableVectorSetsRow, error) {
 	rows, err := q.db.Query(ctx, listWritableVectorSets)
 	if err != nil {

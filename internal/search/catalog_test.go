@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -145,9 +146,13 @@ func fill(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 		}
 	}
 	ensureSpace(t, pool)
-	var setID int64
-	if err := pool.QueryRow(ctx, `INSERT INTO vector_sets (profile_id, state)
-		SELECT id, 'ready' FROM weight_profiles WHERE name = 'default' RETURNING id`).Scan(&setID); err != nil {
+	q := db.New(pool)
+	profile, err := q.GetProfileByName(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setID, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: profile.ID, State: "ready"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	exec(t, pool, `UPDATE weight_profiles SET current_set = $1 WHERE name = 'default'`, setID)

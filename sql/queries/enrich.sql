@@ -61,16 +61,20 @@ DELETE FROM tool_vectors;
 SELECT id FROM weight_profiles WHERE current_set IS NULL ORDER BY id FOR UPDATE;
 
 -- name: CreateVectorSet :one
-INSERT INTO vector_sets (profile_id, state) VALUES ($1, $2) RETURNING id;
+-- The set keeps the profile's weights of now (migration 0010).
+INSERT INTO vector_sets (profile_id, state, strategy, weights)
+SELECT p.id, sqlc.arg(state), p.strategy, p.weights FROM weight_profiles p WHERE p.id = sqlc.arg(profile_id)
+RETURNING id;
 
 -- name: SetProfileCurrentSet :exec
 UPDATE weight_profiles SET current_set = $2, updated_at = now() WHERE id = $1;
 
 -- name: ListWritableVectorSets :many
--- The vector sets a freshly embedded tool must be written to, with their profile. FOR KEY
--- SHARE keeps a set's partition from being dropped (a retired or failed set) until this
--- transaction has written to it.
-SELECT vs.id AS set_id, p.name AS profile, p.strategy, p.weights
+-- The vector sets a freshly embedded tool must be written to, with their profile and the
+-- weights each set was built with (not the profile's current ones: a weight change takes
+-- effect with the next re-weight). FOR KEY SHARE keeps a set's partition from being dropped
+-- (a retired or failed set) until this transaction has written to it.
+SELECT vs.id AS set_id, p.name AS profile, vs.strategy, vs.weights
 FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.state IN ('ready', 'building')
 ORDER BY vs.id

@@ -39,7 +39,10 @@ SELECT * FROM vector_sets WHERE id = $1;
 SELECT * FROM vector_sets WHERE profile_id = $1 AND state = 'building' ORDER BY id DESC LIMIT 1;
 
 -- name: CreateBuildingSet :one
-INSERT INTO vector_sets (profile_id, state, total) VALUES ($1, 'building', (SELECT count(*) FROM tools t))
+-- The set keeps the profile's weights of now (migration 0010).
+INSERT INTO vector_sets (profile_id, state, total, strategy, weights)
+SELECT p.id, 'building', (SELECT count(*) FROM tools t), p.strategy, p.weights
+FROM weight_profiles p WHERE p.id = $1
 RETURNING *;
 
 -- name: CountSetVectors :one

@@ -19,6 +19,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/db"
 )
 
 // Dims is the dimension of the benchmark vectors.
@@ -129,9 +130,13 @@ func Build(ctx context.Context, pool *pgxpool.Pool, n int, logf func(format stri
 		}
 	}
 	logf("inserted %d tools (lexical index by the triggers)", n)
-	var setID int64
-	if err := pool.QueryRow(ctx, `INSERT INTO vector_sets (profile_id, state)
-		SELECT id, 'ready' FROM weight_profiles WHERE name = 'default' RETURNING id`).Scan(&setID); err != nil {
+	q := db.New(pool)
+	profile, err := q.GetProfileByName(ctx, "default")
+	if err != nil {
+		return err
+	}
+	setID, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: profile.ID, State: "ready"})
+	if err != nil {
 		return err
 	}
 	// Raw DDL: the benchmark's vectors have their own dimension.

@@ -1,0 +1,1 @@
+ALTER TABLE vector_sets DROP COLUMN IF EXISTS strategy, DROP COLUMN IF EXISTS weights;
