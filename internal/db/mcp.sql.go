@@ -14,7 +14,7 @@ import (
 
 const bindSessionTools = `-- name: BindSessionTools :exec
 INSERT INTO mcp_session_tools (session_id, tool_name, bound_at)
-SELECT $1, n.name, clock_timestamp() - n.rank * interval '1 microsecond'
+SELECT $1, n.name, statement_timestamp() - n.rank * interval '1 microsecond'
 FROM unnest($2::text[]) WITH ORDINALITY AS n (name, rank)
 ON CONFLICT (session_id, tool_name) DO UPDATE SET bound_at = EXCLUDED.bound_at
 `
@@ -25,7 +25,9 @@ type BindSessionToolsParams struct {
 }
 
 // Binds tools given best first; the best gets the newest bound_at, so it is the last one
-// dropped. Binding a tool again makes it newer.
+// dropped. Binding a tool again (a later statement) makes it newer. statement_timestamp(),
+// not clock_timestamp(): the clock moves on between rows by more than the 1 µs steps, which
+// made the worst-ranked tools the newest.
 func (q *Queries) BindSessionTools(ctx context.Context, arg BindSessionToolsParams) error {
 	_, err := q.db.Exec(ctx, bindSessionTools, arg.SessionID, arg.Names)
 	return err

@@ -27,9 +27,11 @@ DELETE FROM mcp_sessions WHERE id = $1;
 
 -- name: BindSessionTools :exec
 -- Binds tools given best first; the best gets the newest bound_at, so it is the last one
--- dropped. Binding a tool again makes it newer.
+-- dropped. Binding a tool again (a later statement) makes it newer. statement_timestamp(),
+-- not clock_timestamp(): the clock moves on between rows by more than the 1 µs steps, which
+-- made the worst-ranked tools the newest.
 INSERT INTO mcp_session_tools (session_id, tool_name, bound_at)
-SELECT sqlc.arg(session_id), n.name, clock_timestamp() - n.rank * interval '1 microsecond'
+SELECT sqlc.arg(session_id), n.name, statement_timestamp() - n.rank * interval '1 microsecond'
 FROM unnest(sqlc.arg(names)::text[]) WITH ORDINALITY AS n (name, rank)
 ON CONFLICT (session_id, tool_name) DO UPDATE SET bound_at = EXCLUDED.bound_at;
 
