@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -136,6 +137,7 @@ func (s *Server) patchSource(c echo.Context) error {
 		if err := json.Unmarshal(old.Config, &cfg); err != nil {
 			return err
 		}
+		before := cfg // set replaces whole fields, so a shallow copy keeps the old ones
 		set(&cfg.Command, req.Command)
 		set(&cfg.Args, req.Args)
 		set(&cfg.Env, req.Env)
@@ -159,7 +161,9 @@ func (s *Server) patchSource(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if string(raw) != string(old.Config) { // a new server: sync it now
+		// a new server: sync it now (compared as values: the stored jsonb text is not
+		// byte-for-byte what json.Marshal writes)
+		if !reflect.DeepEqual(before, cfg) {
 			_, err = jobs.EnqueueSyncTx(ctx, tx, s.deps.River, src.ID)
 		}
 		return err
