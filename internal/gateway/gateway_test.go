@@ -1,9 +1,11 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -47,6 +49,7 @@ func TestMain(m *testing.M) {
 type upstream struct {
 	stop       chan struct{} // ends slow_report calls still running when a test ends
 	calls      atomic.Int64
+	inits      atomic.Int64 // initialize requests over HTTP: the sessions clients opened
 	mu         sync.Mutex
 	authHeader string
 }
@@ -93,7 +96,17 @@ func (u *upstream) server() *mcp.Server {
 func (u *upstream) serveHTTP(t testing.TB) *httptest.Server {
 	t.Helper()
 	srv := u.server()
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+				u.inits.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(u.stop) }) // runs first: Close waits for running handlers
 	return ts
@@ -413,10 +426,14 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 		t.Fatalf("error does not name the source: %q", e1.Message)
 	}
 	wantToolError(t, call(t, c, "market__slow_report", map[string]any{}), gateway.CodeUpstreamTimeout)
-	// The session and the market source still work afterwards.
+	// The session and the market source still work afterwards, on the same upstream
+	// session: one call's timeout says nothing about the connection.
 	res := call(t, c, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
 	if res.IsError {
 		t.Fatalf("call after failures: %s", text(res))
+	}
+	if n := e.up.inits.Load(); n != 1 {
+		t.Errorf("the market source's upstream session was opened %d times, want 1", n)
 	}
 }
 

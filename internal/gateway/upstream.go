@@ -81,10 +81,11 @@ func (p *upstreamPool) call(ctx context.Context, source, kind string, config jso
 		if err == nil {
 			return res, nil
 		}
-		// A JSON-RPC error is the server answering; anything else may be a broken
-		// connection, so the next call starts a fresh session.
+		// A JSON-RPC error is the server answering, and a call that ran out of time or was
+		// cancelled says nothing about the connection: the session stays for other calls.
+		// Anything else may be a broken connection, so the next call starts a fresh session.
 		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
+		if errors.As(err, &rpcErr) || ctx.Err() != nil {
 			return nil, &UpstreamError{Source: source, Err: err}
 		}
 		u.drop(session)
