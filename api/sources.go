@@ -91,8 +91,8 @@ type createSourceRequest struct {
 // redactConfig hides the values of a source's env and headers (tokens, API keys): the API
 // shows their names only.
 func redactConfig(raw json.RawMessage) json.RawMessage {
-	var cfg mcpclient.Config
-	if err := json.Unmarshal(raw, &cfg); err != nil {
+	cfg, err := mcpclient.ParseConfig(raw)
+	if err != nil {
 		return raw
 	}
 	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {

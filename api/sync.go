@@ -133,8 +133,8 @@ func (s *Server) patchSource(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		var cfg mcpclient.Config
-		if err := json.Unmarshal(old.Config, &cfg); err != nil {
+		cfg, err := mcpclient.ParseConfig(old.Config)
+		if err != nil {
 			return err
 		}
 		before := cfg // set replaces whole fields, so a shallow copy keeps the old ones
@@ -193,7 +193,7 @@ func mcpSource(ctx context.Context, q *db.Queries, name string) (db.Source, erro
 	if err != nil {
 		return src, err
 	}
-	if src.Kind != mcpclient.KindStdio && src.Kind != mcpclient.KindHTTP {
+	if !mcpclient.IsMCPKind(src.Kind) {
 		return src, &jobs.NotMCPSourceError{Source: src.Name, Kind: src.Kind}
 	}
 	return src, nil

@@ -48,8 +48,6 @@ type SyncWorker struct {
 // DefaultSyncTimeout is used when Deps.SyncTimeout is not set.
 const DefaultSyncTimeout = time.Minute
 
-func (w *SyncWorker) syncTimeout() time.Duration { return w.deps.syncTimeout() }
-
 func (d Deps) syncTimeout() time.Duration {
 	if d.SyncTimeout > 0 {
 		return d.SyncTimeout
@@ -59,11 +57,11 @@ func (d Deps) syncTimeout() time.Duration {
 
 // Timeout leaves the database work a minute beyond the listing's own bound.
 func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration {
-	return w.syncTimeout() + time.Minute
+	return w.deps.syncTimeout() + time.Minute
 }
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
-	rep, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.syncTimeout())
+	rep, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.deps.syncTimeout())
 	var gone *SourceNotFoundError
 	var kind *NotMCPSourceError
 	if errors.As(err, &gone) || errors.As(err, &kind) {
@@ -189,7 +187,7 @@ func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 		return rep, err
 	}
 	rep.Source = src.Name
-	if src.Kind != mcpclient.KindStdio && src.Kind != mcpclient.KindHTTP {
+	if !mcpclient.IsMCPKind(src.Kind) {
 		return rep, &NotMCPSourceError{Source: src.Name, Kind: src.Kind}
 	}
 	if rep.RunID, err = q.StartSyncRun(ctx, src.ID); err != nil {
@@ -206,9 +204,9 @@ func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 		}
 		return rep, fmt.Errorf("sync %s: %w", src.Name, err)
 	}
-	var cfg mcpclient.Config
-	if err := json.Unmarshal(src.Config, &cfg); err != nil {
-		return fail(&mcpclient.ConfigError{Reason: err.Error()})
+	cfg, err := mcpclient.ParseConfig(src.Config)
+	if err != nil {
+		return fail(err)
 	}
 	listed, err := mcpclient.List(ctx, src.Kind, cfg, timeout)
 	if err != nil {

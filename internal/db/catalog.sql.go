@@ -328,36 +328,6 @@ func (q *Queries) ListSources(ctx context.Context) ([]Source, error) {
 	return items, nil
 }
 
-const listToolHashes = `-- name: ListToolHashes :many
-SELECT id, original_name, content_hash FROM tools WHERE source_id = $1
-`
-
-type ListToolHashesRow struct {
-	ID           int64  `json:"id"`
-	OriginalName string `json:"original_name"`
-	ContentHash  string `json:"content_hash"`
-}
-
-func (q *Queries) ListToolHashes(ctx context.Context, sourceID int64) ([]ListToolHashesRow, error) {
-	rows, err := q.db.Query(ctx, listToolHashes, sourceID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListToolHashesRow{}
-	for rows.Next() {
-		var i ListToolHashesRow
-		if err := rows.Scan(&i.ID, &i.OriginalName, &i.ContentHash); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const lockSource = `-- name: LockSource :exec
 SELECT pg_advisory_xact_lock(74200, $1::int)
 `

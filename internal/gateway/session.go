@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
@@ -458,7 +459,7 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 		return toolErrorf(CodeStaleVersion, "tool %q changed since you retrieved it (version %s, current %s); call find_tools again to re-fetch its schema before calling it",
 			name, version, tool.ContentHash).result()
 	}
-	if tool.SourceKind != "mcp_stdio" && tool.SourceKind != "mcp_http" {
+	if !mcpclient.IsMCPKind(tool.SourceKind) {
 		return toolErrorf(CodeNotCallable, "tool %q comes from a %s source, which has no server to call", name, tool.SourceKind).result()
 	}
 	args := map[string]any{}

@@ -21,9 +21,9 @@ import (
 // toolgate's own environment. The pool reconnects a broken session itself, so the HTTP
 // transport does not retry on its own.
 func Connect(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error) {
-	var cfg mcpclient.Config
-	if err := json.Unmarshal(config, &cfg); err != nil {
-		return nil, &mcpclient.ConfigError{Reason: err.Error()}
+	cfg, err := mcpclient.ParseConfig(config)
+	if err != nil {
+		return nil, err
 	}
 	s, err := mcpclient.Connect(ctx, kind, cfg, mcpclient.Options{NoRetries: true})
 	if err != nil {

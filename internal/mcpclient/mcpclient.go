@@ -32,6 +32,18 @@ const (
 	KindHTTP  = "mcp_http"
 )
 
+// IsMCPKind reports whether a source of this kind is an MCP server (not a pushed catalog).
+func IsMCPKind(kind string) bool { return kind == KindStdio || kind == KindHTTP }
+
+// ParseConfig reads a source's stored config (the sources.config column).
+func ParseConfig(raw []byte) (Config, error) {
+	var cfg Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return Config{}, &ConfigError{Reason: err.Error()}
+	}
+	return cfg, nil
+}
+
 // MaxTools bounds one listing: a server that keeps paginating past it is broken or hostile.
 const MaxTools = 50_000
 

@@ -6,7 +6,6 @@ package syncwatch
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -106,8 +105,8 @@ func (w *Watcher) Run(ctx context.Context) {
 // watch keeps one source's session open until ctx ends.
 func (w *Watcher) watch(ctx context.Context, src db.Source) {
 	log := w.log.With("source", src.Name)
-	var cfg mcpclient.Config
-	if err := json.Unmarshal(src.Config, &cfg); err != nil {
+	cfg, err := mcpclient.ParseConfig(src.Config)
+	if err != nil {
 		log.Warn("bad source config", "err", err)
 		return
 	}

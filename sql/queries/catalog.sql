@@ -18,9 +18,6 @@ DELETE FROM sources WHERE name = $1;
 -- Serializes writers of one source's catalog for the rest of the transaction.
 SELECT pg_advisory_xact_lock(74200, sqlc.arg(source_id)::int);
 
--- name: ListToolHashes :many
-SELECT id, original_name, content_hash FROM tools WHERE source_id = $1;
-
 -- name: InsertTool :one
 INSERT INTO tools (source_id, name, original_name, title, description, input_schema,
                    output_schema, annotations, content_hash, review_state)

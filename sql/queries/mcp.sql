@@ -63,19 +63,3 @@ SELECT t.name, t.original_name, t.input_schema, t.content_hash,
 FROM tools t
 JOIN sources s ON s.id = t.source_id
 WHERE t.name = $1 AND t.enabled AND t.review_state = 'approved';
-
--- name: KeywordTools :many
--- The gateway's keyword retrieval without the search service: tools whose name or
--- description contains query words (given as ILIKE patterns), most words matched first.
-SELECT t.name, t.original_name, t.title, t.description, t.input_schema, t.output_schema,
-       t.annotations, t.content_hash, s.name AS source_name,
-       (SELECT count(*) FROM unnest(sqlc.arg(patterns)::text[]) p
-        WHERE t.name ILIKE p OR t.description ILIKE p)::int AS hits
-FROM tools t
-JOIN sources s ON s.id = t.source_id
-WHERE t.enabled AND t.review_state = 'approved'
-  AND (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
-  AND EXISTS (SELECT 1 FROM unnest(sqlc.arg(patterns)::text[]) p
-              WHERE t.name ILIKE p OR t.description ILIKE p)
-ORDER BY hits DESC, length(t.name), t.name
-LIMIT sqlc.arg(max_results)::int;
