@@ -85,7 +85,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	watchDone := make(chan struct{})
 	if work {
-		if err := rc.Start(ctx); err != nil {
+		// Not ctx itself: River cancels running jobs when its start context ends, and
+		// SIGTERM ends ctx. The shutdown below stops River first gracefully (rc.Stop, up
+		// to ShutdownTimeout), then cancels what is still running.
+		if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("start workers: %w", err)
 		}
 		go func() { syncwatch.New(pool, rc, env.log, cfg.SyncTimeout).Run(ctx); close(watchDone) }()
