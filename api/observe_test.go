@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
@@ -69,6 +70,11 @@ func TestMetricsCountRequestsByRouteTemplate(t *testing.T) {
 	}
 	opsDo(t, e, http.MethodPut, "/v1/sources/no-such-source/tools", nil)
 	opsDo(t, e, http.MethodGet, "/nowhere/at/all", nil)
+	opsDo(t, e, "FOO1", "/healthz", nil) // a made-up method must not mint a label value
+	e.GET("/boom", func(echo.Context) error { panic("boom") })
+	if rec := opsDo(t, e, http.MethodGet, "/boom", nil); rec.Code != http.StatusInternalServerError {
+		t.Fatalf("panicking route: %d", rec.Code)
+	}
 	if rec := opsDo(t, e, http.MethodGet, "/readyz", nil); rec.Code != http.StatusOK {
 		t.Fatalf("readyz: %d %s", rec.Code, rec.Body)
 	}
@@ -79,9 +85,14 @@ func TestMetricsCountRequestsByRouteTemplate(t *testing.T) {
 		`toolgate_http_request_duration_seconds_count{method="GET",route="/healthz",status="200"} 2`,
 		`route="/v1/sources/:name/tools"`,
 		`toolgate_db_pool_max_conns{pool="primary"}`,
+		`toolgate_http_requests_total{method="GET",route="/boom",status="500"} 1`,
+		`method="other"`,
 		`toolgate_db_pool_acquires_total{pool="primary"}`,
 		`go_goroutines`,
 	)
+	if strings.Contains(out, "FOO1") {
+		t.Error("a made-up method became a label value")
+	}
 	if strings.Contains(out, "/nowhere") {
 		t.Error("an unknown path became a label value")
 	}

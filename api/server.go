@@ -62,9 +62,17 @@ func New(deps Deps) *echo.Echo {
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(s.log)
 	e.Use(middleware.RequestID())
-	e.Use(middleware.Recover())
-	e.Use(middleware.BodyLimit(maxBody))
+	// instrumented before Recover and BodyLimit, so that a panic (500) and a body over the
+	// limit (413) are counted and logged like any other answer
 	s.instrument(e)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		// the panic and its stack in the service's own structured log, then a 500
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.ErrorContext(c.Request().Context(), "panic serving a request", "err", err, "stack", string(stack))
+			return err
+		},
+	}))
+	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(s.authenticate)
 	s.warnOpenMode()
 

@@ -128,9 +128,17 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // ObserveHTTP records one served request; route is the route template (/v1/sources/:name).
+// A method outside the standard ones is counted as "other": the method is the client's
+// choice, and every new label value would be a new series.
 func (m *Metrics) ObserveHTTP(route, method string, status int, d time.Duration) {
 	if m == nil {
 		return
+	}
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+	default:
+		method = "other"
 	}
 	s := strconv.Itoa(status)
 	m.httpRequests.WithLabelValues(route, method, s).Inc()
