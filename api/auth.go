@@ -35,7 +35,6 @@ var routeAccess = map[string]access{
 	"POST /search/:id/feedback": accessSearch,
 	"GET /v1/capabilities":      accessSearch,
 	"* /mcp":                    accessSearch,
-	"* /mcp/*":                  accessSearch,
 }
 
 // routeAccessOf returns what the route of method and path requires.

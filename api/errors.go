@@ -112,12 +112,6 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "unknown_" + searchUnknown.Kind, Message: searchUnknown.Error()}
 	case errors.As(err, &searchNotFound):
 		return notFound("%s", searchNotFound.Error())
-	case errors.As(err, &pnfErr):
-		return notFound("%s", pnfErr.Error())
-	case errors.As(err, &actErr):
-		return &Error{Status: http.StatusConflict, Code: "profile_active", Message: actErr.Error()}
-	case errors.As(err, &nbErr):
-		return &Error{Status: http.StatusConflict, Code: "profile_not_built", Message: nbErr.Error()}
 	case errors.As(err, &searchEmbed):
 		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_unavailable",
 			Message: "vector search unavailable: " + searchEmbed.Reason() + "; mode lexical or hybrid still works"}

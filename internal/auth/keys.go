@@ -8,6 +8,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -134,8 +135,8 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 	if s.Scope != ScopeSearch && s.Scope != ScopeAdmin {
 		return Key{}, "", &InvalidSpecError{"scope", fmt.Sprintf("%q: want search or admin", s.Scope)}
 	}
-	if s.RatePerMin < 0 {
-		return Key{}, "", &InvalidSpecError{"rate_per_min", "must be 0 (unlimited) or positive"}
+	if s.RatePerMin < 0 || s.RatePerMin > math.MaxInt32 {
+		return Key{}, "", &InvalidSpecError{"rate_per_min", fmt.Sprintf("must be 0 (unlimited) or from 1 to %d", math.MaxInt32)}
 	}
 	if s.Sources != nil && len(s.Sources) == 0 {
 		return Key{}, "", &InvalidSpecError{"sources", "an empty list would see nothing; omit it for every source"}

@@ -71,6 +71,7 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 		{Name: "has space", Scope: auth.ScopeAdmin},
 		{Name: "x", Scope: "root"},
 		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: -5},
+		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: 4294967301}, // would wrap to 5 in int32
 		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{}},
 		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{"fin", " "}},
 		{Name: "x", Scope: auth.ScopeSearch, Plan: "everything"},

@@ -225,10 +225,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Redact hides a password in a database URL.
+// Redact hides a password in a database URL. A value that is not a URL (a keyword/value
+// connection string, a URL with a stray % or #) is hidden whole: it may hold a password.
 func Redact(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil || u.Scheme == "" {
+		return "<not shown: not a URL>"
+	}
+	if u.User == nil {
 		return s
 	}
 	if _, ok := u.User.Password(); ok {

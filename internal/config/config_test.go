@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +56,18 @@ func TestOpenMode(t *testing.T) {
 	c, err := Load(env(map[string]string{"TOOLGATE_OPEN": "1"}))
 	if err != nil || !c.Open {
 		t.Fatalf("TOOLGATE_OPEN=1: Open=%v err=%v", c.Open, err)
+	}
+}
+
+func TestRedactHidesPasswords(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:s3cret@h:5432/db":  "postgres://u:xxxxx@h:5432/db",
+		"postgres://u@h/db":              "postgres://u@h/db",
+		"host=db user=u password=s3cret": "<not shown: not a URL>",
+		"postgres://u:pa%zz@h/db":        "<not shown: not a URL>",
+	} {
+		if got := Redact(in); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
