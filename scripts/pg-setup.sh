@@ -57,7 +57,7 @@ fi
 if [ ! -f "$DATA/PG_VERSION" ]; then
   log "initdb in $DATA"
   mkdir -p "$DATA"
-  chown -R postgres:postgres "$(dirname "$DATA")"
+  chown postgres:postgres "$DATA"
   runuser -u postgres -- $PGBIN/initdb -D "$DATA" --locale=C.UTF-8 -U postgres --auth=trust >/dev/null
   cat >>"$DATA/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'

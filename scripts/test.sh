@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SQLC_VERSION=v1.31.1
+if ! command -v go >/dev/null; then
+  echo "test.sh: Go $(sed -n 's/^go //p' go.mod) or newer must be on PATH (https://go.dev/dl/; the project's CI machines have it)" >&2
+  exit 1
+fi
 export PATH="$PATH:$(go env GOPATH)/bin"
 
 # sqlc takes minutes to build on a bare machine: build it while PostgreSQL is set up.
@@ -22,6 +26,10 @@ go mod download
 EVERYTHING_VERSION=2026.8.31
 if [ ! -f .cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js ] ||
    ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" .cache/server-everything/node_modules/@modelcontextprotocol/server-everything/package.json; then
+  if ! command -v npm >/dev/null; then
+    echo "== apt-get install nodejs npm"
+    apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+  fi
   echo "== npm install @modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
   npm install --silent --no-audit --no-fund --prefix .cache/server-everything "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 fi
