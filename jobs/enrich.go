@@ -317,14 +317,21 @@ func execBatch(b batchExecer) error {
 	return errors.Join(first, b.Close())
 }
 
-// ensureCurrentSets gives every profile without a current vector set a new ready one, so
-// that freshly embedded tools have somewhere to go. Concurrent callers serialize on the
-// profile rows and the later ones find the sets made.
+// ensureCurrentSets gives every profile without a current vector set a new ready one while
+// the catalog has no embedded tool yet, so that the first enrichments have somewhere to go
+// (the sets then fill as the catalog is enriched). A profile made later, over an embedded
+// catalog, waits for its re-weight: a set started by the next enrichment would hold only
+// the tools enriched from then on, and could be activated half empty. Concurrent callers
+// serialize on the profile rows and the later ones find the sets made.
 func ensureCurrentSets(ctx context.Context, deps Deps) error {
 	return pgx.BeginFunc(ctx, deps.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		ids, err := q.LockProfilesWithoutSet(ctx)
-		if err != nil {
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		embedded, err := q.CatalogHasEmbeddings(ctx)
+		if err != nil || embedded {
 			return err
 		}
 		for _, id := range ids {

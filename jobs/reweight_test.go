@@ -473,7 +473,8 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 
 	// an error before the last attempt keeps the set building for the retry; the last fails it
 	set = beginSet(t, pool, "var-1")
-	if _, err := pool.Exec(ctx, `UPDATE weight_profiles SET weights = '{"name": -1}' WHERE name = 'var-1'`); err != nil {
+	// the set is built with the weights it was made with: break those
+	if _, err := pool.Exec(ctx, `UPDATE vector_sets SET weights = '{"name": -1}' WHERE id = $1`, set.ID); err != nil {
 		t.Fatal(err)
 	}
 	var ip *tdwa.InvalidProfileError
@@ -661,5 +662,46 @@ func TestWeightChangeWaitsForReweight(t *testing.T) {
 	runReweightJob(t, pool, deps, "default")
 	if next := currentSet(t, pool, "default"); next == set || !near(stored(next), withNew) {
 		t.Errorf("the re-weight after the PUT did not build with the new weights (set %d -> %d)", set, next)
+	}
+}
+
+// TestProfileMadeOverAnEmbeddedCatalogWaitsForItsReweight: a profile created after the
+// catalog was enriched gets no set from later enrichments (it would hold only the tools
+// enriched since), so it cannot be activated until a re-weight built it whole.
+func TestProfileMadeOverAnEmbeddedCatalogWaitsForItsReweight(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	deps := localDeps(pool)
+	n := enrichedCatalog(t, pool, deps, 2)
+	putWeights(t, pool, "fresh", map[string]float64{"name": 1, "question": 1})
+
+	tools := dataset.Tools(dataset.DemoCompanies[7:8])[:1]
+	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "later", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := db.New(pool).GetToolByID(ctx, res.Changed[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: tool.ID, ContentHash: tool.ContentHash}); err != nil {
+		t.Fatal(err)
+	}
+	var nb *profiles.NotBuiltError
+	if _, err := profiles.Activate(ctx, pool, "fresh"); !errors.As(err, &nb) {
+		t.Fatalf("activating a profile no re-weight built: %v, want NotBuiltError", err)
+	}
+	// The imports' enrich_tool jobs were done above by hand: keep the re-weight's River
+	// client from running them again beside it.
+	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'enrich_tool'`); err != nil {
+		t.Fatal(err)
+	}
+	runReweightJob(t, pool, deps, "fresh")
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, currentSet(t, pool, "fresh")); got != n+1 {
+		t.Errorf("the re-weighted set holds %d vectors, want %d", got, n+1)
+	}
+	if _, err := profiles.Activate(ctx, pool, "fresh"); err != nil {
+		t.Errorf("activate after the re-weight: %v", err)
 	}
 }

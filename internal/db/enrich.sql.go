@@ -13,6 +13,19 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const catalogHasEmbeddings = `-- name: CatalogHasEmbeddings :one
+SELECT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL)
+`
+
+// Whether any tool has an embedded component: a profile made after that is built by a
+// re-weight, not by the enrichment jobs that happen to run next.
+func (q *Queries) CatalogHasEmbeddings(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, catalogHasEmbeddings)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const clearComponentEmbeddings = `-- name: ClearComponentEmbeddings :exec
 UPDATE tool_components SET embedding = NULL, model = NULL WHERE embedding IS NOT NULL OR model IS NOT NULL
 `

@@ -55,6 +55,11 @@ UPDATE tool_components SET embedding = NULL, model = NULL WHERE embedding IS NOT
 -- name: DeleteAllToolVectors :exec
 DELETE FROM tool_vectors;
 
+-- name: CatalogHasEmbeddings :one
+-- Whether any tool has an embedded component: a profile made after that is built by a
+-- re-weight, not by the enrichment jobs that happen to run next.
+SELECT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL);
+
 -- name: LockProfilesWithoutSet :many
 -- Locks the profiles that have no current vector set yet; a concurrent caller waits and then
 -- sees them with a set.
