@@ -667,3 +667,23 @@ func TestUpstreamRestartReconnects(t *testing.T) {
 		t.Fatalf("calls: first %d, second %d; want one each", first.calls.Load(), second.calls.Load())
 	}
 }
+
+// TestIdleSessionsLeaveMemory: a session idle for SessionIdle is dropped from memory
+// without any other session being opened (before, only opening a session swept).
+func TestIdleSessionsLeaveMemory(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, SessionIdle: 200 * time.Millisecond})
+	h := e.g.HTTPHandler()
+	c := connectHTTP(t, serveGateway(t, h, nil).URL)
+	find(t, c, "stock price", 1)
+	if h.InMemory() == 0 {
+		t.Fatal("no session in memory after use")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.InMemory() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session never left memory")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

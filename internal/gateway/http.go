@@ -37,6 +37,8 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	stop     chan struct{} // closed by Close: ends the idle sweeper
+	stopOnce sync.Once
 }
 
 type httpSession struct {
@@ -53,11 +55,29 @@ const touchEvery = time.Minute
 
 // HTTPHandler returns the Streamable HTTP handler of the gateway.
 func (g *Gateway) HTTPHandler() *HTTPHandler {
-	h := &HTTPHandler{g: g, sessions: map[string]*httpSession{}}
+	h := &HTTPHandler{g: g, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	g.mu.Lock()
 	g.handlers = append(g.handlers, h)
 	g.mu.Unlock()
+	go h.sweep()
 	return h
+}
+
+// sweep drops idle sessions from memory every quarter of SessionIdle (1 s to 1 min), so
+// that they leave even when no new session is opened, until Close.
+func (h *HTTPHandler) sweep() {
+	t := time.NewTicker(min(max(h.g.opts.SessionIdle/4, time.Second), time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+			h.mu.Lock()
+			h.evictIdle()
+			h.mu.Unlock()
+		}
+	}
 }
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -225,6 +245,7 @@ func (h *HTTPHandler) evictIdle() {
 
 // Close ends every in-memory session (their rows stay for other instances).
 func (h *HTTPHandler) Close() {
+	h.stopOnce.Do(func() { close(h.stop) })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, hs := range h.sessions {
