@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/plan"
 )
 
@@ -73,6 +74,9 @@ func (s *Server) setToolEnabled(enabled bool) echo.HandlerFunc {
 			return notFound("tool %q not found", c.Param("name"))
 		}
 		if err != nil {
+			return err
+		}
+		if _, err := lexical.Flush(c.Request().Context(), s.deps.Pool); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"name": row.Name, "enabled": row.Enabled, "updated_at": row.UpdatedAt})

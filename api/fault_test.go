@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
@@ -49,6 +50,9 @@ func TestPostgresRestartWhileServing(t *testing.T) {
 		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
 		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
 		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/search"
@@ -30,6 +31,9 @@ func TestSearchEndpoints(t *testing.T) {
 		       '{"type":"object","properties":{"ticker":{"type":"string"}}}', 'h' FROM sources;
 		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
 		SELECT id, 'acme__send_email', 'send_email', 'Send an email', '{"type":"object"}', 'h' FROM sources`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lexical.Flush(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -130,6 +134,9 @@ func TestSearchEmbedderDown(t *testing.T) {
 		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
 		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
 		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lexical.Flush(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -207,6 +208,11 @@ func (s *Server) deleteSource(c echo.Context) error {
 	}
 	if n == 0 {
 		return notFound("source %q not found", c.Param("name"))
+	}
+	// The search never returns a deleted tool (it checks every result against tools); this
+	// drops the index rows now rather than at the next lexical_index run.
+	if _, err := lexical.Flush(c.Request().Context(), s.deps.Pool); err != nil {
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }

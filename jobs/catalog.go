@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 )
 
 // SourceKindError is returned when a catalog is pushed to a source that is not a catalog
@@ -64,7 +65,15 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 		})
 		return err
 	})
-	return src, res, err
+	if err != nil {
+		return src, res, err
+	}
+	// After the commit, outside the catalog's locks: the written tools are searchable by
+	// name and description when this returns.
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		return src, res, fmt.Errorf("catalog stored, lexical index not updated yet: %w", err)
+	}
+	return src, res, nil
 }
 
 // enqueueChanged queues, inside tx, the enrichment of the given tools' new definitions.

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
@@ -52,9 +53,19 @@ type EnrichToolWorker struct {
 func (w *EnrichToolWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration { return 5 * time.Minute }
 
 // Work makes no provider call for an unchanged tool whose outputs and embeddings exist.
+// The tool's enriched fields reach the lexical index with the next debounced lexical_index
+// run, a moment later (at once when the worker runs outside a River client).
 func (w *EnrichToolWorker) Work(ctx context.Context, job *river.Job[EnrichToolArgs]) error {
-	_, err := EnrichTool(ctx, w.deps, job.Args)
-	return err
+	rep, err := EnrichTool(ctx, w.deps, job.Args)
+	if err != nil || rep.Skipped != "" {
+		return err
+	}
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		_, err = lexical.Flush(ctx, w.deps.Pool)
+		return err
+	}
+	return EnqueueLexicalIndex(ctx, rc)
 }
 
 // EnrichReport is what one run of EnrichTool did.
@@ -280,9 +291,9 @@ func EnrichTool(ctx context.Context, deps Deps, args EnrichToolArgs) (EnrichRepo
 		if err := execBatch(q.UpsertToolVector(ctx, vp)); err != nil {
 			return fmt.Errorf("write tool vectors: %w", err)
 		}
-		// The components last: writing them refreshes the lexical index under its one
-		// writer lock (migration 0004), held until this transaction commits, so the slow
-		// part of the transaction (the vectors' HNSW inserts) runs before it is taken.
+		// The components last (lock order, internal/postgres/locks.go: components before
+		// vector rows would be as good, but the vector upserts are the slow part and hold
+		// no lock another writer of this tool needs).
 		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
 			return err
 		}

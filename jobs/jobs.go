@@ -65,6 +65,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 	river.AddWorker(workers, &ReweightWorker{deps: deps})
+	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:     deps.Logger.With("component", "river"),
@@ -91,6 +92,11 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return MCPSessionCleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "mcp_session_cleanup"}),
+			// A safety net: what a crash left queued, or a process whose clock disagrees
+			// with the debounce, is indexed within a minute.
+			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return LexicalIndexArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "lexical_index"}),
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

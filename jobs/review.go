@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 )
 
 // NothingToReviewError: the tool has no held change to approve or reject.
@@ -60,7 +61,13 @@ func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.T
 		out, err = q.GetToolByName(ctx, name)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		return out, fmt.Errorf("change approved, lexical index not updated yet: %w", err)
+	}
+	return out, nil
 }
 
 // RejectTool rejects a tool's pending change. The tool keeps its old definition and stays

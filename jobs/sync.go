@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 )
@@ -236,6 +237,13 @@ func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 	})
 	if err != nil {
 		return fail(err)
+	}
+	if len(rep.Result.Changed) > 0 || rep.Result.Deleted > 0 || rep.Result.Pending > 0 {
+		// After the commit, outside the catalog's locks: the synced tools are searchable by
+		// name and description when the sync reports success.
+		if _, err := lexical.Flush(ctx, pool); err != nil {
+			return rep, fmt.Errorf("sync %s: catalog stored, lexical index not updated yet: %w", src.Name, err)
+		}
 	}
 	return rep, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/eval"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
@@ -104,24 +105,14 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	enrichStart := time.Now()
-	if err := setLexicalTriggers(ctx, pool, false); err != nil {
-		return err
-	}
+	// The catalog goes in as users' catalogs do: imported (lexically searchable at once),
+	// enriched by River jobs, whose debounced lexical_index runs bring the enriched fields
+	// into the index.
 	if err := enrichDataset(ctx, env, pool, embedder, ds.Tools, o.questions); err != nil {
 		return err
 	}
-	if err := setLexicalTriggers(ctx, pool, true); err != nil {
-		return err
-	}
-	// Raw SQL: the lexical index's own maintenance function (migration 0004).
-	if _, err := pool.Exec(ctx, "SELECT toolgate_search_reindex()"); err != nil {
-		return fmt.Errorf("build the lexical index: %w", err)
-	}
-	// Raw SQL: fresh statistics for the bulk-loaded tables, so that the first searches are
-	// planned as on a settled catalog, and a visibility map, without which the lexical
-	// branch's index-only scans of the postings visit the heap for every posting (searches
-	// were 4x slower before autovacuum had run).
-	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+	// The last debounced lexical_index run may still be due: do its work now.
+	if _, err := lexical.Flush(ctx, pool); err != nil {
 		return err
 	}
 	enrichSecs := time.Since(enrichStart).Seconds()
@@ -332,26 +323,6 @@ func createEvalDB(ctx context.Context, env *cliEnv, keep bool) (string, func(), 
 		fmt.Fprintf(env.stderr, "eval: dropped database %s\n", name)
 	}
 	return withDatabase(env.cfg.DatabaseURL, name), drop, nil
-}
-
-// setLexicalTriggers turns the lexical index's triggers on tools and tool_components off
-// or on. A bulk load into the evaluation database runs without them and builds the index
-// once at the end (toolgate_search_reindex gives the same index the triggers would keep
-// incrementally): with them, every component statement of every enrich_tool job
-// refreshes the index under one global lock, which serializes enrichment.
-func setLexicalTriggers(ctx context.Context, pool *pgxpool.Pool, on bool) error {
-	verb := "DISABLE"
-	if on {
-		verb = "ENABLE"
-	}
-	for _, table := range []string{"tools", "tool_components"} {
-		// Raw SQL: DDL on the evaluation database only; the lexical triggers are its only
-		// user triggers (migration 0004).
-		if _, err := pool.Exec(ctx, "ALTER TABLE "+table+" "+verb+" TRIGGER USER"); err != nil {
-			return fmt.Errorf("%s lexical triggers on %s: %w", strings.ToLower(verb), table, err)
-		}
-	}
-	return nil
 }
 
 // withDatabase points a connection string (URL or keyword/value form) at database name.

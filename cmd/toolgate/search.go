@@ -34,7 +34,7 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 	return search.New(pool, embedder, search.Settings{
 		K1: c.SearchK1, B: c.SearchB, KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
-		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings,
+		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
 		EmbedTimeout: c.SearchEmbedTimeout,
 		Planner:      planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
 	}, env.log, opts...), nil

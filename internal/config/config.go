@@ -87,6 +87,7 @@ type Config struct {
 	SearchEfSearch      int           // TOOLGATE_SEARCH_EF_SEARCH
 	SearchCandidates    int           // TOOLGATE_SEARCH_CANDIDATES
 	SearchPostings      int           // TOOLGATE_SEARCH_POSTINGS
+	SearchTerms         int           // TOOLGATE_SEARCH_TERMS
 	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
 }
 
@@ -164,6 +165,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 40, 10, 1000),
 		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 20, 1, 1000),
 		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 30, 1, 100000),
+		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", 10, 1, 1000),
 		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", 2*time.Second),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)

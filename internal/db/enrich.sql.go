@@ -363,11 +363,14 @@ func (q *Queries) LockProfilesWithoutSet(ctx context.Context) ([]int64, error) {
 }
 
 const lockToolHash = `-- name: LockToolHash :one
-SELECT content_hash FROM tools WHERE id = $1 FOR UPDATE
+SELECT content_hash FROM tools WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // Locks the tool row for the rest of the transaction and returns its current hash, so a
-// job writing outputs for a definition that changed meanwhile can tell.
+// job writing outputs for a definition that changed meanwhile can tell. FOR NO KEY UPDATE,
+// not FOR UPDATE: the foreign-key checks of tool_vectors inserts (a re-weight filling its
+// set) take FOR KEY SHARE on the tool row, which FOR UPDATE would block while that insert
+// holds its index entry, a cycle with this transaction's own vector upserts.
 func (q *Queries) LockToolHash(ctx context.Context, id int64) (string, error) {
 	row := q.db.QueryRow(ctx, lockToolHash, id)
 	var content_hash string

@@ -54,10 +54,17 @@ type McpSessionTool struct {
 	BoundAt   time.Time `json:"bound_at"`
 }
 
+type SchemaFunction struct {
+	File      string    `json:"file"`
+	Sha256    string    `json:"sha256"`
+	AppliedAt time.Time `json:"applied_at"`
+}
+
 type SearchCorpu struct {
-	Singleton bool    `json:"singleton"`
-	Docs      int64   `json:"docs"`
-	TotalLen  float64 `json:"total_len"`
+	Singleton   bool    `json:"singleton"`
+	Docs        int64   `json:"docs"`
+	TotalLen    float64 `json:"total_len"`
+	ImpactAvgdl float64 `json:"impact_avgdl"`
 }
 
 type SearchDaily struct {
@@ -72,12 +79,13 @@ type SearchDaily struct {
 }
 
 type SearchDoc struct {
-	ToolID   int64       `json:"tool_id"`
-	SourceID int64       `json:"source_id"`
-	Doc      interface{} `json:"doc"`
-	DocLen   float32     `json:"doc_len"`
-	Tags     []string    `json:"tags"`
-	NameKeys []string    `json:"name_keys"`
+	ToolID   int64     `json:"tool_id"`
+	SourceID int64     `json:"source_id"`
+	DocLen   float32   `json:"doc_len"`
+	Tags     []string  `json:"tags"`
+	NameKeys []string  `json:"name_keys"`
+	Lexemes  []string  `json:"lexemes"`
+	Tfs      []float32 `json:"tfs"`
 }
 
 type SearchFeedback struct {
@@ -127,8 +135,6 @@ type SearchPosting struct {
 	Lexeme   string  `json:"lexeme"`
 	ToolID   int64   `json:"tool_id"`
 	SourceID int64   `json:"source_id"`
-	Tf       float32 `json:"tf"`
-	DocLen   float32 `json:"doc_len"`
 	Impact   float32 `json:"impact"`
 }
 
@@ -141,6 +147,12 @@ type SearchProfileQuality struct {
 	HitAt3  pgtype.Numeric `json:"hit_at_3"`
 	HitAt5  pgtype.Numeric `json:"hit_at_5"`
 	HitAtK  pgtype.Numeric `json:"hit_at_k"`
+}
+
+type SearchQueue struct {
+	ID       int64     `json:"id"`
+	ToolID   int64     `json:"tool_id"`
+	QueuedAt time.Time `json:"queued_at"`
 }
 
 type SearchSlowest struct {

@@ -100,52 +100,44 @@ WITH src AS MATERIALIZED (
     SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
     FROM qterms q
 ), terms AS MATERIALIZED (
-    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf
+    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
+           row_number() OVER (PARTITION BY q.variant ORDER BY q.df, q.lexeme) AS rarity
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
-), fetched AS MATERIALIZED (
-    SELECT t.variant, t.lexeme, t.df, t.idf, p.tool_id, p.tf, p.doc_len
+), cands AS MATERIALIZED (
+    SELECT DISTINCT t.variant, p.tool_id
     FROM terms t
     CROSS JOIN LATERAL (
-        SELECT sp.tool_id, sp.tf, sp.doc_len FROM search_postings sp
+        SELECT sp.tool_id FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
         LIMIT $4::int
     ) p
-), cands AS (
-    SELECT DISTINCT f.variant, f.tool_id FROM fetched f
-), matches AS (
-    SELECT f.variant, f.tool_id, f.idf, f.tf, f.doc_len
-    FROM fetched f
-    UNION ALL
-    SELECT c.variant, c.tool_id, t.idf, sp.tf, sp.doc_len
-    FROM cands c
-    JOIN terms t ON t.variant = c.variant AND t.df > $4::int
-    JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
-    WHERE NOT EXISTS (SELECT 1 FROM fetched f
-                      WHERE f.variant = c.variant AND f.lexeme = t.lexeme AND f.tool_id = c.tool_id)
+    WHERE t.rarity <= $5::int
 ), lex AS (
-    SELECT s.variant, ($5::int[])[s.variant] AS grp, s.tool_id, s.score,
+    SELECT s.variant, ($6::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
-        SELECT m.variant, m.tool_id,
-               sum(m.idf * m.tf * ($6::float8 + 1)
-                   / (m.tf + $6::float8 * (1 - $7::float8
-                                                     + $7::float8 * m.doc_len / co.avgdl))) AS score
-        FROM matches m
+        SELECT c.variant, c.tool_id,
+               sum(t.idf * d.tfs[u.i] * ($7::float8 + 1)
+                   / (d.tfs[u.i] + $7::float8 * (1 - $8::float8
+                                                     + $8::float8 * d.doc_len / co.avgdl))) AS score
+        FROM cands c
+        JOIN search_docs d ON d.tool_id = c.tool_id
+        CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+        JOIN terms t ON t.variant = c.variant AND t.lexeme = u.lexeme
         CROSS JOIN corpus co
-        WHERE $8::text[] IS NULL
-           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = m.tool_id AND d.tags && $8::text[])
-        GROUP BY m.variant, m.tool_id
+        WHERE $9::text[] IS NULL OR d.tags && $9::text[]
+        GROUP BY c.variant, c.tool_id
     ) s
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN $9::text IS NULL THEN wp.is_active ELSE wp.name = $9::text END
+    WHERE CASE WHEN $10::text IS NULL THEN wp.is_active ELSE wp.name = $10::text END
 ), vec AS (
-    SELECT q.ord AS variant, ($5::int[])[q.ord] AS grp, n.tool_id,
+    SELECT q.ord AS variant, ($6::int[])[q.ord] AS grp, n.tool_id,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($10::vector[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest($11::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
         SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
@@ -153,15 +145,15 @@ WITH src AS MATERIALIZED (
           -- a correlated filter, not a join: the planner cannot start from search_docs and
           -- must walk the HNSW index (NULL for a tool that is not searchable)
           AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND ($8::text[] IS NULL OR d.tags && $8::text[])
+                      AND ($9::text[] IS NULL OR d.tags && $9::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
         ORDER BY tv.embedding <=> q.v
-        LIMIT $11::int
+        LIMIT $12::int
     ) n
 ), qtok AS MATERIALIZED (
     -- materialized: the name key (two regexps) is computed once per text, not once per use
-    SELECT ($5::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
-    FROM unnest($12::text[]) WITH ORDINALITY AS nt (txt, ord)
+    SELECT ($6::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
+    FROM unnest($13::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
     -- no DISTINCT: a repeated run is harmless (named keeps the longest match per tool), and
     -- the generic plan would size its hash table for the guessed 10^6 runs on every search
@@ -174,7 +166,7 @@ WITH src AS MATERIALIZED (
     FROM search_docs d
     WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
       AND d.source_id IN (SELECT id FROM src)
-      AND ($8::text[] IS NULL OR d.tags && $8::text[])
+      AND ($9::text[] IS NULL OR d.tags && $9::text[])
 ), named AS (
     SELECT q.grp, a.tool_id, max(q.len) AS len
     FROM anyname a
@@ -184,11 +176,11 @@ WITH src AS MATERIALIZED (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.grp, l.tool_id, $13::float8 / ($14::float8 + l.rank) AS w,
+        SELECT l.grp, l.tool_id, $14::float8 / ($15::float8 + l.rank) AS w,
                l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
-        FROM lex l WHERE l.rank <= $11::int
+        FROM lex l WHERE l.rank <= $12::int
         UNION ALL
-        SELECT v.grp, v.tool_id, $15::float8 / ($14::float8 + v.rank), NULL, v.rank, NULL
+        SELECT v.grp, v.tool_id, $16::float8 / ($15::float8 + v.rank), NULL, v.rank, NULL
         FROM vec v
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
@@ -202,7 +194,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $16::int
+    WHERE x.pos <= $17::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -226,8 +218,8 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, session_id)
-    SELECT $17::text, $18::text[], $19::text, $20::int,
-           $21::jsonb, $9::text, $22::text, $23::jsonb,
+    SELECT $18::text, $19::text[], $20::text, $21::int,
+           $22::jsonb, $10::text, $23::text, $24::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -236,12 +228,12 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $24::float8
+           $25::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $24::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $25::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $25::text)),
-           $26::text, $27::text
+                              'degraded', $26::text)),
+           $27::text, $28::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -255,33 +247,34 @@ ORDER BY r.grp, r.pos
 `
 
 type SearchParams struct {
-	Sources   []string          `json:"sources"`
-	Allowed   []string          `json:"allowed"`
-	Texts     []string          `json:"texts"`
-	Postings  int32             `json:"postings"`
-	Groups    []int32           `json:"groups"`
-	K1        float64           `json:"k1"`
-	B         float64           `json:"b"`
-	Tags      []string          `json:"tags"`
-	Profile   *string           `json:"profile"`
-	Vecs      []pgvector.Vector `json:"vecs"`
-	Cand      int32             `json:"cand"`
-	NameTexts []string          `json:"name_texts"`
-	WLex      float64           `json:"w_lex"`
-	KRrf      float64           `json:"k_rrf"`
-	WVec      float64           `json:"w_vec"`
-	PerGroup  int32             `json:"per_group"`
-	Query     string            `json:"query"`
-	Variants  []string          `json:"variants"`
-	Mode      string            `json:"mode"`
-	K         int32             `json:"k"`
-	Filters   json.RawMessage   `json:"filters"`
-	Format    string            `json:"format"`
-	Plan      json.RawMessage   `json:"plan"`
-	EmbedMs   float64           `json:"embed_ms"`
-	Degraded  *string           `json:"degraded"`
-	Caller    *string           `json:"caller"`
-	SessionID *string           `json:"session_id"`
+	Sources      []string          `json:"sources"`
+	Allowed      []string          `json:"allowed"`
+	Texts        []string          `json:"texts"`
+	Postings     int32             `json:"postings"`
+	LexicalTerms int32             `json:"lexical_terms"`
+	Groups       []int32           `json:"groups"`
+	K1           float64           `json:"k1"`
+	B            float64           `json:"b"`
+	Tags         []string          `json:"tags"`
+	Profile      *string           `json:"profile"`
+	Vecs         []pgvector.Vector `json:"vecs"`
+	Cand         int32             `json:"cand"`
+	NameTexts    []string          `json:"name_texts"`
+	WLex         float64           `json:"w_lex"`
+	KRrf         float64           `json:"k_rrf"`
+	WVec         float64           `json:"w_vec"`
+	PerGroup     int32             `json:"per_group"`
+	Query        string            `json:"query"`
+	Variants     []string          `json:"variants"`
+	Mode         string            `json:"mode"`
+	K            int32             `json:"k"`
+	Filters      json.RawMessage   `json:"filters"`
+	Format       string            `json:"format"`
+	Plan         json.RawMessage   `json:"plan"`
+	EmbedMs      float64           `json:"embed_ms"`
+	Degraded     *string           `json:"degraded"`
+	Caller       *string           `json:"caller"`
+	SessionID    *string           `json:"session_id"`
 }
 
 type SearchRow struct {
@@ -318,15 +311,15 @@ type SearchRow struct {
 //	         a query plan every text is intent 1 and the statement is the plain search.
 //	qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 //	qdf      their document frequency (NULL: no tool has the lexeme).
-//	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
-//	fetched  the bounded work of the lexical branch: per query term only the top `postings`
-//	         postings by precomputed impact (index-only scan of search_postings_impact), of
-//	         allowed sources.
-//	cands    the tools fetched for any term of a variant.
-//	matches  (variant, tool, term) with tf and document length: the fetched postings, and for
-//	         a term with df > `postings` (not all its postings fetched) a primary-key lookup
-//	         (index-only) for every candidate it did not fetch, so candidates score exactly.
-//	lex      Okapi BM25 of the candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
+//	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
+//	         from the rarest (rarity 1) per variant.
+//	cands    the bounded work of the lexical branch: per variant, the top `postings` postings
+//	         by precomputed impact (index-only scan of search_postings_impact, allowed
+//	         sources only) of its `lexical_terms` rarest terms. A long query's common words
+//	         still score but choose no candidates, so the cost stops growing with its length.
+//	lex      Okapi BM25 of the candidates over ALL the variant's terms, computed exactly from
+//	         the candidate's document (search_docs: sorted lexemes and term frequencies, one
+//	         row read per candidate), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
 //	         filter, ranked per variant.
 //	pset     the vector set of the requested profile, or of the active one.
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
@@ -355,6 +348,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Allowed,
 		arg.Texts,
 		arg.Postings,
+		arg.LexicalTerms,
 		arg.Groups,
 		arg.K1,
 		arg.B,

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 // SpaceMismatchError says the configured embedder is not the one the stored vectors were
@@ -28,7 +29,7 @@ func (e *SpaceMismatchError) Error() string {
 }
 
 // spaceLock serializes the processes that fix or change the embedding space.
-const spaceLock = 74203
+const spaceLock = postgres.LockEmbeddingSpace
 
 // EnsureSpace makes sure the stored embedding space is e's. When none is recorded yet it
 // gives tool_vectors.embedding its dimension, builds the HNSW index of every ready set's

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -144,6 +145,9 @@ func addSource(t testing.TB, pool *pgxpool.Pool, name, kind string, config any, 
 		return err
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/migrations"
+	"github.com/toolgate/toolgate/sql/functions"
 )
 
 const defaultURL = "postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable"
@@ -102,10 +103,10 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	name := "tg_template_" + schemaDigest()
 	// Serialize template creation across test processes; other processes wait here and
 	// then find the template ready.
-	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock(74201)`); err != nil {
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.LockTestTemplate); err != nil {
 		return "", err
 	}
-	defer admin.Exec(context.Background(), `SELECT pg_advisory_unlock(74201)`) //nolint:errcheck
+	defer admin.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, postgres.LockTestTemplate) //nolint:errcheck
 
 	var exists bool
 	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)`, name).Scan(&exists); err != nil {
@@ -154,19 +155,22 @@ func createFrom(ctx context.Context, admin *pgx.Conn, name, tmpl string) error {
 	return err
 }
 
-// schemaDigest fingerprints the embedded migrations, so a changed schema gets a new template.
+// schemaDigest fingerprints the embedded migrations and sql/functions, so a changed schema
+// gets a new template.
 func schemaDigest() string {
 	h := sha256.New()
-	entries, _ := fs.ReadDir(migrations.FS, ".")
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		b, _ := fs.ReadFile(migrations.FS, n)
-		h.Write([]byte(n))
-		h.Write(b)
+	for _, fsys := range []fs.FS{migrations.FS, functions.FS} {
+		entries, _ := fs.ReadDir(fsys, ".")
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			b, _ := fs.ReadFile(fsys, n)
+			h.Write([]byte(n))
+			h.Write(b)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }

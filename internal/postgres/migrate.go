@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +23,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/toolgate/toolgate/migrations"
+	"github.com/toolgate/toolgate/sql/functions"
 )
 
 // MigrationStatus is where the schema stands.
@@ -70,7 +73,8 @@ func newMigrate(pool *pgxpool.Pool) (*migrate.Migrate, func(), error) {
 	return m, func() { m.Close() }, nil
 }
 
-// MigrateUp applies toolgate's migrations and then River's.
+// MigrateUp applies toolgate's migrations, then the function files of sql/functions that
+// changed, then River's migrations.
 func MigrateUp(ctx context.Context, pool *pgxpool.Pool) error {
 	m, done, err := newMigrate(pool)
 	if err != nil {
@@ -79,6 +83,9 @@ func MigrateUp(ctx context.Context, pool *pgxpool.Pool) error {
 	defer done()
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate up: %w", err)
+	}
+	if err := applyFunctions(ctx, pool); err != nil {
+		return err
 	}
 	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
@@ -153,4 +160,51 @@ func Status(ctx context.Context, pool *pgxpool.Pool) (MigrationStatus, error) {
 func isUndefinedTable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UndefinedTable
+}
+
+// applyFunctions runs every file of sql/functions whose content differs from the one last
+// applied (schema_functions), each in its own transaction with its record. Concurrent
+// callers serialize on an advisory lock and the later ones find nothing to do. A file left
+// unchanged is not run again, so a process start takes no lock on the tables its triggers
+// are on.
+func applyFunctions(ctx context.Context, pool *pgxpool.Pool) error {
+	entries, err := fs.ReadDir(functions.FS, ".")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		body, err := fs.ReadFile(functions.FS, e.Name())
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(body)
+		digest := hex.EncodeToString(sum[:])
+		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", LockApplyFunctions); err != nil {
+				return err
+			}
+			var applied string
+			err := tx.QueryRow(ctx, "SELECT sha256 FROM schema_functions WHERE file = $1", e.Name()).Scan(&applied)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			if applied == digest {
+				return nil
+			}
+			// Raw SQL: the file is this binary's own embedded schema code.
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `INSERT INTO schema_functions (file, sha256) VALUES ($1, $2)
+				ON CONFLICT (file) DO UPDATE SET sha256 = excluded.sha256, applied_at = now()`, e.Name(), digest)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("apply sql/functions/%s: %w", e.Name(), err)
+		}
+	}
+	return nil
 }

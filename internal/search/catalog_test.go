@@ -14,6 +14,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -164,7 +165,17 @@ func fill(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`,
 			setID, ids[tl.source+"__"+tl.name], pgvector.NewVector(normalized(v)))
 	}
+	flush(t, pool)
 	return ids
+}
+
+// flush brings the lexical index up to date with the rows written so far, as the catalog
+// write paths do after their commit.
+func flush(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	if _, err := lexical.Flush(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ensureSpace does what embed.EnsureSpace does at run time: fix the vector dimension and

@@ -9,10 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
-// corpus is the lexical index recomputed in Go from the tsvector documents alone.
+// corpus is the lexical index recomputed in Go from the tools' tsvector documents alone.
 type corpus struct {
 	tf    map[int64]map[string]float64 // tool -> lexeme -> weighted term frequency
 	dl    map[int64]float64
@@ -24,8 +25,24 @@ var fieldWeight = map[string]float64{"A": 3, "B": 2, "C": 1, "D": 0.5}
 
 func readCorpus(t *testing.T, pool *pgxpool.Pool) corpus {
 	t.Helper()
-	rows, err := pool.Query(context.Background(),
-		`SELECT d.tool_id, u.lexeme, u.weights FROM search_docs d, unnest(d.doc) u`)
+	// The document as the indexer builds it (sql/functions/lexical.sql), straight from the
+	// tools and components, not from the index's own rows.
+	rows, err := pool.Query(context.Background(), `
+		SELECT d.tool_id, u.lexeme, u.weights
+		FROM tools t
+		CROSS JOIN LATERAL (
+		    SELECT t.id AS tool_id,
+		           setweight(to_tsvector('english', toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
+		        || setweight(to_tsvector('english', coalesce((SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal)
+		               FROM tool_components c WHERE c.tool_id = t.id
+		               AND c.kind IN ('question', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
+		        || setweight(to_tsvector('english', t.description || ' ' || coalesce((SELECT string_agg(c.text, ' ' ORDER BY c.ordinal)
+		               FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
+		        || setweight(to_tsvector('english', coalesce((SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
+		               FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
+		                                    THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D') AS doc
+		) d, unnest(d.doc) u
+		WHERE t.enabled AND t.review_state = 'approved'`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +157,8 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, q := range map[string]string{
-		"docs":     `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s', tool_id, source_id, doc, doc_len, tags), E'\n' ORDER BY tool_id), '') FROM search_docs`,
-		"postings": `SELECT coalesce(string_agg(format('%s|%s|%s|%s', lexeme, tool_id, source_id, tf), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
+		"docs":     `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s', tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys), E'\n' ORDER BY tool_id), '') FROM search_docs`,
+		"postings": `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, tool_id, source_id), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
 		"lexemes":  `SELECT coalesce(string_agg(format('%s|%s', lexeme, df), E'\n' ORDER BY lexeme), '') FROM search_lexemes`,
 		"corpus":   `SELECT format('%s|%s', docs, total_len) FROM search_corpus`,
 		"visible":  `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM tools WHERE enabled AND review_state = 'approved'`,
@@ -154,6 +171,15 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
 		out[name] = s
 	}
 	return out
+}
+
+// rebuild builds the lexical index from nothing: every tool queued into an empty index.
+func rebuild(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	exec(t, pool, `TRUNCATE search_docs, search_postings, search_lexemes, search_queue`)
+	exec(t, pool, `UPDATE search_corpus SET docs = 0, total_len = 0, impact_avgdl = 0`)
+	exec(t, pool, `INSERT INTO search_queue (tool_id) SELECT id FROM tools`)
+	flush(t, pool)
 }
 
 func TestLexicalIndexFollowsChanges(t *testing.T) {
@@ -179,11 +205,12 @@ func TestLexicalIndexFollowsChanges(t *testing.T) {
 	}
 	for _, step := range steps {
 		exec(t, pool, step)
+		flush(t, pool)
 		got := snapshot(t, pool)
 		if got["visible"] != got["indexed"] {
 			t.Fatalf("after %q: indexed tools %s, searchable tools %s", step, got["indexed"], got["visible"])
 		}
-		exec(t, pool, `SELECT toolgate_search_reindex()`)
+		rebuild(t, pool)
 		want := snapshot(t, pool)
 		for k := range want {
 			if got[k] != want[k] {
@@ -213,8 +240,8 @@ func TestLexicalIndexFollowsChanges(t *testing.T) {
 	}
 }
 
-// Concurrent writers of different tools update the shared statistics rows without deadlock
-// and leave the index equal to a full rebuild.
+// Concurrent writers of tools and components, with indexers flushing (waiting and trying)
+// all the while, never deadlock and leave the index equal to a full rebuild.
 func TestLexicalIndexConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	pool, ids := setup(t)
@@ -242,13 +269,44 @@ func TestLexicalIndexConcurrentWriters(t *testing.T) {
 			errs <- err
 		}()
 	}
+	stop := make(chan struct{})
+	flushed := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					flushed <- nil
+					return
+				default:
+				}
+				var err error
+				if i == 0 {
+					_, err = lexical.Flush(ctx, pool)
+				} else {
+					_, _, err = lexical.TryFlush(ctx, pool)
+				}
+				if err != nil {
+					flushed <- err
+					return
+				}
+			}
+		}()
+	}
 	for w := 0; w < 8; w++ {
 		if err := <-errs; err != nil {
 			t.Fatalf("writer: %v", err)
 		}
 	}
+	close(stop)
+	for i := 0; i < 2; i++ {
+		if err := <-flushed; err != nil {
+			t.Fatalf("indexer: %v", err)
+		}
+	}
+	flush(t, pool)
 	got := snapshot(t, pool)
-	exec(t, pool, `SELECT toolgate_search_reindex()`)
+	rebuild(t, pool)
 	want := snapshot(t, pool)
 	for k := range want {
 		if got[k] != want[k] {

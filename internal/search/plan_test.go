@@ -37,6 +37,7 @@ func datasetDB(t *testing.T, n int) (*pgxpool.Pool, []dataset.Company, *plan.Heu
 			SELECT id, 'demo__' || $1, $1, $2, $3, 'h', true, 'approved' FROM sources WHERE name = 'demo'`,
 			tl.Name, tl.Description, string(tl.InputSchema))
 	}
+	flush(t, pool)
 	return pool, cs, plan.NewHeuristic(dataset.Aliases(cs))
 }
 

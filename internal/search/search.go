@@ -63,6 +63,9 @@ type Settings struct {
 	EfSearch      int     // hnsw.ef_search for the vector branch (raised to the candidates when below)
 	Candidates    int     // ranked candidates per branch and variant fed to fusion (at least k)
 	Postings      int     // per query term, the top postings by impact the lexical branch scores
+	// LexicalTerms is how many of a query variant's rarest terms choose the lexical
+	// candidates (each its top Postings); every term still scores them.
+	LexicalTerms int
 	// EmbedTimeout bounds the embedding of the query (retries included): past it, or when
 	// the provider fails, a hybrid search runs its lexical branch only and a vector search
 	// fails with an EmbedError.
@@ -82,7 +85,7 @@ type Settings struct {
 // set, docs/search.md#settings), 2 s to embed the query.
 func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
-		EfSearch: 40, Candidates: 20, Postings: 30, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
+		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 
 // Request is one search.
@@ -166,6 +169,10 @@ func WithReadPool(read *pgxpool.Pool) Option { return func(s *Service) { s.read 
 
 // New returns a Service.
 func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger *slog.Logger, opts ...Option) *Service {
+	if settings.LexicalTerms <= 0 {
+		// a zero budget would choose no lexical candidates at all
+		settings.LexicalTerms = DefaultSettings().LexicalTerms
+	}
 	s := &Service{pool: pool, embedder: embedder, settings: settings, log: logger.With("component", "search")}
 	for _, o := range opts {
 		o(s)
@@ -349,7 +356,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		}
 	}
 	params := db.SearchParams{
-		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
+		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings), LexicalTerms: int32(st.LexicalTerms),
 		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),

@@ -177,6 +177,7 @@ func TestVectorFilterFillsK(t *testing.T) {
 		            ELSE (SELECT array_agg(CASE WHEN i = 9 THEN 1 ELSE (random() * 0.1 + t.id * 0)::real END) FROM generate_series(1, 32) i) END::vector
 		FROM tools t JOIN sources s ON s.id = t.source_id, weight_profiles w
 		WHERE s.name IN ('big', 'small') AND w.is_active`)
+	flush(t, pool)
 	// On so small a table the planner would rather sort every vector than use the index:
 	// make it use the HNSW index, as it does on real catalogs.
 	cfg := pool.Config().Copy()

@@ -13,8 +13,11 @@ SELECT * FROM tools WHERE id = $1;
 
 -- name: LockToolHash :one
 -- Locks the tool row for the rest of the transaction and returns its current hash, so a
--- job writing outputs for a definition that changed meanwhile can tell.
-SELECT content_hash FROM tools WHERE id = $1 FOR UPDATE;
+-- job writing outputs for a definition that changed meanwhile can tell. FOR NO KEY UPDATE,
+-- not FOR UPDATE: the foreign-key checks of tool_vectors inserts (a re-weight filling its
+-- set) take FOR KEY SHARE on the tool row, which FOR UPDATE would block while that insert
+-- holds its index entry, a cycle with this transaction's own vector upserts.
+SELECT content_hash FROM tools WHERE id = $1 FOR NO KEY UPDATE;
 
 -- name: ListToolEnrichments :many
 SELECT * FROM tool_enrichments WHERE tool_id = $1 ORDER BY step;

@@ -13,15 +13,15 @@
 --            a query plan every text is intent 1 and the statement is the plain search.
 --   qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 --   qdf      their document frequency (NULL: no tool has the lexeme).
---   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
---   fetched  the bounded work of the lexical branch: per query term only the top `postings`
---            postings by precomputed impact (index-only scan of search_postings_impact), of
---            allowed sources.
---   cands    the tools fetched for any term of a variant.
---   matches  (variant, tool, term) with tf and document length: the fetched postings, and for
---            a term with df > `postings` (not all its postings fetched) a primary-key lookup
---            (index-only) for every candidate it did not fetch, so candidates score exactly.
---   lex      Okapi BM25 of the candidates, Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
+--   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
+--            from the rarest (rarity 1) per variant.
+--   cands    the bounded work of the lexical branch: per variant, the top `postings` postings
+--            by precomputed impact (index-only scan of search_postings_impact, allowed
+--            sources only) of its `lexical_terms` rarest terms. A long query's common words
+--            still score but choose no candidates, so the cost stops growing with its length.
+--   lex      Okapi BM25 of the candidates over ALL the variant's terms, computed exactly from
+--            the candidate's document (search_docs: sorted lexemes and term frequencies, one
+--            row read per candidate), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
 --            filter, ranked per variant.
 --   pset     the vector set of the requested profile, or of the active one.
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
@@ -58,44 +58,36 @@ WITH src AS MATERIALIZED (
     SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
     FROM qterms q
 ), terms AS MATERIALIZED (
-    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf
+    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
+           row_number() OVER (PARTITION BY q.variant ORDER BY q.df, q.lexeme) AS rarity
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
-), fetched AS MATERIALIZED (
-    SELECT t.variant, t.lexeme, t.df, t.idf, p.tool_id, p.tf, p.doc_len
+), cands AS MATERIALIZED (
+    SELECT DISTINCT t.variant, p.tool_id
     FROM terms t
     CROSS JOIN LATERAL (
-        SELECT sp.tool_id, sp.tf, sp.doc_len FROM search_postings sp
+        SELECT sp.tool_id FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
         LIMIT sqlc.arg(postings)::int
     ) p
-), cands AS (
-    SELECT DISTINCT f.variant, f.tool_id FROM fetched f
-), matches AS (
-    SELECT f.variant, f.tool_id, f.idf, f.tf, f.doc_len
-    FROM fetched f
-    UNION ALL
-    SELECT c.variant, c.tool_id, t.idf, sp.tf, sp.doc_len
-    FROM cands c
-    JOIN terms t ON t.variant = c.variant AND t.df > sqlc.arg(postings)::int
-    JOIN search_postings sp ON sp.lexeme = t.lexeme AND sp.tool_id = c.tool_id
-    WHERE NOT EXISTS (SELECT 1 FROM fetched f
-                      WHERE f.variant = c.variant AND f.lexeme = t.lexeme AND f.tool_id = c.tool_id)
+    WHERE t.rarity <= sqlc.arg(lexical_terms)::int
 ), lex AS (
     SELECT s.variant, (sqlc.arg(groups)::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
-        SELECT m.variant, m.tool_id,
-               sum(m.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
-                   / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
-                                                     + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS score
-        FROM matches m
+        SELECT c.variant, c.tool_id,
+               sum(t.idf * d.tfs[u.i] * (sqlc.arg(k1)::float8 + 1)
+                   / (d.tfs[u.i] + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
+                                                     + sqlc.arg(b)::float8 * d.doc_len / co.avgdl))) AS score
+        FROM cands c
+        JOIN search_docs d ON d.tool_id = c.tool_id
+        CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+        JOIN terms t ON t.variant = c.variant AND t.lexeme = u.lexeme
         CROSS JOIN corpus co
-        WHERE sqlc.narg(tags)::text[] IS NULL
-           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = m.tool_id AND d.tags && sqlc.narg(tags)::text[])
-        GROUP BY m.variant, m.tool_id
+        WHERE sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[]
+        GROUP BY c.variant, c.tool_id
     ) s
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp

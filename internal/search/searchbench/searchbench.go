@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/lexical"
 )
 
 // Dims is the dimension of the benchmark vectors.
@@ -129,7 +130,11 @@ func Build(ctx context.Context, pool *pgxpool.Pool, n int, logf func(format stri
 			return err
 		}
 	}
-	logf("inserted %d tools (lexical index by the triggers)", n)
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil {
+		return err
+	}
+	logf("inserted %d tools, lexical index built (%d tools)", n, st.Indexed)
 	q := db.New(pool)
 	profile, err := q.GetProfileByName(ctx, "default")
 	if err != nil {

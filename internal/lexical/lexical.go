@@ -1,0 +1,159 @@
+// Package lexical keeps the catalog's BM25 index (search_docs, search_postings,
+// search_lexemes, search_corpus; sql/functions/lexical.sql) in step with the tools.
+//
+// Writers of tools and components only queue the ids of the tools they changed (a trigger
+// appends them to search_queue). The index is written by one indexer at a time, which
+// drains the queue in batches: Flush, called after a catalog write commits (import, PUT,
+// sync, admin changes) so the written tools are searchable when the call returns, and the
+// lexical_index River job, debounced after enrichment. Scores are always exact; the
+// precomputed impacts that choose a term's candidates are recomputed when the average
+// document length drifts.
+package lexical
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// Batch is how many queued tools one indexer transaction recomputes.
+const Batch = 2000
+
+// Drift is how far (relative) the average document length may move from the one the stored
+// impacts were computed with before they are all recomputed.
+const Drift = 0.2
+
+// vacuumAfter is the number of tools a flush must have indexed before it vacuums and
+// analyzes the index tables: after a bulk load the visibility map is unset and the planner's
+// statistics are stale until autovacuum comes by, minutes later, and a search should be fast
+// at once.
+const vacuumAfter = 1000
+
+// Stats is what a flush did.
+type Stats struct {
+	Indexed    int  // tools whose index rows were recomputed
+	Reimpacted int  // tools whose postings' impacts were recomputed for a drifted average
+	Vacuumed   bool // the index tables were vacuumed and analyzed
+}
+
+// Flush indexes every queued tool, waiting for a concurrent indexer to finish its batch
+// when there is one, then recomputes impacts if the average document length drifted.
+func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
+	st, _, err := flush(ctx, pool, false)
+	return st, err
+}
+
+// TryFlush is Flush, except that it returns at once with ok false when another indexer is
+// at work (that one, or the next lexical_index job, indexes what is queued).
+func TryFlush(ctx context.Context, pool *pgxpool.Pool) (st Stats, ok bool, err error) {
+	return flush(ctx, pool, true)
+}
+
+func flush(ctx context.Context, pool *pgxpool.Pool, try bool) (Stats, bool, error) {
+	var st Stats
+	for first := true; ; first = false {
+		n, locked, err := indexBatch(ctx, pool, try && first)
+		if err != nil {
+			return st, true, err
+		}
+		if !locked {
+			return st, false, nil
+		}
+		st.Indexed += n
+		if n == 0 {
+			break
+		}
+	}
+	if st.Indexed == 0 {
+		return st, true, nil
+	}
+	n, err := reimpactIfDrifted(ctx, pool)
+	if err != nil {
+		return st, true, err
+	}
+	st.Reimpacted = n
+	if st.Indexed >= vacuumAfter || n > 0 {
+		// Outside any transaction (VACUUM cannot run in one). It waits for no writer.
+		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) search_postings, search_docs, search_lexemes"); err != nil {
+			return st, true, fmt.Errorf("vacuum the lexical index: %w", err)
+		}
+		st.Vacuumed = true
+	}
+	return st, true, nil
+}
+
+// indexBatch runs one indexer transaction. With try, it first tries the writer lock and
+// reports locked false when another indexer holds it.
+func indexBatch(ctx context.Context, pool *pgxpool.Pool, try bool) (n int, locked bool, err error) {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.LexicalAsyncCommit(ctx); err != nil {
+			return err
+		}
+		if try {
+			if locked, err = q.LexicalTryLock(ctx); err != nil || !locked {
+				return err
+			}
+		}
+		locked = true
+		m, err := q.LexicalIndexBatch(ctx, Batch)
+		n = int(m)
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("lexical index: %w", err)
+	}
+	return n, locked, nil
+}
+
+// reimpactIfDrifted recomputes every posting's impact with the current average document
+// length when it moved more than Drift from the one they were computed with. Returns the
+// number of tools redone.
+func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	c, err := db.New(pool).LexicalCorpus(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("lexical index: corpus: %w", err)
+	}
+	if c.Docs == 0 {
+		return 0, nil
+	}
+	avg := c.TotalLen / float64(c.Docs)
+	if c.ImpactAvgdl > 0 && math.Abs(avg-c.ImpactAvgdl) <= Drift*c.ImpactAvgdl {
+		return 0, nil
+	}
+	done := 0
+	for after := int64(0); ; {
+		var last int64
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			q := db.New(tx)
+			if err := q.LexicalAsyncCommit(ctx); err != nil {
+				return err
+			}
+			var err error
+			last, err = q.LexicalReimpact(ctx, db.LexicalReimpactParams{AfterID: after, N: Batch, Avgdl: avg})
+			return err
+		})
+		if err != nil {
+			return done, fmt.Errorf("lexical index: recompute impacts: %w", err)
+		}
+		if last == 0 {
+			break
+		}
+		done += Batch
+		after = last
+	}
+	if err := db.New(pool).LexicalSetImpactAvgdl(ctx, avg); err != nil {
+		return done, fmt.Errorf("lexical index: %w", err)
+	}
+	return min(done, int(c.Docs)), nil
+}
+
+// Pending returns how many distinct tools wait in the queue.
+func Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	return db.New(pool).LexicalPending(ctx)
+}

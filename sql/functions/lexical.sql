@@ -1,0 +1,229 @@
+-- The lexical index: how it is written (docs/search.md#the-lexical-index).
+--
+-- Applied after the migrations by internal/postgres.MigrateUp, whole, whenever its content
+-- changed: every statement here must be re-runnable (CREATE OR REPLACE). The tables are made
+-- by the migrations (0004, 0011).
+--
+-- The lexical document of a tool is one weighted tsvector (english configuration), stored as
+-- parallel arrays of its sorted lexemes and their weighted term frequencies:
+--   A (weight 3.0): the namespaced name and the title, as words (`acme__getStockPrice` ->
+--                   "acme get stock price");
+--   B (weight 2.0): synthetic questions, key topics, Tool-DE profile tags and function;
+--   C (weight 1.0): the description and the profile's when_to_use;
+--   D (weight 0.5): parameter names and parameter descriptions of the input schema.
+-- A lexeme's term frequency is the sum of the weights of its positions, the document length
+-- the sum over all its lexemes. profile_limitation and example_usage are left out (Tool-DE
+-- found example usage hurts retrieval), so is the `concat` component. Only searchable tools
+-- (enabled and approved) are indexed, so N, the average length and the document frequencies
+-- describe exactly the corpus a search may return.
+--
+-- How it is kept up to date:
+--   1. Every statement writing tools or the lexical kinds of tool_components appends the ids
+--      of the tools it changed to search_queue (statement-level triggers below). That is the
+--      only index work inside a writer's transaction: an insert into an append-only table,
+--      which waits for nobody.
+--   2. One indexer at a time (transaction-level advisory lock 7250011, internal/lexical)
+--      drains the queue: toolgate_search_index claims a batch of queued tools and recomputes
+--      their documents, postings, document frequencies and the corpus totals, set-based.
+--      Only the indexer writes search_docs, search_postings, search_lexemes and
+--      search_corpus, so it waits for no one but another indexer, and no writer waits for it.
+--   3. Postings carry an impact (the BM25 term weight with k1 1.2, b 0.75 and the average
+--      document length at write time) that only chooses a term's candidates; scores are
+--      computed exactly at search time. When the average length drifts, the indexer
+--      recomputes every impact (toolgate_search_reimpact, in batches).
+
+-- BM25 term weight of a posting with the default k1 = 1.2 and b = 0.75.
+CREATE OR REPLACE FUNCTION toolgate_bm25_impact(tf real, doc_len real, avgdl double precision) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+    SELECT (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / greatest(avgdl, 1e-9))))::real
+$$;
+
+-- The documents of the searchable tools among ids, as they are now.
+CREATE OR REPLACE FUNCTION toolgate_search_document(ids bigint[])
+RETURNS TABLE (tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[])
+LANGUAGE sql STABLE AS $$
+    SELECT d.tool_id, d.source_id,
+           coalesce(x.lexemes, '{}'), coalesce(x.tfs, '{}'), coalesce(x.len, 0),
+           d.tags, d.name_keys
+    FROM (
+        SELECT t.id AS tool_id, t.source_id,
+               setweight(to_tsvector('english', toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
+            || setweight(to_tsvector('english', coalesce(
+                   (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
+                    WHERE c.tool_id = t.id
+                      AND c.kind IN ('question', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
+            || setweight(to_tsvector('english', t.description || ' ' || coalesce(
+                   (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
+                    WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
+            || setweight(to_tsvector('english', coalesce(
+                   (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
+                    FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
+                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
+               AS doc,
+               coalesce((SELECT array_agg(DISTINCT tag) FROM (
+                   SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
+                   FROM tool_components c, regexp_split_to_table(c.text, '[,;\n]') x
+                   WHERE c.tool_id = t.id AND c.kind = 'profile_tags') s
+                   WHERE tag <> ''), '{}') AS tags,
+               ARRAY[toolgate_name_key(t.name), toolgate_name_key(t.original_name)] AS name_keys
+        FROM tools t
+        WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
+    ) d
+    CROSS JOIN LATERAL (
+        SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS lexemes, array_agg(u.tf ORDER BY u.lexeme) AS tfs,
+               sum(u.tf)::real AS len
+        FROM (SELECT v.lexeme, (SELECT sum(toolgate_field_weight(w)) FROM unnest(v.weights) w)::real AS tf
+              FROM unnest(d.doc) v) u
+    ) x
+$$;
+
+-- Recomputes the index rows of the given tools from the current tools and tool_components
+-- rows: idempotent. Called only by the indexer, under its lock.
+CREATE OR REPLACE FUNCTION toolgate_search_refresh(ids bigint[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    zeroed text[];
+    avgdl  double precision;
+BEGIN
+    -- take back what the tools contributed
+    WITH old AS (
+        SELECT u.lexeme, count(*) AS n
+        FROM search_docs d, unnest(d.lexemes) u (lexeme)
+        WHERE d.tool_id = ANY (ids)
+        GROUP BY u.lexeme
+    ), dec AS (
+        UPDATE search_lexemes l SET df = l.df - old.n FROM old WHERE l.lexeme = old.lexeme
+        RETURNING l.lexeme, l.df
+    )
+    SELECT array_agg(lexeme) INTO zeroed FROM dec WHERE df <= 0;
+    WITH gone AS (
+        DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING doc_len
+    )
+    UPDATE search_corpus
+       SET docs = docs - (SELECT count(*) FROM gone),
+           total_len = total_len - (SELECT coalesce(sum(doc_len), 0) FROM gone);
+    DELETE FROM search_postings WHERE tool_id = ANY (ids);
+
+    -- and add what they contribute now
+    INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys)
+    SELECT * FROM toolgate_search_document(ids);
+    UPDATE search_corpus
+       SET docs = docs + s.n, total_len = total_len + s.len
+      FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len
+            FROM search_docs WHERE tool_id = ANY (ids)) s;
+    UPDATE search_corpus
+       SET impact_avgdl = CASE WHEN docs > 0 THEN total_len / docs ELSE 0 END
+     WHERE impact_avgdl = 0;
+    SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
+
+    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
+    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
+    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
+    WHERE d.tool_id = ANY (ids);
+
+    INSERT INTO search_lexemes (lexeme, df)
+    SELECT u.lexeme, count(*)
+    FROM search_docs d, unnest(d.lexemes) u (lexeme)
+    WHERE d.tool_id = ANY (ids)
+    GROUP BY u.lexeme
+    ON CONFLICT (lexeme) DO UPDATE SET df = search_lexemes.df + EXCLUDED.df;
+    -- the lexemes no document has any more
+    IF zeroed IS NOT NULL THEN
+        DELETE FROM search_lexemes WHERE lexeme = ANY (zeroed) AND df <= 0;
+    END IF;
+END $$;
+
+-- The indexer's step: takes the writer lock, claims up to max_tools queued tools (oldest
+-- first) and recomputes their index rows. Returns the number of tools indexed (0: the queue
+-- was empty). A crash before commit leaves the queue as it was.
+CREATE OR REPLACE FUNCTION toolgate_search_index(max_tools integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock(7250011);
+    SELECT array_agg(DISTINCT q.tool_id) INTO ids
+    FROM (SELECT tool_id FROM search_queue ORDER BY id LIMIT max_tools) q;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    -- every queued row of these tools: their changes committed before this statement, so
+    -- the refresh below (later statements, later snapshots) sees them
+    DELETE FROM search_queue WHERE tool_id = ANY (ids);
+    PERFORM toolgate_search_refresh(ids);
+    RETURN cardinality(ids);
+END $$;
+
+-- Recomputes the impacts of the postings of up to n indexed tools with ids above after_id,
+-- with the average document length avgdl, under the writer lock. Returns the last tool id
+-- done (NULL when there was none). The caller passes the same avgdl to every batch and then
+-- records it in search_corpus.impact_avgdl.
+CREATE OR REPLACE FUNCTION toolgate_search_reimpact(after_id bigint, n integer, avgdl double precision) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock(7250011);
+    SELECT array_agg(tool_id ORDER BY tool_id) INTO ids
+    FROM (SELECT tool_id FROM search_docs WHERE tool_id > after_id ORDER BY tool_id LIMIT n) d;
+    IF ids IS NULL THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM search_postings WHERE tool_id = ANY (ids);
+    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
+    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
+    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
+    WHERE d.tool_id = ANY (ids);
+    RETURN ids[cardinality(ids)];
+END $$;
+
+-- Queue triggers: statement-level with transition tables, so a statement writing many rows
+-- queues them in one insert. (A trigger with transition tables may have only one event,
+-- hence three per table.)
+CREATE OR REPLACE FUNCTION toolgate_tools_search_queue() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_queue (tool_id) SELECT id FROM new_rows;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO search_queue (tool_id) SELECT id FROM old_rows;
+    ELSE
+        INSERT INTO search_queue (tool_id)
+        SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id
+        WHERE (n.name, n.original_name, n.title, n.description, n.input_schema, n.enabled, n.review_state, n.source_id)
+              IS DISTINCT FROM
+              (o.name, o.original_name, o.title, o.description, o.input_schema, o.enabled, o.review_state, o.source_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER tools_search_queue_insert AFTER INSERT ON tools
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION toolgate_tools_search_queue();
+CREATE OR REPLACE TRIGGER tools_search_queue_update AFTER UPDATE ON tools
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION toolgate_tools_search_queue();
+CREATE OR REPLACE TRIGGER tools_search_queue_delete AFTER DELETE ON tools
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION toolgate_tools_search_queue();
+
+-- Only the component kinds that are part of the lexical document queue their tool.
+CREATE OR REPLACE FUNCTION toolgate_components_search_queue() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    kinds constant text[] := ARRAY['question', 'topics', 'profile_tags', 'profile_function', 'profile_when_to_use'];
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM old_rows WHERE kind = ANY (kinds);
+    ELSE
+        INSERT INTO search_queue (tool_id)
+        SELECT DISTINCT n.tool_id FROM new_rows n JOIN old_rows o
+          ON o.tool_id = n.tool_id AND o.kind = n.kind AND o.ordinal = n.ordinal
+        WHERE (n.kind = ANY (kinds) OR o.kind = ANY (kinds)) AND n.text IS DISTINCT FROM o.text;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER tool_components_search_queue_insert AFTER INSERT ON tool_components
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION toolgate_components_search_queue();
+CREATE OR REPLACE TRIGGER tool_components_search_queue_update AFTER UPDATE ON tool_components
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION toolgate_components_search_queue();
+CREATE OR REPLACE TRIGGER tool_components_search_queue_delete AFTER DELETE ON tool_components
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION toolgate_components_search_queue();

@@ -1,0 +1,30 @@
+-- The lexical index's writer (internal/lexical; sql/functions/lexical.sql).
+
+-- name: LexicalAsyncCommit :exec
+-- An indexer transaction commits its queue deletions and the index rows they became
+-- together: a crash that loses the commit loses both, so it need not wait for the WAL flush.
+SELECT set_config('synchronous_commit', 'off', true);
+
+-- name: LexicalTryLock :one
+-- The indexer's writer lock (internal/postgres.LockLexicalIndexer), without waiting.
+SELECT pg_try_advisory_xact_lock(7250011)::boolean;
+
+-- name: LexicalIndexBatch :one
+-- Takes the writer lock, claims up to max_tools queued tools and recomputes their index rows;
+-- returns how many (0: the queue is empty).
+SELECT toolgate_search_index(sqlc.arg(max_tools)::int)::int;
+
+-- name: LexicalCorpus :one
+SELECT docs, total_len, impact_avgdl FROM search_corpus;
+
+-- name: LexicalReimpact :one
+-- Recomputes the impacts of the postings of up to n tools after after_id with avgdl; returns
+-- the last tool id done, 0 when none was left.
+SELECT coalesce(toolgate_search_reimpact(sqlc.arg(after_id)::bigint, sqlc.arg(n)::int, sqlc.arg(avgdl)::float8), 0)::bigint;
+
+-- name: LexicalSetImpactAvgdl :exec
+UPDATE search_corpus SET impact_avgdl = sqlc.arg(avgdl)::float8;
+
+-- name: LexicalPending :one
+-- How many distinct tools wait in the queue.
+SELECT count(DISTINCT tool_id) FROM search_queue;
