@@ -1,6 +1,6 @@
 # The two commands of the README are `make run` and `make test`; both prepare the machine
 # (PostgreSQL 15 + pgvector, Go modules) idempotently through scripts/.
-.PHONY: run test build generate pg
+.PHONY: run test build generate schema pg
 
 run:
 	./scripts/run-demo.sh
@@ -15,6 +15,12 @@ build:
 # go install github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1).
 generate:
 	PATH="$$PATH:$$(go env GOPATH)/bin" sqlc generate
+
+# Rewrites sql/schema.sql, the committed dump of the schema the migrations and sql/functions
+# build (checked by TestSchemaDumpMatchesMigrations in the test suite).
+schema:
+	TOOLGATE_TEST_DATABASE_URL=$${TOOLGATE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable} \
+		go test ./internal/postgres -run TestSchemaDumpMatchesMigrations -count=1 -update-schema
 
 pg:
 	./scripts/pg-setup.sh

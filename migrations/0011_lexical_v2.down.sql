@@ -17,7 +17,7 @@ DROP FUNCTION IF EXISTS toolgate_bm25_impact(real, real, double precision);
 DROP TABLE schema_functions;
 DROP TABLE search_queue;
 
-ALTER TABLE search_corpus DROP COLUMN impact_avgdl;
+ALTER TABLE search_corpus DROP COLUMN impact_avgdl, DROP COLUMN name_words;
 TRUNCATE search_docs, search_lexemes;
 UPDATE search_corpus SET docs = 0, total_len = 0;
 ALTER TABLE search_docs DROP COLUMN lexemes, DROP COLUMN tfs, ADD COLUMN doc tsvector NOT NULL;

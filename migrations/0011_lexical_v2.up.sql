@@ -43,6 +43,9 @@ TRUNCATE search_lexemes;
 -- impact_avgdl: the average document length the stored impacts were computed with; the
 -- indexer recomputes every impact when the average drifts too far from it.
 ALTER TABLE search_corpus ADD COLUMN impact_avgdl double precision NOT NULL DEFAULT 0;
+-- name_words: the most words of any indexed name key (never lowered), which bounds the runs
+-- of query words a search compares with the name keys.
+ALTER TABLE search_corpus ADD COLUMN name_words integer NOT NULL DEFAULT 0;
 UPDATE search_corpus SET docs = 0, total_len = 0;
 
 -- Tools whose index rows must be recomputed. Append-only for writers (no unique key, so two

@@ -119,10 +119,9 @@ func benchServer(env *cliEnv, pool *pgxpool.Pool) (string, func(), error) {
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// searchOp posts a hybrid k=10 search per operation, cycling through the benchmark queries;
-// any status but 200 is an error.
-func searchOp(base string, clients int) bench.Op {
-	queries := searchbench.Queries(rand.New(rand.NewPCG(7, 7)))
+// searchOp posts a hybrid k=10 search per operation, cycling through queries; any status
+// but 200 is an error.
+func searchOp(base string, clients int, queries []string) bench.Op {
 	bodies := make([][]byte, len(queries))
 	for i, q := range queries {
 		bodies[i], _ = json.Marshal(map[string]any{"query": q, "k": 10})
@@ -212,6 +211,7 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	var results []bench.Result
 	var series []bench.Series
+	var statements []string
 	var pgVersion string
 	for _, n := range sizes {
 		pool, err := benchCatalogDB(ctx, env, n, *reuse)
@@ -226,11 +226,15 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 			pool.Close()
 			return err
 		}
+		short := searchbench.Queries(rand.New(rand.NewPCG(7, 7)))
+		long := searchbench.LongQueries(rand.New(rand.NewPCG(7, 7)))
+		since := time.Now()
 		ops := []struct {
 			name string
 			op   func(clients int) bench.Op
 		}{
-			{"POST /search hybrid k=10", func(c int) bench.Op { return searchOp(base, c) }},
+			{"POST /search hybrid k=10", func(c int) bench.Op { return searchOp(base, c, short) }},
+			{"POST /search hybrid k=10, 40-80-word queries", func(c int) bench.Op { return searchOp(base, c, long) }},
 			{"pgvector KNN floor k=10", func(int) bench.Op { return knnOp(pool) }},
 		}
 		for _, o := range ops {
@@ -253,10 +257,19 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 			}
 			series = append(series, s)
 		}
+		st, err := statementTimes(ctx, pool, since)
+		if err != nil {
+			stop()
+			pool.Close()
+			return err
+		}
+		statements = append(statements, fmt.Sprintf("| %d | %.2f ms | %.2f ms | %.2f |", n, st.short, st.long, st.long/st.short))
 		stop()
 		pool.Close()
 	}
 	writeBenchReport(env.stdout, "Search (toolgate bench search)", append([]string{"bench", "search"}, args...), bench.DescribeMachine(pgVersion), results)
+	fmt.Fprintf(env.stdout, "\nThe search statement inside PostgreSQL (search_log timings.db_ms, p50 over the runs above):\n\n"+
+		"| tools | short queries | 40-80-word queries | ratio |\n|---:|---:|---:|---:|\n%s\n", strings.Join(statements, "\n"))
 	if *bf.png != "" {
 		return bench.LinePNG(*bf.png, "Search p95 latency", "concurrent clients", "p95 (ms)", series)
 	}
@@ -350,7 +363,7 @@ func runBenchLoad(ctx context.Context, env *cliEnv, args []string) error {
 	for _, opts := range levels {
 		runtime.GC()
 		h := startHeapSampler()
-		r, err := bench.Run(ctx, fmt.Sprintf("POST /search hybrid k=10, %d tools, %s", *n, opts.Duration), opts, searchOp(base, opts.Concurrency))
+		r, err := bench.Run(ctx, fmt.Sprintf("POST /search hybrid k=10, %d tools, %s", *n, opts.Duration), opts, searchOp(base, opts.Concurrency, searchbench.Queries(rand.New(rand.NewPCG(7, 7)))))
 		start, peak, end := h.finish()
 		if err != nil {
 			return err
@@ -380,3 +393,19 @@ func runBenchLoad(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+type statementP50 struct{ short, long float64 }
+
+// statementTimes is the p50 of the search statement's own time (the retrieval log's db_ms)
+// of the searches logged since, for queries under 40 words and for longer ones.
+func statementTimes(ctx context.Context, pool *pgxpool.Pool, since time.Time) (statementP50, error) {
+	var st statementP50
+	// Raw SQL: a one-off report over the retrieval log of the benchmark database.
+	err := pool.QueryRow(ctx, `
+		SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY (timings->>'db_ms')::float8)
+		                FILTER (WHERE cardinality(regexp_split_to_array(query, '\s+')) < 40), 0),
+		       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY (timings->>'db_ms')::float8)
+		                FILTER (WHERE cardinality(regexp_split_to_array(query, '\s+')) >= 40), 0)
+		FROM search_log WHERE created_at >= $1`, since).Scan(&st.short, &st.long)
+	return st, err
+}

@@ -65,6 +65,7 @@ type SearchCorpu struct {
 	Docs        int64   `json:"docs"`
 	TotalLen    float64 `json:"total_len"`
 	ImpactAvgdl float64 `json:"impact_avgdl"`
+	NameWords   int32   `json:"name_words"`
 }
 
 type SearchDaily struct {

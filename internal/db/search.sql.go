@@ -89,7 +89,8 @@ WITH src AS MATERIALIZED (
     WHERE ($1::text[] IS NULL OR s.name = ANY ($1::text[]))
       AND ($2::text[] IS NULL OR s.name = ANY ($2::text[]))
 ), corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl,
+           c.name_words
     FROM search_corpus c
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
@@ -105,39 +106,55 @@ WITH src AS MATERIALIZED (
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
-), cands AS MATERIALIZED (
-    SELECT DISTINCT t.variant, p.tool_id
+), fetched AS MATERIALIZED (
+    SELECT t.variant, p.tool_id, t.idf * p.impact AS part
     FROM terms t
     CROSS JOIN LATERAL (
-        SELECT sp.tool_id FROM search_postings sp
+        SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
         LIMIT $4::int
     ) p
     WHERE t.rarity <= $5::int
+), shortlist AS (
+    SELECT x.variant, x.tool_id
+    FROM (
+        SELECT f.variant, f.tool_id,
+               row_number() OVER (PARTITION BY f.variant ORDER BY sum(f.part) DESC, f.tool_id) AS r
+        FROM fetched f
+        WHERE $6::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $6::text[])
+        GROUP BY f.variant, f.tool_id
+    ) x
+    WHERE x.r <= $7::int
 ), lex AS (
-    SELECT s.variant, ($6::int[])[s.variant] AS grp, s.tool_id, s.score,
+    SELECT s.variant, ($8::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
-        SELECT c.variant, c.tool_id,
-               sum(t.idf * d.tfs[u.i] * ($7::float8 + 1)
-                   / (d.tfs[u.i] + $7::float8 * (1 - $8::float8
-                                                     + $8::float8 * d.doc_len / co.avgdl))) AS score
-        FROM cands c
-        JOIN search_docs d ON d.tool_id = c.tool_id
-        CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
-        JOIN terms t ON t.variant = c.variant AND t.lexeme = u.lexeme
+        SELECT m.variant, m.tool_id,
+               sum(t.idf * m.tf * ($9::float8 + 1)
+                   / (m.tf + $9::float8 * (1 - $10::float8
+                                                     + $10::float8 * m.doc_len / co.avgdl))) AS score
+        FROM (
+            SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
+            FROM shortlist s
+            JOIN search_docs d ON d.tool_id = s.tool_id
+            CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+            -- a fence: each candidate's document is read and unnested once, and only then
+            -- joined with the terms (not once per term of the query)
+            OFFSET 0
+        ) m
+        JOIN terms t ON t.variant = m.variant AND t.lexeme = m.lexeme
         CROSS JOIN corpus co
-        WHERE $9::text[] IS NULL OR d.tags && $9::text[]
-        GROUP BY c.variant, c.tool_id
+        GROUP BY m.variant, m.tool_id
     ) s
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN $10::text IS NULL THEN wp.is_active ELSE wp.name = $10::text END
+    WHERE CASE WHEN $11::text IS NULL THEN wp.is_active ELSE wp.name = $11::text END
 ), vec AS (
-    SELECT q.ord AS variant, ($6::int[])[q.ord] AS grp, n.tool_id,
+    SELECT q.ord AS variant, ($8::int[])[q.ord] AS grp, n.tool_id,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($11::vector[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest($12::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
         SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
@@ -145,28 +162,28 @@ WITH src AS MATERIALIZED (
           -- a correlated filter, not a join: the planner cannot start from search_docs and
           -- must walk the HNSW index (NULL for a tool that is not searchable)
           AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND ($9::text[] IS NULL OR d.tags && $9::text[])
+                      AND ($6::text[] IS NULL OR d.tags && $6::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
         ORDER BY tv.embedding <=> q.v
-        LIMIT $12::int
+        LIMIT $13::int
     ) n
 ), qtok AS MATERIALIZED (
     -- materialized: the name key (two regexps) is computed once per text, not once per use
-    SELECT ($6::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
-    FROM unnest($13::text[]) WITH ORDINALITY AS nt (txt, ord)
+    SELECT ($8::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
+    FROM unnest($14::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
     -- no DISTINCT: a repeated run is harmless (named keeps the longest match per tool), and
     -- the generic plan would size its hash table for the guessed 10^6 runs on every search
     SELECT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
     FROM qtok x,
          generate_series(1, cardinality(x.tok)) AS i,
-         generate_series(i, least(cardinality(x.tok), i + 11)) AS j
+         generate_series(i, least(cardinality(x.tok), i + (SELECT co.name_words FROM corpus co) - 1)) AS j
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
     WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
       AND d.source_id IN (SELECT id FROM src)
-      AND ($9::text[] IS NULL OR d.tags && $9::text[])
+      AND ($6::text[] IS NULL OR d.tags && $6::text[])
 ), named AS (
     SELECT q.grp, a.tool_id, max(q.len) AS len
     FROM anyname a
@@ -176,11 +193,11 @@ WITH src AS MATERIALIZED (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.grp, l.tool_id, $14::float8 / ($15::float8 + l.rank) AS w,
+        SELECT l.grp, l.tool_id, $15::float8 / ($16::float8 + l.rank) AS w,
                l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
-        FROM lex l WHERE l.rank <= $12::int
+        FROM lex l WHERE l.rank <= $13::int
         UNION ALL
-        SELECT v.grp, v.tool_id, $16::float8 / ($15::float8 + v.rank), NULL, v.rank, NULL
+        SELECT v.grp, v.tool_id, $17::float8 / ($16::float8 + v.rank), NULL, v.rank, NULL
         FROM vec v
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
@@ -194,7 +211,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $17::int
+    WHERE x.pos <= $18::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -218,8 +235,8 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, session_id)
-    SELECT $18::text, $19::text[], $20::text, $21::int,
-           $22::jsonb, $10::text, $23::text, $24::jsonb,
+    SELECT $19::text, $20::text[], $21::text, $22::int,
+           $23::jsonb, $11::text, $24::text, $25::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -228,12 +245,12 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $25::float8
+           $26::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $25::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $26::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $26::text)),
-           $27::text, $28::text
+                              'degraded', $27::text)),
+           $28::text, $29::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -252,10 +269,11 @@ type SearchParams struct {
 	Texts        []string          `json:"texts"`
 	Postings     int32             `json:"postings"`
 	LexicalTerms int32             `json:"lexical_terms"`
+	Tags         []string          `json:"tags"`
+	Shortlist    int32             `json:"shortlist"`
 	Groups       []int32           `json:"groups"`
 	K1           float64           `json:"k1"`
 	B            float64           `json:"b"`
-	Tags         []string          `json:"tags"`
 	Profile      *string           `json:"profile"`
 	Vecs         []pgvector.Vector `json:"vecs"`
 	Cand         int32             `json:"cand"`
@@ -313,20 +331,24 @@ type SearchRow struct {
 //	qdf      their document frequency (NULL: no tool has the lexeme).
 //	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
 //	         from the rarest (rarity 1) per variant.
-//	cands    the bounded work of the lexical branch: per variant, the top `postings` postings
+//	fetched  the bounded work of the lexical branch: per variant, the top `postings` postings
 //	         by precomputed impact (index-only scan of search_postings_impact, allowed
-//	         sources only) of its `lexical_terms` rarest terms. A long query's common words
-//	         still score but choose no candidates, so the cost stops growing with its length.
-//	lex      Okapi BM25 of the candidates over ALL the variant's terms, computed exactly from
-//	         the candidate's document (search_docs: sorted lexemes and term frequencies, one
-//	         row read per candidate), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
-//	         filter, ranked per variant.
+//	         sources only) of its `lexical_terms` rarest terms, each with its share idf·impact
+//	         of a partial score. A long query's common words choose no candidates, so this
+//	         work stops growing with the query's length.
+//	shortlist per variant, the `shortlist` tools with the best partial scores (tags filter
+//	         applied): the only ones scored exactly.
+//	lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
+//	         from the tool's document (search_docs: sorted lexemes and term frequencies, one
+//	         row read per tool), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), ranked per
+//	         variant.
 //	pset     the vector set of the requested profile, or of the active one.
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
 //	qtok     the words of the query and of each variant (toolgate_name_key), with their intent.
-//	qnames   every contiguous run of up to 12 of those words (candidate name keys), per intent.
+//	qnames   every contiguous run of those words as long as the longest name key at most
+//	         (search_corpus.name_words): the candidate name keys, per intent.
 //	anyname  searchable tools whose namespaced or original name equals one of those runs.
 //	named    those per intent whose runs matched, with the longest match.
 //	fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
@@ -349,10 +371,11 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Texts,
 		arg.Postings,
 		arg.LexicalTerms,
+		arg.Tags,
+		arg.Shortlist,
 		arg.Groups,
 		arg.K1,
 		arg.B,
-		arg.Tags,
 		arg.Profile,
 		arg.Vecs,
 		arg.Cand,

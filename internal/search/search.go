@@ -44,6 +44,11 @@ const (
 	FormatRaw       Format = "raw"
 )
 
+// shortlistPerCandidate sizes the lexical branch's shortlist: per query variant, the tools
+// with the best partial scores (from the postings fetched) that are scored exactly, as a
+// multiple of the ranked candidates the branch hands to fusion.
+const shortlistPerCandidate = 3
+
 // Input limits.
 const (
 	MaxQueryChars = 2000 // per query and per variant, in characters
@@ -356,7 +361,8 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		}
 	}
 	params := db.SearchParams{
-		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings), LexicalTerms: int32(st.LexicalTerms),
+		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
+		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
 		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),

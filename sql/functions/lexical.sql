@@ -108,8 +108,9 @@ BEGIN
     INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys)
     SELECT * FROM toolgate_search_document(ids);
     UPDATE search_corpus
-       SET docs = docs + s.n, total_len = total_len + s.len
-      FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len
+       SET docs = docs + s.n, total_len = total_len + s.len, name_words = greatest(name_words, s.words)
+      FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len,
+                   coalesce(max((SELECT max(cardinality(string_to_array(k, ' '))) FROM unnest(name_keys) k)), 0) AS words
             FROM search_docs WHERE tool_id = ANY (ids)) s;
     UPDATE search_corpus
        SET impact_avgdl = CASE WHEN docs > 0 THEN total_len / docs ELSE 0 END

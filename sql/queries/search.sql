@@ -15,20 +15,24 @@
 --   qdf      their document frequency (NULL: no tool has the lexeme).
 --   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
 --            from the rarest (rarity 1) per variant.
---   cands    the bounded work of the lexical branch: per variant, the top `postings` postings
+--   fetched  the bounded work of the lexical branch: per variant, the top `postings` postings
 --            by precomputed impact (index-only scan of search_postings_impact, allowed
---            sources only) of its `lexical_terms` rarest terms. A long query's common words
---            still score but choose no candidates, so the cost stops growing with its length.
---   lex      Okapi BM25 of the candidates over ALL the variant's terms, computed exactly from
---            the candidate's document (search_docs: sorted lexemes and term frequencies, one
---            row read per candidate), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), tags
---            filter, ranked per variant.
+--            sources only) of its `lexical_terms` rarest terms, each with its share idf·impact
+--            of a partial score. A long query's common words choose no candidates, so this
+--            work stops growing with the query's length.
+--   shortlist per variant, the `shortlist` tools with the best partial scores (tags filter
+--            applied): the only ones scored exactly.
+--   lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
+--            from the tool's document (search_docs: sorted lexemes and term frequencies, one
+--            row read per tool), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), ranked per
+--            variant.
 --   pset     the vector set of the requested profile, or of the active one.
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
 --   qtok     the words of the query and of each variant (toolgate_name_key), with their intent.
---   qnames   every contiguous run of up to 12 of those words (candidate name keys), per intent.
+--   qnames   every contiguous run of those words as long as the longest name key at most
+--            (search_corpus.name_words): the candidate name keys, per intent.
 --   anyname  searchable tools whose namespaced or original name equals one of those runs.
 --   named    those per intent whose runs matched, with the longest match.
 --   fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
@@ -47,7 +51,8 @@ WITH src AS MATERIALIZED (
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
       AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]))
 ), corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl,
+           c.name_words
     FROM search_corpus c
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
@@ -63,31 +68,47 @@ WITH src AS MATERIALIZED (
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
-), cands AS MATERIALIZED (
-    SELECT DISTINCT t.variant, p.tool_id
+), fetched AS MATERIALIZED (
+    SELECT t.variant, p.tool_id, t.idf * p.impact AS part
     FROM terms t
     CROSS JOIN LATERAL (
-        SELECT sp.tool_id FROM search_postings sp
+        SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
         LIMIT sqlc.arg(postings)::int
     ) p
     WHERE t.rarity <= sqlc.arg(lexical_terms)::int
+), shortlist AS (
+    SELECT x.variant, x.tool_id
+    FROM (
+        SELECT f.variant, f.tool_id,
+               row_number() OVER (PARTITION BY f.variant ORDER BY sum(f.part) DESC, f.tool_id) AS r
+        FROM fetched f
+        WHERE sqlc.narg(tags)::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && sqlc.narg(tags)::text[])
+        GROUP BY f.variant, f.tool_id
+    ) x
+    WHERE x.r <= sqlc.arg(shortlist)::int
 ), lex AS (
     SELECT s.variant, (sqlc.arg(groups)::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
-        SELECT c.variant, c.tool_id,
-               sum(t.idf * d.tfs[u.i] * (sqlc.arg(k1)::float8 + 1)
-                   / (d.tfs[u.i] + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
-                                                     + sqlc.arg(b)::float8 * d.doc_len / co.avgdl))) AS score
-        FROM cands c
-        JOIN search_docs d ON d.tool_id = c.tool_id
-        CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
-        JOIN terms t ON t.variant = c.variant AND t.lexeme = u.lexeme
+        SELECT m.variant, m.tool_id,
+               sum(t.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
+                   / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
+                                                     + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS score
+        FROM (
+            SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
+            FROM shortlist s
+            JOIN search_docs d ON d.tool_id = s.tool_id
+            CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+            -- a fence: each candidate's document is read and unnested once, and only then
+            -- joined with the terms (not once per term of the query)
+            OFFSET 0
+        ) m
+        JOIN terms t ON t.variant = m.variant AND t.lexeme = m.lexeme
         CROSS JOIN corpus co
-        WHERE sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[]
-        GROUP BY c.variant, c.tool_id
+        GROUP BY m.variant, m.tool_id
     ) s
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
@@ -118,7 +139,7 @@ WITH src AS MATERIALIZED (
     SELECT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
     FROM qtok x,
          generate_series(1, cardinality(x.tok)) AS i,
-         generate_series(i, least(cardinality(x.tok), i + 11)) AS j
+         generate_series(i, least(cardinality(x.tok), i + (SELECT co.name_words FROM corpus co) - 1)) AS j
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d

@@ -214,3 +214,27 @@ func Queries(rng *rand.Rand) []string {
 // KNNFloor is the bare pgvector query on the active set: the floor under any vector search.
 const KNNFloor = `SELECT tool_id FROM tool_vectors WHERE set_id = (SELECT current_set FROM weight_profiles WHERE is_active)
 ORDER BY embedding <=> $1 LIMIT 10`
+
+// LongQueries returns 60 multi-step requests of 40 to 80 words, as agents send them: three
+// to five tasks, each a benchmark-style question wrapped in conversational words, joined by
+// cue words. The lexical branch's cost must not grow with their length.
+func LongQueries(rng *rand.Rand) []string {
+	short := Queries(rng)
+	openers := []string{"I need you to help me with a few things today.", "Please do the following for me, in order.",
+		"For the report I am preparing for the board meeting next week, I have some requests."}
+	cues := []string{"First,", "After that,", "Then", "Also,", "Finally,", "Once that is done,"}
+	tails := []string{"and please make sure the answer is accurate and up to date.",
+		"and tell me if anything looks unusual compared to last year.",
+		"so that I can compare it with what we had before."}
+	var out []string
+	for len(out) < 60 {
+		words := strings.Fields(openers[rng.IntN(len(openers))])
+		for len(words) < 40+rng.IntN(40) {
+			words = append(words, cues[rng.IntN(len(cues))])
+			words = append(words, strings.Fields(short[3+rng.IntN(len(short)-3)])...)
+			words = append(words, strings.Fields(tails[rng.IntN(len(tails))])...)
+		}
+		out = append(out, strings.Join(words[:min(len(words), 80)], " "))
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/pgtest"
+)
+
+var updateSchema = flag.Bool("update-schema", false, "rewrite sql/schema.sql from the migrations (make schema)")
+
+// schemaFile is the committed dump of the schema the migrations and sql/functions build.
+const schemaFile = "../../sql/schema.sql"
+
+// The committed schema dump must be what the migrations make: a migration that changes the
+// schema without its dump (or a hand edit of the dump) fails here. `make schema` rewrites it.
+func TestSchemaDumpMatchesMigrations(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDB(t) // a fresh database cloned from the migrated template
+	dump := pgDump(t, url)
+	if *updateSchema {
+		if err := os.WriteFile(schemaFile, dump, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatalf("%v (make schema writes it)", err)
+	}
+	if !bytes.Equal(dump, want) {
+		got, wantLines := strings.Split(string(dump), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < max(len(got), len(wantLines)); i++ {
+			var g, w string
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(wantLines) {
+				w = wantLines[i]
+			}
+			if g != w {
+				t.Fatalf("sql/schema.sql differs from the migrated schema at line %d:\n  migrations: %q\n  committed:  %q\nrun `make schema` and review the diff", i+1, g, w)
+			}
+		}
+	}
+}
+
+// pgDump returns the schema of the database at url as pg_dump prints it, without what
+// changes from one pg_dump build, run or day to another (versions, the \restrict key, the
+// retrieval log's partitions).
+func pgDump(t *testing.T, url string) []byte {
+	t.Helper()
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		t.Fatalf("pg_dump (PostgreSQL 15 client, installed by scripts/pg-setup.sh): %v", err)
+	}
+	// The retrieval log's monthly partitions depend on the day the migration ran.
+	out, err := exec.CommandContext(context.Background(), bin, "--schema-only", "--no-owner", "--no-privileges",
+		"--exclude-table=public.search_log_[0-9]*", url).Output()
+	if err != nil {
+		t.Fatalf("pg_dump: %v", err)
+	}
+	var b bytes.Buffer
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if strings.HasPrefix(line, "-- Dumped from") || strings.HasPrefix(line, "-- Dumped by") ||
+			strings.HasPrefix(line, `\restrict`) || strings.HasPrefix(line, `\unrestrict`) {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}

@@ -1,0 +1,1796 @@
+--
+-- PostgreSQL database dump
+--
+
+
+
+SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+
+--
+-- Name: vector; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+
+--
+-- Name: EXTENSION vector; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+
+--
+-- Name: river_job_state; Type: TYPE; Schema: public; Owner: -
+--
+
+CREATE TYPE public.river_job_state AS ENUM (
+    'available',
+    'cancelled',
+    'completed',
+    'discarded',
+    'pending',
+    'retryable',
+    'running',
+    'scheduled'
+);
+
+
+--
+-- Name: river_job_state_in_bitmask(bit, public.river_job_state); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.river_job_state_in_bitmask(bitmask bit, state public.river_job_state) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE state
+        WHEN 'available' THEN get_bit(bitmask, 7)
+        WHEN 'cancelled' THEN get_bit(bitmask, 6)
+        WHEN 'completed' THEN get_bit(bitmask, 5)
+        WHEN 'discarded' THEN get_bit(bitmask, 4)
+        WHEN 'pending'   THEN get_bit(bitmask, 3)
+        WHEN 'retryable' THEN get_bit(bitmask, 2)
+        WHEN 'running'   THEN get_bit(bitmask, 1)
+        WHEN 'scheduled' THEN get_bit(bitmask, 0)
+        ELSE 0
+    END = 1;
+$$;
+
+
+--
+-- Name: toolgate_bm25_impact(real, real, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_bm25_impact(tf real, doc_len real, avgdl double precision) RETURNS real
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / greatest(avgdl, 1e-9))))::real
+$$;
+
+
+--
+-- Name: toolgate_components_search_queue(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_components_search_queue() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    kinds constant text[] := ARRAY['question', 'topics', 'profile_tags', 'profile_function', 'profile_when_to_use'];
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM old_rows WHERE kind = ANY (kinds);
+    ELSE
+        INSERT INTO search_queue (tool_id)
+        SELECT DISTINCT n.tool_id FROM new_rows n JOIN old_rows o
+          ON o.tool_id = n.tool_id AND o.kind = n.kind AND o.ordinal = n.ordinal
+        WHERE (n.kind = ANY (kinds) OR o.kind = ANY (kinds)) AND n.text IS DISTINCT FROM o.text;
+    END IF;
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: toolgate_create_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_create_vector_partition(p_set bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    EXECUTE format('CREATE TABLE %I (LIKE tool_vectors INCLUDING DEFAULTS)', toolgate_vector_partition(p_set));
+    EXECUTE format('ALTER TABLE tool_vectors ATTACH PARTITION %I FOR VALUES IN (%s)',
+                   toolgate_vector_partition(p_set), p_set);
+END $$;
+
+
+--
+-- Name: toolgate_drop_search_log_partitions(interval); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_drop_search_log_partitions(keep interval) RETURNS integer
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    r       record;
+    dropped integer := 0;
+BEGIN
+    FOR r IN
+        SELECT c.relname
+        FROM pg_inherits i
+        JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'search_log'::regclass
+          AND c.relname ~ '^search_log_[0-9]{6}$'
+          AND (to_date(substr(c.relname, 12), 'YYYYMM') + interval '1 month') <= now() - keep
+    LOOP
+        EXECUTE format('DROP TABLE %I', r.relname);
+        dropped := dropped + 1;
+    END LOOP;
+    RETURN dropped;
+END $_$;
+
+
+--
+-- Name: toolgate_drop_vector_indexes(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_drop_vector_indexes() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    ix regclass;
+BEGIN
+    FOR ix IN SELECT i.indexrelid::regclass
+              FROM pg_inherits h
+              JOIN pg_index i ON i.indrelid = h.inhrelid
+              JOIN pg_class c ON c.oid = i.indexrelid
+              JOIN pg_am a ON a.oid = c.relam
+              WHERE h.inhparent = 'tool_vectors'::regclass AND a.amname = 'hnsw' AND NOT c.relispartition
+    LOOP
+        EXECUTE format('DROP INDEX %s', ix);
+    END LOOP;
+END $$;
+
+
+--
+-- Name: toolgate_drop_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_drop_vector_partition(p_set bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    EXECUTE format('DROP TABLE IF EXISTS %I', toolgate_vector_partition(p_set));
+END $$;
+
+
+--
+-- Name: toolgate_ensure_search_log_partitions(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_ensure_search_log_partitions(months_ahead integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    m     date := date_trunc('month', now())::date;
+    made  integer := 0;
+    part  text;
+BEGIN
+    FOR i IN 0..months_ahead LOOP
+        part := format('search_log_%s', to_char(m, 'YYYYMM'));
+        IF to_regclass(part) IS NULL THEN
+            EXECUTE format('CREATE TABLE %I PARTITION OF search_log FOR VALUES FROM (%L) TO (%L)',
+                           part, m, (m + interval '1 month')::date);
+            made := made + 1;
+        END IF;
+        m := (m + interval '1 month')::date;
+    END LOOP;
+    RETURN made;
+END $$;
+
+
+--
+-- Name: toolgate_field_weight(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_field_weight(label text) RETURNS real
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE label WHEN 'A' THEN 3.0 WHEN 'B' THEN 2.0 WHEN 'C' THEN 1.0 ELSE 0.5 END::real
+$$;
+
+
+--
+-- Name: toolgate_index_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_index_vector_partition(p_set bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    SET maintenance_work_mem TO '256MB'
+    AS $$
+DECLARE
+    part regclass := to_regclass(toolgate_vector_partition(p_set));
+    dims integer;
+BEGIN
+    IF part IS NULL THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+               WHERE i.indrelid = part AND a.amname = 'hnsw') THEN
+        RETURN true;
+    END IF;
+    SELECT atttypmod INTO dims FROM pg_attribute WHERE attrelid = 'tool_vectors'::regclass AND attname = 'embedding';
+    IF dims IS NULL OR dims < 1 OR dims > 2000 THEN
+        RETURN false;
+    END IF;
+    EXECUTE format('CREATE INDEX %I ON %I USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 32)',
+                   toolgate_vector_partition(p_set) || '_hnsw', toolgate_vector_partition(p_set));
+    RETURN true;
+END $$;
+
+
+--
+-- Name: toolgate_name_key(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_name_key(s text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT btrim(lower(regexp_replace(
+        regexp_replace(s, '([a-z0-9])([A-Z])', '\1 \2', 'g'),
+        '[^A-Za-z0-9]+', ' ', 'g')))
+$$;
+
+
+--
+-- Name: toolgate_search_document(bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[])
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT d.tool_id, d.source_id,
+           coalesce(x.lexemes, '{}'), coalesce(x.tfs, '{}'), coalesce(x.len, 0),
+           d.tags, d.name_keys
+    FROM (
+        SELECT t.id AS tool_id, t.source_id,
+               setweight(to_tsvector('english', toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
+            || setweight(to_tsvector('english', coalesce(
+                   (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
+                    WHERE c.tool_id = t.id
+                      AND c.kind IN ('question', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
+            || setweight(to_tsvector('english', t.description || ' ' || coalesce(
+                   (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
+                    WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
+            || setweight(to_tsvector('english', coalesce(
+                   (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
+                    FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
+                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
+               AS doc,
+               coalesce((SELECT array_agg(DISTINCT tag) FROM (
+                   SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
+                   FROM tool_components c, regexp_split_to_table(c.text, '[,;\n]') x
+                   WHERE c.tool_id = t.id AND c.kind = 'profile_tags') s
+                   WHERE tag <> ''), '{}') AS tags,
+               ARRAY[toolgate_name_key(t.name), toolgate_name_key(t.original_name)] AS name_keys
+        FROM tools t
+        WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
+    ) d
+    CROSS JOIN LATERAL (
+        SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS lexemes, array_agg(u.tf ORDER BY u.lexeme) AS tfs,
+               sum(u.tf)::real AS len
+        FROM (SELECT v.lexeme, (SELECT sum(toolgate_field_weight(w)) FROM unnest(v.weights) w)::real AS tf
+              FROM unnest(d.doc) v) u
+    ) x
+$$;
+
+
+--
+-- Name: toolgate_search_index(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_index(max_tools integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock(7250011);
+    SELECT array_agg(DISTINCT q.tool_id) INTO ids
+    FROM (SELECT tool_id FROM search_queue ORDER BY id LIMIT max_tools) q;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    -- every queued row of these tools: their changes committed before this statement, so
+    -- the refresh below (later statements, later snapshots) sees them
+    DELETE FROM search_queue WHERE tool_id = ANY (ids);
+    PERFORM toolgate_search_refresh(ids);
+    RETURN cardinality(ids);
+END $$;
+
+
+--
+-- Name: toolgate_search_refresh(bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_refresh(ids bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    zeroed text[];
+    avgdl  double precision;
+BEGIN
+    -- take back what the tools contributed
+    WITH old AS (
+        SELECT u.lexeme, count(*) AS n
+        FROM search_docs d, unnest(d.lexemes) u (lexeme)
+        WHERE d.tool_id = ANY (ids)
+        GROUP BY u.lexeme
+    ), dec AS (
+        UPDATE search_lexemes l SET df = l.df - old.n FROM old WHERE l.lexeme = old.lexeme
+        RETURNING l.lexeme, l.df
+    )
+    SELECT array_agg(lexeme) INTO zeroed FROM dec WHERE df <= 0;
+    WITH gone AS (
+        DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING doc_len
+    )
+    UPDATE search_corpus
+       SET docs = docs - (SELECT count(*) FROM gone),
+           total_len = total_len - (SELECT coalesce(sum(doc_len), 0) FROM gone);
+    DELETE FROM search_postings WHERE tool_id = ANY (ids);
+
+    -- and add what they contribute now
+    INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys)
+    SELECT * FROM toolgate_search_document(ids);
+    UPDATE search_corpus
+       SET docs = docs + s.n, total_len = total_len + s.len, name_words = greatest(name_words, s.words)
+      FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len,
+                   coalesce(max((SELECT max(cardinality(string_to_array(k, ' '))) FROM unnest(name_keys) k)), 0) AS words
+            FROM search_docs WHERE tool_id = ANY (ids)) s;
+    UPDATE search_corpus
+       SET impact_avgdl = CASE WHEN docs > 0 THEN total_len / docs ELSE 0 END
+     WHERE impact_avgdl = 0;
+    SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
+
+    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
+    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
+    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
+    WHERE d.tool_id = ANY (ids);
+
+    INSERT INTO search_lexemes (lexeme, df)
+    SELECT u.lexeme, count(*)
+    FROM search_docs d, unnest(d.lexemes) u (lexeme)
+    WHERE d.tool_id = ANY (ids)
+    GROUP BY u.lexeme
+    ON CONFLICT (lexeme) DO UPDATE SET df = search_lexemes.df + EXCLUDED.df;
+    -- the lexemes no document has any more
+    IF zeroed IS NOT NULL THEN
+        DELETE FROM search_lexemes WHERE lexeme = ANY (zeroed) AND df <= 0;
+    END IF;
+END $$;
+
+
+--
+-- Name: toolgate_search_reimpact(bigint, integer, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_reimpact(after_id bigint, n integer, avgdl double precision) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock(7250011);
+    SELECT array_agg(tool_id ORDER BY tool_id) INTO ids
+    FROM (SELECT tool_id FROM search_docs WHERE tool_id > after_id ORDER BY tool_id LIMIT n) d;
+    IF ids IS NULL THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM search_postings WHERE tool_id = ANY (ids);
+    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
+    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
+    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
+    WHERE d.tool_id = ANY (ids);
+    RETURN ids[cardinality(ids)];
+END $$;
+
+
+--
+-- Name: toolgate_tools_search_queue(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_tools_search_queue() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_queue (tool_id) SELECT id FROM new_rows;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO search_queue (tool_id) SELECT id FROM old_rows;
+    ELSE
+        INSERT INTO search_queue (tool_id)
+        SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id
+        WHERE (n.name, n.original_name, n.title, n.description, n.input_schema, n.enabled, n.review_state, n.source_id)
+              IS DISTINCT FROM
+              (o.name, o.original_name, o.title, o.description, o.input_schema, o.enabled, o.review_state, o.source_id);
+    END IF;
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: toolgate_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_vector_partition(set_id bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$ SELECT 'tool_vectors_s' || set_id $$;
+
+
+--
+-- Name: toolgate_vector_sets_partition(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_vector_sets_partition() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM toolgate_create_vector_partition(NEW.id);
+        IF NEW.state = 'ready' THEN
+            PERFORM toolgate_index_vector_partition(NEW.id);
+        END IF;
+        RETURN NEW;
+    END IF;
+    PERFORM toolgate_drop_vector_partition(OLD.id);
+    RETURN OLD;
+END $$;
+
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: api_key_rate; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.api_key_rate (
+    key_id bigint NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    hits integer NOT NULL
+);
+
+
+--
+-- Name: api_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.api_keys (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    prefix text NOT NULL,
+    secret_hash bytea NOT NULL,
+    scope text NOT NULL,
+    sources text[],
+    rate_per_min integer,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    last_used_at timestamp with time zone,
+    plan text,
+    CONSTRAINT api_keys_plan_check CHECK ((plan = ANY (ARRAY['none'::text, 'rewrite'::text, 'decompose'::text, 'full'::text]))),
+    CONSTRAINT api_keys_rate_per_min_check CHECK (((rate_per_min IS NULL) OR (rate_per_min > 0))),
+    CONSTRAINT api_keys_scope_check CHECK ((scope = ANY (ARRAY['search'::text, 'admin'::text])))
+);
+
+
+--
+-- Name: api_keys_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.api_keys ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.api_keys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: embedding_space; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.embedding_space (
+    singleton boolean DEFAULT true NOT NULL,
+    model text NOT NULL,
+    dims integer NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT embedding_space_dims_check CHECK (((dims > 0) AND (dims <= 16000))),
+    CONSTRAINT embedding_space_singleton_check CHECK (singleton)
+);
+
+
+--
+-- Name: mcp_session_tools; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mcp_session_tools (
+    session_id text NOT NULL,
+    tool_name text NOT NULL,
+    bound_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+
+--
+-- Name: mcp_sessions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mcp_sessions (
+    id text NOT NULL,
+    caller text NOT NULL,
+    sources text[],
+    state jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: river_job; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.river_job (
+    id bigint NOT NULL,
+    state public.river_job_state DEFAULT 'available'::public.river_job_state NOT NULL,
+    attempt smallint DEFAULT 0 NOT NULL,
+    max_attempts smallint DEFAULT 25 NOT NULL,
+    attempted_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    finalized_at timestamp with time zone,
+    scheduled_at timestamp with time zone DEFAULT now() NOT NULL,
+    priority smallint DEFAULT 1 NOT NULL,
+    args jsonb NOT NULL,
+    attempted_by text[],
+    errors jsonb[],
+    kind text NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    queue text DEFAULT 'default'::text NOT NULL,
+    tags character varying(255)[] DEFAULT '{}'::character varying[] NOT NULL,
+    unique_key bytea,
+    unique_states bit(8),
+    CONSTRAINT finalized_or_finalized_at_null CHECK ((((finalized_at IS NULL) AND (state <> ALL (ARRAY['cancelled'::public.river_job_state, 'completed'::public.river_job_state, 'discarded'::public.river_job_state]))) OR ((finalized_at IS NOT NULL) AND (state = ANY (ARRAY['cancelled'::public.river_job_state, 'completed'::public.river_job_state, 'discarded'::public.river_job_state]))))),
+    CONSTRAINT kind_length CHECK (((char_length(kind) > 0) AND (char_length(kind) < 128))),
+    CONSTRAINT max_attempts_is_positive CHECK ((max_attempts > 0)),
+    CONSTRAINT priority_in_range CHECK (((priority >= 1) AND (priority <= 4))),
+    CONSTRAINT queue_length CHECK (((char_length(queue) > 0) AND (char_length(queue) < 128)))
+);
+
+
+--
+-- Name: river_job_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.river_job_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: river_job_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.river_job_id_seq OWNED BY public.river_job.id;
+
+
+--
+-- Name: river_leader; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.river_leader (
+    elected_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    leader_id text NOT NULL,
+    name text DEFAULT 'default'::text NOT NULL,
+    CONSTRAINT leader_id_length CHECK (((char_length(leader_id) > 0) AND (char_length(leader_id) < 128))),
+    CONSTRAINT name_length CHECK ((name = 'default'::text))
+);
+
+
+--
+-- Name: river_migration; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.river_migration (
+    line text NOT NULL,
+    version bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT line_length CHECK (((char_length(line) > 0) AND (char_length(line) < 128))),
+    CONSTRAINT version_gte_1 CHECK ((version >= 1))
+);
+
+
+--
+-- Name: river_notification; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.river_notification (
+    id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    payload text NOT NULL,
+    topic text NOT NULL,
+    CONSTRAINT topic_length CHECK (((length(topic) > 0) AND (length(topic) < 128)))
+);
+
+
+--
+-- Name: river_notification_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.river_notification_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: river_notification_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.river_notification_id_seq OWNED BY public.river_notification.id;
+
+
+--
+-- Name: river_queue; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.river_queue (
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    paused_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL
+);
+
+
+--
+-- Name: schema_functions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.schema_functions (
+    file text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.schema_migrations (
+    version bigint NOT NULL,
+    dirty boolean NOT NULL
+);
+
+
+--
+-- Name: search_corpus; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_corpus (
+    singleton boolean DEFAULT true NOT NULL,
+    docs bigint NOT NULL,
+    total_len double precision NOT NULL,
+    impact_avgdl double precision DEFAULT 0 NOT NULL,
+    name_words integer DEFAULT 0 NOT NULL,
+    CONSTRAINT search_corpus_singleton_check CHECK (singleton)
+);
+
+
+--
+-- Name: search_log_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.search_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: search_log; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_log (
+    id bigint DEFAULT nextval('public.search_log_id_seq'::regclass) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query text NOT NULL,
+    variants text[] DEFAULT '{}'::text[] NOT NULL,
+    mode text NOT NULL,
+    k integer NOT NULL,
+    filters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    profile text,
+    format text,
+    plan jsonb,
+    rerank jsonb,
+    results jsonb DEFAULT '[]'::jsonb NOT NULL,
+    result_count integer DEFAULT 0 NOT NULL,
+    top_score double precision,
+    latency_ms double precision,
+    timings jsonb,
+    caller text,
+    session_id text
+)
+PARTITION BY RANGE (created_at);
+
+
+--
+-- Name: search_daily; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_daily AS
+ SELECT (date_trunc('day'::text, search_log.created_at))::date AS day,
+    count(*) AS searches,
+    count(*) FILTER (WHERE (search_log.result_count = 0)) AS zero_result,
+    round(avg(search_log.result_count), 1) AS avg_results,
+    round((percentile_cont((0.50)::double precision) WITHIN GROUP (ORDER BY search_log.latency_ms))::numeric, 2) AS p50_ms,
+    round((percentile_cont((0.95)::double precision) WITHIN GROUP (ORDER BY search_log.latency_ms))::numeric, 2) AS p95_ms,
+    round((percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY search_log.latency_ms))::numeric, 2) AS p99_ms,
+    round((max(search_log.latency_ms))::numeric, 2) AS max_ms
+   FROM public.search_log
+  GROUP BY ((date_trunc('day'::text, search_log.created_at))::date);
+
+
+--
+-- Name: search_docs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_docs (
+    tool_id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    doc_len real NOT NULL,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    name_keys text[] NOT NULL,
+    lexemes text[] NOT NULL,
+    tfs real[] NOT NULL
+);
+
+
+--
+-- Name: search_feedback; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_feedback (
+    id bigint NOT NULL,
+    search_id bigint NOT NULL,
+    tool_name text NOT NULL,
+    success boolean,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: search_feedback_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_feedback ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.search_feedback_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: search_lexemes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_lexemes (
+    lexeme text NOT NULL,
+    df integer NOT NULL,
+    CONSTRAINT search_lexemes_df_check CHECK ((df >= 0))
+);
+
+
+--
+-- Name: search_low_score_queries; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_low_score_queries AS
+ SELECT search_log.query,
+    search_log.mode,
+    count(*) AS searches,
+    round((min(search_log.top_score))::numeric, 5) AS min_top_score,
+    round(min((((search_log.results -> 0) ->> 'bm25'::text))::numeric), 3) AS min_top_bm25,
+    max(search_log.created_at) AS last_seen
+   FROM public.search_log
+  WHERE ((search_log.result_count > 0) AND (((search_log.mode = 'hybrid'::text) AND (search_log.top_score <= (((1.0 / (61)::numeric) + 0.000000001))::double precision)) OR ((search_log.mode <> 'vector'::text) AND (COALESCE((((search_log.results -> 0) ->> 'bm25'::text))::double precision, (0)::double precision) < (1.0)::double precision))))
+  GROUP BY search_log.query, search_log.mode;
+
+
+--
+-- Name: search_postings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_postings (
+    lexeme text NOT NULL,
+    tool_id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    impact real NOT NULL
+);
+
+
+--
+-- Name: search_used_rank; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_used_rank AS
+ SELECT f.search_id,
+    l.created_at,
+    COALESCE(l.profile, '(active)'::text) AS profile,
+    l.mode,
+    l.k,
+    f.tool_name,
+    f.success,
+    ( SELECT r.pos
+           FROM jsonb_array_elements(l.results) WITH ORDINALITY r(value, pos)
+          WHERE ((r.value ->> 'name'::text) = f.tool_name)) AS rank
+   FROM (public.search_feedback f
+     JOIN public.search_log l ON ((l.id = f.search_id)));
+
+
+--
+-- Name: search_profile_quality; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_profile_quality AS
+ SELECT search_used_rank.profile,
+    search_used_rank.mode,
+    count(*) AS used,
+    round(avg(COALESCE((1.0 / (search_used_rank.rank)::numeric), (0)::numeric)), 4) AS mrr,
+    round(avg(
+        CASE
+            WHEN (search_used_rank.rank = 1) THEN 1.0
+            ELSE (0)::numeric
+        END), 4) AS hit_at_1,
+    round(avg(
+        CASE
+            WHEN (search_used_rank.rank <= 3) THEN 1.0
+            ELSE (0)::numeric
+        END), 4) AS hit_at_3,
+    round(avg(
+        CASE
+            WHEN (search_used_rank.rank <= 5) THEN 1.0
+            ELSE (0)::numeric
+        END), 4) AS hit_at_5,
+    round(avg(
+        CASE
+            WHEN (search_used_rank.rank IS NOT NULL) THEN 1.0
+            ELSE (0)::numeric
+        END), 4) AS hit_at_k
+   FROM public.search_used_rank
+  GROUP BY search_used_rank.profile, search_used_rank.mode;
+
+
+--
+-- Name: search_queue; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_queue (
+    id bigint NOT NULL,
+    tool_id bigint NOT NULL,
+    queued_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: search_queue_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_queue ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.search_queue_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: search_slowest; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_slowest AS
+ SELECT search_log.id,
+    search_log.created_at,
+    round((search_log.latency_ms)::numeric, 2) AS latency_ms,
+    search_log.timings,
+    search_log.mode,
+    search_log.k,
+    search_log.result_count,
+    "left"(search_log.query, 80) AS query
+   FROM public.search_log
+  ORDER BY (round((search_log.latency_ms)::numeric, 2)) DESC NULLS LAST
+ LIMIT 100;
+
+
+--
+-- Name: search_tool_popularity; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_tool_popularity AS
+ WITH returned AS (
+         SELECT (r_1.value ->> 'name'::text) AS tool_name,
+            count(*) AS returned,
+            count(*) FILTER (WHERE (r_1.pos = 1)) AS returned_first
+           FROM public.search_log l,
+            LATERAL jsonb_array_elements(l.results) WITH ORDINALITY r_1(value, pos)
+          GROUP BY (r_1.value ->> 'name'::text)
+        ), called AS (
+         SELECT search_feedback.tool_name,
+            count(*) AS called,
+            count(*) FILTER (WHERE search_feedback.success) AS succeeded
+           FROM public.search_feedback
+          GROUP BY search_feedback.tool_name
+        )
+ SELECT COALESCE(r.tool_name, c.tool_name) AS tool_name,
+    COALESCE(r.returned, (0)::bigint) AS returned,
+    COALESCE(r.returned_first, (0)::bigint) AS returned_first,
+    COALESCE(c.called, (0)::bigint) AS called,
+    COALESCE(c.succeeded, (0)::bigint) AS succeeded
+   FROM (returned r
+     FULL JOIN called c ON ((c.tool_name = r.tool_name)));
+
+
+--
+-- Name: search_zero_result_queries; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_zero_result_queries AS
+ SELECT search_log.query,
+    count(*) AS searches,
+    max(search_log.created_at) AS last_seen
+   FROM public.search_log
+  WHERE (search_log.result_count = 0)
+  GROUP BY search_log.query;
+
+
+--
+-- Name: sources; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sources (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    kind text NOT NULL,
+    config jsonb DEFAULT '{}'::jsonb NOT NULL,
+    sync_interval interval,
+    review_mode boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT sources_kind_check CHECK ((kind = ANY (ARRAY['catalog'::text, 'mcp_stdio'::text, 'mcp_http'::text]))),
+    CONSTRAINT sources_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT sources_sync_interval_check CHECK (((sync_interval IS NULL) OR (sync_interval >= '00:00:10'::interval)))
+);
+
+
+--
+-- Name: sources_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.sources ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.sources_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: sync_runs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sync_runs (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    state text NOT NULL,
+    created integer DEFAULT 0 NOT NULL,
+    updated integer DEFAULT 0 NOT NULL,
+    deleted integer DEFAULT 0 NOT NULL,
+    unchanged integer DEFAULT 0 NOT NULL,
+    skipped jsonb DEFAULT '[]'::jsonb NOT NULL,
+    error text,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    pending integer DEFAULT 0 NOT NULL,
+    CONSTRAINT sync_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+
+--
+-- Name: sync_runs_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.sync_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.sync_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: tool_components; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_components (
+    tool_id bigint NOT NULL,
+    kind text NOT NULL,
+    ordinal integer DEFAULT 0 NOT NULL,
+    text text NOT NULL,
+    text_hash text NOT NULL,
+    embedding public.vector,
+    model text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: tool_enrichments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_enrichments (
+    tool_id bigint NOT NULL,
+    step text NOT NULL,
+    content_hash text NOT NULL,
+    model text NOT NULL,
+    output jsonb NOT NULL,
+    prompt_tokens integer DEFAULT 0 NOT NULL,
+    completion_tokens integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT tool_enrichments_step_check CHECK ((step = ANY (ARRAY['profile'::text, 'questions'::text, 'topics'::text])))
+);
+
+
+--
+-- Name: tool_revisions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_revisions (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    tool_name text NOT NULL,
+    action text NOT NULL,
+    old_hash text,
+    new_hash text,
+    changed_fields text[] DEFAULT '{}'::text[] NOT NULL,
+    definition jsonb,
+    status text DEFAULT 'applied'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    decided_at timestamp with time zone,
+    CONSTRAINT tool_revisions_action_check CHECK ((action = ANY (ARRAY['created'::text, 'updated'::text, 'deleted'::text]))),
+    CONSTRAINT tool_revisions_status_check CHECK ((status = ANY (ARRAY['applied'::text, 'pending'::text, 'approved'::text, 'rejected'::text])))
+);
+
+
+--
+-- Name: tool_revisions_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.tool_revisions ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.tool_revisions_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: tool_vectors; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_vectors (
+    set_id bigint NOT NULL,
+    tool_id bigint NOT NULL,
+    embedding public.vector NOT NULL
+)
+PARTITION BY LIST (set_id);
+
+
+--
+-- Name: tools; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tools (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    name text NOT NULL,
+    original_name text NOT NULL,
+    title text,
+    description text DEFAULT ''::text NOT NULL,
+    input_schema jsonb NOT NULL,
+    output_schema jsonb,
+    annotations jsonb,
+    content_hash text NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    review_state text DEFAULT 'approved'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT tools_input_schema_check CHECK ((jsonb_typeof(input_schema) = 'object'::text)),
+    CONSTRAINT tools_output_schema_check CHECK (((output_schema IS NULL) OR (jsonb_typeof(output_schema) = 'object'::text))),
+    CONSTRAINT tools_review_state_check CHECK ((review_state = ANY (ARRAY['approved'::text, 'pending'::text])))
+);
+
+
+--
+-- Name: tools_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.tools ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.tools_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: vector_sets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.vector_sets (
+    id bigint NOT NULL,
+    profile_id bigint NOT NULL,
+    state text NOT NULL,
+    total integer DEFAULT 0 NOT NULL,
+    done integer DEFAULT 0 NOT NULL,
+    error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    strategy text NOT NULL,
+    weights jsonb NOT NULL,
+    CONSTRAINT vector_sets_state_check CHECK ((state = ANY (ARRAY['building'::text, 'ready'::text, 'retired'::text, 'failed'::text])))
+);
+
+
+--
+-- Name: vector_sets_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.vector_sets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.vector_sets_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: weight_profiles; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.weight_profiles (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    strategy text NOT NULL,
+    weights jsonb DEFAULT '{}'::jsonb NOT NULL,
+    is_active boolean DEFAULT false NOT NULL,
+    current_set bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT weight_profiles_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9_.-]{0,63}$'::text)),
+    CONSTRAINT weight_profiles_strategy_check CHECK ((strategy = ANY (ARRAY['tdwa'::text, 'concat'::text, 'mean'::text])))
+);
+
+
+--
+-- Name: weight_profiles_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.weight_profiles ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.weight_profiles_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: river_job id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_job ALTER COLUMN id SET DEFAULT nextval('public.river_job_id_seq'::regclass);
+
+
+--
+-- Name: river_notification id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_notification ALTER COLUMN id SET DEFAULT nextval('public.river_notification_id_seq'::regclass);
+
+
+--
+-- Name: api_key_rate api_key_rate_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_key_rate
+    ADD CONSTRAINT api_key_rate_pkey PRIMARY KEY (key_id, window_start);
+
+
+--
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: api_keys api_keys_prefix_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_prefix_key UNIQUE (prefix);
+
+
+--
+-- Name: embedding_space embedding_space_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.embedding_space
+    ADD CONSTRAINT embedding_space_pkey PRIMARY KEY (singleton);
+
+
+--
+-- Name: mcp_session_tools mcp_session_tools_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mcp_session_tools
+    ADD CONSTRAINT mcp_session_tools_pkey PRIMARY KEY (session_id, tool_name);
+
+
+--
+-- Name: mcp_sessions mcp_sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mcp_sessions
+    ADD CONSTRAINT mcp_sessions_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: river_job river_job_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_job
+    ADD CONSTRAINT river_job_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: river_leader river_leader_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_leader
+    ADD CONSTRAINT river_leader_pkey PRIMARY KEY (name);
+
+
+--
+-- Name: river_migration river_migration_pkey1; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_migration
+    ADD CONSTRAINT river_migration_pkey1 PRIMARY KEY (line, version);
+
+
+--
+-- Name: river_notification river_notification_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_notification
+    ADD CONSTRAINT river_notification_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: river_queue river_queue_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.river_queue
+    ADD CONSTRAINT river_queue_pkey PRIMARY KEY (name);
+
+
+--
+-- Name: schema_functions schema_functions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.schema_functions
+    ADD CONSTRAINT schema_functions_pkey PRIMARY KEY (file);
+
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+
+--
+-- Name: search_corpus search_corpus_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_corpus
+    ADD CONSTRAINT search_corpus_pkey PRIMARY KEY (singleton);
+
+
+--
+-- Name: search_docs search_docs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_docs
+    ADD CONSTRAINT search_docs_pkey PRIMARY KEY (tool_id);
+
+
+--
+-- Name: search_feedback search_feedback_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_feedback
+    ADD CONSTRAINT search_feedback_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: search_lexemes search_lexemes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_lexemes
+    ADD CONSTRAINT search_lexemes_pkey PRIMARY KEY (lexeme);
+
+
+--
+-- Name: search_log search_log_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_log
+    ADD CONSTRAINT search_log_pkey PRIMARY KEY (id, created_at);
+
+
+--
+-- Name: search_postings search_postings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_postings
+    ADD CONSTRAINT search_postings_pkey PRIMARY KEY (tool_id, lexeme);
+
+
+--
+-- Name: search_queue search_queue_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_queue
+    ADD CONSTRAINT search_queue_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: sources sources_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT sources_name_key UNIQUE (name);
+
+
+--
+-- Name: sources sources_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT sources_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: sync_runs sync_runs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sync_runs
+    ADD CONSTRAINT sync_runs_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: tool_components tool_components_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_components
+    ADD CONSTRAINT tool_components_pkey PRIMARY KEY (tool_id, kind, ordinal);
+
+
+--
+-- Name: tool_enrichments tool_enrichments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_enrichments
+    ADD CONSTRAINT tool_enrichments_pkey PRIMARY KEY (tool_id, step);
+
+
+--
+-- Name: tool_revisions tool_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_revisions
+    ADD CONSTRAINT tool_revisions_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: tool_vectors tool_vectors_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_vectors
+    ADD CONSTRAINT tool_vectors_pkey PRIMARY KEY (set_id, tool_id);
+
+
+--
+-- Name: tools tools_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tools
+    ADD CONSTRAINT tools_name_key UNIQUE (name);
+
+
+--
+-- Name: tools tools_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tools
+    ADD CONSTRAINT tools_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: tools tools_source_id_original_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tools
+    ADD CONSTRAINT tools_source_id_original_name_key UNIQUE (source_id, original_name);
+
+
+--
+-- Name: vector_sets vector_sets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vector_sets
+    ADD CONSTRAINT vector_sets_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: weight_profiles weight_profiles_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.weight_profiles
+    ADD CONSTRAINT weight_profiles_name_key UNIQUE (name);
+
+
+--
+-- Name: weight_profiles weight_profiles_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.weight_profiles
+    ADD CONSTRAINT weight_profiles_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: api_keys_active_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX api_keys_active_name ON public.api_keys USING btree (name) WHERE (revoked_at IS NULL);
+
+
+--
+-- Name: mcp_sessions_last_seen; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mcp_sessions_last_seen ON public.mcp_sessions USING btree (last_seen_at);
+
+
+--
+-- Name: river_job_args_index; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_job_args_index ON public.river_job USING gin (args);
+
+
+--
+-- Name: river_job_kind; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_job_kind ON public.river_job USING btree (kind);
+
+
+--
+-- Name: river_job_metadata_index; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_job_metadata_index ON public.river_job USING gin (metadata);
+
+
+--
+-- Name: river_job_prioritized_fetching_index; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_job_prioritized_fetching_index ON public.river_job USING btree (state, queue, priority, scheduled_at, id);
+
+
+--
+-- Name: river_job_state_and_finalized_at_index; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_job_state_and_finalized_at_index ON public.river_job USING btree (state, finalized_at) WHERE (finalized_at IS NOT NULL);
+
+
+--
+-- Name: river_job_unique_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX river_job_unique_idx ON public.river_job USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (unique_states IS NOT NULL) AND public.river_job_state_in_bitmask(unique_states, state));
+
+
+--
+-- Name: river_notification_created_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_notification_created_at_idx ON public.river_notification USING btree (created_at);
+
+
+--
+-- Name: river_notification_topic_id_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX river_notification_topic_id_idx ON public.river_notification USING btree (topic, id);
+
+
+--
+-- Name: search_docs_name_keys; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_docs_name_keys ON public.search_docs USING gin (name_keys);
+
+
+--
+-- Name: search_docs_tags; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_docs_tags ON public.search_docs USING gin (tags);
+
+
+--
+-- Name: search_feedback_search; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_feedback_search ON public.search_feedback USING btree (search_id);
+
+
+--
+-- Name: search_log_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_log_created ON ONLY public.search_log USING btree (created_at);
+
+
+--
+-- Name: search_log_session; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_log_session ON ONLY public.search_log USING btree (session_id) WHERE (session_id IS NOT NULL);
+
+
+--
+-- Name: search_postings_impact; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_postings_impact ON public.search_postings USING btree (lexeme, impact DESC) INCLUDE (tool_id, source_id);
+
+
+--
+-- Name: search_queue_tool; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_queue_tool ON public.search_queue USING btree (tool_id);
+
+
+--
+-- Name: sync_runs_source_started; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX sync_runs_source_started ON public.sync_runs USING btree (source_id, started_at DESC);
+
+
+--
+-- Name: tool_revisions_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tool_revisions_pending ON public.tool_revisions USING btree (source_id) WHERE (status = 'pending'::text);
+
+
+--
+-- Name: tool_revisions_tool; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tool_revisions_tool ON public.tool_revisions USING btree (tool_name, created_at DESC);
+
+
+--
+-- Name: tool_vectors_tool; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tool_vectors_tool ON ONLY public.tool_vectors USING btree (tool_id);
+
+
+--
+-- Name: weight_profiles_one_active; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX weight_profiles_one_active ON public.weight_profiles USING btree (is_active) WHERE is_active;
+
+
+--
+-- Name: tool_components tool_components_search_queue_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tool_components_search_queue_delete AFTER DELETE ON public.tool_components REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_components_search_queue();
+
+
+--
+-- Name: tool_components tool_components_search_queue_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tool_components_search_queue_insert AFTER INSERT ON public.tool_components REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_components_search_queue();
+
+
+--
+-- Name: tool_components tool_components_search_queue_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tool_components_search_queue_update AFTER UPDATE ON public.tool_components REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_components_search_queue();
+
+
+--
+-- Name: tools tools_search_queue_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tools_search_queue_delete AFTER DELETE ON public.tools REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_tools_search_queue();
+
+
+--
+-- Name: tools tools_search_queue_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tools_search_queue_insert AFTER INSERT ON public.tools REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_tools_search_queue();
+
+
+--
+-- Name: tools tools_search_queue_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tools_search_queue_update AFTER UPDATE ON public.tools REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_tools_search_queue();
+
+
+--
+-- Name: vector_sets vector_sets_partition; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER vector_sets_partition AFTER INSERT OR DELETE ON public.vector_sets FOR EACH ROW EXECUTE FUNCTION public.toolgate_vector_sets_partition();
+
+
+--
+-- Name: mcp_session_tools mcp_session_tools_session_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mcp_session_tools
+    ADD CONSTRAINT mcp_session_tools_session_id_fkey FOREIGN KEY (session_id) REFERENCES public.mcp_sessions(id) ON DELETE CASCADE;
+
+
+--
+-- Name: sync_runs sync_runs_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sync_runs
+    ADD CONSTRAINT sync_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_components tool_components_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_components
+    ADD CONSTRAINT tool_components_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_enrichments tool_enrichments_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_enrichments
+    ADD CONSTRAINT tool_enrichments_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_revisions tool_revisions_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_revisions
+    ADD CONSTRAINT tool_revisions_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_vectors tool_vectors_set_id_fkey1; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.tool_vectors
+    ADD CONSTRAINT tool_vectors_set_id_fkey1 FOREIGN KEY (set_id) REFERENCES public.vector_sets(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_vectors tool_vectors_tool_id_fkey1; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.tool_vectors
+    ADD CONSTRAINT tool_vectors_tool_id_fkey1 FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tools tools_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tools
+    ADD CONSTRAINT tools_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+
+--
+-- Name: vector_sets vector_sets_profile_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vector_sets
+    ADD CONSTRAINT vector_sets_profile_id_fkey FOREIGN KEY (profile_id) REFERENCES public.weight_profiles(id) ON DELETE CASCADE;
+
+
+--
+-- Name: weight_profiles weight_profiles_current_set_fk; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.weight_profiles
+    ADD CONSTRAINT weight_profiles_current_set_fk FOREIGN KEY (current_set) REFERENCES public.vector_sets(id) ON DELETE SET NULL;
+
+
+--
+-- PostgreSQL database dump complete
+--
