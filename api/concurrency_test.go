@@ -125,7 +125,9 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 		var wg sync.WaitGroup
 		for g := 0; g < writers; g++ {
 			wg.Go(func() { call(http.MethodPut, "/v1/sources/shared/tools", jsonl(concurrentCatalog(r, g))) })
-			wg.Go(func() { call(http.MethodPut, fmt.Sprintf("/v1/sources/own-%d/tools", g), jsonl(concurrentCatalog(r, g))) })
+			wg.Go(func() {
+				call(http.MethodPut, fmt.Sprintf("/v1/sources/own-%d/tools", g), jsonl(concurrentCatalog(r, g)))
+			})
 		}
 		for g := 0; g < 2; g++ {
 			wg.Go(func() {
