@@ -138,10 +138,15 @@ WITH src AS MATERIALIZED (
         FROM (
             SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
             FROM shortlist s
-            JOIN search_docs d ON d.tool_id = s.tool_id
+            -- one primary-key lookup per shortlisted tool: a lateral subquery with LIMIT is
+            -- not flattened into a join, so the generic plan (which guesses thousands of
+            -- shortlisted rows) cannot choose to hash the whole search_docs table instead
+            CROSS JOIN LATERAL (
+                SELECT sd.doc_len, sd.lexemes, sd.tfs FROM search_docs sd WHERE sd.tool_id = s.tool_id LIMIT 1
+            ) d
             CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
-            -- a fence: each candidate's document is read and unnested once, and only then
-            -- joined with the terms (not once per term of the query)
+            -- a fence: each document is read and unnested once, and only then joined with
+            -- the terms (not once per term of the query)
             OFFSET 0
         ) m
         JOIN terms t ON t.variant = m.variant AND t.lexeme = m.lexeme
@@ -215,20 +220,22 @@ WITH src AS MATERIALIZED (
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
-    -- a merge join over the whole tools table
+    -- a merge join over the whole tools table. Its only condition is the key: with the
+    -- filters inside, a table without statistics yet (right after a bulk load) was read
+    -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           t.name, t.original_name, t.source, t.title, t.description,
+           t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
     CROSS JOIN LATERAL (
-        SELECT t.name, t.original_name, s.name AS source, t.title, t.description,
+        SELECT t.name, t.original_name, t.source_id, t.title, t.description, t.enabled, t.review_state,
                t.input_schema, t.output_schema, t.annotations, t.content_hash
         FROM tools t
-        JOIN sources s ON s.id = t.source_id
         WHERE t.id = tp.tool_id
-          AND t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
         LIMIT 1
     ) t
+    CROSS JOIN LATERAL (SELECT s.name FROM sources s WHERE s.id = t.source_id LIMIT 1) s
+    WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
 ), log AS (
     -- Searches on a read replica (DATABASE_READ_URL) run this statement with this CTE's
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
