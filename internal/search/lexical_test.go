@@ -2,15 +2,23 @@ package search_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	tgcatalog "github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/jobs"
 )
 
 // corpus is the lexical index recomputed in Go from the tools' tsvector documents alone.
@@ -91,50 +99,136 @@ func (c corpus) bm25(id int64, terms []string, k1, b float64) float64 {
 
 func TestBM25MatchesReference(t *testing.T) {
 	t.Parallel()
-	pool, ids := setup(t)
+	pool, _ := setup(t)
+	queries := []string{"latest stock price", "currency amount convert", "email a customer an invoice", "news about the company", "ticker symbol"}
+	checkBM25(t, pool, search.DefaultSettings(), queries)
+	checkBM25(t, pool, search.Settings{K1: 2.0, B: 0.3, KRRF: 60, WeightLexical: 1, WeightVector: 1, EfSearch: 40, Candidates: 50, Postings: 200}, queries)
+}
+
+// checkBM25 runs each query in lexical mode with k = 100 and compares the ranking and every
+// BM25 score with the Go reference over the tools' documents.
+func checkBM25(t *testing.T, pool *pgxpool.Pool, settings search.Settings, queries []string) {
+	t.Helper()
 	ctx := context.Background()
 	names := map[int64]string{}
-	for n, id := range ids {
-		names[id] = n
+	rows, err := pool.Query(ctx, `SELECT id, name FROM tools`)
+	if err != nil {
+		t.Fatal(err)
 	}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			t.Fatal(err)
+		}
+		names[id] = name
+	}
+	rows.Close()
 	c := readCorpus(t, pool)
-	for _, settings := range []search.Settings{search.DefaultSettings(), {K1: 2.0, B: 0.3, KRRF: 60, WeightLexical: 1, WeightVector: 1, EfSearch: 40, Candidates: 50, Postings: 200}} {
-		s := search.New(pool, testEmbedder, settings, discard())
-		for _, q := range []string{"latest stock price", "currency amount convert", "email a customer an invoice", "news about the company", "ticker symbol"} {
-			var terms []string
-			if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(lexeme), '{}') FROM unnest(to_tsvector('english', $1))`, q).Scan(&terms); err != nil {
-				t.Fatal(err)
-			}
-			type scored struct {
-				id    int64
-				score float64
-			}
-			var want []scored
-			for id := range c.dl {
-				if sc := c.bm25(id, terms, settings.K1, settings.B); sc > 0 {
-					want = append(want, scored{id, sc})
-				}
-			}
-			sort.Slice(want, func(i, j int) bool {
-				if want[i].score != want[j].score {
-					return want[i].score > want[j].score
-				}
-				return want[i].id < want[j].id
-			})
-			resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeLexical, K: 100})
-			if len(resp.Results) != len(want) {
-				t.Fatalf("%q: %d results, reference %d", q, len(resp.Results), len(want))
-			}
-			for i, r := range resp.Results {
-				if r.Name != names[want[i].id] || math.Abs(r.BM25-want[i].score) > 1e-4*want[i].score {
-					t.Errorf("%q k1=%v b=%v #%d: got %s %.6f, reference %s %.6f", q, settings.K1, settings.B, i+1,
-						r.Name, r.BM25, names[want[i].id], want[i].score)
-				}
-				if r.LexicalRank == nil || *r.LexicalRank != i+1 {
-					t.Errorf("%q #%d: lexical rank %v", q, i+1, r.LexicalRank)
-				}
+	s := search.New(pool, testEmbedder, settings, discard())
+	for _, q := range queries {
+		var terms []string
+		if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(lexeme), '{}') FROM unnest(to_tsvector('english', $1))`, q).Scan(&terms); err != nil {
+			t.Fatal(err)
+		}
+		type scored struct {
+			id    int64
+			score float64
+		}
+		var want []scored
+		for id := range c.dl {
+			if sc := c.bm25(id, terms, settings.K1, settings.B); sc > 0 {
+				want = append(want, scored{id, sc})
 			}
 		}
+		sort.Slice(want, func(i, j int) bool {
+			if want[i].score != want[j].score {
+				return want[i].score > want[j].score
+			}
+			return want[i].id < want[j].id
+		})
+		resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeLexical, K: 100})
+		if len(resp.Results) != min(len(want), 100) {
+			t.Fatalf("%q: %d results, reference %d", q, len(resp.Results), len(want))
+		}
+		for i, r := range resp.Results {
+			if r.Name != names[want[i].id] || math.Abs(r.BM25-want[i].score) > 1e-4*want[i].score {
+				t.Errorf("%q k1=%v b=%v #%d: got %s %.6f, reference %s %.6f", q, settings.K1, settings.B, i+1,
+					r.Name, r.BM25, names[want[i].id], want[i].score)
+			}
+			if r.LexicalRank == nil || *r.LexicalRank != i+1 {
+				t.Errorf("%q #%d: lexical rank %v", q, i+1, r.LexicalRank)
+			}
+		}
+	}
+}
+
+// Through the write paths users take (imports, a source deleted, re-imports), with no manual
+// refresh, every BM25 score stays equal to the Go reference: the document frequencies and the
+// corpus totals are exact after each step, and once the documents grew enough for the
+// average length to drift, the indexer has recomputed every impact.
+func TestBM25MatchesReferenceAfterBulkChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: discard()}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := dataset.Tools(dataset.DemoCompanies[:30])
+	generic := make([]tgcatalog.Tool, 40)
+	for i := range generic {
+		generic[i] = tgcatalog.Tool{Name: fmt.Sprintf("convert_%d", i), Description: fmt.Sprintf("Convert a currency amount, variant %d", i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number","description":"Amount of money"}}}`)}
+	}
+	// exhaustive: every posting fetched, every candidate scored
+	st := search.Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1, EfSearch: 40,
+		Candidates: 100, Postings: 10000, LexicalTerms: 100}
+	queries := []string{"stock price", "revenue of the company", "dividend history", "convert currency amount", "analyst price targets"}
+	importCatalog := func(source string, tools []tgcatalog.Tool) {
+		t.Helper()
+		if _, _, err := jobs.ImportCatalog(ctx, pool, rc, source, tools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	importCatalog("fin", fin)
+	importCatalog("generic", generic)
+	checkBM25(t, pool, st, queries)
+	var firstAvg float64
+	if err := pool.QueryRow(ctx, `SELECT impact_avgdl FROM search_corpus`).Scan(&firstAvg); err != nil {
+		t.Fatal(err)
+	}
+
+	// half the financial tools go, a third of the rest get descriptions four times longer
+	var changed []tgcatalog.Tool
+	for i, tl := range fin {
+		if i%2 == 0 {
+			continue
+		}
+		if i%3 == 0 {
+			tl.Description = strings.Repeat(tl.Description+" ", 4)
+		}
+		changed = append(changed, tl)
+	}
+	importCatalog("fin", changed)
+	checkBM25(t, pool, st, queries)
+
+	if _, err := db.New(pool).DeleteSource(ctx, "generic"); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, pool)
+	checkBM25(t, pool, st, queries)
+	importCatalog("generic", generic[:25])
+	importCatalog("fin", fin)
+	checkBM25(t, pool, st, queries)
+
+	var docs int64
+	var total, impactAvg float64
+	if err := pool.QueryRow(ctx, `SELECT docs, total_len, impact_avgdl FROM search_corpus`).Scan(&docs, &total, &impactAvg); err != nil {
+		t.Fatal(err)
+	}
+	if avg := total / float64(docs); math.Abs(avg-impactAvg) > lexical.Drift*impactAvg || impactAvg == firstAvg {
+		t.Errorf("impacts computed with average length %.2f (first %.2f), the average is %.2f", impactAvg, firstAvg, avg)
 	}
 }
 
