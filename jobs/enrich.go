@@ -65,7 +65,7 @@ func (w *EnrichToolWorker) Work(ctx context.Context, job *river.Job[EnrichToolAr
 		_, err = lexical.Flush(ctx, w.deps.Pool)
 		return err
 	}
-	return EnqueueLexicalIndex(ctx, rc)
+	return w.deps.enqueueLexicalIndex(ctx, rc)
 }
 
 // EnrichReport is what one run of EnrichTool did.

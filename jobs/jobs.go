@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +35,9 @@ type Deps struct {
 	Questions int
 	// space remembers that the stored embedding space matched Embedder once.
 	space *spaceCheck
+	// lexicalAsked is the debounce period for which this process last queued a
+	// lexical_index job (EnqueueLexicalIndex).
+	lexicalAsked *atomic.Int64
 	// MCPSessionKeep is how long an unused MCP gateway session is kept.
 	MCPSessionKeep time.Duration
 }
@@ -58,6 +62,7 @@ const fetchCooldown = 10 * time.Millisecond
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	deps.space = &spaceCheck{}
+	deps.lexicalAsked = &atomic.Int64{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &SyncWorker{deps: deps})
 	river.AddWorker(workers, &SyncDueWorker{deps: deps})

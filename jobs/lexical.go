@@ -12,7 +12,7 @@ import (
 
 // LexicalIndexArgs drains the lexical index's queue (internal/lexical). Catalog writes that
 // must be searchable when they return (import, PUT, sync, admin changes) flush the index
-// themselves; enrichment queues this job instead, debounced: see EnqueueLexicalIndex.
+// themselves; enrichment queues this job instead, debounced: see enqueueLexicalIndex.
 type LexicalIndexArgs struct{}
 
 // Kind is the River job kind.
@@ -22,7 +22,7 @@ func (LexicalIndexArgs) Kind() string { return "lexical_index" }
 // period while enrichment goes on, at the end of the period in which it was asked for.
 const lexicalDebounce = time.Second
 
-// InsertOpts: unique per period of the job's scheduled time (EnqueueLexicalIndex picks it).
+// InsertOpts: unique per period of the job's scheduled time (enqueueLexicalIndex picks it).
 func (LexicalIndexArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByPeriod: lexicalDebounce}}
 }
@@ -47,14 +47,30 @@ func (w *LexicalIndexWorker) Work(ctx context.Context, _ *river.Job[LexicalIndex
 	return err
 }
 
-// EnqueueLexicalIndex asks for a lexical_index run after a committed write, debounced: the
+// lexicalRunAt is when the debounced lexical_index job asked for at now runs: just after the
+// end of now's period.
+func lexicalRunAt(now time.Time) time.Time {
+	return now.Truncate(lexicalDebounce).Add(lexicalDebounce + 100*time.Millisecond)
+}
+
+// enqueueLexicalIndex asks for a lexical_index run after a committed write, debounced: the
 // job is scheduled just after the end of the current period and is unique per period, so
 // every caller within one period shares one run, which starts after all of them asked (a
-// job of the period can only start once the period is over). Call it after the write
-// committed, never inside the write's transaction: the unique insert may wait for another
-// caller's insert, and a writer must not wait while holding catalog locks.
-func EnqueueLexicalIndex(ctx context.Context, rc *river.Client[pgx.Tx]) error {
-	at := time.Now().Truncate(lexicalDebounce).Add(lexicalDebounce + 100*time.Millisecond)
-	_, err := rc.Insert(ctx, LexicalIndexArgs{}, &river.InsertOpts{ScheduledAt: at})
-	return err
+// job of the period can only start once the period is over). The insert is skipped when
+// this process already queued the job of the period (it would be a duplicate: one round
+// trip saved per enrichment job). Call it after the write committed, never inside the
+// write's transaction: the unique insert may wait for another caller's, and a writer must
+// not wait while holding catalog locks.
+func (d Deps) enqueueLexicalIndex(ctx context.Context, rc *river.Client[pgx.Tx]) error {
+	period := lexicalRunAt(time.Now()).UnixNano()
+	if d.lexicalAsked != nil && d.lexicalAsked.Load() == period {
+		return nil
+	}
+	if _, err := rc.Insert(ctx, LexicalIndexArgs{}, &river.InsertOpts{ScheduledAt: time.Unix(0, period)}); err != nil {
+		return err
+	}
+	if d.lexicalAsked != nil {
+		d.lexicalAsked.Store(period)
+	}
+	return nil
 }
