@@ -36,7 +36,7 @@ type Deps struct {
 	// space remembers that the stored embedding space matched Embedder once.
 	space *spaceCheck
 	// lexicalAsked is the debounce period for which this process last queued a
-	// lexical_index job (EnqueueLexicalIndex).
+	// lexical_index job (Deps.enqueueLexicalIndex).
 	lexicalAsked *atomic.Int64
 	// MCPSessionKeep is how long an unused MCP gateway session is kept.
 	MCPSessionKeep time.Duration
