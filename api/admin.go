@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -76,7 +77,7 @@ func (s *Server) setToolEnabled(enabled bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := lexical.Flush(c.Request().Context(), s.deps.Pool); err != nil {
+		if _, err := lexical.Flush(context.WithoutCancel(c.Request().Context()), s.deps.Pool); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"name": row.Name, "enabled": row.Enabled, "updated_at": row.UpdatedAt})

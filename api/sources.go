@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -211,7 +212,7 @@ func (s *Server) deleteSource(c echo.Context) error {
 	}
 	// The search never returns a deleted tool (it checks every result against tools); this
 	// drops the index rows now rather than at the next lexical_index run.
-	if _, err := lexical.Flush(c.Request().Context(), s.deps.Pool); err != nil {
+	if _, err := lexical.Flush(context.WithoutCancel(c.Request().Context()), s.deps.Pool); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

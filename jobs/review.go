@@ -64,7 +64,7 @@ func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.T
 	if err != nil {
 		return out, err
 	}
-	if _, err := lexical.Flush(ctx, pool); err != nil {
+	if _, err := lexical.Flush(context.WithoutCancel(ctx), pool); err != nil {
 		return out, fmt.Errorf("change approved, lexical index not updated yet: %w", err)
 	}
 	return out, nil
