@@ -110,7 +110,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		return err
 	}
 	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Search: searchSvc}
+		Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
