@@ -3,7 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"github.com/toolgate/toolgate/jobs"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,6 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/toolgate/toolgate/jobs"
 )
 
 // Job listing limits.
@@ -142,33 +144,63 @@ func (s *Server) getJob(c echo.Context) error {
 	return c.JSON(http.StatusOK, v)
 }
 
-// retryJob makes a finished or waiting job available to run now; a running job cannot
-// be retried (409).
+// retryJob makes a finished or waiting job available to run now. A running job is retried
+// only when its process died: its attempt is older than its kind's timeout plus
+// jobs.WindDown, so no live worker can still be on it; a job that may still be worked
+// answers 409 job_running.
 func (s *Server) retryJob(c echo.Context) error {
 	id, err := jobID(c)
 	if err != nil {
 		return err
 	}
-	job, err := s.deps.River.JobRetry(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	job, err := s.deps.River.JobRetry(ctx, id) // leaves a running job as it is
 	if err != nil {
 		return jobError(err, id)
 	}
 	if job.State == rivertype.JobStateRunning {
-		return conflict("job %d is running; cancel it or wait for it to finish", id)
+		retried, err := jobs.RetryAbandoned(ctx, s.deps.Pool, job, s.abandonedAfter(job.Kind))
+		if err != nil {
+			return err
+		}
+		if !retried {
+			return s.jobRunning(job)
+		}
+		if job, err = s.deps.River.JobGet(ctx, id); err != nil {
+			return jobError(err, id)
+		}
 	}
 	return c.JSON(http.StatusOK, viewJob(job))
 }
 
 // cancelJob cancels a job that has not finished: a waiting job is cancelled at once
-// (200), a running one is asked to stop (202, its state changes when the worker
-// returns). A job that already completed or was discarded cannot be cancelled (409).
+// (200), and so is a running one whose process died (its attempt is older than its kind's
+// timeout plus jobs.WindDown); a running one that may still be worked is asked to stop
+// (202, its state changes when the worker returns). A job that already completed or was
+// discarded cannot be cancelled (409).
 func (s *Server) cancelJob(c echo.Context) error {
 	id, err := jobID(c)
 	if err != nil {
 		return err
 	}
-	job, err := s.deps.River.JobCancel(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	job, err := s.deps.River.JobGet(ctx, id)
 	if err != nil {
+		return jobError(err, id)
+	}
+	if job.State == rivertype.JobStateRunning {
+		cancelled, err := jobs.CancelAbandoned(ctx, s.deps.Pool, job, s.abandonedAfter(job.Kind))
+		if err != nil {
+			return err
+		}
+		if cancelled {
+			if job, err = s.deps.River.JobGet(ctx, id); err != nil {
+				return jobError(err, id)
+			}
+			return c.JSON(http.StatusOK, viewJob(job))
+		}
+	}
+	if job, err = s.deps.River.JobCancel(ctx, id); err != nil {
 		return jobError(err, id)
 	}
 	switch job.State {
@@ -178,6 +210,30 @@ func (s *Server) cancelJob(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, viewJob(job))
 	}
 	return c.JSON(http.StatusOK, viewJob(job))
+}
+
+// abandonedAfter is how long after its attempt began a running job of kind has certainly
+// been abandoned by its process.
+func (s *Server) abandonedAfter(kind string) time.Duration {
+	if s.deps.AbandonedAfter == nil {
+		return jobs.Deps{}.AbandonedAfter(kind)
+	}
+	return s.deps.AbandonedAfter(kind)
+}
+
+// jobRunning is the 409 for a running job that a live worker may still be on, saying when
+// it will count as abandoned if its process has in fact stopped.
+func (s *Server) jobRunning(job *rivertype.JobRow) *Error {
+	began := job.CreatedAt
+	if job.AttemptedAt != nil {
+		began = *job.AttemptedAt
+	}
+	abandoned := began.Add(s.abandonedAfter(job.Kind))
+	return &Error{Status: http.StatusConflict, Code: "job_running",
+		Message: fmt.Sprintf("job %d is running (attempt %d began %s ago) and its worker may still be on it until %s; "+
+			"cancel it, or retry it after that if its process stopped", job.ID, job.Attempt,
+			time.Since(began).Round(time.Second), abandoned.UTC().Format(time.RFC3339)),
+		Details: map[string]time.Time{"attempted_at": began, "abandoned_at": abandoned}}
 }
 
 func jobID(c echo.Context) (int64, error) {

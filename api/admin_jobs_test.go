@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/jobs"
 )
 
 // opsTestArgs is a job kind registered only for these tests.
@@ -71,15 +74,18 @@ func newRiver(t *testing.T, pool *pgxpool.Pool, m *metrics.Metrics, work bool) *
 }
 
 type jobJSON struct {
-	ID      int64           `json:"id"`
-	Kind    string          `json:"kind"`
-	State   string          `json:"state"`
-	Attempt int             `json:"attempt"`
-	Args    json.RawMessage `json:"args"`
-	Errors  []struct {
+	ID          int64           `json:"id"`
+	Kind        string          `json:"kind"`
+	State       string          `json:"state"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	Args        json.RawMessage `json:"args"`
+	Errors      []struct {
 		Error string `json:"error"`
 	} `json:"errors"`
-	FinalizedAt *time.Time `json:"finalized_at"`
+	ScheduledAt time.Time       `json:"scheduled_at"`
+	FinalizedAt *time.Time      `json:"finalized_at"`
+	Metadata    json.RawMessage `json:"metadata"`
 }
 
 type listJSON struct {
@@ -239,5 +245,135 @@ func TestJobMetrics(t *testing.T) {
 	got := decodeAs[listJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs?state=cancelled", nil), http.StatusOK)
 	if len(got.Jobs) != 1 || len(got.Jobs[0].Errors) != 1 || got.Jobs[0].Errors[0].Error == "" {
 		t.Fatalf("cancelled job: %+v", got)
+	}
+}
+
+// TestRetryAndCancelAbandonedJobs: a job left running by a process that died (the row
+// River's table keeps: state running, attempted long ago by a client that is gone) is
+// retried or cancelled at once by the admin API, once its attempt is older than its kind's
+// timeout plus a minute; a running job younger than that may still have a live worker and
+// keeps River's behaviour (retry 409 job_running, cancel 202 asking the worker to stop).
+func TestRetryAndCancelAbandonedJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler)}, jobs.Options{}) // insert only
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the default timeouts: a sync job is abandoned 3 minutes after its attempt began, an
+	// enrichment 6, a re-weight 11
+	e := api.New(api.Deps{Pool: pool, River: rc, Logger: slog.New(slog.DiscardHandler), Open: true})
+	q := db.New(pool)
+	src, err := q.CreateSource(ctx, db.CreateSourceParams{Name: "crashed", Kind: "mcp_http", Config: []byte(`{"url":"http://127.0.0.1:1/mcp"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(args river.JobArgs) string {
+		t.Helper()
+		res, err := rc.Insert(ctx, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strconv.FormatInt(res.Job.ID, 10)
+	}
+	// running sets a job to what a killed process leaves: running, attempted ago, by a client that is gone
+	running := func(id, ago string, attempt int) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = $3, attempted_at = now() - $2::interval,
+			attempted_by = '{dead-client}' WHERE id = $1`, id, ago, attempt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(id string) jobJSON {
+		t.Helper()
+		return decodeAs[jobJSON](t, opsDo(t, e, http.MethodGet, "/admin/jobs/"+id, nil), http.StatusOK)
+	}
+
+	// An abandoned sync on its last attempt: retried now with one more attempt, the dead
+	// process's sync run closed, and a new sync of the source is no longer a duplicate of it.
+	sync := insert(jobs.SyncArgs{SourceID: src.ID})
+	running(sync, "10 minutes", 8)
+	var run int64
+	if err := pool.QueryRow(ctx, `INSERT INTO sync_runs (source_id, state, started_at) VALUES ($1, 'running', now() - interval '10 minutes')
+		RETURNING id`, src.ID).Scan(&run); err != nil {
+		t.Fatal(err)
+	}
+	got := decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+sync+"/retry", nil), http.StatusOK)
+	if got.State != "available" || got.MaxAttempts != 9 || time.Since(got.ScheduledAt) > time.Minute ||
+		len(got.Errors) != 1 || !strings.Contains(got.Errors[0].Error, "retried by an operator") {
+		t.Fatalf("retried abandoned sync: %+v", got)
+	}
+	var runState string
+	if err := pool.QueryRow(ctx, `SELECT state FROM sync_runs WHERE id = $1`, run).Scan(&runState); err != nil || runState != "failed" {
+		t.Errorf("the dead process's sync run is %q (%v), want failed", runState, err)
+	}
+
+	// A live sync (attempt begun a minute ago): retry refused, cancel asks its worker to stop.
+	running(sync, "1 minute", 1)
+	wantError(t, e, http.MethodPost, "/admin/jobs/"+sync+"/retry", http.StatusConflict, "job_running")
+	rec := opsDo(t, e, http.MethodPost, "/admin/jobs/"+sync+"/retry", nil)
+	var refusal struct {
+		Error struct {
+			Message string
+			Details struct {
+				AttemptedAt time.Time `json:"attempted_at"`
+				AbandonedAt time.Time `json:"abandoned_at"`
+			}
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &refusal); err != nil || refusal.Error.Details.AbandonedAt.Sub(refusal.Error.Details.AttemptedAt) != 3*time.Minute {
+		t.Errorf("job_running answer %s: want the moment it counts as abandoned, 3m after its attempt began", rec.Body)
+	}
+	if got := get(sync); got.State != "running" || len(got.Errors) != 1 {
+		t.Fatalf("live sync changed by a refused retry: %+v", got)
+	}
+	got = decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+sync+"/cancel", nil), http.StatusAccepted)
+	if got.State != "running" || !strings.Contains(string(got.Metadata), "cancel_attempted_at") {
+		t.Fatalf("cancel of a live sync: %+v", got)
+	}
+
+	// The age that counts is the kind's: 4 minutes is live for an enrichment (5m timeout).
+	enrich := insert(jobs.EnrichToolArgs{ToolID: 1, ContentHash: "h"})
+	running(enrich, "4 minutes", 1)
+	wantError(t, e, http.MethodPost, "/admin/jobs/"+enrich+"/retry", http.StatusConflict, "job_running")
+	running(enrich, "7 minutes", 1)
+	if got := decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+enrich+"/retry", nil), http.StatusOK); got.State != "available" {
+		t.Fatalf("retry of an enrichment abandoned 7 minutes ago: %+v", got)
+	}
+
+	// An abandoned re-weight, cancelled: finalized at once, its building set failed, the
+	// profile's current set untouched; a new re-weight can then start.
+	before, err := q.GetProfileByName(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := jobs.EnqueueReweight(ctx, pool, rc, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reweight := strconv.FormatInt(start.JobID, 10)
+	running(reweight, "10 minutes", 1) // within the re-weight's 10-minute timeout: live
+	got = decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+reweight+"/cancel", nil), http.StatusAccepted)
+	if got.State != "running" {
+		t.Fatalf("cancel of a live re-weight: %+v", got)
+	}
+	running(reweight, "20 minutes", 1)
+	got = decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+reweight+"/cancel", nil), http.StatusOK)
+	if got.State != "cancelled" || got.FinalizedAt == nil || len(got.Errors) != 1 || !strings.Contains(got.Errors[0].Error, "cancelled by an operator") {
+		t.Fatalf("cancel of an abandoned re-weight: %+v", got)
+	}
+	if set, err := q.GetVectorSet(ctx, start.SetID); err != nil || set.State != "failed" {
+		t.Errorf("the cancelled re-weight's set: %+v, %v; want failed", set, err)
+	}
+	if after, err := q.GetProfileByName(ctx, "default"); err != nil || after.CurrentSet != before.CurrentSet {
+		t.Errorf("current set %v after the cancel, was %v (%v)", after.CurrentSet, before.CurrentSet, err)
+	}
+	if again, err := jobs.EnqueueReweight(ctx, pool, rc, "default"); err != nil || again.Duplicate || again.SetID == start.SetID {
+		t.Errorf("re-weight after the cancel: %+v, %v; want a new job and set", again, err)
+	}
+	// A cancelled job is finished: cancelling again changes nothing, retrying runs it again.
+	if got := decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+reweight+"/cancel", nil), http.StatusOK); got.State != "cancelled" {
+		t.Fatalf("second cancel: %+v", got)
 	}
 }

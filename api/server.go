@@ -42,6 +42,10 @@ type Deps struct {
 	// Gateway serves MCP at /mcp and GET /v1/capabilities; nil leaves them out.
 	Gateway *gateway.Gateway
 	Search  *search.Service // POST /search; nil answers 500
+	// AbandonedAfter is how long after its attempt began a running job of a kind has
+	// certainly been abandoned by its process (jobs.Deps.AbandonedAfter of the workers'
+	// settings): the admin API then retries or cancels it at once. Nil: the default timeouts.
+	AbandonedAfter func(kind string) time.Duration
 }
 
 // Server holds the handlers' dependencies.

@@ -26,6 +26,12 @@ type Deps struct {
 	SearchLogKeep time.Duration
 	// SyncTimeout bounds connecting to an MCP server and listing its tools.
 	SyncTimeout time.Duration
+	// EnrichTimeout bounds one enrich_tool job, ReweightTimeout one attempt of a re-weight,
+	// JobTimeout the database-only work (housekeeping jobs, applying a listed sync). Zero
+	// takes the default (timeouts.go).
+	EnrichTimeout   time.Duration
+	ReweightTimeout time.Duration
+	JobTimeout      time.Duration
 	// Metrics records job durations and failures; nil records nothing.
 	Metrics *metrics.Metrics
 	// Embedder and Enricher produce the enrichment outputs and vectors (enrich_tool jobs);
@@ -52,6 +58,10 @@ type Options struct {
 	// PollOnly makes River poll for jobs instead of using LISTEN/NOTIFY, which a
 	// pgbouncer in transaction mode does not carry.
 	PollOnly bool
+	// RescueAfter is how long after its attempt started a job still running is taken for
+	// abandoned by a dead process and retried by River's rescuer. It must exceed every job's
+	// timeout (internal/config checks TOOLGATE_RESCUE_AFTER); zero derives it (timeouts.go).
+	RescueAfter time.Duration
 }
 
 // fetchCooldown is the least time between two fetches of jobs by one client (River's
@@ -67,7 +77,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &SyncWorker{deps: deps})
 	river.AddWorker(workers, &SyncDueWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
-	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
+	river.AddWorker(workers, enrichWorker{&EnrichToolWorker{deps: deps}})
 	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 	river.AddWorker(workers, &ReweightWorker{deps: deps})
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
@@ -81,6 +91,11 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 		// with its default (100 ms) and enrich_tool jobs of about 25 ms, 4 workers could
 		// never work more than 40 jobs/s, whatever the machine.
 		FetchCooldown: fetchCooldown,
+		// The bound of the jobs without a timeout of their own, and when a job left running
+		// by a dead process is retried (River's default, an hour, left a killed process's
+		// work stuck that long).
+		JobTimeout:           deps.jobTimeout(),
+		RescueStuckJobsAfter: deps.rescueAfter(opts),
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)}}

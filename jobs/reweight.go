@@ -68,8 +68,11 @@ type ReweightWorker struct {
 	deps Deps
 }
 
-// Timeout bounds one attempt; a timed-out attempt is retried and resumes.
-func (w *ReweightWorker) Timeout(*river.Job[ReweightArgs]) time.Duration { return time.Hour }
+// Timeout bounds one attempt (Deps.ReweightTimeout); a timed-out attempt is retried and
+// resumes.
+func (w *ReweightWorker) Timeout(*river.Job[ReweightArgs]) time.Duration {
+	return w.deps.reweightTimeout()
+}
 
 // Work builds the set. A cancelled job, or the last failed attempt, marks the set failed
 // and deletes its vectors; the profile's current set is untouched either way.

@@ -56,10 +56,8 @@ func (d Deps) syncTimeout() time.Duration {
 	return DefaultSyncTimeout
 }
 
-// Timeout leaves the database work a minute beyond the listing's own bound.
-func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration {
-	return w.deps.syncTimeout() + time.Minute
-}
+// Timeout leaves the database work (Deps.JobTimeout) beyond the listing's own bound.
+func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.deps.syncJobTimeout() }
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 	rep, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.deps.syncTimeout())
@@ -94,7 +92,7 @@ type SyncDueWorker struct {
 }
 
 func (w *SyncDueWorker) Work(ctx context.Context, _ *river.Job[SyncDueArgs]) error {
-	n, err := AbandonSyncRuns(ctx, w.deps.Pool, w.deps.syncTimeout())
+	n, err := AbandonSyncRuns(ctx, w.deps.Pool, w.deps.AbandonedAfter(SyncArgs{}.Kind()))
 	if err != nil {
 		return err
 	}
@@ -113,12 +111,13 @@ func (w *SyncDueWorker) Work(ctx context.Context, _ *river.Job[SyncDueArgs]) err
 	return err
 }
 
-// AbandonSyncRuns marks failed the sync runs still 'running' longer than a sync can last
-// with this sync timeout (the job's River timeout, the sync timeout + 1 min, plus a minute):
-// a process that died mid-sync leaves them behind, and nothing else would end them. Every
-// instance must use the same TOOLGATE_SYNC_TIMEOUT. It returns how many it marked.
-func AbandonSyncRuns(ctx context.Context, pool *pgxpool.Pool, syncTimeout time.Duration) (int64, error) {
-	return db.New(pool).AbandonSyncRuns(ctx, (syncTimeout + 2*time.Minute).Seconds())
+// AbandonSyncRuns marks failed the sync runs still 'running' more than after their start,
+// which should be Deps.AbandonedAfter of sync_source (the job's timeout plus WindDown): a
+// process that died mid-sync leaves them behind, and nothing else would end them. Every
+// instance must use the same TOOLGATE_SYNC_TIMEOUT and TOOLGATE_JOB_TIMEOUT. It returns how
+// many it marked.
+func AbandonSyncRuns(ctx context.Context, pool *pgxpool.Pool, after time.Duration) (int64, error) {
+	return db.New(pool).AbandonSyncRuns(ctx, after.Seconds())
 }
 
 // syncDueEvery is how often the periodic job looks for sources due for a sync. The

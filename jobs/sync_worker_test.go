@@ -122,7 +122,7 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 	if err := pool.QueryRow(ctx, `INSERT INTO sync_runs (source_id, state) VALUES ($1, 'running') RETURNING id`, src.ID).Scan(&recent); err != nil {
 		t.Fatal(err)
 	}
-	n, err := jobs.AbandonSyncRuns(ctx, pool, time.Minute)
+	n, err := jobs.AbandonSyncRuns(ctx, pool, 3*time.Minute)
 	if err != nil || n != 1 {
 		t.Fatalf("abandoned %d, %v; want 1", n, err)
 	}
@@ -143,7 +143,8 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE sync_runs SET state = 'running', finished_at = NULL, error = NULL WHERE id = $1`, old); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := jobs.AbandonSyncRuns(ctx, pool, 15*time.Minute); err != nil || n != 0 {
+	long := jobs.Deps{SyncTimeout: 15 * time.Minute}
+	if n, err := jobs.AbandonSyncRuns(ctx, pool, long.AbandonedAfter(jobs.SyncArgs{}.Kind())); err != nil || n != 0 {
 		t.Errorf("with a 15m sync timeout: abandoned %d, %v; want 0", n, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
 )
 
@@ -19,6 +20,7 @@ import (
 const runMainEnv = "TOOLGATE_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
+	mcptest.RunIfChild() // the stdio MCP servers of the tests that sync one
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 	}

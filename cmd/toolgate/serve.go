@@ -76,10 +76,11 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	m.WatchPool("primary", pool)
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
+	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
-		SyncTimeout: cfg.SyncTimeout},
-		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly})
+		SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout}
+	rc, err := jobs.NewClient(jobDeps,
+		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		return err
 	}
 	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Search: searchSvc}
+		Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

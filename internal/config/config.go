@@ -37,6 +37,10 @@ type Config struct {
 	LogFormat       string        // TOOLGATE_LOG_FORMAT
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
 	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
+	EnrichTimeout   time.Duration // TOOLGATE_ENRICH_TIMEOUT: bound of one enrich_tool job
+	ReweightTimeout time.Duration // TOOLGATE_REWEIGHT_TIMEOUT: bound of one attempt of a re-weight (it resumes)
+	JobTimeout      time.Duration // TOOLGATE_JOB_TIMEOUT: bound of housekeeping jobs and of applying a listed sync
+	RescueAfter     time.Duration // TOOLGATE_RESCUE_AFTER: a job still running this long after its attempt began is retried; 0 derives it
 	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
@@ -116,6 +120,10 @@ func Load(getenv func(string) string) (Config, error) {
 		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
 		SyncTimeout:     r.duration("TOOLGATE_SYNC_TIMEOUT", time.Minute),
+		EnrichTimeout:   r.duration("TOOLGATE_ENRICH_TIMEOUT", 5*time.Minute),
+		ReweightTimeout: r.duration("TOOLGATE_REWEIGHT_TIMEOUT", 10*time.Minute),
+		JobTimeout:      r.duration("TOOLGATE_JOB_TIMEOUT", time.Minute),
+		RescueAfter:     r.duration("TOOLGATE_RESCUE_AFTER", 0),
 		DBMaxConns:      r.integer("TOOLGATE_DB_MAX_CONNS", 0, 0, 10000),
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
@@ -223,6 +231,33 @@ func (c Config) Validate() error {
 	}
 	if err := c.validatePlanRerank(); err != nil {
 		return err
+	}
+	return c.validateRescue()
+}
+
+// validateRescue checks that a job left running is rescued only once no live worker can
+// still be on it: River cancels an attempt at its kind's timeout, so a rescue threshold at
+// or below a timeout would retry jobs that are merely slow, and run them twice at once.
+func (c Config) validateRescue() error {
+	if c.RescueAfter == 0 {
+		return nil
+	}
+	// The job timeouts as jobs.Deps computes them (jobs.Deps.Timeout). The housekeeping
+	// jobs' JobTimeout is left out: a sync's timeout always exceeds it.
+	longest := []struct {
+		kind, setting string
+		timeout       time.Duration
+	}{
+		{"enrich_tool", "TOOLGATE_ENRICH_TIMEOUT", c.EnrichTimeout},
+		{"reweight", "TOOLGATE_REWEIGHT_TIMEOUT", c.ReweightTimeout},
+		{"sync_source", "TOOLGATE_SYNC_TIMEOUT + TOOLGATE_JOB_TIMEOUT", c.SyncTimeout + c.JobTimeout},
+	}
+	for _, j := range longest {
+		if c.RescueAfter <= j.timeout {
+			return &Error{"TOOLGATE_RESCUE_AFTER", c.RescueAfter.String(), fmt.Sprintf(
+				"must be longer than every job's timeout, and a %s job may run %s (%s); raise it or leave it unset to derive it",
+				j.kind, j.timeout, j.setting)}
+		}
 	}
 	return nil
 }

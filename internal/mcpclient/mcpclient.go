@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -245,12 +244,11 @@ func Connect(ctx context.Context, kind string, cfg Config, opts Options) (*Sessi
 	case KindStdio:
 		cmd := exec.Command(cfg.Command, cfg.Args...)
 		cmd.Env = stdioEnv(cfg.Env)
-		cmd.Stderr = io.Discard
-		// Its own process group, so a terminal's Ctrl-C reaches toolgate, which then closes
-		// the session (and the child) in order.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Stderr is left nil, which discards it (/dev/null) without a copying goroutine.
+		// The server gets its own process group, so a terminal's Ctrl-C reaches toolgate,
+		// which then closes the session (and the server with its children) in order.
 		transport = watchedTransport{
-			Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second},
+			Transport: &stdioTransport{cmd: cmd, terminate: 2 * time.Second},
 			readErr:   &readErr,
 		}
 	case KindHTTP:

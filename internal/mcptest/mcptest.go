@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,16 +33,18 @@ const (
 	Hang    Behavior = "hang"    // tools/list never answers
 	Fail    Behavior = "fail"    // tools/list answers a JSON-RPC error
 	Garbage Behavior = "garbage" // writes non-JSON to stdout instead of speaking MCP (stdio only)
+	Held    Behavior = "held"    // tools/list answers once the test calls Release; till then the process outlives its stdin (stdio only)
 )
 
 const (
 	envTools    = "TOOLGATE_MCPTEST_TOOLS"
 	envBehavior = "TOOLGATE_MCPTEST_BEHAVIOR"
 	envPageSize = "TOOLGATE_MCPTEST_PAGE_SIZE"
+	envGate     = "TOOLGATE_MCPTEST_GATE"
 )
 
 // NewServer is an MCP server serving tools, pageSize per tools/list page (0: the default).
-// A hanging tools/list returns when stop is closed.
+// A hanging tools/list returns when stop is closed; a held one answers then.
 func NewServer(tools []catalog.Tool, b Behavior, pageSize int, stop <-chan struct{}) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
 	SetTools(s, nil, tools)
@@ -57,6 +60,12 @@ func NewServer(tools []catalog.Tool, b Behavior, pageSize int, stop <-chan struc
 					case <-stop:
 					}
 					return nil, context.Canceled
+				case b == Held:
+					select {
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					case <-stop:
+					}
 				case b == Fail:
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"}
 				case b == Crash && n >= 2:
@@ -132,13 +141,24 @@ type Stdio struct {
 	file     string
 	behavior Behavior
 	pageSize int
+	// gate is the file whose existence releases a Held server's tools/list.
+	gate string
 }
 
 // NewStdio prepares a stdio test server. The test binary's TestMain must call RunIfChild.
 func NewStdio(t testing.TB, tools []catalog.Tool, b Behavior, pageSize int) *Stdio {
-	s := &Stdio{file: filepath.Join(t.TempDir(), "tools.json"), behavior: b, pageSize: pageSize}
+	dir := t.TempDir()
+	s := &Stdio{file: filepath.Join(dir, "tools.json"), behavior: b, pageSize: pageSize, gate: filepath.Join(dir, "released")}
 	s.Set(tools)
 	return s
+}
+
+// Release lets a Held server's tools/list answer, in the processes running now and in
+// those started later.
+func (s *Stdio) Release() {
+	if err := os.WriteFile(s.gate, nil, 0o600); err != nil {
+		panic(err)
+	}
 }
 
 // Set replaces the served tools.
@@ -155,7 +175,7 @@ func (s *Stdio) Set(tools []catalog.Tool) {
 // Config is the mcp_stdio source config of the server.
 func (s *Stdio) Config() mcpclient.Config {
 	return mcpclient.Config{Command: os.Args[0], Env: map[string]string{
-		envTools: s.file, envBehavior: string(s.behavior), envPageSize: fmt.Sprint(s.pageSize),
+		envTools: s.file, envBehavior: string(s.behavior), envPageSize: fmt.Sprint(s.pageSize), envGate: s.gate,
 	}}
 }
 
@@ -182,7 +202,30 @@ func RunIfChild() {
 	}
 	var pageSize int
 	fmt.Sscan(os.Getenv(envPageSize), &pageSize)
-	if err := NewServer(tools, b, pageSize, nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	var released chan struct{}
+	if b == Held {
+		released = make(chan struct{})
+		go func() {
+			for {
+				if _, err := os.Stat(os.Getenv(envGate)); err == nil {
+					close(released)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+	err = NewServer(tools, b, pageSize, released).Run(context.Background(), &mcp.StdioTransport{})
+	if b == Held {
+		// A server busy with a request may not notice that its client has gone: until the
+		// release, only a signal ends this one (or a minute, so that a failed test leaves
+		// no process behind for long).
+		select {
+		case <-released:
+		case <-time.After(time.Minute):
+		}
+	}
+	if err != nil {
 		os.Exit(1)
 	}
 	os.Exit(0)
