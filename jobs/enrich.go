@@ -49,8 +49,13 @@ type EnrichToolWorker struct {
 	deps Deps
 }
 
+// DefaultEnrichTimeout bounds one tool's provider calls and writes (TOOLGATE_ENRICH_TIMEOUT).
+const DefaultEnrichTimeout = 5 * time.Minute
+
 // Timeout bounds one tool's provider calls and writes.
-func (w *EnrichToolWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration { return 5 * time.Minute }
+func (w *EnrichToolWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration {
+	return w.deps.enrichTimeout()
+}
 
 // Work makes no provider call for an unchanged tool whose outputs and embeddings exist.
 // The tool's enriched fields reach the lexical index with the next debounced lexical_index

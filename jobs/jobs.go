@@ -77,7 +77,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &SyncWorker{deps: deps})
 	river.AddWorker(workers, &SyncDueWorker{deps: deps})
 	river.AddWorker(workers, &APIKeyRateCleanupWorker{deps: deps})
-	river.AddWorker(workers, enrichWorker{&EnrichToolWorker{deps: deps}})
+	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 	river.AddWorker(workers, &ReweightWorker{deps: deps})
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})

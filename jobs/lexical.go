@@ -33,9 +33,10 @@ type LexicalIndexWorker struct {
 	deps Deps
 }
 
-// Timeout bounds one flush; the bulk load of 50,000 tools takes well under a minute.
+// Timeout is the housekeeping jobs' (TOOLGATE_JOB_TIMEOUT): each batch of 2,000 tools
+// commits on its own, so a flush cut short by it is resumed by the next run.
 func (w *LexicalIndexWorker) Timeout(*river.Job[LexicalIndexArgs]) time.Duration {
-	return 10 * time.Minute
+	return w.deps.jobTimeout()
 }
 
 // Work indexes everything queued.

@@ -35,8 +35,7 @@ func (d Deps) enrichTimeout() time.Duration {
 	if d.EnrichTimeout > 0 {
 		return d.EnrichTimeout
 	}
-	// EnrichToolWorker's own timeout is the default.
-	return (&EnrichToolWorker{}).Timeout(nil)
+	return DefaultEnrichTimeout
 }
 
 func (d Deps) reweightTimeout() time.Duration {
@@ -84,14 +83,4 @@ func (d Deps) rescueAfter(opts Options) time.Duration {
 		return opts.RescueAfter
 	}
 	return max(d.enrichTimeout(), d.reweightTimeout(), d.syncJobTimeout(), d.jobTimeout()) + WindDown
-}
-
-// enrichWorker is EnrichToolWorker with its timeout taken from Deps.EnrichTimeout, so that
-// the rescue threshold can follow it (TOOLGATE_ENRICH_TIMEOUT).
-type enrichWorker struct {
-	*EnrichToolWorker
-}
-
-func (w enrichWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration {
-	return w.deps.enrichTimeout()
 }

@@ -27,13 +27,15 @@ func TestJobTimeouts(t *testing.T) {
 	} {
 		d := tc.deps
 		workers := map[string]time.Duration{
-			EnrichToolArgs{}.Kind(): enrichWorker{&EnrichToolWorker{deps: d}}.Timeout(nil),
-			ReweightArgs{}.Kind():   (&ReweightWorker{deps: d}).Timeout(nil),
-			SyncArgs{}.Kind():       (&SyncWorker{deps: d}).Timeout(nil),
+			EnrichToolArgs{}.Kind():   (&EnrichToolWorker{deps: d}).Timeout(nil),
+			ReweightArgs{}.Kind():     (&ReweightWorker{deps: d}).Timeout(nil),
+			SyncArgs{}.Kind():         (&SyncWorker{deps: d}).Timeout(nil),
+			LexicalIndexArgs{}.Kind(): (&LexicalIndexWorker{deps: d}).Timeout(nil),
 		}
 		want := map[string]time.Duration{
 			EnrichToolArgs{}.Kind(): tc.enrich, ReweightArgs{}.Kind(): tc.reweight, SyncArgs{}.Kind(): tc.sync,
 			SearchLogMaintenanceArgs{}.Kind(): tc.housekeeping, MCPSessionCleanupArgs{}.Kind(): tc.housekeeping,
+			LexicalIndexArgs{}.Kind(): tc.housekeeping,
 		}
 		for kind, w := range want {
 			if got := d.Timeout(kind); got != w {
