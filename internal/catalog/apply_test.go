@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -345,6 +347,51 @@ func TestApplyLargeDiffEqualsSmallOnes(t *testing.T) {
 				t.Errorf("scenarios miss an outcome: %+v", big)
 			}
 		})
+	}
+}
+
+// namedQueries counts the statements of internal/db (their SQL starts with sqlc's
+// "-- name:"), leaving out the test's own.
+type namedQueries struct{ n atomic.Int64 }
+
+func (c *namedQueries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(data.SQL, "-- name:") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *namedQueries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestApplyStatementsDoNotGrowWithTheCatalog: the same history (every scenario, so every
+// kind of write) takes exactly as many statements with 20 tools of each kind as with one.
+func TestApplyStatementsDoNotGrowWithTheCatalog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, opts := range []catalog.ApplyOptions{{Validate: true}, {Review: true, Validate: true}} {
+		counts := map[int]int64{}
+		for _, copies := range []int{1, 20} {
+			var c namedQueries
+			pool, err := postgres.Connect(ctx, pgtest.NewDB(t), postgres.WithQueryTracer(&c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			src, err := db.New(pool).CreateSource(ctx, db.CreateSourceParams{Name: "src", Kind: "mcp_http", Config: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all []scenario
+			for i := range copies {
+				all = append(all, scenarios(fmt.Sprintf("t%d", i))...)
+			}
+			history(t, pool, src, all, opts)
+			counts[copies] = c.n.Load()
+		}
+		t.Logf("review=%v: %d statements (4 syncs and the source)", opts.Review, counts[1])
+		if counts[1] != counts[20] {
+			t.Errorf("review=%v: %d statements for one tool of each kind, %d for 20", opts.Review, counts[1], counts[20])
+		}
 	}
 }
 

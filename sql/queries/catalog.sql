@@ -18,11 +18,53 @@ DELETE FROM sources WHERE name = $1;
 -- Serializes writers of one source's catalog for the rest of the transaction.
 SELECT pg_advisory_xact_lock(74200, sqlc.arg(source_id)::int);
 
--- name: InsertTool :one
+-- name: LockSourceRow :one
+-- Keeps the source from being deleted until the transaction ends. A deletion of the source
+-- that is already under way is waited for, and then no row comes back.
+SELECT id FROM sources WHERE id = $1 FOR KEY SHARE;
+
+-- name: LockTools :exec
+-- Locks the given tools for the rest of the transaction, in id order (a locking SELECT locks
+-- rows in the order of its ORDER BY): catalog.Apply takes here every row lock it needs
+-- before it writes anything.
+SELECT id FROM tools WHERE id = ANY(sqlc.arg(ids)::bigint[]) ORDER BY id FOR UPDATE;
+
+-- name: InsertTools :many
+-- Inserts many tools in one statement, one array element per tool. JSON travels as text,
+-- and an empty string stands for NULL (no title, output schema or annotations: a present
+-- one is never empty).
 INSERT INTO tools (source_id, name, original_name, title, description, input_schema,
                    output_schema, annotations, content_hash, review_state)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-RETURNING id;
+SELECT sqlc.arg(source_id)::bigint, u.name, u.original_name, nullif(u.title, ''), u.description,
+       u.input_schema::jsonb, nullif(u.output_schema, '')::jsonb, nullif(u.annotations, '')::jsonb,
+       u.content_hash, 'approved'
+FROM (SELECT unnest(sqlc.arg(names)::text[]) AS name, unnest(sqlc.arg(original_names)::text[]) AS original_name,
+             unnest(sqlc.arg(titles)::text[]) AS title, unnest(sqlc.arg(descriptions)::text[]) AS description,
+             unnest(sqlc.arg(input_schemas)::text[]) AS input_schema,
+             unnest(sqlc.arg(output_schemas)::text[]) AS output_schema,
+             unnest(sqlc.arg(annotations)::text[]) AS annotations,
+             unnest(sqlc.arg(content_hashes)::text[]) AS content_hash) u
+RETURNING id, original_name;
+
+-- name: UpdateToolDefinitions :exec
+-- Writes new definitions of many tools in one statement, making them visible (approved).
+-- Same encoding as InsertTools.
+UPDATE tools t
+SET title = nullif(u.title, ''), description = u.description, input_schema = u.input_schema::jsonb,
+    output_schema = nullif(u.output_schema, '')::jsonb, annotations = nullif(u.annotations, '')::jsonb,
+    content_hash = u.content_hash, review_state = 'approved', updated_at = now()
+FROM (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id, unnest(sqlc.arg(titles)::text[]) AS title,
+             unnest(sqlc.arg(descriptions)::text[]) AS description,
+             unnest(sqlc.arg(input_schemas)::text[]) AS input_schema,
+             unnest(sqlc.arg(output_schemas)::text[]) AS output_schema,
+             unnest(sqlc.arg(annotations)::text[]) AS annotations,
+             unnest(sqlc.arg(content_hashes)::text[]) AS content_hash) u
+WHERE t.id = u.id;
+
+-- name: SetToolReviewStates :exec
+UPDATE tools t SET review_state = u.review_state, updated_at = now()
+FROM (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id, unnest(sqlc.arg(review_states)::text[]) AS review_state) u
+WHERE t.id = u.id;
 
 -- name: UpdateToolDefinition :exec
 UPDATE tools
@@ -33,9 +75,17 @@ WHERE id = $1;
 -- name: DeleteToolsByID :execrows
 DELETE FROM tools WHERE id = ANY(sqlc.arg(ids)::bigint[]);
 
--- name: InsertRevision :exec
+-- name: InsertRevisions :exec
+-- Records many revisions in one statement, in the order given. An empty string stands for a
+-- NULL hash or definition; changed_fields travel as the field names joined by commas.
 INSERT INTO tool_revisions (source_id, tool_name, action, old_hash, new_hash, changed_fields, definition, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+SELECT sqlc.arg(source_id)::bigint, u.tool_name, u.action, nullif(u.old_hash, ''), nullif(u.new_hash, ''),
+       string_to_array(u.changed_fields, ','), nullif(u.definition, '')::jsonb, u.status
+FROM (SELECT unnest(sqlc.arg(tool_names)::text[]) AS tool_name, unnest(sqlc.arg(actions)::text[]) AS action,
+             unnest(sqlc.arg(old_hashes)::text[]) AS old_hash, unnest(sqlc.arg(new_hashes)::text[]) AS new_hash,
+             unnest(sqlc.arg(changed_fields)::text[]) AS changed_fields,
+             unnest(sqlc.arg(definitions)::text[]) AS definition,
+             unnest(sqlc.arg(statuses)::text[]) AS status) u;
 
 -- name: GetToolByName :one
 SELECT * FROM tools WHERE name = $1;
