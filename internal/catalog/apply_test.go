@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -463,5 +465,51 @@ func checkGolden(t *testing.T, path string, got goldenCase) {
 	}
 	if !bytes.Equal(data, want) {
 		t.Errorf("outcome differs from %s (go test -update rewrites it):\n%s", path, data)
+	}
+}
+
+// TestApplyAfterSourceDeletion: a sync that starts while its source is being deleted waits
+// for the deletion and then fails with SourceDeletedError, writing nothing.
+func TestApplyAfterSourceDeletion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	src, err := db.New(pool).CreateSource(ctx, db.CreateSourceParams{Name: "gone", Kind: "mcp_http", Config: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer del.Rollback(ctx) //nolint:errcheck
+	if _, err := del.Exec(ctx, `DELETE FROM sources WHERE id = $1`, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := catalog.Apply(ctx, tx, src, []catalog.Tool{{Name: "a", InputSchema: json.RawMessage(emptySchema)}}, catalog.ApplyOptions{})
+			return err
+		})
+	}()
+	// Commit the deletion once the sync waits for it.
+	for waiting := false; !waiting; time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("the sync did not wait for the deletion: %v", err)
+		default:
+		}
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%LockSourceRow%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := del.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var gone *catalog.SourceDeletedError
+	if err := <-done; !errors.As(err, &gone) || gone.Source != "gone" {
+		t.Fatalf("got %v, want *catalog.SourceDeletedError", err)
 	}
 }
