@@ -35,10 +35,15 @@ type sourceView struct {
 	Config     json.RawMessage `json:"config,omitempty"`
 	ReviewMode bool            `json:"review_mode"`
 	Interval   string          `json:"interval,omitempty"`
-	Tools      int64           `json:"tools"`
-	LastSync   *lastSyncView   `json:"last_sync"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	// Tools counts the source's tools; Enriched those with every enrichment output for their
+	// current definition; Embedded those with a vector in the active profile's current set.
+	// (The count of tools in the lexical index goes here too.)
+	Tools     int64         `json:"tools"`
+	Enriched  int64         `json:"enriched"`
+	Embedded  int64         `json:"embedded"`
+	LastSync  *lastSyncView `json:"last_sync"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
 }
 
 type lastSyncView struct {
@@ -54,31 +59,44 @@ type lastSyncView struct {
 	Error      *string         `json:"error"`
 }
 
-func (s *Server) viewSource(c echo.Context, src db.Source) (sourceView, error) {
-	ctx := c.Request().Context()
-	q := db.New(s.deps.Pool)
-	v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
-	if string(src.Config) != "{}" {
-		v.Config = redactConfig(src.Config)
-	}
-	if src.Kind != "catalog" {
-		v.Interval = formatInterval(src.SyncInterval)
-	}
-	n, err := q.CountToolsBySource(ctx, src.ID)
+// sourceViews shows every source, or only the one called name, in one query whatever the
+// number of sources.
+func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, error) {
+	rows, err := db.New(s.deps.Pool).ListSourceSummaries(ctx, name)
 	if err != nil {
-		return v, err
+		return nil, err
 	}
-	v.Tools = n
-	run, err := q.LastSyncRun(ctx, src.ID)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return v, err
-	default:
-		v.LastSync = &lastSyncView{State: run.State, Created: run.Created, Updated: run.Updated, Deleted: run.Deleted,
-			Unchanged: run.Unchanged, Pending: run.Pending, Skipped: run.Skipped, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, Error: run.Error}
+	out := make([]sourceView, len(rows))
+	for i, r := range rows {
+		src := r.Source
+		v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, Tools: r.Tools,
+			Enriched: r.Enriched, Embedded: r.Embedded, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
+		if string(src.Config) != "{}" {
+			v.Config = redactConfig(src.Config)
+		}
+		if src.Kind != "catalog" {
+			v.Interval = formatInterval(src.SyncInterval)
+		}
+		if r.RunState != nil { // the source has a sync run: every run column is set
+			v.LastSync = &lastSyncView{State: *r.RunState, Created: r.RunCreated.Int32, Updated: r.RunUpdated.Int32,
+				Deleted: r.RunDeleted.Int32, Unchanged: r.RunUnchanged.Int32, Pending: r.RunPending.Int32,
+				Skipped: r.RunSkipped, StartedAt: *r.RunStartedAt, FinishedAt: r.RunFinishedAt, Error: r.RunError}
+		}
+		out[i] = v
 	}
-	return v, nil
+	return out, nil
+}
+
+// viewSource shows the source called name; a source deleted meanwhile is not found.
+func (s *Server) viewSource(ctx context.Context, name string) (sourceView, error) {
+	vs, err := s.sourceViews(ctx, &name)
+	if err != nil {
+		return sourceView{}, err
+	}
+	if len(vs) == 0 {
+		return sourceView{}, notFound("source %q not found", name)
+	}
+	return vs[0], nil
 }
 
 // createSourceRequest is the body of POST /v1/sources. A catalog source carries its tools;
@@ -146,7 +164,7 @@ func (s *Server) createSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.viewSource(c, src)
+	v, err := s.viewSource(ctx, src.Name)
 	if err != nil {
 		return err
 	}
@@ -172,30 +190,15 @@ func parseInlineTools(raw []json.RawMessage) ([]catalog.Tool, error) {
 }
 
 func (s *Server) listSources(c echo.Context) error {
-	srcs, err := db.New(s.deps.Pool).ListSources(c.Request().Context())
+	out, err := s.sourceViews(c.Request().Context(), nil)
 	if err != nil {
 		return err
-	}
-	out := make([]sourceView, 0, len(srcs))
-	for _, src := range srcs {
-		v, err := s.viewSource(c, src)
-		if err != nil {
-			return err
-		}
-		out = append(out, v)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"sources": out})
 }
 
 func (s *Server) getSource(c echo.Context) error {
-	src, err := db.New(s.deps.Pool).GetSourceByName(c.Request().Context(), c.Param("name"))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound("source %q not found", c.Param("name"))
-	}
-	if err != nil {
-		return err
-	}
-	v, err := s.viewSource(c, src)
+	v, err := s.viewSource(c.Request().Context(), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -229,11 +232,12 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	src, res, err := jobs.ImportCatalog(c.Request().Context(), s.deps.Pool, s.deps.River, c.Param("name"), tools)
+	ctx := c.Request().Context()
+	src, res, err := jobs.ImportCatalog(ctx, s.deps.Pool, s.deps.River, c.Param("name"), tools)
 	if err != nil {
 		return err
 	}
-	v, err := s.viewSource(c, src)
+	v, err := s.viewSource(ctx, src.Name)
 	if err != nil {
 		return err
 	}

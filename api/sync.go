@@ -102,7 +102,7 @@ func (s *Server) createMCPSource(c echo.Context, name, kind string, f mcpSourceF
 	if err != nil {
 		return err
 	}
-	v, err := s.viewSource(c, src)
+	v, err := s.viewSource(ctx, src.Name)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *Server) patchSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.viewSource(c, src)
+	v, err := s.viewSource(ctx, src.Name)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,13 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,8 +24,8 @@ type Result struct {
 	// Pending counts changed tools held back for review (ApplyOptions.Review): their new
 	// definition waits in tool_revisions, the stored one is kept and hidden from search.
 	Pending int `json:"pending"`
-	// Changed holds the ids of created and updated tools: the ones whose enrichment and
-	// embeddings must be (re)computed.
+	// Changed holds the ids of created and updated tools, in id order: the ones whose
+	// enrichment and embeddings must be (re)computed.
 	Changed []int64 `json:"-"`
 	// Invalid holds the tools left out by ApplyOptions.Validate.
 	Invalid []*InvalidToolError `json:"-"`
@@ -47,22 +50,161 @@ const (
 	ReviewPending  = "pending"
 )
 
+// SourceDeletedError: the source was deleted while Apply waited to lock it.
+type SourceDeletedError struct{ Source string }
+
+func (e *SourceDeletedError) Error() string {
+	return fmt.Sprintf("source %q was deleted", e.Source)
+}
+
 // Apply makes the stored tools of source equal to tools, by content hash (ScaleMCP
 // Algorithm 1): an unchanged hash does nothing, a new or changed tool is written, a stored
 // tool missing from tools is deleted. Every change is recorded in tool_revisions with the
 // fields it changed. It runs inside tx, so the whole diff lands at once or not at all, and
 // takes a per-source lock so that two writers of one source never interleave. tools must be
-// validated, unless opts.Validate is set.
+// validated and their names unique, unless opts.Validate is set.
+//
+// Apply is set-based: whatever the number of tools it runs at most eleven statements, each
+// reading or writing all the rows of one kind, so a sync costs a bounded number of round
+// trips and statement-level triggers on tools fire a bounded number of times. The order of
+// the statements avoids deadlocks:
+//
+//  1. the source: its advisory lock (writers of one source queue here), then a KEY SHARE
+//     lock on its row, so that a concurrent deletion of the source waits for this
+//     transaction (otherwise its cascade could wait for the tool rows locked below while
+//     this transaction waits for the source row, which inserting revisions needs);
+//  2. every stored tool row about to change or go, locked in id order (the order in which
+//     the re-weight job writes vectors, whose foreign keys lock tool rows) before anything
+//     is written, so this transaction holds nothing that its writes take (triggers on tools
+//     may take locks of their own) while it waits for a tool row;
+//  3. the writes: pending revisions superseded, revisions recorded, definitions updated,
+//     review states set, gone tools deleted, new tools inserted in name order.
+//
+// Writers of different sources touch disjoint tool rows: they never wait for each other's
+// rows.
 func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts ApplyOptions) (Result, error) {
 	q := db.New(tx)
 	var res Result
 	if err := q.LockSource(ctx, int32(source.ID)); err != nil {
 		return res, fmt.Errorf("lock source: %w", err)
 	}
+	if _, err := q.LockSourceRow(ctx, source.ID); errors.Is(err, pgx.ErrNoRows) {
+		return res, &SourceDeletedError{Source: source.Name}
+	} else if err != nil {
+		return res, fmt.Errorf("lock source: %w", err)
+	}
 	stored, err := q.ListToolStates(ctx, source.ID)
 	if err != nil {
 		return res, fmt.Errorf("list stored tools: %w", err)
 	}
+	d, err := diff(stored, tools, opts.Validate)
+	if err != nil {
+		return res, err
+	}
+	res.Unchanged, res.Invalid = d.unchanged, d.invalid
+
+	if ids := d.lockIDs(); len(ids) > 0 {
+		if err := q.LockTools(ctx, ids); err != nil {
+			return res, fmt.Errorf("lock changed tools: %w", err)
+		}
+	}
+	var w writes
+	for _, s := range d.reinstated {
+		// The server serves the approved definition again: held changes are void.
+		w.supersede = append(w.supersede, Namespaced(source.Name, s.OriginalName))
+		w.setState(s.ID, ReviewApproved)
+	}
+	if len(d.changed) > 0 {
+		if err := w.change(ctx, q, source, d.changed, opts.Review, &res); err != nil {
+			return res, err
+		}
+	}
+	for _, c := range d.created {
+		w.record(revision{Namespaced(source.Name, c.tool.Name), "created", "", c.hash, &c.tool, presentFields(c.tool), "applied"})
+	}
+	for _, s := range d.gone {
+		name := Namespaced(source.Name, s.OriginalName)
+		w.record(revision{name, "deleted", s.ContentHash, "", nil, nil, "applied"})
+		if s.ReviewState == ReviewPending {
+			w.supersede = append(w.supersede, name)
+		}
+	}
+
+	// A new pending revision must come after the supersede, which would close it.
+	if len(w.supersede) > 0 {
+		if err := q.SupersedePendingRevisionsOf(ctx, w.supersede); err != nil {
+			return res, fmt.Errorf("close held changes: %w", err)
+		}
+	}
+	if len(w.revisions) > 0 {
+		p, err := w.revisionParams(source)
+		if err != nil {
+			return res, err
+		}
+		if err := q.InsertRevisions(ctx, p); err != nil {
+			return res, fmt.Errorf("record revisions: %w", err)
+		}
+	}
+	if len(w.updates.Ids) > 0 {
+		if err := q.UpdateToolDefinitions(ctx, w.updates); err != nil {
+			return res, fmt.Errorf("update tools: %w", err)
+		}
+	}
+	if len(w.states.Ids) > 0 {
+		if err := q.SetToolReviewStates(ctx, w.states); err != nil {
+			return res, fmt.Errorf("set review states: %w", err)
+		}
+	}
+	if len(d.gone) > 0 {
+		ids := make([]int64, len(d.gone))
+		for i, s := range d.gone {
+			ids[i] = s.ID
+		}
+		n, err := q.DeleteToolsByID(ctx, ids)
+		if err != nil {
+			return res, fmt.Errorf("delete tools: %w", err)
+		}
+		res.Deleted = int(n)
+	}
+	if len(d.created) > 0 {
+		ids, err := insertTools(ctx, q, source, d.created)
+		if err != nil {
+			return res, err
+		}
+		res.Created = len(ids)
+		res.Changed = append(res.Changed, ids...)
+	}
+	slices.Sort(res.Changed)
+	return res, nil
+}
+
+// listed is a valid listed tool with its content hash.
+type listed struct {
+	tool Tool
+	hash string
+}
+
+// changed is a listed tool whose hash differs from its stored one.
+type changed struct {
+	listed
+	old db.ListToolStatesRow
+}
+
+// plan is the hash diff of a listing against the stored tools, before anything is written.
+type plan struct {
+	unchanged  int
+	reinstated []db.ListToolStatesRow // unchanged, but hidden by a held change
+	changed    []changed
+	created    []listed
+	gone       []db.ListToolStatesRow
+	invalid    []*InvalidToolError
+}
+
+// diff compares tools with the stored ones. With validate, invalid tools and repeated names
+// are left out into invalid; without, a repeated name is an error (tools were promised
+// valid).
+func diff(stored []db.ListToolStatesRow, tools []Tool, validate bool) (plan, error) {
+	var p plan
 	byName := make(map[string]db.ListToolStatesRow, len(stored))
 	for _, s := range stored {
 		byName[s.OriginalName] = s
@@ -71,14 +213,15 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 	for _, t := range tools {
 		hash := t.Hash()
 		old, exists := byName[t.Name]
-		if opts.Validate {
+		switch {
+		case validate:
 			if !exists || old.ContentHash != hash {
 				if err := t.Validate(); err != nil {
 					var bad *InvalidToolError
 					if !errors.As(err, &bad) {
 						bad = &InvalidToolError{Name: t.Name, Reason: err.Error()}
 					}
-					res.Invalid = append(res.Invalid, bad)
+					p.invalid = append(p.invalid, bad)
 					// An invalid new definition of a stored tool leaves the stored one as
 					// it is: a bad answer never deletes a tool.
 					seen[t.Name] = true
@@ -87,151 +230,190 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 				hash = t.Hash() // Validate may have normalized it
 			}
 			if seen[t.Name] {
-				res.Invalid = append(res.Invalid, &InvalidToolError{Name: t.Name, Reason: "name repeated in the list"})
+				p.invalid = append(p.invalid, &InvalidToolError{Name: t.Name, Reason: "name repeated in the list"})
 				continue
 			}
+		case seen[t.Name]:
+			// Unvalidated tools were promised unique (catalog.Parse rejects repeats); a
+			// repeated name would make the writes below ambiguous, so nothing is written.
+			return p, &InvalidToolError{Name: t.Name, Reason: "name repeated in the list"}
 		}
 		seen[t.Name] = true
-		name := Namespaced(source.Name, t.Name)
 		switch {
 		case exists && old.ContentHash == hash:
-			res.Unchanged++
+			p.unchanged++
 			if old.ReviewState == ReviewPending {
-				// The server serves the approved definition again: held changes are void.
-				if err := reinstate(ctx, q, old.ID, name); err != nil {
-					return res, err
-				}
-			}
-		case exists && opts.Review:
-			held, err := hold(ctx, q, source, old, t, hash)
-			if err != nil {
-				return res, err
-			}
-			if held {
-				res.Pending++
-			} else {
-				res.Unchanged++
+				p.reinstated = append(p.reinstated, old)
 			}
 		case exists:
-			fields, err := changedSince(ctx, q, old.ID, t)
-			if err != nil {
-				return res, err
-			}
-			if err := q.UpdateToolDefinition(ctx, db.UpdateToolDefinitionParams{
-				ID: old.ID, Title: optional(t.Title), Description: t.Description,
-				InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
-				ContentHash: hash, ReviewState: ReviewApproved,
-			}); err != nil {
-				return res, fmt.Errorf("update %s: %w", t.Name, err)
-			}
-			if old.ReviewState == ReviewPending {
-				if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
-					return res, fmt.Errorf("close held changes of %s: %w", t.Name, err)
-				}
-			}
-			if err := record(ctx, q, source, t.Name, "updated", &old.ContentHash, &hash, &t, fields, "applied"); err != nil {
-				return res, err
-			}
-			res.Updated++
-			res.Changed = append(res.Changed, old.ID)
+			p.changed = append(p.changed, changed{listed{t, hash}, old})
 		default:
-			id, err := q.InsertTool(ctx, db.InsertToolParams{
-				SourceID: source.ID, Name: name, OriginalName: t.Name,
-				Title: optional(t.Title), Description: t.Description, InputSchema: t.InputSchema,
-				OutputSchema: t.OutputSchema, Annotations: t.Annotations, ContentHash: hash,
-				ReviewState: ReviewApproved,
-			})
-			if err != nil {
-				return res, fmt.Errorf("insert %s: %w", t.Name, err)
-			}
-			if err := record(ctx, q, source, t.Name, "created", nil, &hash, &t, presentFields(t), "applied"); err != nil {
-				return res, err
-			}
-			res.Created++
-			res.Changed = append(res.Changed, id)
+			p.created = append(p.created, listed{t, hash})
 		}
 	}
-	var gone []int64
 	for _, s := range stored {
 		if !seen[s.OriginalName] {
-			gone = append(gone, s.ID)
-			if err := record(ctx, q, source, s.OriginalName, "deleted", &s.ContentHash, nil, nil, []string{}, "applied"); err != nil {
-				return res, err
-			}
-			if s.ReviewState == ReviewPending {
-				if _, err := q.SupersedePendingRevisions(ctx, Namespaced(source.Name, s.OriginalName)); err != nil {
-					return res, fmt.Errorf("close held changes of %s: %w", s.OriginalName, err)
-				}
-			}
+			p.gone = append(p.gone, s)
 		}
 	}
-	if len(gone) > 0 {
-		n, err := q.DeleteToolsByID(ctx, gone)
-		if err != nil {
-			return res, fmt.Errorf("delete tools: %w", err)
-		}
-		res.Deleted = int(n)
-	}
-	return res, nil
+	slices.SortFunc(p.gone, func(a, b db.ListToolStatesRow) int { return cmp.Compare(a.ID, b.ID) })
+	return p, nil
 }
 
-// hold stores t as a pending change of the stored tool old and hides the tool. A change
-// already held (pending, or rejected by an admin) is not stored again; it reports whether
-// the tool is held back.
-func hold(ctx context.Context, q *db.Queries, source db.Source, old db.ListToolStatesRow, t Tool, hash string) (bool, error) {
-	name := Namespaced(source.Name, t.Name)
-	_, err := q.FindHeldRevision(ctx, db.FindHeldRevisionParams{ToolName: name, OldHash: &old.ContentHash, NewHash: &hash})
-	switch {
-	case err == nil:
-		if old.ReviewState != ReviewPending {
-			if err := q.SetToolReviewState(ctx, db.SetToolReviewStateParams{ID: old.ID, ReviewState: ReviewPending}); err != nil {
-				return false, fmt.Errorf("hide %s: %w", t.Name, err)
+// lockIDs are the stored tools the plan writes, in id order.
+func (p plan) lockIDs() []int64 {
+	ids := make([]int64, 0, len(p.reinstated)+len(p.changed)+len(p.gone))
+	for _, s := range p.reinstated {
+		ids = append(ids, s.ID)
+	}
+	for _, c := range p.changed {
+		ids = append(ids, c.old.ID)
+	}
+	for _, s := range p.gone {
+		ids = append(ids, s.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// writes collects the rows Apply writes, one statement per kind.
+type writes struct {
+	supersede []string // tools whose pending revisions are closed
+	revisions []revision
+	updates   db.UpdateToolDefinitionsParams
+	states    db.SetToolReviewStatesParams
+}
+
+// revision is a row of tool_revisions; empty hashes and a nil tool stand for NULL.
+type revision struct {
+	name, action, oldHash, newHash string
+	tool                           *Tool
+	fields                         []string
+	status                         string
+}
+
+func (w *writes) record(r revision) { w.revisions = append(w.revisions, r) }
+
+func (w *writes) setState(id int64, state string) {
+	w.states.Ids = append(w.states.Ids, id)
+	w.states.ReviewStates = append(w.states.ReviewStates, state)
+}
+
+// revisionParams encodes the revisions for InsertRevisions.
+func (w *writes) revisionParams(source db.Source) (db.InsertRevisionsParams, error) {
+	p := db.InsertRevisionsParams{SourceID: source.ID}
+	for _, r := range w.revisions {
+		var def []byte
+		if r.tool != nil {
+			var err error
+			if def, err = json.Marshal(r.tool); err != nil {
+				return p, fmt.Errorf("record revision of %s: %w", r.name, err)
 			}
 		}
-		return true, nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return false, fmt.Errorf("find held change of %s: %w", t.Name, err)
+		p.ToolNames = append(p.ToolNames, r.name)
+		p.Actions = append(p.Actions, r.action)
+		p.OldHashes = append(p.OldHashes, r.oldHash)
+		p.NewHashes = append(p.NewHashes, r.newHash)
+		p.ChangedFields = append(p.ChangedFields, strings.Join(r.fields, ","))
+		p.Definitions = append(p.Definitions, string(def))
+		p.Statuses = append(p.Statuses, r.status)
 	}
-	fields, err := changedSince(ctx, q, old.ID, t)
+	return p, nil
+}
+
+// change decides, for stored tools whose listed definition changed, between applying the
+// new definition and holding it for review (opts.Review), reading the stored definitions
+// (for the changed fields) and the held changes in one query.
+func (w *writes) change(ctx context.Context, q *db.Queries, source db.Source, cs []changed, review bool, res *Result) error {
+	ids := make([]int64, len(cs))
+	hashes := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i], hashes[i] = c.old.ID, c.hash
+	}
+	rows, err := q.ListChangedTools(ctx, db.ListChangedToolsParams{Ids: ids, NewHashes: hashes, Review: review})
 	if err != nil {
-		return false, err
+		return fmt.Errorf("read changed tools: %w", err)
 	}
-	// An older pending change is superseded by this one.
-	if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
-		return false, fmt.Errorf("close held changes of %s: %w", t.Name, err)
+	byID := make(map[int64]db.ListChangedToolsRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
 	}
-	if err := record(ctx, q, source, t.Name, "updated", &old.ContentHash, &hash, &t, fields, ReviewPending); err != nil {
-		return false, err
-	}
-	if err := q.SetToolReviewState(ctx, db.SetToolReviewStateParams{ID: old.ID, ReviewState: ReviewPending}); err != nil {
-		return false, fmt.Errorf("hide %s: %w", t.Name, err)
-	}
-	return true, nil
-}
-
-// reinstate makes a held tool visible again and voids its pending changes.
-func reinstate(ctx context.Context, q *db.Queries, id int64, name string) error {
-	if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
-		return fmt.Errorf("close held changes of %s: %w", name, err)
-	}
-	if err := q.SetToolReviewState(ctx, db.SetToolReviewStateParams{ID: id, ReviewState: ReviewApproved}); err != nil {
-		return fmt.Errorf("reinstate %s: %w", name, err)
+	for _, c := range cs {
+		row, ok := byID[c.old.ID]
+		if !ok {
+			return fmt.Errorf("read changed tools: %s is gone", c.tool.Name)
+		}
+		name := Namespaced(source.Name, c.tool.Name)
+		if review {
+			res.Pending++
+			switch {
+			case row.Held:
+				// This change is held already (pending, or rejected by an admin): it is not
+				// stored again, and the tool stays hidden.
+				if c.old.ReviewState != ReviewPending {
+					w.setState(c.old.ID, ReviewPending)
+				}
+			default:
+				// An older pending change is superseded by this one.
+				w.supersede = append(w.supersede, name)
+				w.record(revision{name, "updated", c.old.ContentHash, c.hash, &c.tool, ChangedFields(storedTool(row), c.tool), ReviewPending})
+				w.setState(c.old.ID, ReviewPending)
+			}
+			continue
+		}
+		if c.old.ReviewState == ReviewPending {
+			w.supersede = append(w.supersede, name)
+		}
+		w.record(revision{name, "updated", c.old.ContentHash, c.hash, &c.tool, ChangedFields(storedTool(row), c.tool), "applied"})
+		u := &w.updates
+		u.Ids = append(u.Ids, c.old.ID)
+		u.Titles = append(u.Titles, c.tool.Title)
+		u.Descriptions = append(u.Descriptions, c.tool.Description)
+		u.InputSchemas = append(u.InputSchemas, string(c.tool.InputSchema))
+		u.OutputSchemas = append(u.OutputSchemas, string(c.tool.OutputSchema))
+		u.Annotations = append(u.Annotations, string(c.tool.Annotations))
+		u.ContentHashes = append(u.ContentHashes, c.hash)
+		res.Updated++
+		res.Changed = append(res.Changed, c.old.ID)
 	}
 	return nil
 }
 
-// changedSince lists the fields of t that differ from the stored tool id.
-func changedSince(ctx context.Context, q *db.Queries, id int64, t Tool) ([]string, error) {
-	row, err := q.GetToolDefinitionByID(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("read stored %s: %w", t.Name, err)
+// insertTools inserts the new tools in name order and returns their ids.
+func insertTools(ctx context.Context, q *db.Queries, source db.Source, created []listed) ([]int64, error) {
+	created = slices.Clone(created)
+	slices.SortFunc(created, func(a, b listed) int { return strings.Compare(a.tool.Name, b.tool.Name) })
+	p := db.InsertToolsParams{SourceID: source.ID}
+	for _, c := range created {
+		t := c.tool
+		p.Names = append(p.Names, Namespaced(source.Name, t.Name))
+		p.OriginalNames = append(p.OriginalNames, t.Name)
+		p.Titles = append(p.Titles, t.Title)
+		p.Descriptions = append(p.Descriptions, t.Description)
+		p.InputSchemas = append(p.InputSchemas, string(t.InputSchema))
+		p.OutputSchemas = append(p.OutputSchemas, string(t.OutputSchema))
+		p.Annotations = append(p.Annotations, string(t.Annotations))
+		p.ContentHashes = append(p.ContentHashes, c.hash)
 	}
-	old := Tool{Name: row.OriginalName, Description: row.Description, InputSchema: row.InputSchema,
+	rows, err := q.InsertTools(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("insert tools: %w", err)
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
+}
+
+// storedTool is the definition of a stored tool.
+func storedTool(row db.ListChangedToolsRow) Tool {
+	t := Tool{Name: row.OriginalName, Description: row.Description, InputSchema: row.InputSchema,
 		OutputSchema: row.OutputSchema, Annotations: row.Annotations}
 	if row.Title != nil {
-		old.Title = *row.Title
+		t.Title = *row.Title
 	}
-	return ChangedFields(old, t), nil
+	return t
 }
 
 // ChangedFields names the parts of the definition that differ between a and b, compared
@@ -282,26 +464,4 @@ func sameJSON(a, b json.RawMessage) bool {
 		return (errA != nil) == (errB != nil)
 	}
 	return bytes.Equal(ca, cb)
-}
-
-func record(ctx context.Context, q *db.Queries, source db.Source, name, action string, oldHash, newHash *string, t *Tool, fields []string, status string) error {
-	var def json.RawMessage
-	if t != nil {
-		def, _ = json.Marshal(t)
-	}
-	err := q.InsertRevision(ctx, db.InsertRevisionParams{
-		SourceID: source.ID, ToolName: Namespaced(source.Name, name), Action: action,
-		OldHash: oldHash, NewHash: newHash, ChangedFields: fields, Definition: def, Status: status,
-	})
-	if err != nil {
-		return fmt.Errorf("record revision of %s: %w", name, err)
-	}
-	return nil
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -95,3 +95,87 @@ func validated(b *testing.B, tools []catalog.Tool) []catalog.Tool {
 
 func BenchmarkSyncDiff5000NoChange(b *testing.B)          { benchmarkDiff(b, 0) }
 func BenchmarkSyncDiff5000OnePercentChanged(b *testing.B) { benchmarkDiff(b, 100) }
+
+// BenchmarkApply times catalog.Apply on catalogs of 5,000 and 50,000 tools, in a transaction
+// rolled back after each iteration:
+//
+//   - import: every tool is new (`toolgate import` or PUT /v1/sources/{name}/tools of a new
+//     source; the tools are validated beforehand, as jobs.ImportCatalog does);
+//   - mixed: a stored catalog of n tools is synced with a list in which every 10th tool
+//     changed, every 20th is gone and n/20 are new (validated by Apply, as a sync does).
+//
+// lexical=triggers runs with the schema as migrated, so the lexical index's triggers on
+// tools run inside Apply's statements; lexical=off disables the user triggers on tools to
+// time Apply's own statements (the lexical index can then be built afterwards, in batches).
+func BenchmarkApply(b *testing.B) {
+	for _, n := range []int{5000, 50000} {
+		for _, lexical := range []string{"triggers", "off"} {
+			b.Run(fmt.Sprintf("import/tools=%d/lexical=%s", n, lexical), func(b *testing.B) {
+				benchmarkApply(b, n, lexical == "triggers", false)
+			})
+			b.Run(fmt.Sprintf("mixed/tools=%d/lexical=%s", n, lexical), func(b *testing.B) {
+				benchmarkApply(b, n, lexical == "triggers", true)
+			})
+		}
+	}
+}
+
+func benchmarkApply(b *testing.B, n int, lexicalTriggers, mixed bool) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(b)
+	if !lexicalTriggers {
+		// USER leaves the foreign-key triggers alone.
+		if _, err := pool.Exec(ctx, `ALTER TABLE tools DISABLE TRIGGER USER`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src, err := db.New(pool).CreateSource(ctx, db.CreateSourceParams{Name: "bench", Kind: "mcp_http", Config: json.RawMessage(`{}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	listed := validated(b, benchTools(n, 0))
+	opts := catalog.ApplyOptions{}
+	want := catalog.Result{Created: n}
+	if mixed {
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := catalog.Apply(ctx, tx, src, listed, catalog.ApplyOptions{})
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		listed = mixedList(benchTools(n+n/20, 10), n)
+		opts.Validate = true
+		// Of the stored tools, every 20th is gone and the other half of every 10th changed.
+		want = catalog.Result{Created: n / 20, Updated: n / 20, Deleted: n / 20, Unchanged: n - n/10}
+	}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		tools := append([]catalog.Tool(nil), listed...)
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := catalog.Apply(ctx, tx, src, tools, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = tx.Rollback(ctx)
+		if res.Created != want.Created || res.Updated != want.Updated || res.Deleted != want.Deleted || res.Unchanged != want.Unchanged {
+			b.Fatalf("got %+v, want %+v", res, want)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tools/s")
+}
+
+// mixedList is tools (n stored ones, then new ones) without every 20th of the stored ones.
+func mixedList(tools []catalog.Tool, n int) []catalog.Tool {
+	out := make([]catalog.Tool, 0, len(tools))
+	for i, t := range tools {
+		if i < n && i%20 == 0 {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}

@@ -203,72 +203,107 @@ func (q *Queries) InsertFinishedSyncRun(ctx context.Context, arg InsertFinishedS
 	return i, err
 }
 
-const insertRevision = `-- name: InsertRevision :exec
+const insertRevisions = `-- name: InsertRevisions :exec
 INSERT INTO tool_revisions (source_id, tool_name, action, old_hash, new_hash, changed_fields, definition, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+SELECT $1::bigint, u.tool_name, u.action, nullif(u.old_hash, ''), nullif(u.new_hash, ''),
+       string_to_array(u.changed_fields, ','), nullif(u.definition, '')::jsonb, u.status
+FROM (SELECT unnest($2::text[]) AS tool_name, unnest($3::text[]) AS action,
+             unnest($4::text[]) AS old_hash, unnest($5::text[]) AS new_hash,
+             unnest($6::text[]) AS changed_fields,
+             unnest($7::text[]) AS definition,
+             unnest($8::text[]) AS status) u
 `
 
-type InsertRevisionParams struct {
-	SourceID      int64           `json:"source_id"`
-	ToolName      string          `json:"tool_name"`
-	Action        string          `json:"action"`
-	OldHash       *string         `json:"old_hash"`
-	NewHash       *string         `json:"new_hash"`
-	ChangedFields []string        `json:"changed_fields"`
-	Definition    json.RawMessage `json:"definition"`
-	Status        string          `json:"status"`
+type InsertRevisionsParams struct {
+	SourceID      int64    `json:"source_id"`
+	ToolNames     []string `json:"tool_names"`
+	Actions       []string `json:"actions"`
+	OldHashes     []string `json:"old_hashes"`
+	NewHashes     []string `json:"new_hashes"`
+	ChangedFields []string `json:"changed_fields"`
+	Definitions   []string `json:"definitions"`
+	Statuses      []string `json:"statuses"`
 }
 
-func (q *Queries) InsertRevision(ctx context.Context, arg InsertRevisionParams) error {
-	_, err := q.db.Exec(ctx, insertRevision,
+// Records many revisions in one statement, in the order given. An empty string stands for a
+// NULL hash or definition; changed_fields travel as the field names joined by commas.
+func (q *Queries) InsertRevisions(ctx context.Context, arg InsertRevisionsParams) error {
+	_, err := q.db.Exec(ctx, insertRevisions,
 		arg.SourceID,
-		arg.ToolName,
-		arg.Action,
-		arg.OldHash,
-		arg.NewHash,
+		arg.ToolNames,
+		arg.Actions,
+		arg.OldHashes,
+		arg.NewHashes,
 		arg.ChangedFields,
-		arg.Definition,
-		arg.Status,
+		arg.Definitions,
+		arg.Statuses,
 	)
 	return err
 }
 
-const insertTool = `-- name: InsertTool :one
+const insertTools = `-- name: InsertTools :many
 INSERT INTO tools (source_id, name, original_name, title, description, input_schema,
                    output_schema, annotations, content_hash, review_state)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-RETURNING id
+SELECT $1::bigint, u.name, u.original_name, nullif(u.title, ''), u.description,
+       u.input_schema::jsonb, nullif(u.output_schema, '')::jsonb, nullif(u.annotations, '')::jsonb,
+       u.content_hash, 'approved'
+FROM (SELECT unnest($2::text[]) AS name, unnest($3::text[]) AS original_name,
+             unnest($4::text[]) AS title, unnest($5::text[]) AS description,
+             unnest($6::text[]) AS input_schema,
+             unnest($7::text[]) AS output_schema,
+             unnest($8::text[]) AS annotations,
+             unnest($9::text[]) AS content_hash) u
+RETURNING id, original_name
 `
 
-type InsertToolParams struct {
-	SourceID     int64           `json:"source_id"`
-	Name         string          `json:"name"`
-	OriginalName string          `json:"original_name"`
-	Title        *string         `json:"title"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"input_schema"`
-	OutputSchema json.RawMessage `json:"output_schema"`
-	Annotations  json.RawMessage `json:"annotations"`
-	ContentHash  string          `json:"content_hash"`
-	ReviewState  string          `json:"review_state"`
+type InsertToolsParams struct {
+	SourceID      int64    `json:"source_id"`
+	Names         []string `json:"names"`
+	OriginalNames []string `json:"original_names"`
+	Titles        []string `json:"titles"`
+	Descriptions  []string `json:"descriptions"`
+	InputSchemas  []string `json:"input_schemas"`
+	OutputSchemas []string `json:"output_schemas"`
+	Annotations   []string `json:"annotations"`
+	ContentHashes []string `json:"content_hashes"`
 }
 
-func (q *Queries) InsertTool(ctx context.Context, arg InsertToolParams) (int64, error) {
-	row := q.db.QueryRow(ctx, insertTool,
+type InsertToolsRow struct {
+	ID           int64  `json:"id"`
+	OriginalName string `json:"original_name"`
+}
+
+// Inserts many tools in one statement, one array element per tool. JSON travels as text,
+// and an empty string stands for NULL (no title, output schema or annotations: a present
+// one is never empty).
+func (q *Queries) InsertTools(ctx context.Context, arg InsertToolsParams) ([]InsertToolsRow, error) {
+	rows, err := q.db.Query(ctx, insertTools,
 		arg.SourceID,
-		arg.Name,
-		arg.OriginalName,
-		arg.Title,
-		arg.Description,
-		arg.InputSchema,
-		arg.OutputSchema,
+		arg.Names,
+		arg.OriginalNames,
+		arg.Titles,
+		arg.Descriptions,
+		arg.InputSchemas,
+		arg.OutputSchemas,
 		arg.Annotations,
-		arg.ContentHash,
-		arg.ReviewState,
+		arg.ContentHashes,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InsertToolsRow{}
+	for rows.Next() {
+		var i InsertToolsRow
+		if err := rows.Scan(&i.ID, &i.OriginalName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lastSyncRun = `-- name: LastSyncRun :one
@@ -293,6 +328,104 @@ func (q *Queries) LastSyncRun(ctx context.Context, sourceID int64) (SyncRun, err
 		&i.Pending,
 	)
 	return i, err
+}
+
+const listSourceSummaries = `-- name: ListSourceSummaries :many
+WITH per_tool AS (
+    SELECT t.id, t.source_id, count(e.tool_id) AS steps
+    FROM tools t
+    LEFT JOIN tool_enrichments e ON e.tool_id = t.id AND e.content_hash = t.content_hash
+    WHERE $1::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = $1)
+    GROUP BY t.id
+), counts AS (
+    SELECT pt.source_id,
+           count(*) AS tools,
+           count(*) FILTER (WHERE pt.steps = 3) AS enriched,
+           count(v.tool_id) AS embedded
+           -- the count of tools in the lexical index belongs here
+    FROM per_tool pt
+    LEFT JOIN tool_vectors v
+           ON v.tool_id = pt.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)
+    GROUP BY pt.source_id
+)
+SELECT s.id, s.name, s.kind, s.config, s.sync_interval, s.review_mode, s.created_at, s.updated_at,
+       coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
+       coalesce(c.embedded, 0)::bigint AS embedded,
+       r.state AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
+       r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
+       r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
+FROM sources s
+LEFT JOIN counts c ON c.source_id = s.id
+LEFT JOIN sync_runs r
+       ON r.id = (SELECT r2.id FROM sync_runs r2 WHERE r2.source_id = s.id ORDER BY r2.started_at DESC, r2.id DESC LIMIT 1)
+WHERE $1::text IS NULL OR s.name = $1
+ORDER BY s.name
+`
+
+type ListSourceSummariesRow struct {
+	Source        Source          `json:"source"`
+	Tools         int64           `json:"tools"`
+	Enriched      int64           `json:"enriched"`
+	Embedded      int64           `json:"embedded"`
+	RunState      *string         `json:"run_state"`
+	RunCreated    pgtype.Int4     `json:"run_created"`
+	RunUpdated    pgtype.Int4     `json:"run_updated"`
+	RunDeleted    pgtype.Int4     `json:"run_deleted"`
+	RunUnchanged  pgtype.Int4     `json:"run_unchanged"`
+	RunPending    pgtype.Int4     `json:"run_pending"`
+	RunSkipped    json.RawMessage `json:"run_skipped"`
+	RunStartedAt  *time.Time      `json:"run_started_at"`
+	RunFinishedAt *time.Time      `json:"run_finished_at"`
+	RunError      *string         `json:"run_error"`
+}
+
+// Every source, or only the one called name, with its tool counts and its last sync run, in
+// one statement (GET /v1/sources). A tool is enriched when each of the three enrichment
+// steps (profile, questions, topics) has an output for its current content hash, and
+// embedded when it has a vector in the current vector set of the active weight profile.
+// The steps are counted per tool first: joined on the current hash, the enrichments of
+// only the tools asked for are read (about 50 ms for one source of 5,000 tools, 150 ms for
+// a list of 55,000 tools, on a shared 2-core machine).
+func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]ListSourceSummariesRow, error) {
+	rows, err := q.db.Query(ctx, listSourceSummaries, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListSourceSummariesRow{}
+	for rows.Next() {
+		var i ListSourceSummariesRow
+		if err := rows.Scan(
+			&i.Source.ID,
+			&i.Source.Name,
+			&i.Source.Kind,
+			&i.Source.Config,
+			&i.Source.SyncInterval,
+			&i.Source.ReviewMode,
+			&i.Source.CreatedAt,
+			&i.Source.UpdatedAt,
+			&i.Tools,
+			&i.Enriched,
+			&i.Embedded,
+			&i.RunState,
+			&i.RunCreated,
+			&i.RunUpdated,
+			&i.RunDeleted,
+			&i.RunUnchanged,
+			&i.RunPending,
+			&i.RunSkipped,
+			&i.RunStartedAt,
+			&i.RunFinishedAt,
+			&i.RunError,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listSources = `-- name: ListSources :many
@@ -338,6 +471,47 @@ func (q *Queries) LockSource(ctx context.Context, sourceID int32) error {
 	return err
 }
 
+const lockSourceRow = `-- name: LockSourceRow :one
+SELECT id FROM sources WHERE id = $1 FOR KEY SHARE
+`
+
+// Keeps the source from being deleted until the transaction ends. A deletion of the source
+// that is already under way is waited for, and then no row comes back.
+func (q *Queries) LockSourceRow(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, lockSourceRow, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
+const lockTools = `-- name: LockTools :exec
+SELECT id FROM tools WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+`
+
+// Locks the given tools for the rest of the transaction, in id order (a locking SELECT locks
+// rows in the order of its ORDER BY): catalog.Apply takes here every row lock it needs
+// before it writes anything.
+func (q *Queries) LockTools(ctx context.Context, ids []int64) error {
+	_, err := q.db.Exec(ctx, lockTools, ids)
+	return err
+}
+
+const setToolReviewStates = `-- name: SetToolReviewStates :exec
+UPDATE tools t SET review_state = u.review_state, updated_at = now()
+FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS review_state) u
+WHERE t.id = u.id
+`
+
+type SetToolReviewStatesParams struct {
+	Ids          []int64  `json:"ids"`
+	ReviewStates []string `json:"review_states"`
+}
+
+func (q *Queries) SetToolReviewStates(ctx context.Context, arg SetToolReviewStatesParams) error {
+	_, err := q.db.Exec(ctx, setToolReviewStates, arg.Ids, arg.ReviewStates)
+	return err
+}
+
 const updateToolDefinition = `-- name: UpdateToolDefinition :exec
 UPDATE tools
 SET title = $2, description = $3, input_schema = $4, output_schema = $5, annotations = $6,
@@ -366,6 +540,45 @@ func (q *Queries) UpdateToolDefinition(ctx context.Context, arg UpdateToolDefini
 		arg.Annotations,
 		arg.ContentHash,
 		arg.ReviewState,
+	)
+	return err
+}
+
+const updateToolDefinitions = `-- name: UpdateToolDefinitions :exec
+UPDATE tools t
+SET title = nullif(u.title, ''), description = u.description, input_schema = u.input_schema::jsonb,
+    output_schema = nullif(u.output_schema, '')::jsonb, annotations = nullif(u.annotations, '')::jsonb,
+    content_hash = u.content_hash, review_state = 'approved', updated_at = now()
+FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS title,
+             unnest($3::text[]) AS description,
+             unnest($4::text[]) AS input_schema,
+             unnest($5::text[]) AS output_schema,
+             unnest($6::text[]) AS annotations,
+             unnest($7::text[]) AS content_hash) u
+WHERE t.id = u.id
+`
+
+type UpdateToolDefinitionsParams struct {
+	Ids           []int64  `json:"ids"`
+	Titles        []string `json:"titles"`
+	Descriptions  []string `json:"descriptions"`
+	InputSchemas  []string `json:"input_schemas"`
+	OutputSchemas []string `json:"output_schemas"`
+	Annotations   []string `json:"annotations"`
+	ContentHashes []string `json:"content_hashes"`
+}
+
+// Writes new definitions of many tools in one statement, making them visible (approved).
+// Same encoding as InsertTools.
+func (q *Queries) UpdateToolDefinitions(ctx context.Context, arg UpdateToolDefinitionsParams) error {
+	_, err := q.db.Exec(ctx, updateToolDefinitions,
+		arg.Ids,
+		arg.Titles,
+		arg.Descriptions,
+		arg.InputSchemas,
+		arg.OutputSchemas,
+		arg.Annotations,
+		arg.ContentHashes,
 	)
 	return err
 }

@@ -43,32 +43,6 @@ func (q *Queries) DecideRevision(ctx context.Context, arg DecideRevisionParams) 
 	return err
 }
 
-const findHeldRevision = `-- name: FindHeldRevision :one
-SELECT id, status FROM tool_revisions
-WHERE tool_name = $1 AND old_hash = $2 AND new_hash = $3
-  AND status IN ('pending', 'rejected')
-ORDER BY id DESC LIMIT 1
-`
-
-type FindHeldRevisionParams struct {
-	ToolName string  `json:"tool_name"`
-	OldHash  *string `json:"old_hash"`
-	NewHash  *string `json:"new_hash"`
-}
-
-type FindHeldRevisionRow struct {
-	ID     int64  `json:"id"`
-	Status string `json:"status"`
-}
-
-// A held (pending or rejected) change of a tool from definition old_hash to new_hash.
-func (q *Queries) FindHeldRevision(ctx context.Context, arg FindHeldRevisionParams) (FindHeldRevisionRow, error) {
-	row := q.db.QueryRow(ctx, findHeldRevision, arg.ToolName, arg.OldHash, arg.NewHash)
-	var i FindHeldRevisionRow
-	err := row.Scan(&i.ID, &i.Status)
-	return i, err
-}
-
 const finishSyncRun = `-- name: FinishSyncRun :exec
 UPDATE sync_runs
 SET state = $2, created = $3, updated = $4, deleted = $5, unchanged = $6, pending = $7,
@@ -125,33 +99,6 @@ func (q *Queries) GetSourceByID(ctx context.Context, id int64) (Source, error) {
 	return i, err
 }
 
-const getToolDefinitionByID = `-- name: GetToolDefinitionByID :one
-SELECT original_name, title, description, input_schema, output_schema, annotations FROM tools WHERE id = $1
-`
-
-type GetToolDefinitionByIDRow struct {
-	OriginalName string          `json:"original_name"`
-	Title        *string         `json:"title"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"input_schema"`
-	OutputSchema json.RawMessage `json:"output_schema"`
-	Annotations  json.RawMessage `json:"annotations"`
-}
-
-func (q *Queries) GetToolDefinitionByID(ctx context.Context, id int64) (GetToolDefinitionByIDRow, error) {
-	row := q.db.QueryRow(ctx, getToolDefinitionByID, id)
-	var i GetToolDefinitionByIDRow
-	err := row.Scan(
-		&i.OriginalName,
-		&i.Title,
-		&i.Description,
-		&i.InputSchema,
-		&i.OutputSchema,
-		&i.Annotations,
-	)
-	return i, err
-}
-
 const latestHeldRevision = `-- name: LatestHeldRevision :one
 SELECT id, source_id, tool_name, action, old_hash, new_hash, changed_fields, definition, status, created_at, decided_at FROM tool_revisions
 WHERE tool_name = $1 AND old_hash = $2 AND status IN ('pending', 'rejected')
@@ -181,6 +128,65 @@ func (q *Queries) LatestHeldRevision(ctx context.Context, arg LatestHeldRevision
 		&i.DecidedAt,
 	)
 	return i, err
+}
+
+const listChangedTools = `-- name: ListChangedTools :many
+SELECT t.id, t.original_name, t.title, t.description, t.input_schema, t.output_schema, t.annotations,
+       ($1::boolean AND EXISTS (
+           SELECT 1 FROM tool_revisions r
+           WHERE r.tool_name = t.name AND r.old_hash = t.content_hash AND r.new_hash = u.new_hash
+             AND r.status IN ('pending', 'rejected')))::boolean AS held
+FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::text[]) AS new_hash) u
+JOIN tools t ON t.id = u.id
+`
+
+type ListChangedToolsParams struct {
+	Review    bool     `json:"review"`
+	Ids       []int64  `json:"ids"`
+	NewHashes []string `json:"new_hashes"`
+}
+
+type ListChangedToolsRow struct {
+	ID           int64           `json:"id"`
+	OriginalName string          `json:"original_name"`
+	Title        *string         `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	Held         bool            `json:"held"`
+}
+
+// The stored definitions of tools about to change (ids), and whether each one's change to
+// its new hash (new_hashes, in the order of ids) is already held: a pending or rejected
+// revision from the current hash to the new one exists. held is false unless review is set.
+func (q *Queries) ListChangedTools(ctx context.Context, arg ListChangedToolsParams) ([]ListChangedToolsRow, error) {
+	rows, err := q.db.Query(ctx, listChangedTools, arg.Review, arg.Ids, arg.NewHashes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListChangedToolsRow{}
+	for rows.Next() {
+		var i ListChangedToolsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OriginalName,
+			&i.Title,
+			&i.Description,
+			&i.InputSchema,
+			&i.OutputSchema,
+			&i.Annotations,
+			&i.Held,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listSourcesByKind = `-- name: ListSourcesByKind :many
@@ -252,20 +258,6 @@ func (q *Queries) ListToolStates(ctx context.Context, sourceID int64) ([]ListToo
 	return items, nil
 }
 
-const setToolReviewState = `-- name: SetToolReviewState :exec
-UPDATE tools SET review_state = $2, updated_at = now() WHERE id = $1
-`
-
-type SetToolReviewStateParams struct {
-	ID          int64  `json:"id"`
-	ReviewState string `json:"review_state"`
-}
-
-func (q *Queries) SetToolReviewState(ctx context.Context, arg SetToolReviewStateParams) error {
-	_, err := q.db.Exec(ctx, setToolReviewState, arg.ID, arg.ReviewState)
-	return err
-}
-
 const sourcesDueForSync = `-- name: SourcesDueForSync :many
 SELECT s.id FROM sources s
 WHERE s.kind IN ('mcp_stdio', 'mcp_http') AND s.sync_interval IS NOT NULL
@@ -316,6 +308,17 @@ func (q *Queries) SupersedePendingRevisions(ctx context.Context, toolName string
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const supersedePendingRevisionsOf = `-- name: SupersedePendingRevisionsOf :exec
+UPDATE tool_revisions SET status = 'rejected', decided_at = now()
+WHERE tool_name = ANY($1::text[]) AND status = 'pending'
+`
+
+// SupersedePendingRevisions for many tools at once.
+func (q *Queries) SupersedePendingRevisionsOf(ctx context.Context, toolNames []string) error {
+	_, err := q.db.Exec(ctx, supersedePendingRevisionsOf, toolNames)
+	return err
 }
 
 const toolHistory = `-- name: ToolHistory :many

@@ -11,23 +11,27 @@ RETURNING *;
 -- name: ListToolStates :many
 SELECT id, original_name, content_hash, review_state FROM tools WHERE source_id = $1;
 
--- name: GetToolDefinitionByID :one
-SELECT original_name, title, description, input_schema, output_schema, annotations FROM tools WHERE id = $1;
-
--- name: SetToolReviewState :exec
-UPDATE tools SET review_state = $2, updated_at = now() WHERE id = $1;
-
--- name: FindHeldRevision :one
--- A held (pending or rejected) change of a tool from definition old_hash to new_hash.
-SELECT id, status FROM tool_revisions
-WHERE tool_name = $1 AND old_hash = sqlc.arg(old_hash) AND new_hash = sqlc.arg(new_hash)
-  AND status IN ('pending', 'rejected')
-ORDER BY id DESC LIMIT 1;
+-- name: ListChangedTools :many
+-- The stored definitions of tools about to change (ids), and whether each one's change to
+-- its new hash (new_hashes, in the order of ids) is already held: a pending or rejected
+-- revision from the current hash to the new one exists. held is false unless review is set.
+SELECT t.id, t.original_name, t.title, t.description, t.input_schema, t.output_schema, t.annotations,
+       (sqlc.arg(review)::boolean AND EXISTS (
+           SELECT 1 FROM tool_revisions r
+           WHERE r.tool_name = t.name AND r.old_hash = t.content_hash AND r.new_hash = u.new_hash
+             AND r.status IN ('pending', 'rejected')))::boolean AS held
+FROM (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id, unnest(sqlc.arg(new_hashes)::text[]) AS new_hash) u
+JOIN tools t ON t.id = u.id;
 
 -- name: SupersedePendingRevisions :execrows
 -- Closes a tool's pending changes that the server no longer serves.
 UPDATE tool_revisions SET status = 'rejected', decided_at = now()
 WHERE tool_name = $1 AND status = 'pending';
+
+-- name: SupersedePendingRevisionsOf :exec
+-- SupersedePendingRevisions for many tools at once.
+UPDATE tool_revisions SET status = 'rejected', decided_at = now()
+WHERE tool_name = ANY(sqlc.arg(tool_names)::text[]) AND status = 'pending';
 
 -- name: LatestHeldRevision :one
 -- The newest held change of a tool's current definition: what approve applies.

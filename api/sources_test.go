@@ -1,0 +1,181 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// namedQueries counts the statements of internal/db (their SQL starts with sqlc's
+// "-- name:") while on.
+type namedQueries struct {
+	on atomic.Bool
+	n  atomic.Int64
+}
+
+func (c *namedQueries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if c.on.Load() && strings.HasPrefix(data.SQL, "-- name:") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *namedQueries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+type sourceCounts struct {
+	Name     string          `json:"name"`
+	Tools    int             `json:"tools"`
+	Enriched int             `json:"enriched"`
+	Embedded int             `json:"embedded"`
+	LastSync json.RawMessage `json:"last_sync"`
+}
+
+// TestSourceCounts: GET /v1/sources shows per source how many tools it has, how many are
+// enriched for their current definition and how many have a vector in the active profile's
+// current set, in one query whatever the number of sources; GET /v1/sources/{name} agrees.
+func TestSourceCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var queries namedQueries
+	pool, err := postgres.Connect(ctx, pgtest.NewDB(t), postgres.WithQueryTracer(&queries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true}))
+	t.Cleanup(srv.Close)
+
+	deps := jobs.Deps{Pool: pool, Logger: log, Embedder: embed.NewLocal(384), Enricher: enrich.Heuristic{}, Questions: 2}
+	tool := func(name, desc string) catalog.Tool {
+		return catalog.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+	}
+	// importAndEnrich replaces the source's tools and enriches those named in enrichNames.
+	importAndEnrich := func(source string, tools []catalog.Tool, enrichNames ...string) {
+		t.Helper()
+		if _, _, err := jobs.ImportCatalog(ctx, pool, rc, source, tools); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range enrichNames {
+			stored, err := db.New(pool).GetToolByName(ctx, catalog.Namespaced(source, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := jobs.EnrichTool(ctx, deps, jobs.EnrichToolArgs{ToolID: stored.ID, ContentHash: stored.ContentHash}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fin := []catalog.Tool{tool("price", "Current price."), tool("revenue", "Revenue."), tool("margin", "Margin.")}
+	importAndEnrich("fin", fin, "price", "revenue")
+	importAndEnrich("web", []catalog.Tool{tool("search", "Search."), tool("fetch", "Fetch.")}, "search")
+	if _, err := db.New(pool).CreateSource(ctx, db.CreateSourceParams{Name: "idle", Kind: "mcp_http", Config: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+
+	list := func() map[string]sourceCounts {
+		t.Helper()
+		queries.n.Store(0)
+		queries.on.Store(true)
+		code, body := call(t, srv, "GET", "/v1/sources", "")
+		queries.on.Store(false)
+		if code != http.StatusOK {
+			t.Fatalf("list: %d %v", code, body)
+		}
+		if n := queries.n.Load(); n != 1 {
+			t.Errorf("GET /v1/sources ran %d queries, want 1", n)
+		}
+		raw, _ := json.Marshal(body["sources"])
+		var srcs []sourceCounts
+		if err := json.Unmarshal(raw, &srcs); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]sourceCounts{}
+		for _, s := range srcs {
+			out[s.Name] = s
+			var one sourceCounts
+			_, body := call(t, srv, "GET", "/v1/sources/"+s.Name, "")
+			raw, _ := json.Marshal(body)
+			if err := json.Unmarshal(raw, &one); err != nil || one.Tools != s.Tools || one.Enriched != s.Enriched ||
+				one.Embedded != s.Embedded || string(one.LastSync) != string(s.LastSync) {
+				t.Errorf("GET /v1/sources/%s: %s, in the list: %+v", s.Name, raw, s)
+			}
+		}
+		return out
+	}
+	want := func(got map[string]sourceCounts, name string, tools, enriched, embedded int) {
+		t.Helper()
+		if g := got[name]; g.Tools != tools || g.Enriched != enriched || g.Embedded != embedded {
+			t.Errorf("%s: tools=%d enriched=%d embedded=%d, want %d %d %d", name, g.Tools, g.Enriched, g.Embedded, tools, enriched, embedded)
+		}
+	}
+
+	got := list()
+	want(got, "fin", 3, 2, 2)
+	want(got, "web", 2, 1, 1)
+	want(got, "idle", 0, 0, 0)
+	if len(got) != 3 || string(got["idle"].LastSync) != "null" || string(got["fin"].LastSync) == "null" {
+		t.Fatalf("sources: %+v", got)
+	}
+
+	// A changed definition is not enriched until its new enrichment has run; its vector
+	// (of the old definition) stays in the set meanwhile.
+	fin[0].Description = "Current price, delayed 15 minutes."
+	importAndEnrich("fin", fin)
+	want(list(), "fin", 3, 1, 2)
+
+	// Another active profile counts the vectors of its own current set.
+	activate(t, pool, "var-1")
+	if _, err := pool.Exec(ctx, `DELETE FROM tool_vectors v USING weight_profiles p, tools t
+		WHERE p.name = 'var-1' AND v.set_id = p.current_set AND v.tool_id = t.id AND t.name = 'web__search'`); err != nil {
+		t.Fatal(err)
+	}
+	got = list()
+	want(got, "fin", 3, 1, 2)
+	want(got, "web", 2, 1, 0)
+
+	// A profile without a vector set: nothing is embedded.
+	if _, err := pool.Exec(ctx, `INSERT INTO weight_profiles (name, strategy) VALUES ('fresh', 'mean')`); err != nil {
+		t.Fatal(err)
+	}
+	activate(t, pool, "fresh")
+	got = list()
+	want(got, "fin", 3, 1, 0)
+	want(got, "web", 2, 1, 0)
+}
+
+// activate makes the profile called name the active one.
+func activate(t *testing.T, pool *pgxpool.Pool, name string) {
+	t.Helper()
+	if err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(context.Background(), `UPDATE weight_profiles SET is_active = false WHERE is_active`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(context.Background(), `UPDATE weight_profiles SET is_active = true WHERE name = $1`, name)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
