@@ -36,11 +36,12 @@ type sourceView struct {
 	ReviewMode bool            `json:"review_mode"`
 	Interval   string          `json:"interval,omitempty"`
 	// Tools counts the source's tools; Enriched those with every enrichment output for their
-	// current definition; Embedded those with a vector in the active profile's current set.
-	// (The count of tools in the lexical index goes here too.)
+	// current definition; Embedded those with a vector in the active profile's current set;
+	// Indexed those in the lexical index with no change of theirs waiting to be indexed.
 	Tools     int64         `json:"tools"`
 	Enriched  int64         `json:"enriched"`
 	Embedded  int64         `json:"embedded"`
+	Indexed   int64         `json:"indexed"`
 	LastSync  *lastSyncView `json:"last_sync"`
 	CreatedAt time.Time     `json:"created_at"`
 	UpdatedAt time.Time     `json:"updated_at"`
@@ -70,7 +71,7 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 	for i, r := range rows {
 		src := r.Source
 		v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, Tools: r.Tools,
-			Enriched: r.Enriched, Embedded: r.Embedded, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
+			Enriched: r.Enriched, Embedded: r.Embedded, Indexed: r.Indexed, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
 		if string(src.Config) != "{}" {
 			v.Config = redactConfig(src.Config)
 		}

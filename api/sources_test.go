@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
@@ -45,6 +46,7 @@ type sourceCounts struct {
 	Tools    int             `json:"tools"`
 	Enriched int             `json:"enriched"`
 	Embedded int             `json:"embedded"`
+	Indexed  int             `json:"indexed"`
 	LastSync json.RawMessage `json:"last_sync"`
 }
 
@@ -119,7 +121,7 @@ func TestSourceCounts(t *testing.T) {
 			_, body := call(t, srv, "GET", "/v1/sources/"+s.Name, "")
 			raw, _ := json.Marshal(body)
 			if err := json.Unmarshal(raw, &one); err != nil || one.Tools != s.Tools || one.Enriched != s.Enriched ||
-				one.Embedded != s.Embedded || string(one.LastSync) != string(s.LastSync) {
+				one.Embedded != s.Embedded || one.Indexed != s.Indexed || string(one.LastSync) != string(s.LastSync) {
 				t.Errorf("GET /v1/sources/%s: %s, in the list: %+v", s.Name, raw, s)
 			}
 		}
@@ -138,6 +140,18 @@ func TestSourceCounts(t *testing.T) {
 	want(got, "idle", 0, 0, 0)
 	if len(got) != 3 || string(got["idle"].LastSync) != "null" || string(got["fin"].LastSync) == "null" {
 		t.Fatalf("sources: %+v", got)
+	}
+	// An enrichment's fields wait in the lexical index's queue (EnrichTool does not flush
+	// it) until the next flush: web's import flushed fin's, but web__search's still waits.
+	if got["fin"].Indexed != 3 || got["web"].Indexed != 1 {
+		t.Errorf("indexed before the flush: fin %d web %d, want 3 1", got["fin"].Indexed, got["web"].Indexed)
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	got = list()
+	if got["fin"].Indexed != 3 || got["web"].Indexed != 2 || got["idle"].Indexed != 0 {
+		t.Errorf("indexed after the flush: %+v", got)
 	}
 
 	// A changed definition is not enriched until its new enrichment has run; its vector

@@ -15,7 +15,8 @@ SELECT * FROM sources ORDER BY name;
 -- Every source, or only the one called name, with its tool counts and its last sync run, in
 -- one statement (GET /v1/sources). A tool is enriched when each of the three enrichment
 -- steps (profile, questions, topics) has an output for its current content hash, and
--- embedded when it has a vector in the current vector set of the active weight profile.
+-- embedded when it has a vector in the current vector set of the active weight profile, and
+-- indexed when the lexical index holds it and no change of it waits in the index's queue.
 -- The steps are counted per tool first: joined on the current hash, the enrichments of
 -- only the tools asked for are read (about 50 ms for one source of 5,000 tools, 150 ms for
 -- a list of 55,000 tools, on a shared 2-core machine).
@@ -29,16 +30,17 @@ WITH per_tool AS (
     SELECT pt.source_id,
            count(*) AS tools,
            count(*) FILTER (WHERE pt.steps = 3) AS enriched,
-           count(v.tool_id) AS embedded
-           -- the count of tools in the lexical index belongs here
+           count(v.tool_id) AS embedded,
+           count(d.tool_id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM search_queue q WHERE q.tool_id = pt.id)) AS indexed
     FROM per_tool pt
     LEFT JOIN tool_vectors v
            ON v.tool_id = pt.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)
+    LEFT JOIN search_docs d ON d.tool_id = pt.id
     GROUP BY pt.source_id
 )
 SELECT sqlc.embed(s),
        coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
-       coalesce(c.embedded, 0)::bigint AS embedded,
+       coalesce(c.embedded, 0)::bigint AS embedded, coalesce(c.indexed, 0)::bigint AS indexed,
        r.state AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
        r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
