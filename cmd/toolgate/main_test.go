@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 // runCLI runs toolgate in-process with the given settings.
@@ -63,5 +65,40 @@ func TestImportAndMigrateCommands(t *testing.T) {
 	}
 	if code, _, stderr = runCLI(t, env, "migrate", "sideways"); code != 2 {
 		t.Fatalf("bad migrate action: %d %q", code, stderr)
+	}
+}
+
+// Upgrading a catalog indexed the old way (migration 0004's triggers) to the lexical index v2:
+// `toolgate migrate up` leaves every searchable tool indexed, nothing queued, when it returns.
+func TestMigrateUpIndexesAnUpgradedCatalog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := postgres.MigrateDown(ctx, pool, 1); err != nil { // back to version 10
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO sources (name, kind) VALUES ('old', 'catalog');
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash, enabled)
+		SELECT s.id, 'old__t' || g, 't' || g, 'Old tool number ' || g, '{"type":"object"}', 'h', g % 5 <> 0
+		FROM sources s, generate_series(1, 40) g`); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": url}
+	if code, _, stderr := runCLI(t, env, "migrate", "up"); code != 0 {
+		t.Fatalf("migrate up: %d %q", code, stderr)
+	}
+	var indexed, searchable, queued int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM search_docs),
+		(SELECT count(*) FROM tools WHERE enabled), (SELECT count(*) FROM search_queue)`).Scan(&indexed, &searchable, &queued); err != nil {
+		t.Fatal(err)
+	}
+	if indexed != 32 || searchable != 32 || queued != 0 {
+		t.Fatalf("after migrate up: %d indexed, %d searchable, %d queued", indexed, searchable, queued)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -23,7 +26,7 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 	defer pool.Close()
 	switch fs.Arg(0) {
 	case "up":
-		if err := postgres.MigrateUp(ctx, pool); err != nil {
+		if err := migrateUp(ctx, env, pool); err != nil {
 			return err
 		}
 	case "down":
@@ -51,5 +54,22 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 		dirty = " (dirty)"
 	}
 	fmt.Fprintf(env.stdout, "schema version %d%s of %d; river tables current: %t\n", st.Version, dirty, st.Latest, st.RiverCurrent)
+	return nil
+}
+
+// migrateUp applies the migrations, then indexes what they queued for the lexical index
+// (migration 0011 queues the whole catalog), so that the catalog is searchable when the
+// command returns or the server starts.
+func migrateUp(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		return err
+	}
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if st.Indexed > 0 {
+		env.log.Info("lexical index built", "tools", st.Indexed)
+	}
 	return nil
 }

@@ -46,7 +46,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer pool.Close()
 	if env.cfg.AutoMigrate {
-		if err := postgres.MigrateUp(ctx, pool); err != nil {
+		if err := migrateUp(ctx, env, pool); err != nil {
 			return err
 		}
 	}
