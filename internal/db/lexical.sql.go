@@ -52,18 +52,6 @@ func (q *Queries) LexicalIndexBatch(ctx context.Context, maxTools int32) (int32,
 	return column_1, err
 }
 
-const lexicalPending = `-- name: LexicalPending :one
-SELECT count(DISTINCT tool_id) FROM search_queue
-`
-
-// How many distinct tools wait in the queue.
-func (q *Queries) LexicalPending(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, lexicalPending)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const lexicalReimpact = `-- name: LexicalReimpact :one
 SELECT coalesce(toolgate_search_reimpact($1::bigint, $2::int, $3::float8), 0)::bigint
 `
@@ -90,16 +78,4 @@ UPDATE search_corpus SET impact_avgdl = $1::float8
 func (q *Queries) LexicalSetImpactAvgdl(ctx context.Context, avgdl float64) error {
 	_, err := q.db.Exec(ctx, lexicalSetImpactAvgdl, avgdl)
 	return err
-}
-
-const lexicalTryLock = `-- name: LexicalTryLock :one
-SELECT pg_try_advisory_xact_lock(7250011)::boolean
-`
-
-// The indexer's writer lock (internal/postgres.LockLexicalIndexer), without waiting.
-func (q *Queries) LexicalTryLock(ctx context.Context) (bool, error) {
-	row := q.db.QueryRow(ctx, lexicalTryLock)
-	var column_1 bool
-	err := row.Scan(&column_1)
-	return column_1, err
 }

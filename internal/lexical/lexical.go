@@ -41,28 +41,14 @@ type Stats struct {
 	Vacuumed   bool // the index tables were vacuumed and analyzed
 }
 
-// Flush indexes every queued tool, waiting for a concurrent indexer to finish its batch
-// when there is one, then recomputes impacts if the average document length drifted.
+// Flush indexes every queued tool, batch by batch (each batch waits for a concurrent
+// indexer's batch, if any), then recomputes impacts if the average document length drifted.
 func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
-	st, _, err := flush(ctx, pool, false)
-	return st, err
-}
-
-// TryFlush is Flush, except that it returns at once with ok false when another indexer is
-// at work (that one, or the next lexical_index job, indexes what is queued).
-func TryFlush(ctx context.Context, pool *pgxpool.Pool) (st Stats, ok bool, err error) {
-	return flush(ctx, pool, true)
-}
-
-func flush(ctx context.Context, pool *pgxpool.Pool, try bool) (Stats, bool, error) {
 	var st Stats
-	for first := true; ; first = false {
-		n, locked, err := indexBatch(ctx, pool, try && first)
+	for {
+		n, err := indexBatch(ctx, pool)
 		if err != nil {
-			return st, true, err
-		}
-		if !locked {
-			return st, false, nil
+			return st, err
 		}
 		st.Indexed += n
 		if n == 0 {
@@ -70,45 +56,39 @@ func flush(ctx context.Context, pool *pgxpool.Pool, try bool) (Stats, bool, erro
 		}
 	}
 	if st.Indexed == 0 {
-		return st, true, nil
+		return st, nil
 	}
 	n, err := reimpactIfDrifted(ctx, pool)
 	if err != nil {
-		return st, true, err
+		return st, err
 	}
 	st.Reimpacted = n
 	if st.Indexed >= vacuumAfter || n > 0 {
 		// Outside any transaction (VACUUM cannot run in one). It waits for no writer.
 		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) search_postings, search_docs, search_lexemes"); err != nil {
-			return st, true, fmt.Errorf("vacuum the lexical index: %w", err)
+			return st, fmt.Errorf("vacuum the lexical index: %w", err)
 		}
 		st.Vacuumed = true
 	}
-	return st, true, nil
+	return st, nil
 }
 
-// indexBatch runs one indexer transaction. With try, it first tries the writer lock and
-// reports locked false when another indexer holds it.
-func indexBatch(ctx context.Context, pool *pgxpool.Pool, try bool) (n int, locked bool, err error) {
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+// indexBatch runs one indexer transaction and returns the number of tools it indexed.
+func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	var n int32
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.LexicalAsyncCommit(ctx); err != nil {
 			return err
 		}
-		if try {
-			if locked, err = q.LexicalTryLock(ctx); err != nil || !locked {
-				return err
-			}
-		}
-		locked = true
-		m, err := q.LexicalIndexBatch(ctx, Batch)
-		n = int(m)
+		var err error
+		n, err = q.LexicalIndexBatch(ctx, Batch)
 		return err
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("lexical index: %w", err)
+		return 0, fmt.Errorf("lexical index: %w", err)
 	}
-	return n, locked, nil
+	return int(n), nil
 }
 
 // reimpactIfDrifted recomputes every posting's impact with the current average document
@@ -151,9 +131,4 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return done, fmt.Errorf("lexical index: %w", err)
 	}
 	return min(done, int(c.Docs)), nil
-}
-
-// Pending returns how many distinct tools wait in the queue.
-func Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
-	return db.New(pool).LexicalPending(ctx)
 }

@@ -334,8 +334,7 @@ func TestLexicalIndexFollowsChanges(t *testing.T) {
 	}
 }
 
-// Concurrent writers of tools and components, with indexers flushing (waiting and trying)
-// all the while, never deadlock and leave the index equal to a full rebuild.
+// Concurrent writers of tools and components, with two indexers flushing all the while, never deadlock and leave the index equal to a full rebuild.
 func TestLexicalIndexConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	pool, ids := setup(t)
@@ -365,7 +364,7 @@ func TestLexicalIndexConcurrentWriters(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	flushed := make(chan error, 2)
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		go func() {
 			for {
 				select {
@@ -374,13 +373,7 @@ func TestLexicalIndexConcurrentWriters(t *testing.T) {
 					return
 				default:
 				}
-				var err error
-				if i == 0 {
-					_, err = lexical.Flush(ctx, pool)
-				} else {
-					_, _, err = lexical.TryFlush(ctx, pool)
-				}
-				if err != nil {
+				if _, err := lexical.Flush(ctx, pool); err != nil {
 					flushed <- err
 					return
 				}

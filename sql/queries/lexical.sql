@@ -5,10 +5,6 @@
 -- together: a crash that loses the commit loses both, so it need not wait for the WAL flush.
 SELECT set_config('synchronous_commit', 'off', true);
 
--- name: LexicalTryLock :one
--- The indexer's writer lock (internal/postgres.LockLexicalIndexer), without waiting.
-SELECT pg_try_advisory_xact_lock(7250011)::boolean;
-
 -- name: LexicalIndexBatch :one
 -- Takes the writer lock, claims up to max_tools queued tools and recomputes their index rows;
 -- returns how many (0: the queue is empty).
@@ -24,7 +20,3 @@ SELECT coalesce(toolgate_search_reimpact(sqlc.arg(after_id)::bigint, sqlc.arg(n)
 
 -- name: LexicalSetImpactAvgdl :exec
 UPDATE search_corpus SET impact_avgdl = sqlc.arg(avgdl)::float8;
-
--- name: LexicalPending :one
--- How many distinct tools wait in the queue.
-SELECT count(DISTINCT tool_id) FROM search_queue;
