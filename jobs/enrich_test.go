@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -361,7 +362,9 @@ var toolSeq atomic.Int64
 // importOneNamed imports a fresh single-tool source.
 func importOneNamed(t *testing.T, pool *pgxpool.Pool) (int64, string) {
 	t.Helper()
-	name := "src" + strings.Repeat("x", int(toolSeq.Add(1)))
+	// a number, not a growing run of letters: -count=10 makes hundreds of sources, and a
+	// source name has at most 32 characters
+	name := fmt.Sprintf("src%d", toolSeq.Add(1))
 	tools := []catalog.Tool{{Name: "get_price", Description: "Returns the latest stock price."}}
 	_, res, err := ImportCatalog(context.Background(), pool, insertClient(t, pool), name, tools)
 	if err != nil {
