@@ -28,11 +28,15 @@ const Batch = 2000
 // impacts were computed with before they are all recomputed.
 const Drift = 0.2
 
-// vacuumAfter is the number of tools a flush must have indexed before it vacuums and
-// analyzes the index tables: after a bulk load the visibility map is unset and the planner's
-// statistics are stale until autovacuum comes by, minutes later, and a search should be fast
-// at once.
-const vacuumAfter = 1000
+// A flush that indexed at least vacuumAfter tools, and at least vacuumShare of the indexed
+// documents, vacuums and analyzes the index tables: after a bulk load the visibility map is
+// unset and the planner's statistics are stale until autovacuum comes by, minutes later, and
+// a search should be fast at once. The share keeps a large catalog from being vacuumed
+// after every modest change (a vacuum reads every index of the tables it cleans).
+const (
+	vacuumAfter = 1000
+	vacuumShare = 0.1
+)
 
 // Stats is what a flush did.
 type Stats struct {
@@ -58,12 +62,12 @@ func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 	if st.Indexed == 0 {
 		return st, nil
 	}
-	n, err := reimpactIfDrifted(ctx, pool)
+	n, docs, err := reimpactIfDrifted(ctx, pool)
 	if err != nil {
 		return st, err
 	}
 	st.Reimpacted = n
-	if st.Indexed >= vacuumAfter || n > 0 {
+	if n > 0 || st.Indexed >= vacuumAfter && float64(st.Indexed) >= vacuumShare*float64(docs) {
 		// Outside any transaction (VACUUM cannot run in one). It waits for no writer.
 		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) search_postings, search_docs, search_lexemes"); err != nil {
 			return st, fmt.Errorf("vacuum the lexical index: %w", err)
@@ -93,18 +97,18 @@ func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 
 // reimpactIfDrifted recomputes every posting's impact with the current average document
 // length when it moved more than Drift from the one they were computed with. Returns the
-// number of tools redone.
-func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+// number of tools redone and of documents in the index.
+func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (redone int, docs int64, err error) {
 	c, err := db.New(pool).LexicalCorpus(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("lexical index: corpus: %w", err)
+		return 0, 0, fmt.Errorf("lexical index: corpus: %w", err)
 	}
 	if c.Docs == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	avg := c.TotalLen / float64(c.Docs)
 	if c.ImpactAvgdl > 0 && math.Abs(avg-c.ImpactAvgdl) <= Drift*c.ImpactAvgdl {
-		return 0, nil
+		return 0, c.Docs, nil
 	}
 	done := 0
 	for after := int64(0); ; {
@@ -119,7 +123,7 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			return err
 		})
 		if err != nil {
-			return done, fmt.Errorf("lexical index: recompute impacts: %w", err)
+			return done, c.Docs, fmt.Errorf("lexical index: recompute impacts: %w", err)
 		}
 		if last == 0 {
 			break
@@ -128,7 +132,7 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		after = last
 	}
 	if err := db.New(pool).LexicalSetImpactAvgdl(ctx, avg); err != nil {
-		return done, fmt.Errorf("lexical index: %w", err)
+		return done, c.Docs, fmt.Errorf("lexical index: %w", err)
 	}
-	return min(done, int(c.Docs)), nil
+	return min(done, int(c.Docs)), c.Docs, nil
 }
