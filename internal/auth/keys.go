@@ -93,7 +93,8 @@ const DefaultRatePerMin = 600
 type Spec struct {
 	Name  string
 	Scope Scope
-	// Sources limits the sources the key may see; nil means every source.
+	// Sources limits the sources a search key may see; nil means every source. An admin
+	// key always sees every source.
 	Sources []string
 	// RatePerMin is the most requests per minute; 0 means unlimited.
 	RatePerMin int
@@ -137,6 +138,11 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 	}
 	if s.RatePerMin < 0 || s.RatePerMin > math.MaxInt32 {
 		return Key{}, "", &InvalidSpecError{"rate_per_min", fmt.Sprintf("must be 0 (unlimited) or from 1 to %d", math.MaxInt32)}
+	}
+	if s.Scope == ScopeAdmin && s.Sources != nil {
+		// An admin key may mint keys and change every source, so a source list would
+		// promise a limit it cannot hold.
+		return Key{}, "", &InvalidSpecError{"sources", "an admin key sees every source and cannot be limited to some; give a search key the sources"}
 	}
 	if s.Sources != nil && len(s.Sources) == 0 {
 		return Key{}, "", &InvalidSpecError{"sources", "an empty list would see nothing; omit it for every source"}

@@ -72,8 +72,8 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 		{Name: "x", Scope: "root"},
 		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: -5},
 		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: 4294967301}, // would wrap to 5 in int32
-		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{}},
-		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{"fin", " "}},
+		{Name: "x", Scope: auth.ScopeSearch, Sources: []string{}},
+		{Name: "x", Scope: auth.ScopeSearch, Sources: []string{"fin", " "}},
 		{Name: "x", Scope: auth.ScopeSearch, Plan: "everything"},
 	} {
 		var se *auth.InvalidSpecError
@@ -87,6 +87,25 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 	var taken *auth.NameTakenError
 	if _, _, err := keys.Create(ctx, auth.Spec{Name: "dup", Scope: auth.ScopeSearch}); !errors.As(err, &taken) || taken.Name != "dup" {
 		t.Errorf("duplicate active name: got %v, want *NameTakenError", err)
+	}
+}
+
+// An admin key may mint keys and change every source: limiting it to sources would be a
+// promise it cannot keep, so the combination is refused, by Create and by the schema.
+func TestAdminKeyCannotBeLimitedToSources(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, time.Now)
+	ctx := context.Background()
+	var se *auth.InvalidSpecError
+	if _, _, err := keys.Create(ctx, auth.Spec{Name: "fin-admin", Scope: auth.ScopeAdmin, Sources: []string{"fin"}}); !errors.As(err, &se) || se.Field != "sources" {
+		t.Fatalf("admin key with sources: got %v, want *InvalidSpecError on sources", err)
+	}
+	// Written past Create, the row is refused by the table's CHECK.
+	_, err := db.New(pool).CreateAPIKey(ctx, db.CreateAPIKeyParams{Name: "raw", Prefix: "rawrawrawr",
+		SecretHash: []byte{1}, Scope: "admin", Sources: []string{"fin"}})
+	if err == nil || !strings.Contains(err.Error(), "api_keys_admin_every_source") {
+		t.Errorf("admin row with sources: got %v, want the CHECK violation", err)
 	}
 }
 
