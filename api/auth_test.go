@@ -72,6 +72,16 @@ func (a *testAPI) key(t *testing.T, s auth.Spec) (auth.Key, string) {
 	return k, text
 }
 
+// sources creates empty catalog sources, for keys to name.
+func (a *testAPI) sources(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := db.New(a.pool).EnsureCatalogSource(context.Background(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 type response struct {
 	status int
 	header http.Header
@@ -181,6 +191,7 @@ func TestScopes(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, false)
 	_, admin := a.key(t, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
+	a.sources(t, "fin", "news")
 	_, search := a.key(t, auth.Spec{Name: "agent", Scope: auth.ScopeSearch, Sources: []string{"fin", "news"}})
 
 	// Stand-ins for the search endpoints, which other packages register: they report the
@@ -293,6 +304,7 @@ func TestAdminKeysEndpoints(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, false)
 	_, admin := a.key(t, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
+	a.sources(t, "fin")
 
 	r := do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"agent-1","scope":"search","sources":["fin"],"rate_per_min":60}`)
 	if r.status != http.StatusCreated {
@@ -312,6 +324,7 @@ func TestAdminKeysEndpoints(t *testing.T) {
 		{`{"name":"","scope":"admin"}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","rate_per_min":-1}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","sources":[]}`, http.StatusBadRequest},
+		{`{"name":"x","scope":"search","sources":["fin","typo"]}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","colour":"red"}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"search","plan":"everything"}`, http.StatusBadRequest},
 	} {

@@ -28,7 +28,16 @@ func TestKeysCommand(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 
-	code, out, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin, news", "--rate", "30")
+	code, out, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin")
+	if code == 0 || !strings.Contains(stderr, `no source is named "fin"`) {
+		t.Errorf("keys create naming a missing source: exit %d, stderr %q", code, stderr)
+	}
+	for _, src := range []string{"fin", "news"} {
+		if code, _, stderr := toolgate("import", writeFile(t, t.TempDir(), "tools.jsonl", `{"name":"quote","description":"Quote."}`), "--source", src); code != 0 {
+			t.Fatalf("import %s: exit %d: %s", src, code, stderr)
+		}
+	}
+	code, out, stderr = toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin, news", "--rate", "30")
 	if code != 0 {
 		t.Fatalf("keys create: exit %d: %s", code, stderr)
 	}

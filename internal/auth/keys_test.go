@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -106,6 +107,55 @@ func TestAdminKeyCannotBeLimitedToSources(t *testing.T) {
 		SecretHash: []byte{1}, Scope: "admin", Sources: []string{"fin"}})
 	if err == nil || !strings.Contains(err.Error(), "api_keys_admin_every_source") {
 		t.Errorf("admin row with sources: got %v, want the CHECK violation", err)
+	}
+}
+
+// A key's source list names existing sources only, without repeats, and at most
+// 100 (the documented limit, auth.MaxKeySources) of them.
+func TestKeySourcesMustExist(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, time.Now)
+	ctx := context.Background()
+	for _, name := range []string{"fin", "news"} {
+		if _, err := db.New(pool).EnsureCatalogSource(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeated := []string{"fin"}
+	for range 1000 {
+		repeated = append(repeated, "news", "fin")
+	}
+	_, text, err := keys.Create(ctx, auth.Spec{Name: "agent", Scope: auth.ScopeSearch, Sources: repeated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := keys.Verify(ctx, text); err != nil || strings.Join(k.Sources, ",") != "fin,news" {
+		t.Errorf("stored sources = %v, %v; want [fin news]", k.Sources, err)
+	}
+
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%d", i)
+	}
+	nope := make([]string, 1000)
+	for i := range nope {
+		nope[i] = "nope"
+	}
+	for _, tc := range []struct {
+		sources []string
+		reason  string
+	}{
+		{[]string{"fin", "nope"}, `no source is named "nope"`},
+		{nope, `no source is named "nope";`},
+		{[]string{"a", "b", "c", "d", "e", "f", "g", "fin"}, `"e" and 2 more`},
+		{many, "101 sources, at most 100"},
+	} {
+		var se *auth.InvalidSpecError
+		_, _, err := keys.Create(ctx, auth.Spec{Name: "bad", Scope: auth.ScopeSearch, Sources: tc.sources})
+		if !errors.As(err, &se) || se.Field != "sources" || !strings.Contains(se.Reason, tc.reason) {
+			t.Errorf("%d sources %q...: got %v, want *InvalidSpecError with %q", len(tc.sources), tc.sources[:2], err, tc.reason)
+		}
 	}
 }
 
