@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is one rejected entry of an imported catalog.
@@ -66,12 +67,12 @@ func Parse(r io.Reader) ([]Tool, error) {
 	)
 	add := func(line int, ts []Tool, err error) {
 		if err != nil {
-			reason := err.Error()
+			p := Problem{Line: line, Reason: err.Error()}
 			var inv *InvalidToolError
 			if errors.As(err, &inv) {
-				reason = inv.Reason
+				p.Name, p.Reason = inv.Name, inv.Reason
 			}
-			problems = append(problems, Problem{Line: line, Reason: reason})
+			problems = append(problems, p)
 			return
 		}
 		for _, t := range ts {
@@ -201,7 +202,12 @@ func decodeEntry(raw json.RawMessage) ([]Tool, error) {
 		}
 		return out, nil
 	case e.Function != nil: // OpenAI {"type":"function","function":{...}}
-		return decodeEntryValue(*e.Function)
+		e = *e.Function
+	}
+	// Decoding replaced invalid UTF-8 in the strings with U+FFFD; the definition is refused
+	// rather than silently altered (json.RawMessage fields would keep the bytes as they are).
+	if e.Name != nil && !utf8.Valid(raw) {
+		return nil, &InvalidToolError{Name: *e.Name, Reason: "definition is not valid UTF-8"}
 	}
 	return decodeEntryValue(e)
 }

@@ -79,6 +79,11 @@ func (t *Tool) Validate() error {
 	case len(t.Title) > 1024:
 		return bad("title is %d bytes, limit 1024", len(t.Title))
 	}
+	for _, f := range []struct{ name, value string }{{"name", t.Name}, {"title", t.Title}, {"description", t.Description}} {
+		if err := checkText(f.name, f.value); err != nil {
+			return bad("%v", err)
+		}
+	}
 	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
 		t.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
@@ -99,6 +104,14 @@ func (t *Tool) Validate() error {
 		}
 	} else {
 		t.Annotations = nil
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"input_schema", t.InputSchema}, {"output_schema", t.OutputSchema}, {"annotations", t.Annotations}} {
+		if err := checkJSONText(f.name, f.raw); err != nil {
+			return bad("%v", err)
+		}
 	}
 	return nil
 }
