@@ -359,3 +359,45 @@ func TestSyncSkipsToolsWithUnstorableText(t *testing.T) {
 		})
 	}
 }
+
+// Tools named outside [A-Za-z0-9_.-]{1,128}, as real servers name them, are synced under
+// their catalog name (catalog.CatalogName) with the original kept for calling them, and the
+// next sync finds them unchanged. Before, they were skipped.
+func TestSyncKeepsToolsWithServerNames(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{
+		mcpTool("PDF&URLTool", "Read a PDF at a URL.", schemaQ),
+		mcpTool("requestFirst Aid Assistance", "Request first aid.", schemaQ),
+		mcpTool("search", "Search the web.", schemaQ),
+	}
+	for kind, srv := range servers(t, tools) {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", kind, srv.Config(), false)
+			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, rep, 3, 0, 0, 0, 0)
+			if len(rep.Skipped) != 0 {
+				t.Fatalf("skipped %+v", rep.Skipped)
+			}
+			for name, original := range map[string]string{ // as docs/sync.md documents the mapping
+				"srv__PDF_URLTool-f1f9486c":                 "PDF&URLTool",
+				"srv__requestFirst_Aid_Assistance-0f52f864": "requestFirst Aid Assistance",
+				"srv__search": "search",
+			} {
+				got, err := db.New(pool).GetToolByName(ctx, name)
+				if err != nil || got.OriginalName != original {
+					t.Errorf("%s: stored %+v, %v; want original name %q", name, got, err, original)
+				}
+			}
+			rep, err = jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, rep, 0, 0, 0, 3, 0)
+		})
+	}
+}

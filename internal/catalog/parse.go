@@ -105,6 +105,8 @@ func Parse(r io.Reader) ([]Tool, error) {
 		}
 	}
 	seen := make(map[string]int, len(tools))
+	// catalog name (CatalogName) → the first tool given it
+	named := make(map[string]*Tool, len(tools))
 	for i := range tools {
 		t := &tools[i]
 		if err := t.Validate(); err != nil {
@@ -121,6 +123,13 @@ func Parse(r io.Reader) ([]Tool, error) {
 			continue
 		}
 		seen[t.Name] = lines[i]
+		cn := CatalogName(t.Name)
+		if other := named[cn]; other != nil {
+			problems = append(problems, Problem{Line: lines[i], Name: t.Name, Reason: fmt.Sprintf(
+				"its catalog name %q is also that of %q, line %d; rename one", cn, other.Name, seen[other.Name])})
+			continue
+		}
+		named[cn] = t
 	}
 	if len(problems) > 0 {
 		return nil, &ParseError{Problems: problems}
