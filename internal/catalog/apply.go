@@ -249,6 +249,9 @@ func diff(stored []db.ListToolStatesRow, tools []Tool, validate bool) (plan, err
 func admit(p *plan, byName map[string]db.ListToolStatesRow, tools []Tool, validate bool) ([]listed, map[string]bool, error) {
 	seen := make(map[string]bool, len(tools))
 	admitted := make([]listed, 0, len(tools))
+	// catalog name → the stored tool keeping it unchanged though its listed definition is
+	// invalid: no other tool may take it.
+	kept := map[string]string{}
 	for _, t := range tools {
 		hash := t.Hash()
 		old, exists := byName[t.Name]
@@ -262,6 +265,9 @@ func admit(p *plan, byName map[string]db.ListToolStatesRow, tools []Tool, valida
 					}
 					p.invalid = append(p.invalid, bad)
 					seen[t.Name] = true
+					if exists {
+						kept[CatalogName(t.Name)] = t.Name
+					}
 					continue
 				}
 				hash = t.Hash() // Validate may have normalized it
@@ -288,13 +294,17 @@ func admit(p *plan, byName map[string]db.ListToolStatesRow, tools []Tool, valida
 		}
 		return 2
 	}
-	holder := make(map[string]int, len(admitted)) // catalog name → index in admitted
+	best := make(map[string]int, len(admitted)) // catalog name → index in admitted of its holder
 	clash := false
 	for i, l := range admitted {
 		name := CatalogName(l.tool.Name)
-		j, taken := holder[name]
+		if _, ok := kept[name]; ok {
+			clash = true
+			continue
+		}
+		j, taken := best[name]
 		if !taken {
-			holder[name] = i
+			best[name] = i
 			continue
 		}
 		if !validate {
@@ -302,23 +312,28 @@ func admit(p *plan, byName map[string]db.ListToolStatesRow, tools []Tool, valida
 		}
 		clash = true
 		if ri, rj := rank(l, name), rank(admitted[j], name); ri < rj || (ri == rj && l.tool.Name < admitted[j].tool.Name) {
-			holder[name] = i
+			best[name] = i
 		}
 	}
 	if !clash {
 		return admitted, seen, nil
 	}
-	kept := admitted[:0:0]
+	out := admitted[:0:0]
 	for i, l := range admitted {
 		name := CatalogName(l.tool.Name)
-		if j := holder[name]; j != i {
-			p.invalid = append(p.invalid, &InvalidToolError{Name: l.tool.Name,
-				Reason: fmt.Sprintf("its catalog name %q is taken by %q", name, admitted[j].tool.Name)})
-			continue
+		holder, ok := kept[name]
+		if !ok {
+			j := best[name]
+			if j == i {
+				out = append(out, l)
+				continue
+			}
+			holder = admitted[j].tool.Name
 		}
-		kept = append(kept, l)
+		p.invalid = append(p.invalid, &InvalidToolError{Name: l.tool.Name,
+			Reason: fmt.Sprintf("its catalog name %q is taken by %q", name, holder)})
 	}
-	return kept, seen, nil
+	return out, seen, nil
 }
 
 // lockIDs are the stored tools the plan writes, in id order.

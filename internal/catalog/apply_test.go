@@ -577,6 +577,15 @@ func TestApplyNormalizesNames(t *testing.T) {
 	if res.Unchanged != 3 || res.Created != 0 || invalid(res) != verbatim+`: its catalog name "`+verbatim+`" is taken by "x y"` || !reflect.DeepEqual(stored, want) {
 		t.Fatalf("clash with a stored tool: %+v (%s), stored %v", res, invalid(res), stored)
 	}
+	// Nor does it take the name while the stored tool's new definition is invalid (and the
+	// stored one stays).
+	broken := tool("x y")
+	broken.InputSchema = json.RawMessage(`{"type":"string"}`)
+	res, stored = apply("srv", []catalog.Tool{tool(verbatim), tool("PDF&URLTool"), broken, tool("ok")}, true)
+	if res.Unchanged != 2 || res.Created != 0 || !strings.Contains(invalid(res), verbatim+`: its catalog name "`+verbatim+`" is taken by "x y"`) ||
+		!reflect.DeepEqual(stored, want) {
+		t.Fatalf("clash with a stored tool listed invalid: %+v (%s), stored %v", res, invalid(res), stored)
+	}
 	// Between two new tools the verbatim name wins, in either order.
 	for i, tools := range [][]catalog.Tool{{tool("x y"), tool(verbatim)}, {tool(verbatim), tool("x y")}} {
 		name := fmt.Sprintf("fresh%d", i)
