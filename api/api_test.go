@@ -183,3 +183,39 @@ func TestReadinessChecksTheReplica(t *testing.T) {
 		}
 	}
 }
+
+// A catalog tool whose text PostgreSQL cannot store (a NUL in the description, a \u0000 in
+// a schema key, invalid UTF-8) is refused with 400 invalid_catalog naming the tool, through
+// PUT and through POST /v1/sources, and the stored catalog is left as it was.
+func TestCatalogWithUnstorableTextIsRefusedByName(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t)
+	if code, out := call(t, srv, "PUT", "/v1/sources/docs/tools", `{"name":"kept","description":"Kept."}`); code != 200 {
+		t.Fatalf("first import: %d %v", code, out)
+	}
+	for name, tc := range map[string]struct{ method, path, body, tool, reason string }{
+		"NUL description": {"PUT", "/v1/sources/docs/tools", `{"name":"ok","description":"Fine."}` + "\n" + `{"name":"pdf_tool","description":"Reads PDFs.\u0000"}`,
+			"pdf_tool", "description contains a NUL character"},
+		"NUL schema key": {"PUT", "/v1/sources/docs/tools", `{"name":"keyed","input_schema":{"type":"object","properties":{"pa\u0000th":{"type":"string"}}}}`,
+			"keyed", `input_schema contains a NUL character (\u0000)`},
+		"invalid UTF-8": {"PUT", "/v1/sources/docs/tools", "{\"name\":\"latin1\",\"input_schema\":{\"properties\":{\"caf\xe9\":{}}}}",
+			"latin1", "definition is not valid UTF-8"},
+		"inline NUL": {"POST", "/v1/sources", `{"name":"inline","kind":"catalog","tools":[{"name":"nul","description":"a\u0000b"}]}`,
+			"nul", "description contains a NUL character"},
+	} {
+		code, out := call(t, srv, tc.method, tc.path, tc.body)
+		var first map[string]any
+		if e, ok := out["error"].(map[string]any); ok {
+			if d, ok := e["details"].([]any); ok && len(d) > 0 {
+				first, _ = d[0].(map[string]any)
+			}
+		}
+		if code != 400 || errorCode(out) != "invalid_catalog" || first["name"] != tc.tool || first["reason"] != tc.reason {
+			t.Errorf("%s: %d %v, want 400 invalid_catalog naming %s: %s", name, code, out, tc.tool, tc.reason)
+		}
+	}
+	code, out := call(t, srv, "GET", "/v1/sources/docs", "")
+	if code != 200 || out["tools"] != float64(1) {
+		t.Errorf("refused imports changed the catalog: %d %v", code, out)
+	}
+}

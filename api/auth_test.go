@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -68,6 +70,16 @@ func (a *testAPI) key(t *testing.T, s auth.Spec) (auth.Key, string) {
 		t.Fatalf("create key %q: %v", s.Name, err)
 	}
 	return k, text
+}
+
+// sources creates empty catalog sources, for keys to name.
+func (a *testAPI) sources(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := db.New(a.pool).EnsureCatalogSource(context.Background(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 type response struct {
@@ -179,6 +191,7 @@ func TestScopes(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, false)
 	_, admin := a.key(t, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
+	a.sources(t, "fin", "news")
 	_, search := a.key(t, auth.Spec{Name: "agent", Scope: auth.ScopeSearch, Sources: []string{"fin", "news"}})
 
 	// Stand-ins for the search endpoints, which other packages register: they report the
@@ -291,6 +304,7 @@ func TestAdminKeysEndpoints(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, false)
 	_, admin := a.key(t, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
+	a.sources(t, "fin")
 
 	r := do(t, a.e, http.MethodPost, "/admin/keys", admin, `{"name":"agent-1","scope":"search","sources":["fin"],"rate_per_min":60}`)
 	if r.status != http.StatusCreated {
@@ -310,6 +324,7 @@ func TestAdminKeysEndpoints(t *testing.T) {
 		{`{"name":"","scope":"admin"}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","rate_per_min":-1}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","sources":[]}`, http.StatusBadRequest},
+		{`{"name":"x","scope":"search","sources":["fin","typo"]}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"admin","colour":"red"}`, http.StatusBadRequest},
 		{`{"name":"x","scope":"search","plan":"everything"}`, http.StatusBadRequest},
 	} {
@@ -389,5 +404,70 @@ func TestUnknownRoutesNeedAKeyFirst(t *testing.T) {
 	}
 	if r := do(t, a.e, http.MethodGet, "/v1/nothing-here", admin, ""); r.status != http.StatusNotFound || r.errorCode() != "not_found" {
 		t.Errorf("unknown route with an admin key: got %d %q, want 404", r.status, r.errorCode())
+	}
+}
+
+// An admin key limited to sources, as toolgate created them before the combination was
+// refused, is found in the database by the migration that refuses it: it becomes a search
+// key of its sources, so it can neither read or change other sources' tools nor mint an
+// unrestricted key.
+func TestExistingLimitedAdminKeyCannotEscalate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	// Back to the schema before the refusal, where such a key could be stored, and forward.
+	if err := postgres.MigrateDown(ctx, pool, 1); err != nil {
+		t.Fatal(err)
+	}
+	const prefix, secret = "limitedadm", "limited-admin-secret"
+	hash := sha256.Sum256([]byte(secret))
+	if _, err := pool.Exec(ctx, `INSERT INTO api_keys (name, prefix, secret_hash, scope, sources) VALUES ('fin-admin', $1, $2, 'admin', '{fin}')`,
+		prefix, hash[:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := auth.NewKeys(pool, time.Now)
+	e := api.New(api.Deps{Pool: pool, River: rc, Logger: log, Keys: keys})
+	_, admin, err := keys.Create(ctx, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{"fin", "news"} {
+		if r := do(t, e, http.MethodPut, "/v1/sources/"+src+"/tools", admin, `{"name":"quote","description":"Quote."}`); r.status != http.StatusOK {
+			t.Fatalf("import %s: %d %v", src, r.status, r.body)
+		}
+	}
+
+	limited := "tg_" + prefix + "_" + secret
+	for _, tc := range []struct{ method, path, body string }{
+		{http.MethodPost, "/admin/keys", `{"name":"root","scope":"admin"}`},
+		{http.MethodGet, "/v1/sources", ""},
+		{http.MethodGet, "/v1/tools/news__quote", ""},
+		{http.MethodPost, "/admin/tools/news__quote/disable", ""},
+		{http.MethodPost, "/admin/tools/fin__quote/disable", ""},
+	} {
+		if r := do(t, e, tc.method, tc.path, limited, tc.body); r.status != http.StatusForbidden {
+			t.Errorf("%s %s with the limited admin key: got %d %v, want 403", tc.method, tc.path, r.status, r.body)
+		}
+	}
+	k, err := keys.Verify(ctx, limited)
+	if err != nil || k.Scope != auth.ScopeSearch || strings.Join(k.Sources, ",") != "fin" {
+		t.Errorf("the limited admin key is now %+v, %v; want a search key of fin", k, err)
+	}
+	list, err := keys.List(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("keys: %v, %v", list, err)
+	}
+	for _, k := range list {
+		if k.Scope == auth.ScopeAdmin && k.Name != "ops" {
+			t.Errorf("an admin key was minted: %+v", k)
+		}
 	}
 }

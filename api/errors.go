@@ -120,7 +120,9 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound("not found")
 	case postgres.IsUnavailable(err):
-		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: err.Error()}
+		// The driver's error names the database server, its user and database: logged
+		// (errorHandler), never sent.
+		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the database is unavailable; try again shortly"}
 	case errors.As(err, &httpErr):
 		msg := http.StatusText(httpErr.Code)
 		if m, ok := httpErr.Message.(string); ok {
@@ -143,6 +145,16 @@ func toAPIError(err error) *Error {
 		return &Error{Status: httpErr.Code, Code: code, Message: msg}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}
+
+// notReadyMessage is what the public /readyz says of a readiness failure: the reason,
+// without the driver's words.
+func notReadyMessage(err error) string {
+	var nr *postgres.NotReadyError
+	if errors.As(err, &nr) {
+		return nr.Public()
+	}
+	return "database not ready"
 }
 
 // errorHandler writes every error returned by a handler as JSON.

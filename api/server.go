@@ -4,7 +4,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -118,16 +117,20 @@ func (s *Server) healthz(c echo.Context) error {
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
+	which := ""
 	err := postgres.Ready(ctx, s.deps.Pool)
 	if err == nil && s.deps.ReadPool != nil {
 		if err = postgres.Ready(ctx, s.deps.ReadPool); err != nil {
-			err = fmt.Errorf("read replica: %w", err)
+			which = "read replica: "
 		}
 	}
 	if err != nil {
+		// The driver's words (server address, user, database) go to the log only: this
+		// endpoint is public.
+		s.log.WarnContext(ctx, "not ready", "err", which+err.Error())
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{
 			"status": "unavailable",
-			"error":  map[string]string{"code": "not_ready", "message": err.Error()},
+			"error":  map[string]string{"code": "not_ready", "message": which + notReadyMessage(err)},
 		})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})

@@ -75,6 +75,12 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 		if string(src.Config) != "{}" {
 			v.Config = redactConfig(src.Config)
 		}
+		if r.RunError != nil {
+			// Errors are recorded scrubbed; this also covers runs recorded before that.
+			cfg, _ := mcpclient.ParseConfig(src.Config)
+			msg := cfg.Scrub(errors.New(*r.RunError)).Error()
+			r.RunError = &msg
+		}
 		if src.Kind != "catalog" {
 			v.Interval = formatInterval(src.SyncInterval)
 		}
@@ -109,21 +115,16 @@ type createSourceRequest struct {
 	mcpSourceFields
 }
 
-// redactConfig hides the values of a source's env and headers (tokens, API keys): the API
-// shows their names only.
+// redactConfig hides a source's credentials (mcpclient.Config.Redacted): the values of its
+// env and headers, and its URL's user info and credential-looking query parameters.
 func redactConfig(raw json.RawMessage) json.RawMessage {
 	cfg, err := mcpclient.ParseConfig(raw)
 	if err != nil {
-		return raw
+		return json.RawMessage(`{}`)
 	}
-	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
-		for k := range m {
-			m[k] = "***"
-		}
-	}
-	out, err := json.Marshal(cfg)
+	out, err := json.Marshal(cfg.Redacted())
 	if err != nil {
-		return raw
+		return json.RawMessage(`{}`)
 	}
 	return out
 }

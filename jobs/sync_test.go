@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -317,5 +318,86 @@ func TestSyncRejectsCatalogSource(t *testing.T) {
 	var gone *jobs.SourceNotFoundError
 	if !errors.As(err, &gone) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// One listed tool whose text PostgreSQL cannot store (a NUL in its description, a \u0000 in
+// a schema key) is skipped and reported; the others are stored. Before, the whole write
+// failed and the source synced nothing.
+func TestSyncSkipsToolsWithUnstorableText(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{
+		mcpTool("good", "A good tool.", schemaQ),
+		mcpTool("nul_desc", "Reads PDFs.\x00", schemaQ),
+		mcpTool("nul_key", "Keyed.", `{"type":"object","properties":{"pa\u0000th":{"type":"string"}}}`),
+	}
+	for kind, srv := range servers(t, tools) {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", kind, srv.Config(), false)
+			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, rep, 1, 0, 0, 0, 0)
+			want := []jobs.Skipped{
+				{Name: "nul_desc", Reason: "description contains a NUL character"},
+				{Name: "nul_key", Reason: `input_schema contains a NUL character (\u0000)`},
+			}
+			if !slices.Equal(rep.Skipped, want) {
+				t.Fatalf("skipped %+v, want %+v", rep.Skipped, want)
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			var recorded []jobs.Skipped
+			if err != nil || json.Unmarshal(run.Skipped, &recorded) != nil || !slices.Equal(recorded, want) {
+				t.Fatalf("recorded run %+v (%v), want skipped %+v", run, err, want)
+			}
+			if _, err := db.New(pool).GetToolByName(ctx, "srv__good"); err != nil {
+				t.Fatalf("the good tool was not stored: %v", err)
+			}
+		})
+	}
+}
+
+// Tools named outside [A-Za-z0-9_.-]{1,128}, as real servers name them, are synced under
+// their catalog name (catalog.CatalogName) with the original kept for calling them, and the
+// next sync finds them unchanged. Before, they were skipped.
+func TestSyncKeepsToolsWithServerNames(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{
+		mcpTool("PDF&URLTool", "Read a PDF at a URL.", schemaQ),
+		mcpTool("requestFirst Aid Assistance", "Request first aid.", schemaQ),
+		mcpTool("search", "Search the web.", schemaQ),
+	}
+	for kind, srv := range servers(t, tools) {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", kind, srv.Config(), false)
+			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, rep, 3, 0, 0, 0, 0)
+			if len(rep.Skipped) != 0 {
+				t.Fatalf("skipped %+v", rep.Skipped)
+			}
+			for name, original := range map[string]string{ // as docs/sync.md documents the mapping
+				"srv__PDF_URLTool-f1f9486c":                 "PDF&URLTool",
+				"srv__requestFirst_Aid_Assistance-0f52f864": "requestFirst Aid Assistance",
+				"srv__search": "search",
+			} {
+				got, err := db.New(pool).GetToolByName(ctx, name)
+				if err != nil || got.OriginalName != original {
+					t.Errorf("%s: stored %+v, %v; want original name %q", name, got, err, original)
+				}
+			}
+			rep, err = jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, rep, 0, 0, 0, 3, 0)
+		})
 	}
 }

@@ -489,6 +489,7 @@ CREATE TABLE public.api_keys (
     revoked_at timestamp with time zone,
     last_used_at timestamp with time zone,
     plan text,
+    CONSTRAINT api_keys_admin_every_source CHECK (((scope <> 'admin'::text) OR (sources IS NULL))),
     CONSTRAINT api_keys_plan_check CHECK ((plan = ANY (ARRAY['none'::text, 'rewrite'::text, 'decompose'::text, 'full'::text]))),
     CONSTRAINT api_keys_rate_per_min_check CHECK (((rate_per_min IS NULL) OR (rate_per_min > 0))),
     CONSTRAINT api_keys_scope_check CHECK ((scope = ANY (ARRAY['search'::text, 'admin'::text])))

@@ -147,7 +147,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 					delete(cfg, "profile")
 				}
 				t := time.Now()
-				rep, err := eval.Run(ctx, queries, searchFunc(svc, search.Request{Mode: mode, Profile: profile, Plan: pm}),
+				rep, err := eval.Run(ctx, queries, searchFunc(svc, search.Request{Mode: mode, Profile: profile, Plan: pm}, ds.Tools),
 					eval.Options{Ks: o.ks, Config: cfg})
 				if err != nil {
 					return err
@@ -270,8 +270,13 @@ func profileLabel(p string) string {
 func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
 
 // searchFunc ranks with the search service of POST /search and returns the tools' names as
-// the dataset spells them (without the eval source's namespace).
-func searchFunc(svc *search.Service, base search.Request) eval.SearchFunc {
+// the dataset spells them: the original names of tools, which the catalog may hold under
+// another name (catalog.CatalogName) in the eval source's namespace.
+func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool) eval.SearchFunc {
+	original := make(map[string]string, len(tools))
+	for _, t := range tools {
+		original[catalog.ToolName(evalSource, t.Name)] = t.Name
+	}
 	return func(ctx context.Context, query string, k int) ([]string, error) {
 		r := base
 		r.Query, r.K = query, k
@@ -281,7 +286,7 @@ func searchFunc(svc *search.Service, base search.Request) eval.SearchFunc {
 		}
 		names := make([]string, len(resp.Results))
 		for i, r := range resp.Results {
-			names[i] = strings.TrimPrefix(r.Name, catalog.Namespaced(evalSource, ""))
+			names[i] = original[r.Name]
 		}
 		return names, nil
 	}

@@ -153,3 +153,28 @@ func TestEvalDatasetBadInput(t *testing.T) {
 		t.Fatalf("missing dataset: exit %d, %q", code, errOut)
 	}
 }
+
+// A dataset whose tools are named as real servers name them (a space, "&") is evaluated
+// like any other: its tools load under their catalog names and the ranked names are the
+// dataset's own, so the gold lists match.
+func TestEvalDatasetWithServerNames(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	dir := t.TempDir()
+	writeFile(t, dir, eval.ToolsFile, `{"name":"PDF&URLTool","description":"Read the text of a PDF document at a URL"}`+"\n"+
+		`{"name":"requestFirst Aid Assistance","description":"Call first aid assistance to an injured person"}`+"\n"+
+		`{"name":"get_weather","description":"Weather forecast for a city"}`+"\n")
+	writeFile(t, dir, eval.QueriesFile, `{"id":"1","query":"read this PDF document","gold":["PDF&URLTool"]}`+"\n"+
+		`{"id":"2","query":"someone is injured, call first aid","gold":["requestFirst Aid Assistance"]}`+"\n")
+	code, out, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "1", "--mode", "lexical")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	var rep eval.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not one JSON report: %v\n%s", err, out)
+	}
+	if rep.NQueries != 2 || rep.Metrics["recall@1"] != 1 {
+		t.Fatalf("report: %d queries, metrics %v; want both gold tools ranked first", rep.NQueries, rep.Metrics)
+	}
+}

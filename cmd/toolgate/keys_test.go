@@ -28,7 +28,16 @@ func TestKeysCommand(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 
-	code, out, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "admin", "--sources", "fin, news", "--rate", "30")
+	code, out, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin")
+	if code == 0 || !strings.Contains(stderr, `no source is named "fin"`) {
+		t.Errorf("keys create naming a missing source: exit %d, stderr %q", code, stderr)
+	}
+	for _, src := range []string{"fin", "news"} {
+		if code, _, stderr := toolgate("import", writeFile(t, t.TempDir(), "tools.jsonl", `{"name":"quote","description":"Quote."}`), "--source", src); code != 0 {
+			t.Fatalf("import %s: exit %d: %s", src, code, stderr)
+		}
+	}
+	code, out, stderr = toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin, news", "--rate", "30")
 	if code != 0 {
 		t.Fatalf("keys create: exit %d: %s", code, stderr)
 	}
@@ -51,7 +60,7 @@ func TestKeysCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("printed key does not verify: %v", err)
 	}
-	if k.Name != "first-admin" || k.Scope != auth.ScopeAdmin || k.RatePerMin != 30 || strings.Join(k.Sources, ",") != "fin,news" {
+	if k.Name != "first-admin" || k.Scope != auth.ScopeSearch || k.RatePerMin != 30 || strings.Join(k.Sources, ",") != "fin,news" {
 		t.Errorf("stored key = %+v", k)
 	}
 
@@ -73,6 +82,7 @@ func TestKeysCommand(t *testing.T) {
 		{"keys"},
 		{"keys", "create", "--name", "x"},
 		{"keys", "create", "--name", "x", "--scope", "root"},
+		{"keys", "create", "--name", "x", "--scope", "admin", "--sources", "fin"},
 		{"keys", "revoke"},
 		{"keys", "revoke", "nobody"},
 		{"keys", "rotate"},

@@ -52,6 +52,19 @@ func TestImportAndMigrateCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "line 2") || !strings.Contains(stderr, "duplicate") {
 		t.Fatalf("bad import: %d %q", code, stderr)
 	}
+	// Names as real servers give them are imported under their catalog names.
+	named := filepath.Join(dir, "named.jsonl")
+	os.WriteFile(named, []byte(`{"name":"PDF&URLTool","description":"PDF"}`+"\n"+`{"name":"requestFirst Aid Assistance","description":"Aid"}`+"\n"), 0o644)
+	if code, stdout, stderr = runCLI(t, env, "import", named, "--source", "named"); code != 0 || !strings.Contains(stdout, "2 created") {
+		t.Fatalf("import of server names: %d %q %q", code, stdout, stderr)
+	}
+	// A tool whose text PostgreSQL cannot store is refused in one line naming it.
+	nul := filepath.Join(dir, "nul.jsonl")
+	os.WriteFile(nul, []byte(`{"name":"a","description":"A"}`+"\n"+`{"name":"pdf_tool","description":"Reads PDFs.\u0000"}`+"\n"), 0o644)
+	code, _, stderr = runCLI(t, env, "import", nul, "--source", "local")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "line 2 (pdf_tool): description contains a NUL character") {
+		t.Fatalf("import with a NUL: %d %q", code, stderr)
+	}
 	code, stdout, _ = runCLI(t, env, "import", good, "--source", "local")
 	if code != 0 || !strings.Contains(stdout, "2 unchanged") {
 		t.Fatalf("re-import: %d %q", code, stdout)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,7 +94,8 @@ const DefaultRatePerMin = 600
 type Spec struct {
 	Name  string
 	Scope Scope
-	// Sources limits the sources the key may see; nil means every source.
+	// Sources limits the sources a search key may see; nil means every source. An admin
+	// key always sees every source.
 	Sources []string
 	// RatePerMin is the most requests per minute; 0 means unlimited.
 	RatePerMin int
@@ -138,13 +140,14 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 	if s.RatePerMin < 0 || s.RatePerMin > math.MaxInt32 {
 		return Key{}, "", &InvalidSpecError{"rate_per_min", fmt.Sprintf("must be 0 (unlimited) or from 1 to %d", math.MaxInt32)}
 	}
-	if s.Sources != nil && len(s.Sources) == 0 {
-		return Key{}, "", &InvalidSpecError{"sources", "an empty list would see nothing; omit it for every source"}
+	if s.Scope == ScopeAdmin && s.Sources != nil {
+		// An admin key may mint keys and change every source, so a source list would
+		// promise a limit it cannot hold.
+		return Key{}, "", &InvalidSpecError{"sources", "an admin key sees every source and cannot be limited to some; give a search key the sources"}
 	}
-	for _, src := range s.Sources {
-		if strings.TrimSpace(src) == "" {
-			return Key{}, "", &InvalidSpecError{"sources", "empty source name"}
-		}
+	sources, err := k.checkSources(ctx, s.Sources)
+	if err != nil {
+		return Key{}, "", err
 	}
 	mode, err := plan.ParseMode(string(s.Plan))
 	if err != nil {
@@ -163,7 +166,7 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 	secretText := b32.EncodeToString(secret)
 	hash := sha256.Sum256([]byte(secretText))
 	row, err := db.New(k.pool).CreateAPIKey(ctx, db.CreateAPIKeyParams{
-		Name: s.Name, Prefix: prefix, SecretHash: hash[:], Scope: string(s.Scope), Sources: s.Sources, RatePerMin: rate,
+		Name: s.Name, Prefix: prefix, SecretHash: hash[:], Scope: string(s.Scope), Sources: sources, RatePerMin: rate,
 		Plan: keyPlan,
 	})
 	var pgErr *pgconn.PgError
@@ -174,6 +177,61 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 		return Key{}, "", fmt.Errorf("create API key: %w", err)
 	}
 	return toKey(row), keyTag + prefix + "_" + secretText, nil
+}
+
+// MaxKeySources bounds the source list of one key: the list is checked and stored whole,
+// and a longer one is a mistake (a key that should see everything has none).
+const MaxKeySources = 100
+
+// checkSources returns a new key's source list without repeats, in the given order. Every
+// name must be a source that exists now: a misspelt name would give a key that silently
+// sees nothing of what was meant. Keys hold names, so a source deleted later and created
+// again under the same name is seen by the keys naming it.
+func (k *Keys) checkSources(ctx context.Context, names []string) ([]string, error) {
+	if names == nil {
+		return nil, nil
+	}
+	bad := func(format string, args ...any) error {
+		return &InvalidSpecError{"sources", fmt.Sprintf(format, args...)}
+	}
+	if len(names) == 0 {
+		return nil, bad("an empty list would see nothing; omit it for every source")
+	}
+	seen := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		if strings.TrimSpace(name) == "" {
+			return nil, bad("empty source name")
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	if len(out) > MaxKeySources {
+		return nil, bad("%d sources, at most %d (omit the list for every source)", len(out), MaxKeySources)
+	}
+	existing, err := db.New(k.pool).ExistingSourceNames(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("check key sources: %w", err)
+	}
+	found := make(map[string]bool, len(existing))
+	for _, name := range existing {
+		found[name] = true
+	}
+	var missing []string
+	for _, name := range out {
+		if !found[name] {
+			missing = append(missing, strconv.Quote(name))
+		}
+	}
+	switch {
+	case len(missing) > 5:
+		return nil, bad("no source is named %s and %d more; a key may name only existing sources", strings.Join(missing[:5], ", "), len(missing)-5)
+	case len(missing) > 0:
+		return nil, bad("no source is named %s; a key may name only existing sources", strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // Verify returns the key of the full key text, or ErrInvalidKey or ErrRevokedKey.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -72,8 +73,8 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 		{Name: "x", Scope: "root"},
 		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: -5},
 		{Name: "x", Scope: auth.ScopeAdmin, RatePerMin: 4294967301}, // would wrap to 5 in int32
-		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{}},
-		{Name: "x", Scope: auth.ScopeAdmin, Sources: []string{"fin", " "}},
+		{Name: "x", Scope: auth.ScopeSearch, Sources: []string{}},
+		{Name: "x", Scope: auth.ScopeSearch, Sources: []string{"fin", " "}},
 		{Name: "x", Scope: auth.ScopeSearch, Plan: "everything"},
 	} {
 		var se *auth.InvalidSpecError
@@ -87,6 +88,74 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 	var taken *auth.NameTakenError
 	if _, _, err := keys.Create(ctx, auth.Spec{Name: "dup", Scope: auth.ScopeSearch}); !errors.As(err, &taken) || taken.Name != "dup" {
 		t.Errorf("duplicate active name: got %v, want *NameTakenError", err)
+	}
+}
+
+// An admin key may mint keys and change every source: limiting it to sources would be a
+// promise it cannot keep, so the combination is refused, by Create and by the schema.
+func TestAdminKeyCannotBeLimitedToSources(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, time.Now)
+	ctx := context.Background()
+	var se *auth.InvalidSpecError
+	if _, _, err := keys.Create(ctx, auth.Spec{Name: "fin-admin", Scope: auth.ScopeAdmin, Sources: []string{"fin"}}); !errors.As(err, &se) || se.Field != "sources" {
+		t.Fatalf("admin key with sources: got %v, want *InvalidSpecError on sources", err)
+	}
+	// Written past Create, the row is refused by the table's CHECK.
+	_, err := db.New(pool).CreateAPIKey(ctx, db.CreateAPIKeyParams{Name: "raw", Prefix: "rawrawrawr",
+		SecretHash: []byte{1}, Scope: "admin", Sources: []string{"fin"}})
+	if err == nil || !strings.Contains(err.Error(), "api_keys_admin_every_source") {
+		t.Errorf("admin row with sources: got %v, want the CHECK violation", err)
+	}
+}
+
+// A key's source list names existing sources only, without repeats, and at most
+// 100 (the documented limit, auth.MaxKeySources) of them.
+func TestKeySourcesMustExist(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, time.Now)
+	ctx := context.Background()
+	for _, name := range []string{"fin", "news"} {
+		if _, err := db.New(pool).EnsureCatalogSource(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeated := []string{"fin"}
+	for range 1000 {
+		repeated = append(repeated, "news", "fin")
+	}
+	_, text, err := keys.Create(ctx, auth.Spec{Name: "agent", Scope: auth.ScopeSearch, Sources: repeated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := keys.Verify(ctx, text); err != nil || strings.Join(k.Sources, ",") != "fin,news" {
+		t.Errorf("stored sources = %v, %v; want [fin news]", k.Sources, err)
+	}
+
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%d", i)
+	}
+	nope := make([]string, 1000)
+	for i := range nope {
+		nope[i] = "nope"
+	}
+	for _, tc := range []struct {
+		sources []string
+		reason  string
+	}{
+		{[]string{"fin", "nope"}, `no source is named "nope"`},
+		{nope, `no source is named "nope";`},
+		{[]string{"a", "b", "c", "d", "e", "f", "g", "fin"}, `"e" and 2 more`},
+		{many, "101 sources, at most 100"},
+	} {
+		var se *auth.InvalidSpecError
+		_, _, err := keys.Create(ctx, auth.Spec{Name: "bad", Scope: auth.ScopeSearch, Sources: tc.sources})
+		if !errors.As(err, &se) || se.Field != "sources" || !strings.Contains(se.Reason, tc.reason) {
+			t.Errorf("%d sources %q...: got %v, want *InvalidSpecError with %q", len(tc.sources), tc.sources[:2], err, tc.reason)
+		}
 	}
 }
 

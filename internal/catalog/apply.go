@@ -111,7 +111,7 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 	var w writes
 	for _, s := range d.reinstated {
 		// The server serves the approved definition again: held changes are void.
-		w.supersede = append(w.supersede, Namespaced(source.Name, s.OriginalName))
+		w.supersede = append(w.supersede, ToolName(source.Name, s.OriginalName))
 		w.setState(s.ID, ReviewApproved)
 	}
 	if len(d.changed) > 0 {
@@ -120,10 +120,10 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 		}
 	}
 	for _, c := range d.created {
-		w.record(revision{Namespaced(source.Name, c.tool.Name), "created", "", c.hash, &c.tool, presentFields(c.tool), "applied"})
+		w.record(revision{ToolName(source.Name, c.tool.Name), "created", "", c.hash, &c.tool, presentFields(c.tool), "applied"})
 	}
 	for _, s := range d.gone {
-		name := Namespaced(source.Name, s.OriginalName)
+		name := ToolName(source.Name, s.OriginalName)
 		w.record(revision{name, "deleted", s.ContentHash, "", nil, nil, "applied"})
 		if s.ReviewState == ReviewPending {
 			w.supersede = append(w.supersede, name)
@@ -200,16 +200,58 @@ type plan struct {
 	invalid    []*InvalidToolError
 }
 
-// diff compares tools with the stored ones. With validate, invalid tools and repeated names
-// are left out into invalid; without, a repeated name is an error (tools were promised
-// valid).
+// diff compares tools with the stored ones. With validate, invalid tools, repeated names and
+// names normalized alike (see admit) are left out into invalid; without, a repeated or
+// clashing name is an error (tools were promised valid).
 func diff(stored []db.ListToolStatesRow, tools []Tool, validate bool) (plan, error) {
 	var p plan
 	byName := make(map[string]db.ListToolStatesRow, len(stored))
 	for _, s := range stored {
 		byName[s.OriginalName] = s
 	}
+	admitted, seen, err := admit(&p, byName, tools, validate)
+	if err != nil {
+		return p, err
+	}
+	for _, l := range admitted {
+		old, exists := byName[l.tool.Name]
+		switch {
+		case exists && old.ContentHash == l.hash:
+			p.unchanged++
+			if old.ReviewState == ReviewPending {
+				p.reinstated = append(p.reinstated, old)
+			}
+		case exists:
+			p.changed = append(p.changed, changed{l, old})
+		default:
+			p.created = append(p.created, l)
+		}
+	}
+	for _, s := range stored {
+		if !seen[s.OriginalName] {
+			p.gone = append(p.gone, s)
+		}
+	}
+	slices.SortFunc(p.gone, func(a, b db.ListToolStatesRow) int { return cmp.Compare(a.ID, b.ID) })
+	return p, nil
+}
+
+// admit returns the listed tools that go into the diff, in listing order, and the original
+// names the listing holds (a stored tool not among them is gone). With validate, a tool
+// whose definition is invalid or whose name is repeated is left out into p.invalid; an
+// invalid new definition of a stored tool still counts as listed, so that the stored one
+// stays: a bad answer never deletes a tool.
+//
+// Two originals may normalize to one catalog name (CatalogName). One keeps it, chosen by
+// the names alone so that every sync chooses alike: the one stored under it (a sync never
+// renames a stored tool), else the one named so verbatim, else the smallest original name.
+// With validate the others are left out into p.invalid; without, the clash is an error.
+func admit(p *plan, byName map[string]db.ListToolStatesRow, tools []Tool, validate bool) ([]listed, map[string]bool, error) {
 	seen := make(map[string]bool, len(tools))
+	admitted := make([]listed, 0, len(tools))
+	// catalog name → the stored tool keeping it unchanged though its listed definition is
+	// invalid: no other tool may take it.
+	kept := map[string]string{}
 	for _, t := range tools {
 		hash := t.Hash()
 		old, exists := byName[t.Name]
@@ -222,9 +264,10 @@ func diff(stored []db.ListToolStatesRow, tools []Tool, validate bool) (plan, err
 						bad = &InvalidToolError{Name: t.Name, Reason: err.Error()}
 					}
 					p.invalid = append(p.invalid, bad)
-					// An invalid new definition of a stored tool leaves the stored one as
-					// it is: a bad answer never deletes a tool.
 					seen[t.Name] = true
+					if exists {
+						kept[CatalogName(t.Name)] = t.Name
+					}
 					continue
 				}
 				hash = t.Hash() // Validate may have normalized it
@@ -236,28 +279,61 @@ func diff(stored []db.ListToolStatesRow, tools []Tool, validate bool) (plan, err
 		case seen[t.Name]:
 			// Unvalidated tools were promised unique (catalog.Parse rejects repeats); a
 			// repeated name would make the writes below ambiguous, so nothing is written.
-			return p, &InvalidToolError{Name: t.Name, Reason: "name repeated in the list"}
+			return nil, nil, &InvalidToolError{Name: t.Name, Reason: "name repeated in the list"}
 		}
 		seen[t.Name] = true
-		switch {
-		case exists && old.ContentHash == hash:
-			p.unchanged++
-			if old.ReviewState == ReviewPending {
-				p.reinstated = append(p.reinstated, old)
+		admitted = append(admitted, listed{t, hash})
+	}
+
+	rank := func(l listed, catalogName string) int {
+		switch _, stored := byName[l.tool.Name]; {
+		case stored:
+			return 0
+		case l.tool.Name == catalogName:
+			return 1
+		}
+		return 2
+	}
+	best := make(map[string]int, len(admitted)) // catalog name → index in admitted of its holder
+	clash := false
+	for i, l := range admitted {
+		name := CatalogName(l.tool.Name)
+		if _, ok := kept[name]; ok {
+			clash = true
+			continue
+		}
+		j, taken := best[name]
+		if !taken {
+			best[name] = i
+			continue
+		}
+		if !validate {
+			return nil, nil, &InvalidToolError{Name: l.tool.Name, Reason: fmt.Sprintf("its catalog name %q is also that of %q", name, admitted[j].tool.Name)}
+		}
+		clash = true
+		if ri, rj := rank(l, name), rank(admitted[j], name); ri < rj || (ri == rj && l.tool.Name < admitted[j].tool.Name) {
+			best[name] = i
+		}
+	}
+	if !clash {
+		return admitted, seen, nil
+	}
+	out := admitted[:0:0]
+	for i, l := range admitted {
+		name := CatalogName(l.tool.Name)
+		holder, ok := kept[name]
+		if !ok {
+			j := best[name]
+			if j == i {
+				out = append(out, l)
+				continue
 			}
-		case exists:
-			p.changed = append(p.changed, changed{listed{t, hash}, old})
-		default:
-			p.created = append(p.created, listed{t, hash})
+			holder = admitted[j].tool.Name
 		}
+		p.invalid = append(p.invalid, &InvalidToolError{Name: l.tool.Name,
+			Reason: fmt.Sprintf("its catalog name %q is taken by %q", name, holder)})
 	}
-	for _, s := range stored {
-		if !seen[s.OriginalName] {
-			p.gone = append(p.gone, s)
-		}
-	}
-	slices.SortFunc(p.gone, func(a, b db.ListToolStatesRow) int { return cmp.Compare(a.ID, b.ID) })
-	return p, nil
+	return out, seen, nil
 }
 
 // lockIDs are the stored tools the plan writes, in id order.
@@ -343,7 +419,7 @@ func (w *writes) change(ctx context.Context, q *db.Queries, source db.Source, cs
 		if !ok {
 			return fmt.Errorf("read changed tools: %s is gone", c.tool.Name)
 		}
-		name := Namespaced(source.Name, c.tool.Name)
+		name := ToolName(source.Name, c.tool.Name)
 		if review {
 			res.Pending++
 			switch {
@@ -386,7 +462,7 @@ func insertTools(ctx context.Context, q *db.Queries, source db.Source, created [
 	p := db.InsertToolsParams{SourceID: source.ID}
 	for _, c := range created {
 		t := c.tool
-		p.Names = append(p.Names, Namespaced(source.Name, t.Name))
+		p.Names = append(p.Names, ToolName(source.Name, t.Name))
 		p.OriginalNames = append(p.OriginalNames, t.Name)
 		p.Titles = append(p.Titles, t.Title)
 		p.Descriptions = append(p.Descriptions, t.Description)

@@ -513,3 +513,99 @@ func TestApplyAfterSourceDeletion(t *testing.T) {
 		t.Fatalf("got %v, want *catalog.SourceDeletedError", err)
 	}
 }
+
+// Tools whose names are not catalog names are stored under their catalog name, with the
+// original kept for calling them; a re-sync finds them unchanged. When two originals get
+// one catalog name, the stored tool keeps it, else the one named so verbatim; the other is
+// left out (or, for an import, the whole catalog refused).
+func TestApplyNormalizesNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	tool := func(name string) catalog.Tool {
+		return catalog.Tool{Name: name, Description: "Tool " + name + ".", InputSchema: json.RawMessage(emptySchema)}
+	}
+	verbatim := catalog.CatalogName("x y") // x_y-<hash>, itself a valid name
+	apply := func(name string, tools []catalog.Tool, validate bool) (catalog.Result, map[string]string) {
+		t.Helper()
+		var res catalog.Result
+		stored := map[string]string{}
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			src, err := db.New(tx).EnsureCatalogSource(ctx, name)
+			if err != nil {
+				return err
+			}
+			if res, err = catalog.Apply(ctx, tx, src, tools, catalog.ApplyOptions{Validate: validate}); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, `SELECT name, original_name FROM tools WHERE source_id = $1`, src.ID)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var n, o string
+				if err := rows.Scan(&n, &o); err != nil {
+					return err
+				}
+				stored[n] = o
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatalf("apply to %s: %v", name, err)
+		}
+		return res, stored
+	}
+	invalid := func(res catalog.Result) string {
+		var s []string
+		for _, bad := range res.Invalid {
+			s = append(s, bad.Name+": "+bad.Reason)
+		}
+		return strings.Join(s, "; ")
+	}
+
+	res, stored := apply("srv", []catalog.Tool{tool("PDF&URLTool"), tool("x y"), tool("ok")}, true)
+	want := map[string]string{"srv__" + catalog.CatalogName("PDF&URLTool"): "PDF&URLTool", "srv__" + verbatim: "x y", "srv__ok": "ok"}
+	if res.Created != 3 || !reflect.DeepEqual(stored, want) {
+		t.Fatalf("first sync: %+v, stored %v; want 3 created as %v", res, stored, want)
+	}
+	if res, _ = apply("srv", []catalog.Tool{tool("PDF&URLTool"), tool("x y"), tool("ok")}, true); res.Unchanged != 3 {
+		t.Fatalf("second sync: %+v, want 3 unchanged", res)
+	}
+	// A new tool named verbatim like the stored one's catalog name is left out.
+	res, stored = apply("srv", []catalog.Tool{tool(verbatim), tool("PDF&URLTool"), tool("x y"), tool("ok")}, true)
+	if res.Unchanged != 3 || res.Created != 0 || invalid(res) != verbatim+`: its catalog name "`+verbatim+`" is taken by "x y"` || !reflect.DeepEqual(stored, want) {
+		t.Fatalf("clash with a stored tool: %+v (%s), stored %v", res, invalid(res), stored)
+	}
+	// Nor does it take the name while the stored tool's new definition is invalid (and the
+	// stored one stays).
+	broken := tool("x y")
+	broken.InputSchema = json.RawMessage(`{"type":"string"}`)
+	res, stored = apply("srv", []catalog.Tool{tool(verbatim), tool("PDF&URLTool"), broken, tool("ok")}, true)
+	if res.Unchanged != 2 || res.Created != 0 || !strings.Contains(invalid(res), verbatim+`: its catalog name "`+verbatim+`" is taken by "x y"`) ||
+		!reflect.DeepEqual(stored, want) {
+		t.Fatalf("clash with a stored tool listed invalid: %+v (%s), stored %v", res, invalid(res), stored)
+	}
+	// Between two new tools the verbatim name wins, in either order.
+	for i, tools := range [][]catalog.Tool{{tool("x y"), tool(verbatim)}, {tool(verbatim), tool("x y")}} {
+		name := fmt.Sprintf("fresh%d", i)
+		res, stored := apply(name, tools, true)
+		if res.Created != 1 || invalid(res) != `x y: its catalog name "`+verbatim+`" is taken by "`+verbatim+`"` ||
+			!reflect.DeepEqual(stored, map[string]string{name + "__" + verbatim: verbatim}) {
+			t.Errorf("%s: %+v (%s), stored %v", name, res, invalid(res), stored)
+		}
+	}
+	// An import (tools validated beforehand) with a clash is refused whole.
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		src, err := db.New(tx).EnsureCatalogSource(ctx, "imported")
+		if err != nil {
+			return err
+		}
+		_, err = catalog.Apply(ctx, tx, src, []catalog.Tool{tool("x y"), tool(verbatim)}, catalog.ApplyOptions{})
+		return err
+	})
+	var bad *catalog.InvalidToolError
+	if !errors.As(err, &bad) || bad.Name != verbatim {
+		t.Fatalf("import with a clash: got %v, want *InvalidToolError naming %s", err, verbatim)
+	}
+}

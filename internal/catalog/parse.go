@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is one rejected entry of an imported catalog.
@@ -66,12 +67,12 @@ func Parse(r io.Reader) ([]Tool, error) {
 	)
 	add := func(line int, ts []Tool, err error) {
 		if err != nil {
-			reason := err.Error()
+			p := Problem{Line: line, Reason: err.Error()}
 			var inv *InvalidToolError
 			if errors.As(err, &inv) {
-				reason = inv.Reason
+				p.Name, p.Reason = inv.Name, inv.Reason
 			}
-			problems = append(problems, Problem{Line: line, Reason: reason})
+			problems = append(problems, p)
 			return
 		}
 		for _, t := range ts {
@@ -104,6 +105,8 @@ func Parse(r io.Reader) ([]Tool, error) {
 		}
 	}
 	seen := make(map[string]int, len(tools))
+	// catalog name (CatalogName) → the first tool given it
+	named := make(map[string]*Tool, len(tools))
 	for i := range tools {
 		t := &tools[i]
 		if err := t.Validate(); err != nil {
@@ -120,6 +123,13 @@ func Parse(r io.Reader) ([]Tool, error) {
 			continue
 		}
 		seen[t.Name] = lines[i]
+		cn := CatalogName(t.Name)
+		if other := named[cn]; other != nil {
+			problems = append(problems, Problem{Line: lines[i], Name: t.Name, Reason: fmt.Sprintf(
+				"its catalog name %q is also that of %q, line %d; rename one", cn, other.Name, seen[other.Name])})
+			continue
+		}
+		named[cn] = t
 	}
 	if len(problems) > 0 {
 		return nil, &ParseError{Problems: problems}
@@ -201,7 +211,12 @@ func decodeEntry(raw json.RawMessage) ([]Tool, error) {
 		}
 		return out, nil
 	case e.Function != nil: // OpenAI {"type":"function","function":{...}}
-		return decodeEntryValue(*e.Function)
+		e = *e.Function
+	}
+	// Decoding replaced invalid UTF-8 in the strings with U+FFFD; the definition is refused
+	// rather than silently altered (json.RawMessage fields would keep the bytes as they are).
+	if e.Name != nil && !utf8.Valid(raw) {
+		return nil, &InvalidToolError{Name: *e.Name, Reason: "definition is not valid UTF-8"}
 	}
 	return decodeEntryValue(e)
 }

@@ -56,7 +56,8 @@ func TestParseRejectsWithLineNumbers(t *testing.T) {
 	}{
 		{"invalid JSON", `{"name":"ok"}` + "\n" + `{"name": nope}`, 2, "invalid JSON"},
 		{"missing name", `{"description":"no name"}`, 1, "name is missing"},
-		{"bad name", `{"name":"has space"}`, 1, "name must be"},
+		{"control character in name", `{"name":"has\ttab"}`, 1, "name contains a control character"},
+		{"name too long", `{"name":"` + strings.Repeat("n", MaxOriginalNameLen+1) + `"}`, 1, "name is 513 bytes, limit 512"},
 		{"schema not object", `{"name":"a","input_schema":[1,2]}`, 1, "input_schema must be a JSON object"},
 		{"schema wrong type", `{"name":"a","input_schema":{"type":"string"}}`, 1, `input_schema.type must be "object"`},
 		{"required not list", `{"name":"a","input_schema":{"type":"object","required":"x"}}`, 1, "required must be a list"},

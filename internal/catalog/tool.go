@@ -5,21 +5,27 @@
 package catalog
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Limits on a single tool definition. A description of 32 KiB is several thousand tokens,
 // far beyond any useful tool description; the limits protect the index and the agents'
 // context windows, not the database.
 const (
-	MaxNameLen        = 128
-	MaxDescriptionLen = 32 << 10
-	MaxSchemaLen      = 256 << 10
-	MaxLineLen        = 1 << 20
-	// NamespaceSep joins a source name and a tool's original name.
+	// MaxNameLen bounds a catalog name (see CatalogName), not the name a server gives its
+	// tool, which is bounded by MaxOriginalNameLen.
+	MaxNameLen         = 128
+	MaxOriginalNameLen = 512
+	MaxDescriptionLen  = 32 << 10
+	MaxSchemaLen       = 256 << 10
+	MaxLineLen         = 1 << 20
+	// NamespaceSep joins a source name and a tool's catalog name.
 	NamespaceSep = "__"
 )
 
@@ -55,10 +61,54 @@ func (e *InvalidToolError) Error() string {
 // '-', at most 32 characters. No underscore, so `source__tool` splits unambiguously.
 func ValidSourceName(name string) bool { return sourceNameRE.MatchString(name) }
 
-// Namespaced is the catalog-wide name of a source's tool.
+// Namespaced joins a source name and a catalog name (CatalogName) of one of its tools.
 func Namespaced(source, tool string) string { return source + NamespaceSep + tool }
 
-// SplitNamespaced splits a catalog-wide name into source and original tool name.
+// ToolName is the catalog-wide name of a source's tool called original by its server.
+func ToolName(source, original string) string { return Namespaced(source, CatalogName(original)) }
+
+// CatalogName is the name under which a tool whose server calls it original is cataloged
+// (after its source's namespace) and searched, and which agents call it by; toolgate calls
+// the server by the original name. A name of 1-128 characters of A-Z a-z 0-9 _ . - is kept
+// as it is. Any other (a space, "&", a letter outside ASCII, more than 128 characters) is
+// mapped deterministically: each run of other characters becomes "_", the result is cut to
+// 119 bytes, and "-" and the first 8 hex digits of the SHA-256 of the original name are
+// appended ("PDF&URLTool" → "PDF_URLTool-<8 hex>"). The hash keeps two originals that
+// differ only in replaced characters apart; the name depends on the original alone, so it is
+// the same at every sync. Apply settles the rare clash that remains (a verbatim name equal
+// to another's mapped one).
+func CatalogName(original string) string {
+	if toolNameRE.MatchString(original) {
+		return original
+	}
+	var b strings.Builder
+	inRun := false
+	for _, r := range original {
+		if nameChar(r) {
+			b.WriteRune(r)
+			inRun = false
+			continue
+		}
+		if !inRun {
+			b.WriteByte('_')
+		}
+		inRun = true
+	}
+	sum := sha256.Sum256([]byte(original))
+	const keep = MaxNameLen - 1 - 8
+	name := b.String()
+	if len(name) > keep {
+		name = name[:keep]
+	}
+	return name + "-" + hex.EncodeToString(sum[:4])
+}
+
+// nameChar reports whether r may appear in a catalog name: A-Z a-z 0-9 _ . -
+func nameChar(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-'
+}
+
+// SplitNamespaced splits a catalog-wide name into source and catalog name.
 func SplitNamespaced(name string) (source, tool string, ok bool) {
 	return strings.Cut(name, NamespaceSep)
 }
@@ -72,12 +122,21 @@ func (t *Tool) Validate() error {
 	switch {
 	case t.Name == "":
 		return bad("name is missing")
-	case !toolNameRE.MatchString(t.Name):
-		return bad("name must be 1-%d characters of A-Z a-z 0-9 _ . -", MaxNameLen)
+	case len(t.Name) > MaxOriginalNameLen:
+		return bad("name is %d bytes, limit %d", len(t.Name), MaxOriginalNameLen)
+	case strings.ContainsFunc(t.Name, func(r rune) bool { return r != 0 && unicode.IsControl(r) }):
+		// Tab or newline in a name would break every one-line rendering of it (logs,
+		// `toolgate sync` output, error messages); NUL is checked with the other text.
+		return bad("name contains a control character")
 	case len(t.Description) > MaxDescriptionLen:
 		return bad("description is %d bytes, limit %d", len(t.Description), MaxDescriptionLen)
 	case len(t.Title) > 1024:
 		return bad("title is %d bytes, limit 1024", len(t.Title))
+	}
+	for _, f := range []struct{ name, value string }{{"name", t.Name}, {"title", t.Title}, {"description", t.Description}} {
+		if err := checkText(f.name, f.value); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
 		t.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -99,6 +158,14 @@ func (t *Tool) Validate() error {
 		}
 	} else {
 		t.Annotations = nil
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"input_schema", t.InputSchema}, {"output_schema", t.OutputSchema}, {"annotations", t.Annotations}} {
+		if err := checkJSONText(f.name, f.raw); err != nil {
+			return bad("%v", err)
+		}
 	}
 	return nil
 }

@@ -97,6 +97,31 @@ func (q *Queries) DeleteAPIKeyRateBefore(ctx context.Context, windowStart time.T
 	return result.RowsAffected(), nil
 }
 
+const existingSourceNames = `-- name: ExistingSourceNames :many
+SELECT name FROM sources WHERE name = ANY($1::text[])
+`
+
+// The names among names that name a source, for checking a new key's source list.
+func (q *Queries) ExistingSourceNames(ctx context.Context, names []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, existingSourceNames, names)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getAPIKeyByPrefix = `-- name: GetAPIKeyByPrefix :one
 SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan FROM api_keys WHERE prefix = $1
 `

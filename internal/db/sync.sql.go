@@ -189,12 +189,12 @@ func (q *Queries) ListChangedTools(ctx context.Context, arg ListChangedToolsPara
 	return items, nil
 }
 
-const listSourcesByKind = `-- name: ListSourcesByKind :many
-SELECT id, name, kind, config, sync_interval, review_mode, created_at, updated_at FROM sources WHERE kind = $1 ORDER BY id
+const listSourcesOfKinds = `-- name: ListSourcesOfKinds :many
+SELECT id, name, kind, config, sync_interval, review_mode, created_at, updated_at FROM sources WHERE kind = ANY($1::text[]) ORDER BY id
 `
 
-func (q *Queries) ListSourcesByKind(ctx context.Context, kind string) ([]Source, error) {
-	rows, err := q.db.Query(ctx, listSourcesByKind, kind)
+func (q *Queries) ListSourcesOfKinds(ctx context.Context, kinds []string) ([]Source, error) {
+	rows, err := q.db.Query(ctx, listSourcesOfKinds, kinds)
 	if err != nil {
 		return nil, err
 	}

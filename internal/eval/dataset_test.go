@@ -86,7 +86,7 @@ func TestLoadReportsEveryBadLine(t *testing.T) {
 }
 
 func TestLoadBadTools(t *testing.T) {
-	dir := writeDir(t, testTools+`{"name":"bad name!","description":"x","input_schema":{}}`+"\n", `{"id":"1","query":"a?","gold":["get_a"]}`)
+	dir := writeDir(t, testTools+`{"name":"bad","description":"x","input_schema":[1]}`+"\n", `{"id":"1","query":"a?","gold":["get_a"]}`)
 	var pe *catalog.ParseError
 	if _, err := Load(dir); !errors.As(err, &pe) || pe.Problems[0].Line != 3 {
 		t.Fatalf("want catalog.ParseError on line 3, got %v", err)

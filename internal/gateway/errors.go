@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/mcpclient"
 )
 
 // Codes of the structured tool errors the agent receives (isError results whose text and
@@ -46,11 +49,29 @@ func (e *ToolError) result() *mcp.CallToolResult {
 	}
 }
 
-// UpstreamError is a source server that could not be reached or failed a call.
+// UpstreamError is a source server that could not be reached or failed a call. Its text
+// is free of the source's credentials (mcpclient.Config.Scrub) and goes to the log; the
+// agent gets upstreamMessage instead.
 type UpstreamError struct {
 	Source string
-	Err    error
+	// Unreachable: no session to the source could be opened, so nothing was called.
+	Unreachable bool
+	Err         error
 }
 
 func (e *UpstreamError) Error() string { return fmt.Sprintf("source %s: %v", e.Source, e.Err) }
 func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// upstreamMessage says what failed in a proxied call without the upstream's own words: the
+// URL it was reached at, its addresses and its error text may carry credentials or internal
+// detail, and the caller may be any search key. They are logged for the operator.
+func upstreamMessage(source string, err error) string {
+	var ue *UpstreamError
+	if errors.As(err, &ue) && ue.Unreachable {
+		return fmt.Sprintf("source %s could not be reached; try again later", source)
+	}
+	if rpc, ok := mcpclient.ServerError(err); ok {
+		return fmt.Sprintf("source %s answered the call with JSON-RPC error %d; the details are in toolgate's log", source, rpc.Code)
+	}
+	return fmt.Sprintf("source %s failed the call; the details are in toolgate's log", source)
+}

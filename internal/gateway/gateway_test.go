@@ -691,3 +691,37 @@ func TestIdleSessionsLeaveMemory(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A tool its server names outside [A-Za-z0-9_.-]{1,128} is found, bound and called under
+// its catalog name, and the call reaches the server under the server's own name.
+func TestToolWithServerNameIsCalledByItsOriginalName(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	const original = "PDF&URLTool"
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	srv.AddTool(&mcp.Tool{Name: original, InputSchema: emptySchema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "called " + req.Params.Name}}}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	addSource(t, pool, "docs", "mcp_http", map[string]any{"url": ts.URL},
+		[]catalog.Tool{{Name: original, Description: "Read a PDF document at a URL", InputSchema: emptySchema}})
+	c := connectHTTP(t, serveGateway(t, newGateway(t, pool, gateway.Options{CallTool: true}).HTTPHandler(), nil).URL)
+
+	const name = "docs__PDF_URLTool-f1f9486c" // catalog.CatalogName, as docs/sync.md documents it
+	if out := find(t, c, "read a PDF document", 1); len(out.Tools) != 1 || out.Tools[0].Name != name {
+		t.Fatalf("find_tools returned %+v, want %s", out.Tools, name)
+	}
+	waitChanged(t, c)
+	if got := listed(t, c); !slices.Contains(got, name) {
+		t.Fatalf("tool list %v lacks %s", got, name)
+	}
+	for _, res := range []*mcp.CallToolResult{
+		call(t, c, name, map[string]any{}),
+		call(t, c, "call_tool", map[string]any{"name": name, "arguments": map[string]any{}}),
+	} {
+		if res.IsError || text(res) != "called "+original {
+			t.Errorf("call = %v %q, want the server called as %q", res.IsError, text(res), original)
+		}
+	}
+}

@@ -489,7 +489,7 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result()
 		}
 		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
-		return toolErrorf(CodeUpstreamError, "source %s failed: %v", tool.SourceName, errors.Unwrap(err)).result()
+		return toolErrorf(CodeUpstreamError, "%s", upstreamMessage(tool.SourceName, err)).result()
 	}
 	// An isError result is the tool's own answer (bad input, not found upstream...), not a
 	// failure of the proxy: the span stays OK and says so in an attribute.

@@ -58,6 +58,9 @@ func newUpstreamPool(limit int) *upstreamPool {
 // call runs tools/call of the tool `name` (as the source server knows it) on a source. ctx
 // bounds the whole call: waiting for a slot, connecting and the call itself.
 func (p *upstreamPool) call(ctx context.Context, source, kind string, config json.RawMessage, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	// Every error below is scrubbed of the source's credentials: the transport's errors
+	// quote the URL it called.
+	cfg, _ := mcpclient.ParseConfig(config)
 	p.mu.Lock()
 	u := p.conns[source]
 	if u == nil {
@@ -75,7 +78,7 @@ func (p *upstreamPool) call(ctx context.Context, source, kind string, config jso
 	for attempt := 0; ; attempt++ {
 		session, err := u.get(ctx, p.connect, kind, config)
 		if err != nil {
-			return nil, &UpstreamError{Source: source, Err: err}
+			return nil, &UpstreamError{Source: source, Unreachable: true, Err: cfg.Scrub(err)}
 		}
 		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err == nil {
@@ -86,7 +89,7 @@ func (p *upstreamPool) call(ctx context.Context, source, kind string, config jso
 		// Anything else may be a broken connection, so the next call starts a fresh session.
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) || ctx.Err() != nil {
-			return nil, &UpstreamError{Source: source, Err: err}
+			return nil, &UpstreamError{Source: source, Err: cfg.Scrub(err)}
 		}
 		u.drop(session)
 		// The call certainly did not run when the session was already closed or the
@@ -95,7 +98,7 @@ func (p *upstreamPool) call(ctx context.Context, source, kind string, config jso
 		if attempt == 0 && ctx.Err() == nil && (errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)) {
 			continue
 		}
-		return nil, &UpstreamError{Source: source, Err: err}
+		return nil, &UpstreamError{Source: source, Err: cfg.Scrub(err)}
 	}
 }
 

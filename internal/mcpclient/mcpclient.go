@@ -93,7 +93,7 @@ func (c Config) Validate(kind string) error {
 		}
 		u, err := url.Parse(c.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("url %q: want an absolute http:// or https:// URL", c.URL)
+			return bad("url %q: want an absolute http:// or https:// URL", RedactURL(c.URL))
 		}
 		for k, v := range c.Headers {
 			if !headerNameRE.MatchString(k) {
@@ -263,9 +263,9 @@ func Connect(ctx context.Context, kind string, cfg Config, opts Options) (*Sessi
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, classify(ctx, "connect", err, readErr.get())
+		return nil, cfg.Scrub(classify(ctx, "connect", err, readErr.get()))
 	}
-	return &Session{ClientSession: cs, readErr: &readErr}, nil
+	return &Session{ClientSession: cs, readErr: &readErr, cfg: cfg}, nil
 }
 
 // stdioEnv is the environment of a stdio server: PATH and HOME from toolgate's (so that
@@ -304,6 +304,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 type Session struct {
 	*mcp.ClientSession
 	readErr *atomicErr
+	cfg     Config // for Scrub
 }
 
 // ListTools lists every tool of the session's server, following pagination, converted to
@@ -312,7 +313,7 @@ func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 	var tools []catalog.Tool
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
-			return nil, classify(ctx, "list tools", err, s.readErr.get())
+			return nil, s.cfg.Scrub(classify(ctx, "list tools", err, s.readErr.get()))
 		}
 		if len(tools) == MaxTools {
 			return nil, &Error{Kind: Protocol, Op: "list tools", Err: fmt.Errorf("more than %d tools", MaxTools)}

@@ -5,6 +5,7 @@
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -136,7 +137,8 @@ func (h *HTTP) Set(tools []catalog.Tool) {
 func (h *HTTP) Config() mcpclient.Config { return mcpclient.Config{URL: h.URL} }
 
 // Stdio is a stdio test server: every connection starts the test binary anew, which serves
-// the tools written to a file, so Set takes effect at the next connection.
+// the tools written to a file. Set takes effect at the next connection, and a running server
+// picks it up too and sends its client notifications/tools/list_changed.
 type Stdio struct {
 	file     string
 	behavior Behavior
@@ -215,7 +217,9 @@ func RunIfChild() {
 			}
 		}()
 	}
-	err = NewServer(tools, b, pageSize, released).Run(context.Background(), &mcp.StdioTransport{})
+	srv := NewServer(tools, b, pageSize, released)
+	go followFile(srv, file, data, tools)
+	err = srv.Run(context.Background(), &mcp.StdioTransport{})
 	if b == Held {
 		// A server busy with a request may not notice that its client has gone: until the
 		// release, only a signal ends this one (or a minute, so that a failed test leaves
@@ -229,4 +233,22 @@ func RunIfChild() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// followFile serves the tools of file whenever its content changes, as Stdio.Set rewrites
+// it: the server then sends notifications/tools/list_changed, as a real server does when
+// its tools change while a client is connected.
+func followFile(srv *mcp.Server, file string, data []byte, tools []catalog.Tool) {
+	for range time.Tick(50 * time.Millisecond) {
+		now, err := os.ReadFile(file)
+		if err != nil || bytes.Equal(now, data) {
+			continue
+		}
+		var next []catalog.Tool
+		if json.Unmarshal(now, &next) != nil {
+			continue // caught mid-write; the next tick reads it whole
+		}
+		SetTools(srv, tools, next)
+		data, tools = now, next
+	}
 }

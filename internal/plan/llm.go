@@ -58,7 +58,7 @@ func (l *LLM) Plan(ctx context.Context, query string, mode Mode) (Plan, error) {
 		return Plan{}, ctx.Err()
 	}
 	p = l.fallback.plan(query, mode)
-	p.Fallback = l.reason(err)
+	p.Fallback, p.Err = l.reason(err), err
 	return p, nil
 }
 
@@ -74,12 +74,16 @@ func (l *LLM) reason(err error) string {
 		return "provider error: rate limited"
 	case errors.As(err, &pe) && pe.Status != 0:
 		return fmt.Sprintf("provider error: status %d", pe.Status)
+	case errors.As(err, &pe):
+		return "provider error: unreachable"
 	case errors.As(err, &br):
 		return "provider error: bad response: " + br.Reason
 	case errors.As(err, &me):
 		return me.Error()
 	}
-	return "provider error: " + err.Error()
+	// Not the error's text: it quotes the provider's URL, which may carry a key, and this
+	// reason is shown to the searching caller (the error itself is logged).
+	return "provider error"
 }
 
 func (l *LLM) ask(ctx context.Context, query string, mode Mode) (Plan, error) {

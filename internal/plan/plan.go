@@ -62,6 +62,9 @@ type Plan struct {
 	Intents   []Intent `json:"intents"`
 	Planner   string   `json:"planner"`            // heuristic or llm: who made this plan
 	Fallback  string   `json:"fallback,omitempty"` // why the LLM plan was not used
+	// Err is the failure behind Fallback, for the log only: its text may quote the
+	// provider's URL, and a plan is shown to the searching caller.
+	Err error `json:"-"`
 }
 
 // Planner makes a plan for a query. A plan always has at least one intent.

@@ -59,20 +59,35 @@ func Connect(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, er
 	return pool, nil
 }
 
-// NotReadyError says why the database cannot serve toolgate yet.
-type NotReadyError struct{ Reason string }
+// NotReadyError says why the database cannot serve toolgate yet. Reason is fit for anyone
+// (the public /readyz shows it); Err, the driver's error, names the server, user and
+// database and is for the operator only.
+type NotReadyError struct {
+	Reason string
+	Err    error
+}
 
-func (e *NotReadyError) Error() string { return "database not ready: " + e.Reason }
+func (e *NotReadyError) Error() string {
+	if e.Err == nil {
+		return "database not ready: " + e.Reason
+	}
+	return "database not ready: " + e.Reason + ": " + e.Err.Error()
+}
+
+func (e *NotReadyError) Unwrap() error { return e.Err }
+
+// Public is the error without the driver's words.
+func (e *NotReadyError) Public() string { return "database not ready: " + e.Reason }
 
 // Ready checks that the database answers, that toolgate's and River's migrations are
 // current and that pgvector is installed.
 func Ready(ctx context.Context, pool *pgxpool.Pool) error {
 	if err := pool.Ping(ctx); err != nil {
-		return &NotReadyError{Reason: "unreachable: " + err.Error()}
+		return &NotReadyError{Reason: "unreachable", Err: err}
 	}
 	st, err := Status(ctx, pool)
 	if err != nil {
-		return &NotReadyError{Reason: err.Error()}
+		return &NotReadyError{Reason: "cannot read the migration state", Err: err}
 	}
 	switch {
 	case st.Dirty:
@@ -85,7 +100,7 @@ func Ready(ctx context.Context, pool *pgxpool.Pool) error {
 	// A system-catalog query: sqlc does not model pg_extension.
 	var vector bool
 	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&vector); err != nil {
-		return &NotReadyError{Reason: err.Error()}
+		return &NotReadyError{Reason: "cannot check for pgvector", Err: err}
 	}
 	if !vector {
 		return &NotReadyError{Reason: "pgvector extension missing"}

@@ -90,9 +90,12 @@ func New(opts Options) (Reranker, error) {
 
 // Decision is what Apply did; it is stored as is in search_log.rerank.
 type Decision struct {
-	Reranker  string   `json:"reranker"`
-	Applied   bool     `json:"applied"`
-	Fallback  string   `json:"fallback,omitempty"` // why the fused ranking was kept
+	Reranker string `json:"reranker"`
+	Applied  bool   `json:"applied"`
+	Fallback string `json:"fallback,omitempty"` // why the fused ranking was kept
+	// Err is the failure behind Fallback, for the log only: its text may quote the
+	// provider's URL, and a decision is shown to the searching caller.
+	Err       error    `json:"-"`
 	LatencyMS float64  `json:"latency_ms"`
 	Scores    []Scored `json:"scores,omitempty"`
 }
@@ -126,7 +129,7 @@ func Apply(ctx context.Context, r Reranker, query string, candidates []Doc, k in
 		err = check(res, len(candidates))
 	}
 	if err != nil {
-		d.Fallback = reason(err, timeout)
+		d.Fallback, d.Err = reason(err, timeout), err
 		return candidates[:k], d
 	}
 	res = slices.Clone(res)
@@ -184,12 +187,16 @@ func reason(err error, timeout time.Duration) string {
 		return "provider error: rate limited"
 	case errors.As(err, &pe) && pe.Status != 0:
 		return fmt.Sprintf("provider error: status %d", pe.Status)
+	case errors.As(err, &pe):
+		return "provider error: unreachable"
 	case errors.As(err, &br):
 		return "malformed rerank answer: " + br.Reason
 	case errors.As(err, &me):
 		return me.Error()
 	}
-	return "provider error: " + err.Error()
+	// Not the error's text: it quotes the provider's URL, which may carry a key, and this
+	// reason is shown to the searching caller (the error itself is logged).
+	return "provider error"
 }
 
 // sortResults orders results best first, keeping the given order among equal scores.

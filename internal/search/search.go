@@ -313,6 +313,9 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		if err != nil {
 			return Response{}, fmt.Errorf("plan query: %w", err)
 		}
+		if pl.Fallback != "" {
+			s.log.WarnContext(ctx, "planner fell back to the heuristic plan", "reason", pl.Fallback, "err", pl.Err)
+		}
 		p, intents = &pl, pl.Intents
 	}
 	// Every text with its intent (1-based): without a plan, the query and its variants, all intent 1.
@@ -594,7 +597,7 @@ func (s *Service) mergeRerank(ctx context.Context, pr *prepared, rows []db.Searc
 		return out, nil
 	}
 	if !decision.Applied && decision.Fallback != "" {
-		s.log.WarnContext(ctx, "rerank fell back to the fused ranking", "reranker", decision.Reranker, "reason", decision.Fallback)
+		s.log.WarnContext(ctx, "rerank fell back to the fused ranking", "reranker", decision.Reranker, "reason", decision.Fallback, "err", decision.Err)
 	}
 	return out, &decision
 }

@@ -1,7 +1,8 @@
-// Package syncwatch keeps a session open to every mcp_http source and queues a sync of the
-// source when its server sends notifications/tools/list_changed. It runs in the worker
-// process beside River (it is not a job: a job must end, a session must not), reconnects
-// with backoff, and stops on shutdown.
+// Package syncwatch keeps a session open to every MCP source and queues a sync of the
+// source when its server sends notifications/tools/list_changed: a Streamable HTTP session
+// to an mcp_http source, a long-lived server process to an mcp_stdio source. It runs in
+// the worker process beside River (it is not a job: a job must end, a session must not),
+// reconnects (restarts) with backoff, and stops on shutdown.
 package syncwatch
 
 import (
@@ -21,20 +22,26 @@ import (
 
 // Timings of the watcher. Rescan picks up added, changed and deleted sources; Ping detects
 // a silently dead session; backoff doubles from BackoffMin to BackoffMax between failed
-// connection attempts.
+// connection attempts, and between sessions that ended before Stable (a stdio server that
+// exits right after starting is restarted ever more slowly, not every second).
 const (
 	Rescan     = 30 * time.Second
 	Ping       = time.Minute
 	BackoffMin = time.Second
 	BackoffMax = 5 * time.Minute
+	Stable     = time.Minute
 )
 
-// Watcher watches the mcp_http sources of a database.
+// watchedKinds are the kinds of source with a server to watch.
+var watchedKinds = []string{mcpclient.KindHTTP, mcpclient.KindStdio}
+
+// Watcher watches the MCP sources of a database.
 type Watcher struct {
 	pool    *pgxpool.Pool
 	rc      *river.Client[pgx.Tx]
 	log     *slog.Logger
 	timeout time.Duration
+	rescan  time.Duration
 
 	mu        sync.Mutex
 	connected map[int64]bool
@@ -42,7 +49,8 @@ type Watcher struct {
 
 // New makes a watcher; timeout bounds each connection attempt.
 func New(pool *pgxpool.Pool, rc *river.Client[pgx.Tx], log *slog.Logger, timeout time.Duration) *Watcher {
-	return &Watcher{pool: pool, rc: rc, log: log.With("component", "syncwatch"), timeout: timeout, connected: map[int64]bool{}}
+	return &Watcher{pool: pool, rc: rc, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
+		connected: map[int64]bool{}}
 }
 
 // Connected reports whether a session to the source is open now.
@@ -67,10 +75,10 @@ func (w *Watcher) Run(ctx context.Context) {
 		}
 		wg.Wait()
 	}()
-	tick := time.NewTicker(Rescan)
+	tick := time.NewTicker(w.rescan)
 	defer tick.Stop()
 	for {
-		srcs, err := db.New(w.pool).ListSourcesByKind(ctx, mcpclient.KindHTTP)
+		srcs, err := db.New(w.pool).ListSourcesOfKinds(ctx, watchedKinds)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("list sources", "err", err)
 		}
@@ -102,9 +110,10 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
-// watch keeps one source's session open until ctx ends.
+// watch keeps one source's session open until ctx ends (the source was deleted or changed,
+// or the watcher stops), which closes it: for a stdio source, that stops its server.
 func (w *Watcher) watch(ctx context.Context, src db.Source) {
-	log := w.log.With("source", src.Name)
+	log := w.log.With("source", src.Name, "kind", src.Kind)
 	cfg, err := mcpclient.ParseConfig(src.Config)
 	if err != nil {
 		log.Warn("bad source config", "err", err)
@@ -112,9 +121,13 @@ func (w *Watcher) watch(ctx context.Context, src db.Source) {
 	}
 	backoff := BackoffMin
 	for ctx.Err() == nil {
+		started := time.Now()
 		err := w.session(ctx, src, cfg)
 		if ctx.Err() != nil {
 			return
+		}
+		if time.Since(started) >= Stable { // the session had been up a while: start over quickly
+			backoff = BackoffMin
 		}
 		log.Info("list_changed session ended; reconnecting", "err", err, "in", backoff)
 		select {
@@ -123,14 +136,11 @@ func (w *Watcher) watch(ctx context.Context, src db.Source) {
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, BackoffMax)
-		if err == nil { // the session had been up: start over quickly
-			backoff = BackoffMin
-		}
 	}
 }
 
-// session connects once and serves notifications until the session ends or ctx ends.
-// A nil error means the session was established and later closed.
+// session connects once (for stdio: starts the server) and serves notifications until the
+// session ends or ctx ends. A nil error means the session was established and later closed.
 func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Config) error {
 	onChange := func(context.Context) {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -139,7 +149,7 @@ func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Conf
 		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)
-	cs, err := mcpclient.Connect(cctx, mcpclient.KindHTTP, cfg, mcpclient.Options{ToolListChanged: onChange})
+	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange})
 	cancel()
 	if err != nil {
 		return err

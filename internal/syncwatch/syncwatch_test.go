@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
@@ -15,6 +19,11 @@ import (
 	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
 )
+
+func TestMain(m *testing.M) {
+	mcptest.RunIfChild()
+	os.Exit(m.Run())
+}
 
 // waitFor polls cond until it holds; the test's own timeout bounds it.
 func waitFor(cond func() bool) {
@@ -62,5 +71,97 @@ func TestListChangedQueuesSync(t *testing.T) {
 	<-done
 	if w.Connected(src.ID) {
 		t.Fatal("still connected after shutdown")
+	}
+}
+
+// syncJobs counts the sync jobs queued for a source.
+func syncJobs(t *testing.T, pool *pgxpool.Pool, sourceID int64) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'sync_source' AND (args->>'source_id')::bigint = $1`, sourceID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A stdio source is watched through one long-lived server process: its list_changed queues
+// a sync; the process is restarted when it dies and when the source's config changes, and
+// stopped when the source is deleted and when the watcher stops.
+func TestListChangedQueuesSyncOverStdio(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []catalog.Tool{{Name: "a", Description: "A.", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	srv := mcptest.NewStdio(t, tools, mcptest.Normal, 0)
+	cfg, _ := json.Marshal(srv.Config())
+	q := db.New(pool)
+	src, err := q.CreateSource(ctx, db.CreateSourceParams{Name: "local", Kind: "mcp_stdio", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// servers are the stdio server processes running now: this test runs alone in its
+	// package's process (no t.Parallel), so every child of the test binary is one.
+	servers := func() []int { return mcptest.Descendants(os.Getpid()) }
+
+	w := syncwatch.New(pool, rc, log, 10*time.Second)
+	syncwatch.SetRescan(w, 100*time.Millisecond)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { w.Run(wctx); close(done) }()
+	waitFor(func() bool { return w.Connected(src.ID) })
+	first := servers()
+	if len(first) != 1 || syncJobs(t, pool, src.ID) != 0 {
+		t.Fatalf("watching: server processes %v, %d sync jobs; want one process and no job", first, syncJobs(t, pool, src.ID))
+	}
+
+	srv.Set(append(tools, catalog.Tool{Name: "b", Description: "B.", InputSchema: json.RawMessage(`{"type":"object"}`)}))
+	waitFor(func() bool { return syncJobs(t, pool, src.ID) > 0 })
+
+	// The server dies: it is started again.
+	p, err := os.FindProcess(first[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(func() bool {
+		now := servers()
+		return len(now) == 1 && now[0] != first[0] && w.Connected(src.ID)
+	})
+	second := servers()
+
+	// The source's config changes: the old server is stopped, one with the new config runs.
+	changed := srv.Config()
+	changed.Env["WATCH_TEST_GENERATION"] = "2"
+	cfg, _ = json.Marshal(changed)
+	if _, err := q.UpdateSourceSettings(ctx, db.UpdateSourceSettingsParams{ID: src.ID, Config: cfg, SyncInterval: src.SyncInterval}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(func() bool {
+		now := servers()
+		return len(now) == 1 && !slices.Contains(now, second[0]) && w.Connected(src.ID)
+	})
+
+	// The source is deleted: its server is stopped.
+	if _, err := q.DeleteSource(ctx, src.Name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(func() bool { return !w.Connected(src.ID) && len(servers()) == 0 })
+
+	// A new source's server is stopped with the watcher.
+	other, err := q.CreateSource(ctx, db.CreateSourceParams{Name: "other", Kind: "mcp_stdio", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(func() bool { return w.Connected(other.ID) })
+	stop()
+	<-done
+	if w.Connected(other.ID) || len(servers()) != 0 {
+		t.Fatalf("after shutdown: connected %v, server processes %v", w.Connected(other.ID), servers())
 	}
 }

@@ -39,3 +39,7 @@ RETURNING hits;
 
 -- name: DeleteAPIKeyRateBefore :execrows
 DELETE FROM api_key_rate WHERE window_start < $1;
+
+-- name: ExistingSourceNames :many
+-- The names among names that name a source, for checking a new key's source list.
+SELECT name FROM sources WHERE name = ANY(sqlc.arg(names)::text[]);

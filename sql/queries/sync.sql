@@ -68,5 +68,5 @@ SELECT s.id FROM sources s
 WHERE s.kind IN ('mcp_stdio', 'mcp_http') AND s.sync_interval IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM sync_runs r WHERE r.source_id = s.id AND r.started_at > now() - s.sync_interval);
 
--- name: ListSourcesByKind :many
-SELECT * FROM sources WHERE kind = $1 ORDER BY id;
+-- name: ListSourcesOfKinds :many
+SELECT * FROM sources WHERE kind = ANY(sqlc.arg(kinds)::text[]) ORDER BY id;
