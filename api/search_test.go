@@ -88,6 +88,7 @@ func TestSearchEndpoints(t *testing.T) {
 		{`{"query":"   "}`, "invalid_request", 400},
 		{`{"query":"` + strings.Repeat("a", 2001) + `"}`, "invalid_request", 400},
 		{`{"query":"x","k":101}`, "invalid_request", 400},
+		{`{"query":"x","k":0}`, "invalid_request", 400}, // not the default: only an absent k is
 		{`{"query":"x","format":"yaml"}`, "invalid_request", 400},
 		{`{"query":"x","mode":"semantic"}`, "invalid_request", 400},
 		{`{"query":"x","sources":["nope"]}`, "unknown_source", 400},

@@ -4,6 +4,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/pgtext"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
 )
@@ -56,6 +58,9 @@ const (
 	MaxK          = 100
 	DefaultK      = 5
 	maxFilter     = 100 // entries of sources or tags
+	// maxName bounds, in characters, a name a request carries: a source or tag filter
+	// entry, a profile, a session id, a feedback tool name. Real ones are far shorter.
+	maxName = 200
 )
 
 // Settings tune the search; DefaultSettings gives the documented defaults.
@@ -95,8 +100,10 @@ func DefaultSettings() Settings {
 
 // Request is one search.
 type Request struct {
-	Query     string   `json:"query"`
-	Queries   []string `json:"queries,omitempty"` // extra query variants, fused with Query
+	Query   string   `json:"query"`
+	Queries []string `json:"queries,omitempty"` // extra query variants, fused with Query
+	// K is how many tools to return, 1 to MaxK; 0 means DefaultK. Over JSON an absent "k"
+	// means DefaultK and an explicit 0 is out of range (UnmarshalJSON).
 	K         int      `json:"k,omitempty"`
 	Mode      Mode     `json:"mode,omitempty"`
 	Sources   []string `json:"sources,omitempty"`
@@ -108,6 +115,34 @@ type Request struct {
 	Plan plan.Mode `json:"plan,omitempty"`
 	// Rerank asks for reranking; nil means yes when a reranker is configured.
 	Rerank *bool `json:"rerank,omitempty"`
+}
+
+// UnmarshalJSON reads a request body strictly (an unknown field is an error) and tells an
+// absent "k", which means DefaultK, from an explicit 0, which is out of range like any other
+// k below 1.
+func (r *Request) UnmarshalJSON(b []byte) error {
+	type fields Request // the same fields without this method
+	var w struct {
+		*fields
+		K *int `json:"k"` // shadows fields.K: a pointer tells absent from 0
+	}
+	w.fields = (*fields)(r)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	if w.K != nil {
+		if *w.K == 0 {
+			return kOutOfRange(0)
+		}
+		r.K = *w.K
+	}
+	return nil
+}
+
+func kOutOfRange(k int) error {
+	return &InvalidRequestError{Field: "k", Reason: fmt.Sprintf("%d is out of range 1..%d", k, MaxK)}
 }
 
 // Result is one ranked tool.
@@ -185,8 +220,22 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger 
 	return s
 }
 
+// checkText fails when s cannot be PostgreSQL text: the statement would fail on it.
+func checkText(field, s string) error {
+	if p := pgtext.Problem(s); p != "" {
+		return &InvalidRequestError{Field: field, Reason: p}
+	}
+	return nil
+}
+
 // normalize validates r and fills in its defaults.
 func normalize(r Request) (Request, error) {
+	for _, f := range [...]struct{ name, value string }{{"query", r.Query}, {"mode", string(r.Mode)},
+		{"format", string(r.Format)}, {"plan", string(r.Plan)}, {"profile", r.Profile}, {"session_id", r.SessionID}} {
+		if err := checkText(f.name, f.value); err != nil {
+			return r, err
+		}
+	}
 	r.Query = strings.TrimSpace(r.Query)
 	if r.Query == "" {
 		return r, &InvalidRequestError{Field: "query", Reason: "must not be empty"}
@@ -199,6 +248,9 @@ func normalize(r Request) (Request, error) {
 	}
 	variants := make([]string, 0, len(r.Queries))
 	for i, q := range r.Queries {
+		if err := checkText(fmt.Sprintf("queries[%d]", i), q); err != nil {
+			return r, err
+		}
 		q = strings.TrimSpace(q)
 		if q == "" {
 			return r, &InvalidRequestError{Field: fmt.Sprintf("queries[%d]", i), Reason: "must not be empty"}
@@ -221,7 +273,7 @@ func normalize(r Request) (Request, error) {
 		return r, &InvalidRequestError{Field: "queries", Reason: "not allowed with a plan: the planner makes the variants"}
 	}
 	if r.K < 1 || r.K > MaxK {
-		return r, &InvalidRequestError{Field: "k", Reason: fmt.Sprintf("%d is out of range 1..%d", r.K, MaxK)}
+		return r, kOutOfRange(r.K)
 	}
 	switch r.Mode {
 	case "":
@@ -244,8 +296,11 @@ func normalize(r Request) (Request, error) {
 		return r, err
 	}
 	r.Profile = strings.TrimSpace(r.Profile)
-	if utf8.RuneCountInString(r.SessionID) > 200 {
-		return r, &InvalidRequestError{Field: "session_id", Reason: "at most 200 characters"}
+	if utf8.RuneCountInString(r.Profile) > maxName {
+		return r, &InvalidRequestError{Field: "profile", Reason: fmt.Sprintf("at most %d characters", maxName)}
+	}
+	if utf8.RuneCountInString(r.SessionID) > maxName {
+		return r, &InvalidRequestError{Field: "session_id", Reason: fmt.Sprintf("at most %d characters", maxName)}
 	}
 	return r, nil
 }
@@ -258,13 +313,19 @@ func cleanList(field string, in []string, lower bool) ([]string, error) {
 		return nil, &InvalidRequestError{Field: field, Reason: fmt.Sprintf("at most %d entries", maxFilter)}
 	}
 	out := make([]string, 0, len(in))
-	for _, s := range in {
+	for i, s := range in {
+		if err := checkText(fmt.Sprintf("%s[%d]", field, i), s); err != nil {
+			return nil, err
+		}
 		s = strings.TrimSpace(s)
 		if lower {
 			s = strings.ToLower(s)
 		}
 		if s == "" {
 			return nil, &InvalidRequestError{Field: field, Reason: "entries must not be empty"}
+		}
+		if utf8.RuneCountInString(s) > maxName {
+			return nil, &InvalidRequestError{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("at most %d characters", maxName)}
 		}
 		out = append(out, s)
 	}

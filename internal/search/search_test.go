@@ -252,6 +252,16 @@ func TestInputLimits(t *testing.T) {
 		{search.Request{Query: "x", Format: "xml"}, "format"},
 		{search.Request{Query: "x", Queries: []string{"ok", "  "}}, "queries[1]"},
 		{search.Request{Query: "x", Tags: []string{""}}, "tags"},
+		// PostgreSQL text holds neither NUL nor invalid UTF-8: these must never reach it.
+		{search.Request{Query: "stock\x00price"}, "query"},
+		{search.Request{Query: "stock \xff price"}, "query"},
+		{search.Request{Query: "x", Queries: []string{"ok", "a\x00"}}, "queries[1]"},
+		{search.Request{Query: "x", Sources: []string{"acme", "be\x00ta"}}, "sources[1]"},
+		{search.Request{Query: "x", Tags: []string{"\x00"}}, "tags[0]"},
+		{search.Request{Query: "x", Profile: "default\x00"}, "profile"},
+		{search.Request{Query: "x", SessionID: "s\xc3"}, "session_id"},
+		{search.Request{Query: "x", Plan: "full\x00"}, "plan"},
+		{search.Request{Query: "x", Sources: []string{strings.Repeat("s", 201)}}, "sources[0]"},
 	} {
 		_, err := s.Search(ctx, tc.req)
 		var inv *search.InvalidRequestError
@@ -273,6 +283,26 @@ func TestInputLimits(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("rejected requests must not be logged: %d rows, %v", n, err)
+	}
+}
+
+// TestRequestJSONK: over JSON an absent k is the default and an explicit 0 is out of
+// range, like any k below 1 (it used to be taken for the default).
+func TestRequestJSONK(t *testing.T) {
+	t.Parallel()
+	var r search.Request
+	if err := json.Unmarshal([]byte(`{"query":"x"}`), &r); err != nil || r.K != 0 {
+		t.Errorf("absent k: %+v %v", r, err)
+	}
+	if err := json.Unmarshal([]byte(`{"query":"x","k":7}`), &r); err != nil || r.K != 7 {
+		t.Errorf("k 7: %+v %v", r, err)
+	}
+	var inv *search.InvalidRequestError
+	if err := json.Unmarshal([]byte(`{"query":"x","k":0}`), &r); !errors.As(err, &inv) || inv.Field != "k" {
+		t.Errorf("k 0: %v, want InvalidRequestError on k", err)
+	}
+	if err := json.Unmarshal([]byte(`{"query":"x","kay":1}`), &r); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("unknown field: %v", err)
 	}
 }
 
