@@ -34,6 +34,11 @@ func badRequest(format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: fmt.Sprintf(format, args...)}
 }
 
+// invalidText is an input that cannot be PostgreSQL text: a NUL character or invalid UTF-8.
+func invalidText(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "invalid_text", Message: fmt.Sprintf(format, args...)}
+}
+
 func notFound(format string, args ...any) *Error {
 	return &Error{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf(format, args...)}
 }

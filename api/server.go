@@ -78,6 +78,7 @@ func New(deps Deps) *echo.Echo {
 	}))
 	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(s.authenticate)
+	e.Use(checkParams)
 	s.warnOpenMode()
 
 	e.GET("/healthz", s.healthz)
