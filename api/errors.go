@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/profiles"
@@ -61,6 +62,8 @@ func toAPIError(err error) *Error {
 		noReview *jobs.NothingToReviewError
 		scopeErr *auth.ScopeError
 		rateErr  *auth.RateLimitError
+		origErr  *httpguard.CrossOriginError
+		hostErr  *httpguard.HostError
 		specErr  *auth.InvalidSpecError
 		nameErr  *auth.NameTakenError
 		profErr  *tdwa.InvalidProfileError
@@ -94,6 +97,10 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusUnauthorized, Code: "key_revoked", Message: err.Error()}
 	case errors.As(err, &scopeErr):
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: scopeErr.Error()}
+	case errors.As(err, &origErr):
+		return &Error{Status: http.StatusForbidden, Code: "cross_origin", Message: origErr.Error()}
+	case errors.As(err, &hostErr):
+		return &Error{Status: http.StatusForbidden, Code: "forbidden_host", Message: hostErr.Error()}
 	case errors.As(err, &rateErr):
 		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: rateErr.Error(),
 			Details: map[string]int{"limit_per_min": rateErr.Limit, "retry_after_s": auth.RetryAfterSeconds(rateErr.RetryAfter)}}

@@ -77,6 +77,7 @@ func New(deps Deps) *echo.Echo {
 		},
 	}))
 	e.Use(middleware.BodyLimit(maxBody))
+	e.Use(s.guard)
 	e.Use(s.authenticate)
 	e.Use(checkParams)
 	s.warnOpenMode()

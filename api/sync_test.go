@@ -41,7 +41,7 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) do(method, path, body string, wantStatus int) map[string]any {
 	h.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req := httptest.NewRequest(method, "http://localhost"+path, strings.NewReader(body)) // open mode answers to localhost
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.e.ServeHTTP(rec, req)

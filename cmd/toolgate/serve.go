@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/syncwatch"
@@ -120,11 +121,14 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		e = api.New(deps)
 		e.Server.RegisterOnShutdown(deps.Gateway.Close)
 	}
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	ln, err := net.Listen("tcp", cfg.ServeAddr())
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+		return fmt.Errorf("listen on %s: %w", cfg.ServeAddr(), err)
 	}
 	env.log.Info("toolgate serving", "addr", ln.Addr().String(), "role", cfg.Role)
+	if cfg.Open && cfg.OpenRemote && !httpguard.IsLoopback(ln.Addr().String()) {
+		env.log.Warn("OPEN MODE beyond loopback (TOOLGATE_OPEN_REMOTE): whoever reaches this address is admin", "addr", ln.Addr().String())
+	}
 
 	srvErr := make(chan error, 1)
 	go func() {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
@@ -90,7 +91,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// As in the SDK's handler: a request that reached a loopback address with a
 	// non-loopback Host header is a DNS-rebinding attempt from a browser page.
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && httpguard.IsLoopback(la.String()) && !httpguard.IsLoopback(r.Host) {
 		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
 		return
 	}
@@ -252,19 +253,6 @@ func (h *HTTPHandler) Close() {
 		delete(h.sessions, id)
 		_ = hs.ss.Close()
 	}
-}
-
-// isLoopback reports whether a host or host:port names the local machine.
-func isLoopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Serve runs one MCP session over t (stdio for local hosts) until the client disconnects
