@@ -58,6 +58,7 @@ func toAPIError(err error) *Error {
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
 		cfgErr   *mcpclient.ConfigError
+		cmdErr   *mcpclient.CommandNotAllowedError
 		mcpKind  *jobs.NotMCPSourceError
 		noReview *jobs.NothingToReviewError
 		scopeErr *auth.ScopeError
@@ -85,6 +86,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: kindErr.Error()}
 	case errors.As(err, &cfgErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_source_config", Message: cfgErr.Error()}
+	case errors.As(err, &cmdErr):
+		return &Error{Status: http.StatusForbidden, Code: "command_not_allowed", Message: cmdErr.Error()}
 	case errors.As(err, &mcpKind):
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: mcpKind.Error()}
 	case errors.As(err, &noReview):

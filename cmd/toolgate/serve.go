@@ -79,7 +79,8 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	work := cfg.Role != config.RoleAPI
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
-		SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout}
+		SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
+		Commands: stdioCommands(cfg)}
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {
@@ -111,7 +112,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		return err
 	}
 	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
+		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

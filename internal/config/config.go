@@ -48,6 +48,7 @@ type Config struct {
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 	OpenRemote      bool          // TOOLGATE_OPEN_REMOTE: open mode may listen on addresses other than loopback
+	StdioCommands   [][]string    // TOOLGATE_STDIO_COMMANDS: what mcp_stdio sources may run (reader.commands); nil: none, but the demo's
 	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
 	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
 	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
@@ -132,6 +133,7 @@ func Load(getenv func(string) string) (Config, error) {
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
 		Open:            r.boolean("TOOLGATE_OPEN", false),
 		OpenRemote:      r.boolean("TOOLGATE_OPEN_REMOTE", false),
+		StdioCommands:   r.commands("TOOLGATE_STDIO_COMMANDS"),
 		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
 		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
 		PlanVocabulary:  r.str("TOOLGATE_PLAN_VOCABULARY", ""),
@@ -368,6 +370,22 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		r.fail(name, v, "want a positive duration such as 30s, 5m or 90d")
 	}
 	return d
+}
+
+// commands reads a list of commands: entries separated by commas, the words of an entry
+// by spaces (so no word can hold a comma or a space). Empty entries are skipped.
+func (r *reader) commands(name string) [][]string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return nil
+	}
+	var out [][]string
+	for entry := range strings.SplitSeq(v, ",") {
+		if words := strings.Fields(entry); len(words) > 0 {
+			out = append(out, words)
+		}
+	}
+	return out
 }
 
 func (r *reader) level(name string, def slog.Level) slog.Level {

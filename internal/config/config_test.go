@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,17 @@ func TestRedactHidesPasswords(t *testing.T) {
 		if got := Redact(in); got != want || strings.Contains(got, "s3cret") {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestStdioCommands(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil || c.StdioCommands != nil {
+		t.Fatalf("unset: %v %v", c.StdioCommands, err)
+	}
+	c, err = Load(env(map[string]string{"TOOLGATE_STDIO_COMMANDS": " npx  -y @modelcontextprotocol/server-everything , /opt/mcp/git-server,, "}))
+	want := [][]string{{"npx", "-y", "@modelcontextprotocol/server-everything"}, {"/opt/mcp/git-server"}}
+	if err != nil || !reflect.DeepEqual(c.StdioCommands, want) {
+		t.Fatalf("got %q %v, want %q", c.StdioCommands, err, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
@@ -76,6 +77,10 @@ type Options struct {
 	Tracer *tracing.Tracer
 	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.
 	Metrics *metrics.Metrics
+	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS); a
+	// call to a tool of a source whose command is not allowed starts nothing and fails
+	// with command_not_allowed. The zero value allows none.
+	Commands mcpclient.CommandPolicy
 }
 
 // Capabilities is what the gateway advertises at GET /v1/capabilities and as the MCP
@@ -123,7 +128,7 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	return &Gateway{
 		pool: pool, q: db.New(pool), finder: finder, opts: opts,
-		upstreams: newUpstreamPool(opts.UpstreamConcurrency),
+		upstreams: newUpstreamPool(opts.UpstreamConcurrency, opts.Commands),
 		log:       opts.Logger.With("component", "gateway"),
 	}
 }

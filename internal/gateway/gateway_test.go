@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -612,7 +615,7 @@ func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
 	addSource(t, pool, "local", "mcp_stdio", map[string]any{
 		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{stdioUpstreamEnv: "1"},
 	}, upstreamTools())
-	g := newGateway(t, pool, gateway.Options{CallTool: true})
+	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: mcpclient.NewCommandPolicy([][]string{{exe}})})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, ct := mcp.NewInMemoryTransports()
@@ -639,6 +642,29 @@ func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after the client closed")
+	}
+}
+
+// TestStdioUpstreamOutsideTheAllowlist: a call to a tool of an mcp_stdio source whose
+// command TOOLGATE_STDIO_COMMANDS does not hold (the source was stored before the allowlist
+// changed) starts nothing and answers command_not_allowed.
+func TestStdioUpstreamOutsideTheAllowlist(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	addSource(t, pool, "local", "mcp_stdio", map[string]any{"command": "/bin/sh", "args": []string{"-c", "touch " + marker}}, upstreamTools())
+	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: mcpclient.NewCommandPolicy([][]string{{"npx"}})})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	go func() { _ = g.Serve(ctx, st, nil) }()
+	c := connect(t, ct)
+	res := call(t, c, "call_tool", map[string]any{"name": "local__send_email", "arguments": map[string]any{"to": "a", "body": "b"}})
+	if e := wantToolError(t, res, "command_not_allowed"); !strings.Contains(e.Message, "TOOLGATE_STDIO_COMMANDS") {
+		t.Fatalf("message %q does not name the setting", e.Message)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused command ran: %v", err)
 	}
 }
 

@@ -489,6 +489,10 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result()
 		}
 		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
+		var refused *mcpclient.CommandNotAllowedError
+		if errors.As(err, &refused) {
+			return toolErrorf(CodeCommandNotAllowed, "source %s cannot be called: %v", tool.SourceName, refused).result()
+		}
 		return toolErrorf(CodeUpstreamError, "source %s failed: %v", tool.SourceName, errors.Unwrap(err)).result()
 	}
 	// An isError result is the tool's own answer (bad input, not found upstream...), not a
