@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -54,6 +56,7 @@ func toAPIError(err error) *Error {
 	var (
 		apiErr   *Error
 		httpErr  *echo.HTTPError
+		mcpErr   *gateway.HTTPError
 		parseErr *catalog.ParseError
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
@@ -136,28 +139,39 @@ func toAPIError(err error) *Error {
 		return notFound("not found")
 	case postgres.IsUnavailable(err):
 		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: err.Error()}
+	case errors.As(err, &mcpErr):
+		if mcpErr.Status >= 500 {
+			break // its cause is logged, not shown
+		}
+		return &Error{Status: mcpErr.Status, Code: cmp.Or(mcpErr.Code, codeOfStatus(mcpErr.Status)), Message: mcpErr.Error()}
 	case errors.As(err, &httpErr):
 		msg := http.StatusText(httpErr.Code)
 		if m, ok := httpErr.Message.(string); ok {
 			msg = m
 		}
-		code := "invalid_request"
-		switch httpErr.Code {
-		case http.StatusNotFound:
-			code = "not_found"
-		case http.StatusMethodNotAllowed:
-			code = "method_not_allowed"
-		case http.StatusRequestEntityTooLarge:
-			code = "too_large"
-		case http.StatusUnsupportedMediaType:
-			code = "unsupported_media_type"
-		}
-		if httpErr.Code >= 500 {
-			code = "internal"
-		}
-		return &Error{Status: httpErr.Code, Code: code, Message: msg}
+		return &Error{Status: httpErr.Code, Code: codeOfStatus(httpErr.Code), Message: msg}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}
+
+// codeOfStatus is the code of an error that brings only its status: Echo's own (no route,
+// a method not allowed) and the MCP transport's refusals.
+func codeOfStatus(status int) string {
+	switch {
+	case status >= 500:
+		return "internal"
+	case status == http.StatusNotFound:
+		return "not_found"
+	case status == http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case status == http.StatusNotAcceptable:
+		return "not_acceptable"
+	case status == http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case status == http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	}
+	return "invalid_request"
 }
 
 // errorHandler writes every error returned by a handler as JSON.

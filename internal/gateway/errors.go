@@ -13,6 +13,7 @@ const (
 	CodeUnknownTool      = "unknown_tool"
 	CodeEmptyQuery       = "empty_query"
 	CodeInvalidLimit     = "invalid_limit"
+	CodeInvalidQuery     = "invalid_query" // a query the search cannot take: too long, or not text
 	CodeInvalidArguments = "invalid_arguments"
 	CodeStaleVersion     = "stale_version"
 	CodeNotCallable      = "not_callable"

@@ -22,10 +22,17 @@ import (
 )
 
 // Finder is the search find_tools runs: the same ranked retrieval as POST /search, logged
-// with the MCP session as the caller. Tools the caller may not use must not be returned.
+// with the MCP session as the caller. Tools the caller may not use must not be returned. A
+// query the Finder cannot take (too long, not text) is a *QueryError, which the agent is
+// told about; any other error is the Finder's own failure.
 type Finder interface {
 	Find(ctx context.Context, q FindRequest) (FindResult, error)
 }
+
+// QueryError is a find_tools query the Finder refuses; Reason says why, for the agent.
+type QueryError struct{ Reason string }
+
+func (e *QueryError) Error() string { return e.Reason }
 
 // FindRequest is one find_tools query. Query is never empty: the gateway rejects an empty
 // query before it reaches the Finder.

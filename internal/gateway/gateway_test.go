@@ -402,6 +402,59 @@ func TestEmptyQueryNeverReturnsCatalog(t *testing.T) {
 	}
 }
 
+// TestQueriesTheSearchCannotTake: a query too long for the search (16,000 characters) or
+// holding a NUL is the agent's to fix: invalid_query with the reason, not search_failed
+// ("try again" would never help), and nothing is bound.
+func TestQueriesTheSearchCannotTake(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, UseTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	for _, q := range []string{strings.Repeat("stock price ", 1334)[:16000], "stock\x00price"} {
+		res := wantToolError(t, call(t, c, "find_tools", map[string]any{"query": q}), gateway.CodeInvalidQuery)
+		if !strings.Contains(res.Message, "query") {
+			t.Errorf("message %q does not say what is wrong", res.Message)
+		}
+		wantToolError(t, call(t, c, "use_tool", map[string]any{"query": q, "params": map[string]any{}}), gateway.CodeInvalidQuery)
+	}
+	if got := listed(t, c); len(got) != 3 {
+		t.Fatalf("rejected queries bound tools: %v", got)
+	}
+}
+
+// TestTransportChecks: the Streamable HTTP handler itself (mounted without the API in
+// front) refuses a foreign Origin with 403 and an unsupported Mcp-Protocol-Version with
+// 400, as the transport specification asks, and serves a supported one.
+func TestTransportChecks(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{})
+	ts := serveGateway(t, e.g.HTTPHandler(), nil)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, tc := range []struct {
+		header, value string
+		status        int
+	}{
+		{"Origin", "http://evil.example.com", http.StatusForbidden},
+		{"Origin", "null", http.StatusForbidden},
+		{"Mcp-Protocol-Version", "1999-01-01", http.StatusBadRequest},
+		{"Mcp-Protocol-Version", "2025-06-18", http.StatusOK},
+		{"Origin", ts.URL, http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(tc.header, tc.value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %s: %d %s, want %d", tc.header, tc.value, resp.StatusCode, body, tc.status)
+		}
+	}
+}
+
 func TestUseTool(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{UseTool: true})

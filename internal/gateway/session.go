@@ -229,6 +229,10 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
 	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.caller, SessionID: s.id})
+	var invalid *QueryError
+	if errors.As(err, &invalid) {
+		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)
+	}
 	if err != nil {
 		s.g.log.Error("find_tools search", "session", s.id, "err", err)
 		return FindResult{}, toolErrorf(CodeSearchFailed, "search failed; try again")
