@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
@@ -344,9 +346,10 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		return Response{}, err
 	}
 	var allowed []string
-	callerName := "internal"
+	callerName, callerKey := internalCaller, pgtype.Int8{}
 	if c != nil {
 		callerName = c.Name
+		callerKey = pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}
 		if c.Sources != nil {
 			allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
 		}
@@ -428,7 +431,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
-		Caller: optional(callerName), SessionID: optional(r.SessionID),
+		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
 	}
 	pr := &prepared{req: r, plan: p, intents: len(intents), n: n, rerankOn: rerankOn,
 		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}
@@ -719,7 +722,10 @@ type Feedback struct {
 	Success *bool  `json:"success"`
 }
 
-// RecordFeedback stores which tools were called after search id.
+// RecordFeedback stores which tools the caller of ctx called after its search id. Only the
+// caller that made a search may report on it — the same API key (search_log.caller_key_id),
+// or for a search made without a key the same caller name — and only about tools that
+// search returned. Another caller's search is not found, so search ids cannot be probed.
 func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback) error {
 	if len(tools) == 0 || len(tools) > MaxK {
 		return &InvalidRequestError{Field: "tools", Reason: fmt.Sprintf("want 1 to %d tools", MaxK)}
@@ -727,9 +733,16 @@ func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback
 	names := make([]string, len(tools))
 	succ := make([]bool, len(tools))
 	for i, t := range tools {
+		field := fmt.Sprintf("tools[%d].name", i)
+		if err := checkText(field, t.Name); err != nil {
+			return err
+		}
 		names[i] = strings.TrimSpace(t.Name)
 		if names[i] == "" {
-			return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].name", i), Reason: "must not be empty"}
+			return &InvalidRequestError{Field: field, Reason: "must not be empty"}
+		}
+		if utf8.RuneCountInString(names[i]) > maxName {
+			return &InvalidRequestError{Field: field, Reason: fmt.Sprintf("at most %d characters", maxName)}
 		}
 		if t.Success == nil {
 			return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].success", i), Reason: "must be true or false"}
@@ -738,16 +751,44 @@ func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		ok, err := q.SearchLogExists(ctx, id)
+		row, err := q.SearchLogForFeedback(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return &NotFoundError{ID: id}
+		}
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !madeBy(row, auth.FromContext(ctx)) {
 			return &NotFoundError{ID: id}
+		}
+		for i, n := range names {
+			if !slices.Contains(row.Names, n) {
+				return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].name", i),
+					Reason: fmt.Sprintf("%q is not among the results of search %d", n, id)}
+			}
 		}
 		_, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
 		return err
 	})
+}
+
+// internalCaller is the caller name logged for searches whose context has no caller.
+const internalCaller = "internal"
+
+// madeBy reports whether the search of row was made by c: the same key, or, for a search
+// without a key, the same caller name.
+func madeBy(row db.SearchLogForFeedbackRow, c *auth.Caller) bool {
+	if row.CallerKeyID.Valid {
+		return c != nil && c.KeyID == row.CallerKeyID.Int64
+	}
+	name := internalCaller
+	if c != nil {
+		if c.KeyID != 0 {
+			return false
+		}
+		name = c.Name
+	}
+	return row.Caller != nil && *row.Caller == name
 }
 
 func rank(r int32) *int {
