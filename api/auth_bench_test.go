@@ -38,7 +38,7 @@ func BenchmarkAuth(b *testing.B) {
 		e.POST("/search", noop)
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, "/search", nil)
+				req := httptest.NewRequest(http.MethodPost, "http://localhost/search", nil)
 				if bc.key != "" {
 					req.Header.Set("Authorization", "Bearer "+bc.key)
 				}
@@ -52,7 +52,7 @@ func BenchmarkAuth(b *testing.B) {
 		b.Run(bc.name+"-parallel", func(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					req := httptest.NewRequest(http.MethodPost, "/search", nil)
+					req := httptest.NewRequest(http.MethodPost, "http://localhost/search", nil)
 					if bc.key != "" {
 						req.Header.Set("Authorization", "Bearer "+bc.key)
 					}

@@ -133,7 +133,7 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 			wg.Go(func() {
 				for i := 0; i < 2; i++ {
 					upstream.Set(concurrentCatalog(r, 50+2*g+i))
-					if _, err := jobs.SyncSource(ctx, pool, rc, up.ID, 20*time.Second); err != nil {
+					if _, err := jobs.SyncSource(ctx, pool, rc, up.ID, 20*time.Second, mcptest.Commands()); err != nil {
 						fail("sync: %v", err)
 					}
 				}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/profiles"
@@ -34,6 +37,11 @@ func badRequest(format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: fmt.Sprintf(format, args...)}
 }
 
+// invalidText is an input that cannot be PostgreSQL text: a NUL character or invalid UTF-8.
+func invalidText(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "invalid_text", Message: fmt.Sprintf(format, args...)}
+}
+
 func notFound(format string, args ...any) *Error {
 	return &Error{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf(format, args...)}
 }
@@ -48,14 +56,18 @@ func toAPIError(err error) *Error {
 	var (
 		apiErr   *Error
 		httpErr  *echo.HTTPError
+		mcpErr   *gateway.HTTPError
 		parseErr *catalog.ParseError
 		toolErr  *catalog.InvalidToolError
 		kindErr  *jobs.SourceKindError
 		cfgErr   *mcpclient.ConfigError
+		cmdErr   *mcpclient.CommandNotAllowedError
 		mcpKind  *jobs.NotMCPSourceError
 		noReview *jobs.NothingToReviewError
 		scopeErr *auth.ScopeError
 		rateErr  *auth.RateLimitError
+		origErr  *httpguard.CrossOriginError
+		hostErr  *httpguard.HostError
 		specErr  *auth.InvalidSpecError
 		nameErr  *auth.NameTakenError
 		profErr  *tdwa.InvalidProfileError
@@ -77,6 +89,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: kindErr.Error()}
 	case errors.As(err, &cfgErr):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_source_config", Message: cfgErr.Error()}
+	case errors.As(err, &cmdErr):
+		return &Error{Status: http.StatusForbidden, Code: "command_not_allowed", Message: cmdErr.Error()}
 	case errors.As(err, &mcpKind):
 		return &Error{Status: http.StatusConflict, Code: "wrong_source_kind", Message: mcpKind.Error()}
 	case errors.As(err, &noReview):
@@ -89,6 +103,10 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusUnauthorized, Code: "key_revoked", Message: err.Error()}
 	case errors.As(err, &scopeErr):
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: scopeErr.Error()}
+	case errors.As(err, &origErr):
+		return &Error{Status: http.StatusForbidden, Code: "cross_origin", Message: origErr.Error()}
+	case errors.As(err, &hostErr):
+		return &Error{Status: http.StatusForbidden, Code: "forbidden_host", Message: hostErr.Error()}
 	case errors.As(err, &rateErr):
 		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: rateErr.Error(),
 			Details: map[string]int{"limit_per_min": rateErr.Limit, "retry_after_s": auth.RetryAfterSeconds(rateErr.RetryAfter)}}
@@ -123,26 +141,17 @@ func toAPIError(err error) *Error {
 		// The driver's error names the database server, its user and database: logged
 		// (errorHandler), never sent.
 		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the database is unavailable; try again shortly"}
+	case errors.As(err, &mcpErr):
+		if mcpErr.Status >= 500 {
+			break // its cause is logged, not shown
+		}
+		return &Error{Status: mcpErr.Status, Code: cmp.Or(mcpErr.Code, codeOfStatus(mcpErr.Status)), Message: mcpErr.Error()}
 	case errors.As(err, &httpErr):
 		msg := http.StatusText(httpErr.Code)
 		if m, ok := httpErr.Message.(string); ok {
 			msg = m
 		}
-		code := "invalid_request"
-		switch httpErr.Code {
-		case http.StatusNotFound:
-			code = "not_found"
-		case http.StatusMethodNotAllowed:
-			code = "method_not_allowed"
-		case http.StatusRequestEntityTooLarge:
-			code = "too_large"
-		case http.StatusUnsupportedMediaType:
-			code = "unsupported_media_type"
-		}
-		if httpErr.Code >= 500 {
-			code = "internal"
-		}
-		return &Error{Status: httpErr.Code, Code: code, Message: msg}
+		return &Error{Status: httpErr.Code, Code: codeOfStatus(httpErr.Code), Message: msg}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
 }
@@ -155,6 +164,26 @@ func notReadyMessage(err error) string {
 		return nr.Public()
 	}
 	return "database not ready"
+}
+
+// codeOfStatus is the code of an error that brings only its status: Echo's own (no route,
+// a method not allowed) and the MCP transport's refusals.
+func codeOfStatus(status int) string {
+	switch {
+	case status >= 500:
+		return "internal"
+	case status == http.StatusNotFound:
+		return "not_found"
+	case status == http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case status == http.StatusNotAcceptable:
+		return "not_acceptable"
+	case status == http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case status == http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	}
+	return "invalid_request"
 }
 
 // errorHandler writes every error returned by a handler as JSON.

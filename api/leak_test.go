@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/provider"
@@ -187,11 +188,11 @@ func TestUpstreamFailuresLeakNothing(t *testing.T) {
 		}
 	}
 	live, _ := q.GetSourceByName(ctx, "live")
-	if _, err := jobs.SyncSource(ctx, pool, rc, live.ID, 10*time.Second); err != nil {
+	if _, err := jobs.SyncSource(ctx, pool, rc, live.ID, 10*time.Second, mcpclient.CommandPolicy{}); err != nil {
 		t.Fatalf("sync live: %v", err)
 	}
 	down, _ := q.GetSourceByName(ctx, "down")
-	_, syncErr := jobs.SyncSource(ctx, pool, rc, down.ID, 10*time.Second)
+	_, syncErr := jobs.SyncSource(ctx, pool, rc, down.ID, 10*time.Second, mcpclient.CommandPolicy{})
 	if syncErr == nil {
 		t.Fatal("sync of a source that is down succeeded")
 	}

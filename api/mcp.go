@@ -8,12 +8,16 @@ import (
 
 // registerMCP mounts the MCP gateway (Streamable HTTP: POST, GET and DELETE on /mcp) and the
 // capability advertisement. The API-key middleware in front puts the caller in the request
-// context, which the gateway uses for the session.
+// context, which the gateway uses for the session; the gateway's refusals are written as
+// every other error of the API.
 func (s *Server) registerMCP(e *echo.Echo, v1 *echo.Group) {
 	if s.deps.Gateway == nil {
 		return
 	}
-	e.Any("/mcp", echo.WrapHandler(s.deps.Gateway.HTTPHandler()))
+	h := s.deps.Gateway.HTTPHandler()
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", func(c echo.Context) error {
+		return h.Serve(c.Response(), c.Request())
+	})
 	v1.GET("/capabilities", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, s.deps.Gateway.Capabilities())
 	})

@@ -101,3 +101,64 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.key)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestMCPRefusalsAreJSON: /mcp follows the Streamable HTTP transport's rules and answers
+// every refusal in the API's error shape: an unsupported Mcp-Protocol-Version is 400, a
+// foreign Origin (with a valid Host) 403, and the transport's own refusals (no session id,
+// an unknown session, a malformed body, another method) are {"error":{"code","message"}},
+// not plain text.
+func TestMCPRefusalsAreJSON(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.DiscardHandler)
+	g := gateway.New(pool, gateway.SearchFinder{Search: search.New(pool, nil, search.DefaultSettings(), log)}, gateway.Options{})
+	t.Cleanup(g.Close)
+	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, Logger: log, Gateway: g, Open: true}))
+	t.Cleanup(srv.Close)
+
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	send := func(method, body string, headers map[string]string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var out struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if resp.StatusCode >= 400 && (json.Unmarshal(raw, &out) != nil || out.Error.Message == "" ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")) {
+			t.Errorf("%s /mcp %v: %d %s %q, want a JSON error", method, headers, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+		}
+		return resp.StatusCode, out.Error.Code, string(raw)
+	}
+	for _, tc := range []struct {
+		name, method, body string
+		headers            map[string]string
+		status             int
+		code               string
+	}{
+		{"unsupported protocol version", "POST", initialize, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, 400, "unsupported_protocol_version"},
+		{"foreign Origin, valid Host", "POST", initialize, map[string]string{"Origin": "http://evil.example.com"}, 403, "cross_origin"},
+		{"GET without a session", "GET", "", nil, 400, "missing_session_id"},
+		{"unknown session", "POST", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Mcp-Session-Id": "nope"}, 404, "session_not_found"},
+		{"malformed body", "POST", `not json`, nil, 400, "invalid_request"},
+		{"another method", "PUT", initialize, nil, 405, "method_not_allowed"},
+	} {
+		if status, code, raw := send(tc.method, tc.body, tc.headers); status != tc.status || code != tc.code {
+			t.Errorf("%s: %d %s %s, want %d %s", tc.name, status, code, raw, tc.status, tc.code)
+		}
+	}
+	// A supported version, and the server's own origin, are served.
+	if status, _, raw := send("POST", initialize, map[string]string{"Mcp-Protocol-Version": "2025-06-18", "Origin": srv.URL}); status != 200 {
+		t.Errorf("initialize: %d %s", status, raw)
+	}
+}

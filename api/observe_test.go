@@ -25,7 +25,7 @@ import (
 
 func opsDo(t *testing.T, h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(method, target, nil)
+	req := httptest.NewRequest(method, "http://localhost"+target, nil)
 	for k, v := range header {
 		req.Header[k] = v
 	}

@@ -13,7 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // openAPIDoc is the part of the document the checks read.
@@ -31,10 +33,15 @@ type openAPIOperation struct {
 var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 
 // TestOpenAPICoversEveryRoute fails when a registered route is missing from /openapi.json
-// or the document describes a route that is not registered.
+// or the document describes a route that is not registered. The server has every optional
+// part (the MCP gateway's /mcp and /v1/capabilities), as `toolgate serve` has.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
 	t.Parallel()
-	e := api.New(api.Deps{Pool: pgtest.NewPool(t), Logger: slog.New(slog.DiscardHandler)})
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.DiscardHandler)
+	g := gateway.New(pool, gateway.SearchFinder{Search: search.New(pool, nil, search.DefaultSettings(), log)}, gateway.Options{})
+	t.Cleanup(g.Close)
+	e := api.New(api.Deps{Pool: pool, Logger: log, Gateway: g})
 
 	registered := map[string]bool{}
 	for _, r := range e.Routes() {

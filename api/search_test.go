@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
@@ -88,6 +89,7 @@ func TestSearchEndpoints(t *testing.T) {
 		{`{"query":"   "}`, "invalid_request", 400},
 		{`{"query":"` + strings.Repeat("a", 2001) + `"}`, "invalid_request", 400},
 		{`{"query":"x","k":101}`, "invalid_request", 400},
+		{`{"query":"x","k":0}`, "invalid_request", 400}, // not the default: only an absent k is
 		{`{"query":"x","format":"yaml"}`, "invalid_request", 400},
 		{`{"query":"x","mode":"semantic"}`, "invalid_request", 400},
 		{`{"query":"x","sources":["nope"]}`, "unknown_source", 400},
@@ -171,5 +173,74 @@ func TestSearchEmbedderDown(t *testing.T) {
 				t.Errorf("hybrid: %v", m)
 			}
 		}
+	}
+}
+
+// TestFeedbackOnlyFromTheSearchingKey: a search key may report feedback only on its own
+// searches (another key's search is not found) and only about tools that search returned
+// (not a tool of a source it cannot see, not a 100 KB name); nothing refused is stored.
+func TestFeedbackOnlyFromTheSearchingKey(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog'), ('vault', 'catalog');
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources WHERE name = 'acme';
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'vault__get_secret_price', 'get_secret_price', 'Secret stock price', '{"type":"object"}', 'h' FROM sources WHERE name = 'vault'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	keys := auth.NewKeys(pool, time.Now)
+	_, a, err := keys.Create(ctx, auth.Spec{Name: "agent-a", Scope: auth.ScopeSearch, Sources: []string{"acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, b, err := keys.Create(ctx, auth.Spec{Name: "agent-b", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, Logger: log, Keys: keys, Search: search.New(pool, nil, search.DefaultSettings(), log)}))
+	defer srv.Close()
+	post := func(key, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	code, m := post(a, "/search", `{"query":"stock price","mode":"lexical"}`)
+	if code != 200 {
+		t.Fatalf("search: %d %v", code, m)
+	}
+	path := "/search/" + strconv.FormatInt(int64(m["search_id"].(float64)), 10) + "/feedback"
+	feedback := func(name string) string {
+		return `{"tools":[{"name":` + strconv.Quote(name) + `,"success":true}]}`
+	}
+	if code, m := post(b, path, feedback("acme__get_stock_price")); code != 404 || errorCode(m) != "not_found" {
+		t.Errorf("another key's feedback: %d %v, want 404 not_found", code, m)
+	}
+	for _, name := range []string{"vault__get_secret_price", strings.Repeat("n", 100_000)} {
+		if code, m := post(a, path, feedback(name)); code != 400 || errorCode(m) != "invalid_request" {
+			t.Errorf("feedback on %.30q: %d %v, want 400 invalid_request", name, code, m)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_feedback`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("refused feedback stored %d rows (%v)", n, err)
+	}
+	if code, m := post(a, path, feedback("acme__get_stock_price")); code != 201 {
+		t.Errorf("the searcher's feedback: %d %v", code, m)
 	}
 }

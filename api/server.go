@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
@@ -38,6 +39,10 @@ type Deps struct {
 	Keys *auth.Keys
 	// Open lets every request through as the admin caller "open" (TOOLGATE_OPEN).
 	Open bool
+	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS): a
+	// source created or changed to run anything else is refused with 403. The zero value
+	// allows none.
+	Commands mcpclient.CommandPolicy
 	// Gateway serves MCP at /mcp and GET /v1/capabilities; nil leaves them out.
 	Gateway *gateway.Gateway
 	Search  *search.Service // POST /search; nil answers 500
@@ -76,7 +81,9 @@ func New(deps Deps) *echo.Echo {
 		},
 	}))
 	e.Use(middleware.BodyLimit(maxBody))
+	e.Use(s.guard)
 	e.Use(s.authenticate)
+	e.Use(checkParams)
 	s.warnOpenMode()
 
 	e.GET("/healthz", s.healthz)

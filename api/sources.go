@@ -226,6 +226,9 @@ func (s *Server) deleteSource(c echo.Context) error {
 // replaceCatalog makes a catalog source's tools equal to the body, a catalog file in any
 // format catalog.Parse reads. The source is created when missing.
 func (s *Server) replaceCatalog(c echo.Context) error {
+	if err := requireMediaType(c.Request(), catalogTypes); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err
@@ -244,21 +247,4 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"source": v, "result": res})
-}
-
-// decodeJSON reads a JSON body strictly: unknown fields and trailing data are errors.
-func decodeJSON(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
-		}
-		return badRequest("body: %v", err)
-	}
-	if dec.More() {
-		return badRequest("body: unexpected data after the JSON object")
-	}
-	return nil
 }

@@ -69,7 +69,7 @@ type mcpSourceFields struct {
 // createMCPSource creates an MCP source and queues its first sync in the same transaction.
 func (s *Server) createMCPSource(c echo.Context, name, kind string, f mcpSourceFields) error {
 	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers}
-	if err := cfg.Validate(kind); err != nil {
+	if err := s.checkConfig(kind, cfg); err != nil {
 		return err
 	}
 	interval := pgtype.Interval{Microseconds: defaultSyncInterval.Microseconds(), Valid: true}
@@ -143,8 +143,13 @@ func (s *Server) patchSource(c echo.Context) error {
 		set(&cfg.Env, req.Env)
 		set(&cfg.URL, req.URL)
 		set(&cfg.Headers, req.Headers)
-		if err := cfg.Validate(old.Kind); err != nil {
-			return err
+		changed := !reflect.DeepEqual(before, cfg)
+		if changed {
+			// An unchanged config is not checked again: a source stored before the
+			// allowlist changed may still get a new interval, and its syncs are refused.
+			if err := s.checkConfig(old.Kind, cfg); err != nil {
+				return err
+			}
 		}
 		interval, review := old.SyncInterval, old.ReviewMode
 		if req.Interval != nil {
@@ -163,7 +168,7 @@ func (s *Server) patchSource(c echo.Context) error {
 		}
 		// a new server: sync it now (compared as values: the stored jsonb text is not
 		// byte-for-byte what json.Marshal writes)
-		if !reflect.DeepEqual(before, cfg) {
+		if changed {
 			_, err = jobs.EnqueueSyncTx(ctx, tx, s.deps.River, src.ID)
 		}
 		return err
@@ -176,6 +181,18 @@ func (s *Server) patchSource(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// checkConfig validates an MCP source's config and, for mcp_stdio, checks its command
+// against the operator's allowlist (403 command_not_allowed).
+func (s *Server) checkConfig(kind string, cfg mcpclient.Config) error {
+	if err := cfg.Validate(kind); err != nil {
+		return err
+	}
+	if kind == mcpclient.KindStdio {
+		return s.deps.Commands.Check(cfg)
+	}
+	return nil
 }
 
 func set[T any](dst *T, v *T) {

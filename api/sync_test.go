@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/jobs"
@@ -28,20 +29,23 @@ type harness struct {
 	deps api.Deps
 }
 
-func newHarness(t *testing.T) *harness {
+// newHarness serves the API in open mode; mcp_stdio sources may run node, with any
+// arguments, and the commands of allow.
+func newHarness(t *testing.T, allow ...[]string) *harness {
 	pool := pgtest.NewPool(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{Pool: pool, River: rc, Logger: log, Open: true}
+	deps := api.Deps{Pool: pool, River: rc, Logger: log, Open: true,
+		Commands: mcpclient.NewCommandPolicy(append([][]string{{"node"}}, allow...))}
 	return &harness{t: t, e: api.New(deps), pool: pool, deps: deps}
 }
 
 func (h *harness) do(method, path, body string, wantStatus int) map[string]any {
 	h.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req := httptest.NewRequest(method, "http://localhost"+path, strings.NewReader(body)) // open mode answers to localhost
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.e.ServeHTTP(rec, req)
@@ -63,7 +67,7 @@ func (h *harness) sync(name string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := jobs.SyncSource(context.Background(), h.pool, h.deps.River, src.ID, 20*time.Second); err != nil {
+	if _, err := jobs.SyncSource(context.Background(), h.pool, h.deps.River, src.ID, 20*time.Second, mcptest.Commands()); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -194,4 +198,57 @@ func TestMCPSourceValidation(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestStdioCommandAllowlist: an mcp_stdio source may only run what TOOLGATE_STDIO_COMMANDS
+// lists — a command alone with any arguments, or a command with exactly the listed
+// arguments — and may not set environment variables that change what runs. Creating or
+// changing a source to anything else is 403 command_not_allowed and stores nothing; with
+// no allowlist no stdio source can be created at all.
+func TestStdioCommandAllowlist(t *testing.T) {
+	h := newHarness(t, []string{"npx", "-y", "@modelcontextprotocol/server-everything"})
+	refused := map[string]string{
+		"the issue's command": `{"name":"x","kind":"mcp_stdio","command":"sh","args":["-c","id > /tmp/marker"]}`,
+		"more arguments":      `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything","x"]}`,
+		"other arguments":     `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-c","sh"]}`,
+		"another path":        `{"name":"x","kind":"mcp_stdio","command":"/usr/bin/node"}`,
+		"a preload":           `{"name":"x","kind":"mcp_stdio","command":"node","env":{"LD_PRELOAD":"/tmp/x.so"}}`,
+		"node options":        `{"name":"x","kind":"mcp_stdio","command":"node","env":{"NODE_OPTIONS":"--import=data:text/javascript,0"}}`,
+		"a registry":          `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything"],"env":{"npm_config_registry":"http://evil.example.com"}}`,
+	}
+	for name, body := range refused {
+		t.Run(name, func(t *testing.T) {
+			h.t = t
+			if got := h.do("POST", "/v1/sources", body, 403); errCode(got) != "command_not_allowed" {
+				t.Fatalf("%s: %v", body, got)
+			}
+		})
+	}
+	h.t = t
+	h.do("GET", "/v1/sources/x", ``, 404)
+	h.do("POST", "/v1/sources", `{"name":"everything","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything"],"env":{"TOKEN":"x"}}`, 201)
+	h.do("POST", "/v1/sources", `{"name":"script","kind":"mcp_stdio","command":"node","args":["server.js"]}`, 201)
+
+	for _, patch := range []string{`{"command":"sh"}`, `{"args":["-c","sh"]}`, `{"env":{"PATH":"/tmp"}}`} {
+		if got := h.do("PATCH", "/v1/sources/everything", patch, 403); errCode(got) != "command_not_allowed" {
+			t.Fatalf("PATCH %s: %v", patch, got)
+		}
+	}
+	if got := h.do("GET", "/v1/sources/everything", ``, 200); !strings.Contains(mustJSON(got["config"]), "server-everything") {
+		t.Fatalf("a refused PATCH changed the source: %v", got)
+	}
+	h.do("PATCH", "/v1/sources/everything", `{"interval":"5m","env":{"TOKEN":"y"}}`, 200)
+
+	// A source stored before the allowlist changed may still get a new interval (its
+	// syncs are refused), but not a new config that the allowlist refuses.
+	strict := &harness{t: t, pool: h.pool, deps: h.deps}
+	strict.deps.Commands = mcpclient.CommandPolicy{}
+	strict.e = api.New(strict.deps)
+	strict.do("PATCH", "/v1/sources/script", `{"interval":"off"}`, 200)
+	if got := strict.do("PATCH", "/v1/sources/script", `{"args":["other.js"]}`, 403); !strings.Contains(mustJSON(got), "TOOLGATE_STDIO_COMMANDS is empty") {
+		t.Fatalf("PATCH under the empty allowlist: %v", got)
+	}
+	if got := strict.do("POST", "/v1/sources", `{"name":"any","kind":"mcp_stdio","command":"node"}`, 403); errCode(got) != "command_not_allowed" {
+		t.Fatalf("POST under the empty allowlist: %v", got)
+	}
 }

@@ -31,7 +31,7 @@ func TestGetTool(t *testing.T) {
 	e := New(Deps{Pool: pool, River: rc, Logger: log, Open: true})
 	get := func(name string) (int, toolView) {
 		rec := httptest.NewRecorder()
-		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/tools/"+name, nil))
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/v1/tools/"+name, nil))
 		var v toolView
 		_ = json.Unmarshal(rec.Body.Bytes(), &v)
 		return rec.Code, v
@@ -73,7 +73,7 @@ func TestGetTool(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/tools/fin__nope", nil))
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/v1/tools/fin__nope", nil))
 	var body struct {
 		Error Error `json:"error"`
 	}

@@ -26,7 +26,8 @@ func TestSyncServerEverythingOverStdio(t *testing.T) {
 	ctx := context.Background()
 	pool, rc := setup(t)
 	src := createSource(t, pool, "everything", mcpclient.KindStdio, mcpclient.Config{Command: "node", Args: []string{path, "stdio"}}, false)
-	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+	commands := mcpclient.NewCommandPolicy([][]string{{"node", path, "stdio"}})
+	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, commands)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestSyncServerEverythingOverStdio(t *testing.T) {
 	if err != nil || echo.OriginalName != "echo" || echo.Description == "" {
 		t.Fatalf("echo tool: %+v %v", echo, err)
 	}
-	again, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+	again, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, commands)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 )
 
@@ -26,6 +27,9 @@ type Deps struct {
 	SearchLogKeep time.Duration
 	// SyncTimeout bounds connecting to an MCP server and listing its tools.
 	SyncTimeout time.Duration
+	// Commands are the programs mcp_stdio sources may start (TOOLGATE_STDIO_COMMANDS);
+	// the zero value allows none, so a sync of such a source fails.
+	Commands mcpclient.CommandPolicy
 	// EnrichTimeout bounds one enrich_tool job, ReweightTimeout one attempt of a re-weight,
 	// JobTimeout the database-only work (housekeeping jobs, applying a listed sync). Zero
 	// takes the default (timeouts.go).

@@ -60,10 +60,13 @@ func (d Deps) syncTimeout() time.Duration {
 func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.deps.syncJobTimeout() }
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
-	rep, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.deps.syncTimeout())
+	rep, err := SyncSource(ctx, w.deps.Pool, river.ClientFromContext[pgx.Tx](ctx), job.Args.SourceID, w.deps.syncTimeout(), w.deps.Commands)
 	var gone *SourceNotFoundError
 	var kind *NotMCPSourceError
-	if errors.As(err, &gone) || errors.As(err, &kind) {
+	var refused *mcpclient.CommandNotAllowedError
+	// Retrying cannot help these; a source whose command the allowlist refuses syncs again
+	// once its command or the allowlist changes (PATCH queues a sync; so does its interval).
+	if errors.As(err, &gone) || errors.As(err, &kind) || errors.As(err, &refused) {
 		return river.JobCancel(err)
 	}
 	result := "ok"
@@ -175,8 +178,10 @@ func EnqueueSyncTx(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], sou
 // SyncSource runs one sync of an MCP source (ScaleMCP Algorithm 1): it lists the server's
 // tools outside any transaction, within timeout, then applies the whole diff in one
 // transaction together with the follow-up jobs of the changed tools. Every attempt is
-// recorded as a sync run. An error leaves the source's tools as they were.
-func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], sourceID int64, timeout time.Duration) (SyncReport, error) {
+// recorded as a sync run. An error leaves the source's tools as they were. An mcp_stdio
+// source's stored command must still be one commands allows, or nothing is started and the
+// run fails with a *mcpclient.CommandNotAllowedError.
+func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], sourceID int64, timeout time.Duration, commands mcpclient.CommandPolicy) (SyncReport, error) {
 	q := db.New(pool)
 	rep := SyncReport{Skipped: []Skipped{}}
 	src, err := q.GetSourceByID(ctx, sourceID)
@@ -208,7 +213,7 @@ func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 	if err != nil {
 		return fail(err)
 	}
-	listed, err := mcpclient.List(ctx, src.Kind, cfg, timeout)
+	listed, err := mcpclient.List(ctx, src.Kind, cfg, timeout, commands)
 	if err != nil {
 		return fail(err)
 	}

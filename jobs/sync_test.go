@@ -115,7 +115,7 @@ func TestSyncDiffOverBothTransports(t *testing.T) {
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
 			sync := func() jobs.SyncReport {
 				t.Helper()
-				rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+				rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -199,11 +199,11 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 			if f.kind == mcpclient.KindHTTP {
 				src = createSource(t, pool, "web", f.kind, mcptest.NewHTTP(t, tools, mcptest.Normal, 0).Config(), false)
 			}
-			if _, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout); err != nil {
+			if _, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
 				t.Fatal(err)
 			}
 			setConfig(t, pool, src, f.cfg)
-			_, err := jobs.SyncSource(ctx, pool, rc, src.ID, time.Second)
+			_, err := jobs.SyncSource(ctx, pool, rc, src.ID, time.Second, mcptest.Commands())
 			var me *mcpclient.Error
 			if !errors.As(err, &me) || me.Kind != f.want {
 				t.Fatalf("got %v, want mcp error of kind %s", err, f.want)
@@ -230,7 +230,7 @@ func TestConcurrentSyncsEqualOne(t *testing.T) {
 	reps := make([]jobs.SyncReport, 4)
 	errs := make([]error, 4)
 	for i := range reps {
-		wg.Go(func() { reps[i], errs[i] = jobs.SyncSource(ctx, pool, rc, src.ID, timeout) })
+		wg.Go(func() { reps[i], errs[i] = jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands()) })
 	}
 	wg.Wait()
 	created := 0
@@ -272,7 +272,7 @@ func TestReviewModeHoldsChanges(t *testing.T) {
 	src := createSource(t, pool, "bank", mcpclient.KindHTTP, srv.Config(), true)
 	sync := func() jobs.SyncReport {
 		t.Helper()
-		rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+		rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,12 +309,12 @@ func TestSyncRejectsCatalogSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = jobs.SyncSource(context.Background(), pool, rc, src.ID, timeout)
+	_, err = jobs.SyncSource(context.Background(), pool, rc, src.ID, timeout, mcptest.Commands())
 	var kind *jobs.NotMCPSourceError
 	if !errors.As(err, &kind) {
 		t.Fatalf("got %v", err)
 	}
-	_, err = jobs.SyncSource(context.Background(), pool, rc, src.ID+100, timeout)
+	_, err = jobs.SyncSource(context.Background(), pool, rc, src.ID+100, timeout, mcptest.Commands())
 	var gone *jobs.SourceNotFoundError
 	if !errors.As(err, &gone) {
 		t.Fatalf("got %v", err)
@@ -336,7 +336,7 @@ func TestSyncSkipsToolsWithUnstorableText(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
-			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,7 +375,7 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
-			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +393,7 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 					t.Errorf("%s: stored %+v, %v; want original name %q", name, got, err, original)
 				}
 			}
-			rep, err = jobs.SyncSource(ctx, pool, rc, src.ID, timeout)
+			rep, err = jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}

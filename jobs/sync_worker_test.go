@@ -3,9 +3,12 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +46,7 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jobs.SyncSource(ctx, pool, rc0, flaky.ID, timeout); err != nil {
+	if _, err := jobs.SyncSource(ctx, pool, rc0, flaky.ID, timeout, mcptest.Commands()); err != nil {
 		t.Fatal(err)
 	}
 	setConfig(t, pool, flaky, hang.Config())
@@ -146,5 +149,60 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 	long := jobs.Deps{SyncTimeout: 15 * time.Minute}
 	if n, err := jobs.AbandonSyncRuns(ctx, pool, long.AbandonedAfter(jobs.SyncArgs{}.Kind())); err != nil || n != 0 {
 		t.Errorf("with a 15m sync timeout: abandoned %d, %v; want 0", n, err)
+	}
+}
+
+// TestSyncRefusesCommandsOutsideTheAllowlist: a stored mcp_stdio source whose command
+// TOOLGATE_STDIO_COMMANDS does not hold (stored before the allowlist changed) is never
+// started: SyncSource fails with a CommandNotAllowedError and records the failed run, and
+// the sync job is cancelled rather than retried.
+func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	src := createSource(t, pool, "shell", mcpclient.KindStdio, mcpclient.Config{Command: "/bin/sh", Args: []string{"-c", "touch " + marker}}, false)
+	rc0, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler)}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = jobs.SyncSource(ctx, pool, rc0, src.ID, timeout, mcpclient.NewCommandPolicy([][]string{{"/bin/sh", "-c", "true"}}))
+	var refused *mcpclient.CommandNotAllowedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("sync: %v, want CommandNotAllowedError", err)
+	}
+	run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+	if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, "TOOLGATE_STDIO_COMMANDS") {
+		t.Fatalf("run: %+v %v", run, err)
+	}
+
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), SyncTimeout: time.Second},
+		jobs.Options{Work: true, MaxWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	id, _, err := jobs.EnqueueSync(ctx, rc, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // the test's timeout bounds the wait
+		var state string
+		if err := pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, id).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		if state == "cancelled" {
+			break
+		}
+		if state == "retryable" || state == "completed" || state == "discarded" {
+			t.Fatalf("the refused sync ended %s, want cancelled", state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused command ran: %v", err)
 	}
 }

@@ -740,7 +740,8 @@ CREATE TABLE public.search_log (
     latency_ms double precision,
     timings jsonb,
     caller text,
-    session_id text
+    session_id text,
+    caller_key_id bigint
 )
 PARTITION BY RANGE (created_at);
 

@@ -9,6 +9,10 @@ import (
 	"github.com/toolgate/toolgate/jobs"
 )
 
+// demoStdioCommands is what mcp_stdio sources may run in the demo when
+// TOOLGATE_STDIO_COMMANDS is not set: the reference server of the README's tour, exactly.
+var demoStdioCommands = [][]string{{"npx", "-y", "@modelcontextprotocol/server-everything"}}
+
 // runDemo migrates, loads (or refreshes) the bundled ScaleMCP-style demo catalog (5,000
 // tools by default) as the catalog source "demo", and serves in open mode. Enrichment and
 // embedding of the catalog run as River jobs in the background; lexical search works at once.
@@ -25,6 +29,9 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	env.cfg.ListenAddr = *listen
 	env.cfg.Open = true // the demo is for local use: no keys to make first
+	if env.cfg.StdioCommands == nil {
+		env.cfg.StdioCommands = demoStdioCommands
+	}
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}

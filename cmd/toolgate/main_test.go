@@ -25,6 +25,15 @@ func TestBadSettingFailsWithOneLine(t *testing.T) {
 	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "LISTEN_ADDR") {
 		t.Fatalf("code %d, stderr %q", code, stderr)
 	}
+	// Open mode serves loopback only unless TOOLGATE_OPEN_REMOTE says otherwise. (The
+	// database is unreachable: the setting must fail before it is needed.)
+	noDB := map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?connect_timeout=1"}
+	for _, args := range [][]string{{"serve", "--open", "--listen", "0.0.0.0:8080"}, {"demo", "--listen", "0.0.0.0:8080"}} {
+		code, _, stderr = runCLI(t, noDB, args...)
+		if code != 2 || !strings.Contains(stderr, "LISTEN_ADDR") || !strings.Contains(stderr, "TOOLGATE_OPEN_REMOTE") {
+			t.Fatalf("%v: code %d, stderr %q", args, code, stderr)
+		}
+	}
 	code, _, stderr = runCLI(t, nil, "demo", "--companies", "0")
 	if code != 2 || !strings.Contains(stderr, "companies") {
 		t.Fatalf("demo --companies 0: code %d, stderr %q", code, stderr)

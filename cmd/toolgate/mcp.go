@@ -67,5 +67,6 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		Logger:              env.log,
 		Tracer:              env.spanTracer(),
 		Metrics:             env.metrics,
+		Commands:            stdioCommands(cfg),
 	})
 }

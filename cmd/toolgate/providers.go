@@ -5,6 +5,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/provider"
 )
 
@@ -32,4 +33,10 @@ func newEnricher(cfg config.Config, obs *provider.Observer) enrich.Enricher {
 		}), cfg.Judge)
 	}
 	return enrich.Heuristic{}
+}
+
+// stdioCommands is the allowlist of the programs mcp_stdio sources may run
+// (TOOLGATE_STDIO_COMMANDS; none when unset).
+func stdioCommands(cfg config.Config) mcpclient.CommandPolicy {
+	return mcpclient.NewCommandPolicy(cfg.StdioCommands)
 }

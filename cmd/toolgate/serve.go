@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/syncwatch"
@@ -78,7 +79,8 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	work := cfg.Role != config.RoleAPI
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
-		SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout}
+		SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
+		Commands: stdioCommands(cfg)}
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {
@@ -92,7 +94,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("start workers: %w", err)
 		}
-		go func() { syncwatch.New(pool, rc, env.log, cfg.SyncTimeout).Run(ctx); close(watchDone) }()
+		go func() {
+			syncwatch.New(pool, rc, env.log, cfg.SyncTimeout, stdioCommands(cfg)).Run(ctx)
+			close(watchDone)
+		}()
 	} else {
 		close(watchDone)
 	}
@@ -110,7 +115,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		return err
 	}
 	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
+		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
@@ -120,11 +125,14 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		e = api.New(deps)
 		e.Server.RegisterOnShutdown(deps.Gateway.Close)
 	}
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	ln, err := net.Listen("tcp", cfg.ServeAddr())
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+		return fmt.Errorf("listen on %s: %w", cfg.ServeAddr(), err)
 	}
 	env.log.Info("toolgate serving", "addr", ln.Addr().String(), "role", cfg.Role)
+	if cfg.Open && cfg.OpenRemote && !httpguard.IsLoopback(ln.Addr().String()) {
+		env.log.Warn("OPEN MODE beyond loopback (TOOLGATE_OPEN_REMOTE): whoever reaches this address is admin", "addr", ln.Addr().String())
+	}
 
 	srvErr := make(chan error, 1)
 	go func() {

@@ -72,6 +72,7 @@ func TestServeLetsRunningJobsFinish(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodPut, base+"/v1/sources/market/tools",
 		strings.NewReader(`{"name":"get_price","description":"Latest stock price of a company"}`))
+	req.Header.Set("Content-Type", "application/x-ndjson")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

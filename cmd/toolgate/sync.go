@@ -43,7 +43,7 @@ func runSync(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, *timeout)
+	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, *timeout, stdioCommands(env.cfg))
 	if err != nil {
 		return err
 	}

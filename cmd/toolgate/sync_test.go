@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,6 +52,29 @@ func TestSyncCommand(t *testing.T) {
 	}
 	if code := run([]string{"sync"}, getenv, &out, &errOut); code != 2 {
 		t.Fatalf("missing name: exit %d", code)
+	}
+
+	// A stored mcp_stdio source runs only what TOOLGATE_STDIO_COMMANDS allows now.
+	marker := filepath.Join(t.TempDir(), "marker")
+	shell, _ := json.Marshal(map[string]any{"command": "/bin/sh", "args": []string{"-c", "touch " + marker}})
+	if _, err := db.New(pool).CreateSource(context.Background(), db.CreateSourceParams{Name: "shell", Kind: "mcp_stdio", Config: shell}); err != nil {
+		t.Fatal(err)
+	}
+	for _, allowed := range []string{"", "npx,/bin/sh -c true"} {
+		env := func(k string) string {
+			if k == "TOOLGATE_STDIO_COMMANDS" {
+				return allowed
+			}
+			return getenv(k)
+		}
+		out.Reset()
+		errOut.Reset()
+		if code := run([]string{"sync", "shell"}, env, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "not in TOOLGATE_STDIO_COMMANDS") {
+			t.Fatalf("TOOLGATE_STDIO_COMMANDS=%q: exit %d: %q", allowed, code, errOut.String())
+		}
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused command ran: %v", err)
 	}
 }
 

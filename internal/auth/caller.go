@@ -19,7 +19,10 @@ const (
 // Caller is who made a request.
 type Caller struct {
 	// Name is the key's name, or "open" in open mode, or "mcp:<session>" for MCP sessions.
-	Name  string
+	Name string
+	// KeyID is the key's id, 0 for a caller without a key (open mode, stdio). Unlike the
+	// name, which a new key may take once the old one is revoked, it names one key forever.
+	KeyID int64
 	Scope Scope
 	// Sources limits the sources the caller may see; nil means every source.
 	Sources []string

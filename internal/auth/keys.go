@@ -322,7 +322,7 @@ func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
 
 // Caller is the caller a verified key makes.
 func (key Key) Caller() *Caller {
-	return &Caller{Name: key.Name, Scope: key.Scope, Sources: key.Sources, Plan: key.Plan}
+	return &Caller{Name: key.Name, KeyID: key.ID, Scope: key.Scope, Sources: key.Sources, Plan: key.Plan}
 }
 
 func toKey(r db.ApiKey) Key {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/httpguard"
 )
 
 // DefaultDatabaseURL is the cluster made by scripts/pg-setup.sh.
@@ -45,6 +47,8 @@ type Config struct {
 	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
 	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
+	OpenRemote      bool          // TOOLGATE_OPEN_REMOTE: open mode may listen on addresses other than loopback
+	StdioCommands   [][]string    // TOOLGATE_STDIO_COMMANDS: what mcp_stdio sources may run (reader.commands); nil: none, but the demo's
 	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
 	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
 	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
@@ -128,6 +132,8 @@ func Load(getenv func(string) string) (Config, error) {
 		RiverPollOnly:   r.boolean("TOOLGATE_RIVER_POLL_ONLY", false),
 		OTLPEndpoint:    r.str("TOOLGATE_OTLP_ENDPOINT", r.str("OTEL_EXPORTER_OTLP_ENDPOINT", "")),
 		Open:            r.boolean("TOOLGATE_OPEN", false),
+		OpenRemote:      r.boolean("TOOLGATE_OPEN_REMOTE", false),
+		StdioCommands:   r.commands("TOOLGATE_STDIO_COMMANDS"),
 		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
 		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
 		PlanVocabulary:  r.str("TOOLGATE_PLAN_VOCABULARY", ""),
@@ -194,8 +200,13 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.OTLPEndpoint); c.OTLPEndpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return &Error{"TOOLGATE_OTLP_ENDPOINT", c.OTLPEndpoint, "want an OTLP/HTTP base URL such as http://collector:4318"}
 	}
-	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
+	host, _, err := net.SplitHostPort(c.ListenAddr)
+	if err != nil {
 		return &Error{"LISTEN_ADDR", c.ListenAddr, "want host:port or :port"}
+	}
+	if c.Open && !c.OpenRemote && host != "" && !httpguard.IsLoopback(host) {
+		return &Error{"LISTEN_ADDR", c.ListenAddr, "open mode (no API key, every caller admin) listens on loopback only, " +
+			"e.g. 127.0.0.1:8080 or :8080; set TOOLGATE_OPEN_REMOTE=true to serve it on other addresses"}
 	}
 	switch c.Role {
 	case RoleAll, RoleAPI, RoleWorker:
@@ -233,6 +244,17 @@ func (c Config) Validate() error {
 		return err
 	}
 	return c.validateRescue()
+}
+
+// ServeAddr is the address to listen on: LISTEN_ADDR, except that open mode without
+// TOOLGATE_OPEN_REMOTE puts a port without a host (":8080", every interface) on 127.0.0.1,
+// so that no other machine reaches a server where every caller is admin.
+func (c Config) ServeAddr() string {
+	host, port, err := net.SplitHostPort(c.ListenAddr)
+	if err != nil || host != "" || !c.Open || c.OpenRemote {
+		return c.ListenAddr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // validateRescue checks that a job left running is rescued only once no live worker can
@@ -348,6 +370,22 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		r.fail(name, v, "want a positive duration such as 30s, 5m or 90d")
 	}
 	return d
+}
+
+// commands reads a list of commands: entries separated by commas, the words of an entry
+// by spaces (so no word can hold a comma or a space). Empty entries are skipped.
+func (r *reader) commands(name string) [][]string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return nil
+	}
+	var out [][]string
+	for entry := range strings.SplitSeq(v, ",") {
+		if words := strings.Fields(entry); len(words) > 0 {
+			out = append(out, words)
+		}
+	}
+	return out
 }
 
 func (r *reader) level(name string, def slog.Level) slog.Level {

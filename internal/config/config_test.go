@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,37 @@ func TestOpenMode(t *testing.T) {
 	}
 }
 
+// TestOpenModeListensOnLoopback: open mode (every caller admin) serves loopback only unless
+// TOOLGATE_OPEN_REMOTE says otherwise: the default ":8080" becomes 127.0.0.1:8080, and an
+// address of another interface is a setting error.
+func TestOpenModeListensOnLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string // the address served; "" for a LISTEN_ADDR error
+	}{
+		{map[string]string{"TOOLGATE_OPEN": "true"}, "127.0.0.1:8080"},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": ":9000"}, "127.0.0.1:9000"},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": "localhost:9000"}, "localhost:9000"},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": "[::1]:9000"}, "[::1]:9000"},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": "0.0.0.0:8080"}, ""},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": "[::]:8080"}, ""},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": "10.1.2.3:8080"}, ""},
+		{map[string]string{"TOOLGATE_OPEN": "true", "LISTEN_ADDR": "0.0.0.0:8080", "TOOLGATE_OPEN_REMOTE": "true"}, "0.0.0.0:8080"},
+		{map[string]string{"TOOLGATE_OPEN": "true", "TOOLGATE_OPEN_REMOTE": "true"}, ":8080"},
+		{map[string]string{"LISTEN_ADDR": "0.0.0.0:8080"}, "0.0.0.0:8080"}, // keys protect it
+		{nil, ":8080"},
+	} {
+		c, err := Load(env(tc.env))
+		var ce *Error
+		switch {
+		case tc.want == "" && (!errors.As(err, &ce) || ce.Setting != "LISTEN_ADDR" || !strings.Contains(ce.Reason, "TOOLGATE_OPEN_REMOTE")):
+			t.Errorf("%v: %v, want a LISTEN_ADDR error naming TOOLGATE_OPEN_REMOTE", tc.env, err)
+		case tc.want != "" && (err != nil || c.ServeAddr() != tc.want):
+			t.Errorf("%v: serves %q (%v), want %q", tc.env, c.ServeAddr(), err, tc.want)
+		}
+	}
+}
+
 func TestRedactHidesPasswords(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://u:s3cret@h:5432/db":  "postgres://u:xxxxx@h:5432/db",
@@ -69,5 +101,17 @@ func TestRedactHidesPasswords(t *testing.T) {
 		if got := Redact(in); got != want || strings.Contains(got, "s3cret") {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestStdioCommands(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil || c.StdioCommands != nil {
+		t.Fatalf("unset: %v %v", c.StdioCommands, err)
+	}
+	c, err = Load(env(map[string]string{"TOOLGATE_STDIO_COMMANDS": " npx  -y @modelcontextprotocol/server-everything , /opt/mcp/git-server,, "}))
+	want := [][]string{{"npx", "-y", "@modelcontextprotocol/server-everything"}, {"/opt/mcp/git-server"}}
+	if err != nil || !reflect.DeepEqual(c.StdioCommands, want) {
+		t.Fatalf("got %q %v, want %q", c.StdioCommands, err, want)
 	}
 }

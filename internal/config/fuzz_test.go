@@ -12,6 +12,7 @@ func FuzzLoad(f *testing.F) {
 		"DATABASE_URL", "LISTEN_ADDR", "TOOLGATE_ROLE", "TOOLGATE_AUTO_MIGRATE", "TOOLGATE_SHUTDOWN_TIMEOUT",
 		"TOOLGATE_WORKERS", "TOOLGATE_LOG_LEVEL", "TOOLGATE_LOG_FORMAT", "TOOLGATE_SEARCH_LOG_RETENTION",
 		"DATABASE_READ_URL", "TOOLGATE_DB_MAX_CONNS", "TOOLGATE_RIVER_POLL_ONLY", "TOOLGATE_OTLP_ENDPOINT",
+		"TOOLGATE_OPEN_REMOTE", "TOOLGATE_STDIO_COMMANDS",
 	}
 	f.Add(uint8(0), "postgres://u:p@h:5432/db")
 	f.Add(uint8(1), ":8080")
@@ -21,6 +22,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add(uint8(8), "-3d")
 	f.Add(uint8(9), "postgres://%zz")
 	f.Add(uint8(12), "http://[::1]:4318")
+	f.Add(uint8(14), "npx -y @modelcontextprotocol/server-everything, ,/opt/mcp/git")
 	f.Fuzz(func(t *testing.T, which uint8, value string) {
 		name := names[int(which)%len(names)]
 		c, err := Load(func(k string) string {

@@ -121,6 +121,7 @@ type SearchLog struct {
 	Timings     json.RawMessage `json:"timings"`
 	Caller      *string         `json:"caller"`
 	SessionID   *string         `json:"session_id"`
+	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
 }
 
 type SearchLowScoreQuery struct {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
@@ -33,30 +34,32 @@ func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeed
 
 const insertSearchLog = `-- name: InsertSearchLog :one
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
-                        result_count, top_score, latency_ms, timings, caller, session_id)
+                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
 VALUES ($1::text, $2::text[], $3::text, $4::int,
         $5::jsonb, $6::text, $7::text, $8::jsonb,
         $9::jsonb, $10::jsonb, jsonb_array_length($10::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($10::jsonb) e),
-        $11::float8, $12::jsonb, $13::text, $14::text)
+        $11::float8, $12::jsonb, $13::text, $14::bigint,
+        $15::text)
 RETURNING id
 `
 
 type InsertSearchLogParams struct {
-	Query     string          `json:"query"`
-	Variants  []string        `json:"variants"`
-	Mode      string          `json:"mode"`
-	K         int32           `json:"k"`
-	Filters   json.RawMessage `json:"filters"`
-	Profile   *string         `json:"profile"`
-	Format    string          `json:"format"`
-	Plan      json.RawMessage `json:"plan"`
-	Rerank    json.RawMessage `json:"rerank"`
-	Results   json.RawMessage `json:"results"`
-	LatencyMs float64         `json:"latency_ms"`
-	Timings   json.RawMessage `json:"timings"`
-	Caller    *string         `json:"caller"`
-	SessionID *string         `json:"session_id"`
+	Query       string          `json:"query"`
+	Variants    []string        `json:"variants"`
+	Mode        string          `json:"mode"`
+	K           int32           `json:"k"`
+	Filters     json.RawMessage `json:"filters"`
+	Profile     *string         `json:"profile"`
+	Format      string          `json:"format"`
+	Plan        json.RawMessage `json:"plan"`
+	Rerank      json.RawMessage `json:"rerank"`
+	Results     json.RawMessage `json:"results"`
+	LatencyMs   float64         `json:"latency_ms"`
+	Timings     json.RawMessage `json:"timings"`
+	Caller      *string         `json:"caller"`
+	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
+	SessionID   *string         `json:"session_id"`
 }
 
 // The retrieval log row of a search that ran on a read replica, written to the primary
@@ -76,6 +79,7 @@ func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams
 		arg.LatencyMs,
 		arg.Timings,
 		arg.Caller,
+		arg.CallerKeyID,
 		arg.SessionID,
 	)
 	var id int64
@@ -241,7 +245,7 @@ WITH src AS MATERIALIZED (
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
-                            result_count, top_score, latency_ms, timings, caller, session_id)
+                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
     SELECT $19::text, $20::text[], $21::text, $22::int,
            $23::jsonb, $11::text, $24::text, $25::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
@@ -257,7 +261,7 @@ WITH src AS MATERIALIZED (
            jsonb_strip_nulls(jsonb_build_object('embed_ms', $26::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', $27::text)),
-           $28::text, $29::text
+           $28::text, $29::bigint, $30::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -299,6 +303,7 @@ type SearchParams struct {
 	EmbedMs      float64           `json:"embed_ms"`
 	Degraded     *string           `json:"degraded"`
 	Caller       *string           `json:"caller"`
+	CallerKeyID  pgtype.Int8       `json:"caller_key_id"`
 	SessionID    *string           `json:"session_id"`
 }
 
@@ -401,6 +406,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.EmbedMs,
 		arg.Degraded,
 		arg.Caller,
+		arg.CallerKeyID,
 		arg.SessionID,
 	)
 	if err != nil {
@@ -481,15 +487,26 @@ func (q *Queries) SearchLogAsync(ctx context.Context) error {
 	return err
 }
 
-const searchLogExists = `-- name: SearchLogExists :one
-SELECT EXISTS (SELECT 1 FROM search_log WHERE id = $1)
+const searchLogForFeedback = `-- name: SearchLogForFeedback :one
+SELECT caller, caller_key_id,
+       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(results) e)::text[] AS names
+FROM search_log
+WHERE id = $1
 `
 
-func (q *Queries) SearchLogExists(ctx context.Context, id int64) (bool, error) {
-	row := q.db.QueryRow(ctx, searchLogExists, id)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
+type SearchLogForFeedbackRow struct {
+	Caller      *string     `json:"caller"`
+	CallerKeyID pgtype.Int8 `json:"caller_key_id"`
+	Names       []string    `json:"names"`
+}
+
+// Who made a search (key id, or caller name for a search without a key) and the names of
+// the tools it returned: feedback is the searcher's own, about tools it was given.
+func (q *Queries) SearchLogForFeedback(ctx context.Context, id int64) (SearchLogForFeedbackRow, error) {
+	row := q.db.QueryRow(ctx, searchLogForFeedback, id)
+	var i SearchLogForFeedbackRow
+	err := row.Scan(&i.Caller, &i.CallerKeyID, &i.Names)
+	return i, err
 }
 
 const searchLogResults = `-- name: SearchLogResults :exec

@@ -16,6 +16,7 @@ const (
 	CodeUnknownTool      = "unknown_tool"
 	CodeEmptyQuery       = "empty_query"
 	CodeInvalidLimit     = "invalid_limit"
+	CodeInvalidQuery     = "invalid_query" // a query the search cannot take: too long, or not text
 	CodeInvalidArguments = "invalid_arguments"
 	CodeStaleVersion     = "stale_version"
 	CodeNotCallable      = "not_callable"
@@ -23,7 +24,10 @@ const (
 	CodeSearchFailed     = "search_failed"
 	CodeUpstreamTimeout  = "upstream_timeout"
 	CodeUpstreamError    = "upstream_unavailable"
-	CodeInternal         = "internal"
+	// CodeCommandNotAllowed: the tool's mcp_stdio source runs a command the operator's
+	// allowlist (TOOLGATE_STDIO_COMMANDS) does not hold, so it is never started.
+	CodeCommandNotAllowed = "command_not_allowed"
+	CodeInternal          = "internal"
 )
 
 // ToolError is a failure reported to the agent as a tool result, not a protocol error, so

@@ -16,15 +16,23 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 // Finder is the search find_tools runs: the same ranked retrieval as POST /search, logged
-// with the MCP session as the caller. Tools the caller may not use must not be returned.
+// with the MCP session as the caller. Tools the caller may not use must not be returned. A
+// query the Finder cannot take (too long, not text) is a *QueryError, which the agent is
+// told about; any other error is the Finder's own failure.
 type Finder interface {
 	Find(ctx context.Context, q FindRequest) (FindResult, error)
 }
+
+// QueryError is a find_tools query the Finder refuses; Reason says why, for the agent.
+type QueryError struct{ Reason string }
+
+func (e *QueryError) Error() string { return e.Reason }
 
 // FindRequest is one find_tools query. Query is never empty: the gateway rejects an empty
 // query before it reaches the Finder.
@@ -76,6 +84,10 @@ type Options struct {
 	Tracer *tracing.Tracer
 	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.
 	Metrics *metrics.Metrics
+	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS); a
+	// call to a tool of a source whose command is not allowed starts nothing and fails
+	// with command_not_allowed. The zero value allows none.
+	Commands mcpclient.CommandPolicy
 }
 
 // Capabilities is what the gateway advertises at GET /v1/capabilities and as the MCP
@@ -123,7 +135,7 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	return &Gateway{
 		pool: pool, q: db.New(pool), finder: finder, opts: opts,
-		upstreams: newUpstreamPool(opts.UpstreamConcurrency),
+		upstreams: newUpstreamPool(opts.UpstreamConcurrency, opts.Commands),
 		log:       opts.Logger.With("component", "gateway"),
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -399,6 +402,59 @@ func TestEmptyQueryNeverReturnsCatalog(t *testing.T) {
 	}
 }
 
+// TestQueriesTheSearchCannotTake: a query too long for the search (16,000 characters) or
+// holding a NUL is the agent's to fix: invalid_query with the reason, not search_failed
+// ("try again" would never help), and nothing is bound.
+func TestQueriesTheSearchCannotTake(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, UseTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), nil).URL)
+	for _, q := range []string{strings.Repeat("stock price ", 1334)[:16000], "stock\x00price"} {
+		res := wantToolError(t, call(t, c, "find_tools", map[string]any{"query": q}), gateway.CodeInvalidQuery)
+		if !strings.Contains(res.Message, "query") {
+			t.Errorf("message %q does not say what is wrong", res.Message)
+		}
+		wantToolError(t, call(t, c, "use_tool", map[string]any{"query": q, "params": map[string]any{}}), gateway.CodeInvalidQuery)
+	}
+	if got := listed(t, c); len(got) != 3 {
+		t.Fatalf("rejected queries bound tools: %v", got)
+	}
+}
+
+// TestTransportChecks: the Streamable HTTP handler itself (mounted without the API in
+// front) refuses a foreign Origin with 403 and an unsupported Mcp-Protocol-Version with
+// 400, as the transport specification asks, and serves a supported one.
+func TestTransportChecks(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{})
+	ts := serveGateway(t, e.g.HTTPHandler(), nil)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, tc := range []struct {
+		header, value string
+		status        int
+	}{
+		{"Origin", "http://evil.example.com", http.StatusForbidden},
+		{"Origin", "null", http.StatusForbidden},
+		{"Mcp-Protocol-Version", "1999-01-01", http.StatusBadRequest},
+		{"Mcp-Protocol-Version", "2025-06-18", http.StatusOK},
+		{"Origin", ts.URL, http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(tc.header, tc.value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %s: %d %s, want %d", tc.header, tc.value, resp.StatusCode, body, tc.status)
+		}
+	}
+}
+
 func TestUseTool(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{UseTool: true})
@@ -612,7 +668,7 @@ func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
 	addSource(t, pool, "local", "mcp_stdio", map[string]any{
 		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{stdioUpstreamEnv: "1"},
 	}, upstreamTools())
-	g := newGateway(t, pool, gateway.Options{CallTool: true})
+	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: mcpclient.NewCommandPolicy([][]string{{exe}})})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, ct := mcp.NewInMemoryTransports()
@@ -639,6 +695,29 @@ func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after the client closed")
+	}
+}
+
+// TestStdioUpstreamOutsideTheAllowlist: a call to a tool of an mcp_stdio source whose
+// command TOOLGATE_STDIO_COMMANDS does not hold (the source was stored before the allowlist
+// changed) starts nothing and answers command_not_allowed.
+func TestStdioUpstreamOutsideTheAllowlist(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	addSource(t, pool, "local", "mcp_stdio", map[string]any{"command": "/bin/sh", "args": []string{"-c", "touch " + marker}}, upstreamTools())
+	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: mcpclient.NewCommandPolicy([][]string{{"npx"}})})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	go func() { _ = g.Serve(ctx, st, nil) }()
+	c := connect(t, ct)
+	res := call(t, c, "call_tool", map[string]any{"name": "local__send_email", "arguments": map[string]any{"to": "a", "body": "b"}})
+	if e := wantToolError(t, res, "command_not_allowed"); !strings.Contains(e.Message, "TOOLGATE_STDIO_COMMANDS") {
+		t.Fatalf("message %q does not name the setting", e.Message)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused command ran: %v", err)
 	}
 }
 

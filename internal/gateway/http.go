@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,11 +21,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
 const (
-	sessionHeader = "Mcp-Session-Id"
+	sessionHeader         = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
 	// maxRequestBody bounds one MCP request body (a tools/call with its arguments).
 	maxRequestBody = 4 << 20
 )
@@ -80,19 +85,52 @@ func (h *HTTPHandler) sweep() {
 	}
 }
 
+// ServeHTTP serves one request and writes a refusal as plain text, for embedders other than
+// toolgate's API and for tests; the API mounts Serve and writes refusals in its JSON shape.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	err := h.Serve(w, r)
+	if err == nil {
+		return
+	}
+	var he *HTTPError
+	if !errors.As(err, &he) {
+		he = &HTTPError{Status: http.StatusInternalServerError, Err: err}
+	}
+	msg := he.Error()
+	if he.Status >= http.StatusInternalServerError {
+		h.g.log.Error("mcp request failed", "method", r.Method, "err", err)
+		msg = http.StatusText(he.Status)
+	}
+	http.Error(w, msg, he.Status)
+}
+
+// Serve serves one MCP request. When it refuses the request — its own checks, or the SDK
+// transport's, which answer in plain text — nothing has been written and the refusal comes
+// back as an *HTTPError for the caller to write. JSON-RPC errors the SDK writes itself
+// (a JSON body) are answers, not refusals, and are passed through.
+func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	switch r.Method {
 	case http.MethodGet, http.MethodPost, http.MethodDelete:
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
+		return &HTTPError{Status: http.StatusMethodNotAllowed, Message: r.Method + " is not an MCP Streamable HTTP method (GET, POST, DELETE)"}
 	}
 	// As in the SDK's handler: a request that reached a loopback address with a
 	// non-loopback Host header is a DNS-rebinding attempt from a browser page.
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
-		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
-		return
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && httpguard.IsLoopback(la.String()) && !httpguard.IsLoopback(r.Host) {
+		return &HTTPError{Status: http.StatusForbidden, Err: &httpguard.HostError{Host: r.Host}}
+	}
+	// The transport specification: servers MUST validate the Origin header of every
+	// connection and answer 403 when it is invalid.
+	if err := httpguard.CheckOrigin(r); err != nil {
+		return &HTTPError{Status: http.StatusForbidden, Err: err}
+	}
+	// The SDK's own handler checks the protocol version header; its transport, which this
+	// handler drives, does not. A version the SDK does not speak is a 400 (absent, it is
+	// assumed to be 2025-03-26, as the specification says).
+	if v := r.Header.Get(protocolVersionHeader); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		return &HTTPError{Status: http.StatusBadRequest, Code: "unsupported_protocol_version",
+			Message: fmt.Sprintf("%s %q is not supported; supported versions: %s", protocolVersionHeader, v, strings.Join(mcp.SupportedProtocolVersions(), ", "))}
 	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
@@ -101,22 +139,17 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
 		if r.Method != http.MethodPost {
-			http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
-			return
+			return &HTTPError{Status: http.StatusBadRequest, Code: "missing_session_id", Message: r.Method + " requires an " + sessionHeader + " header"}
 		}
 		hs, err := h.open(r.Context(), h.g.newSession(rand.Text(), caller, nil), nil)
 		if err != nil {
-			h.g.log.Error("open mcp session", "err", err)
-			http.Error(w, "could not open session", http.StatusInternalServerError)
-			return
+			return &HTTPError{Status: http.StatusInternalServerError, Message: "could not open session", Err: err}
 		}
-		hs.transport.ServeHTTP(w, withTraceHeader(r))
-		return
+		return serveTransport(hs.transport, w, withTraceHeader(r))
 	}
-	hs, status, err := h.lookup(r.Context(), id, caller)
+	hs, err := h.lookup(r.Context(), id, caller)
 	if err != nil {
-		http.Error(w, err.Error(), status)
-		return
+		return err
 	}
 	now := time.Now().UnixNano()
 	hs.lastUsed.Store(now)
@@ -131,9 +164,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.g.log.Error("delete mcp session", "session", id, "err", err)
 		}
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
-	hs.transport.ServeHTTP(w, withTraceHeader(r))
+	return serveTransport(hs.transport, w, withTraceHeader(r))
 }
 
 // withTraceHeader returns r with its traceparent header naming the span of r's context
@@ -149,53 +182,52 @@ func withTraceHeader(r *http.Request) *http.Request {
 }
 
 var (
-	errSessionNotFound = errors.New("session not found")
-	errSessionCaller   = errors.New("session belongs to another API key")
+	errSessionNotFound = &HTTPError{Status: http.StatusNotFound, Code: "session_not_found",
+		Message: "session not found: it ended or expired; initialize a new one"}
+	errSessionCaller = &HTTPError{Status: http.StatusForbidden, Code: "forbidden", Message: "session belongs to another API key"}
 )
 
-// lookup finds a session in memory or rebuilds it from the database.
-func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller) (*httpSession, int, error) {
+// lookup finds a session in memory or rebuilds it from the database. Its errors are
+// *HTTPError.
+func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller) (*httpSession, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if hs := h.sessions[id]; hs != nil {
 		if callerName(hs.s.caller) != callerName(caller) {
-			return nil, http.StatusForbidden, errSessionCaller
+			return nil, errSessionCaller
 		}
-		return hs, 0, nil
+		return hs, nil
 	}
 	// Rebuilding holds the table lock so concurrent requests of one session (the
 	// standalone GET and a POST) build it once; it only happens when a session moves.
 	row, err := h.g.q.GetMCPSession(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, http.StatusNotFound, errSessionNotFound
+		return nil, errSessionNotFound
 	}
 	if err != nil {
-		h.g.log.Error("load mcp session", "session", id, "err", err)
-		return nil, http.StatusInternalServerError, errors.New("could not load session")
+		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not load session", Err: err}
 	}
 	if row.Caller != callerName(caller) {
-		return nil, http.StatusForbidden, errSessionCaller
+		return nil, errSessionCaller
 	}
 	var state mcp.ServerSessionState
 	if err := json.Unmarshal(row.State, &state); err != nil {
 		h.g.log.Error("mcp session state unreadable", "session", id, "err", err)
-		return nil, http.StatusNotFound, errSessionNotFound
+		return nil, errSessionNotFound
 	}
 	bound, err := h.g.q.ListSessionTools(ctx, id)
 	if err != nil {
-		h.g.log.Error("load mcp session tools", "session", id, "err", err)
-		return nil, http.StatusInternalServerError, errors.New("could not load session")
+		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not load session tools", Err: err}
 	}
 	if err := h.g.q.TouchMCPSession(ctx, id); err != nil {
 		h.g.log.Warn("touch mcp session", "session", id, "err", err)
 	}
 	hs, err := h.connect(ctx, h.g.newSession(id, caller, bound), &state)
 	if err != nil {
-		h.g.log.Error("rebuild mcp session", "session", id, "err", err)
-		return nil, http.StatusInternalServerError, errors.New("could not rebuild session")
+		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not rebuild session", Err: err}
 	}
 	h.g.log.Info("mcp session rebuilt from database", "session", id, "bound_tools", len(bound))
-	return hs, 0, nil
+	return hs, nil
 }
 
 // open registers a new session (state nil: it starts with the initialize handshake).
@@ -252,19 +284,6 @@ func (h *HTTPHandler) Close() {
 		delete(h.sessions, id)
 		_ = hs.ss.Close()
 	}
-}
-
-// isLoopback reports whether a host or host:port names the local machine.
-func isLoopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Serve runs one MCP session over t (stdio for local hosts) until the client disconnects

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/auth"
@@ -29,6 +30,10 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	resp, err := f.Search.Search(ctx, search.Request{
 		Query: q.Query, K: q.Limit, Mode: mode, Format: search.FormatRaw, SessionID: q.SessionID,
 	})
+	var invalid *search.InvalidRequestError
+	if errors.As(err, &invalid) {
+		return FindResult{}, &QueryError{Reason: invalid.Error()}
+	}
 	if err != nil {
 		return FindResult{}, err
 	}

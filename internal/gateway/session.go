@@ -229,6 +229,10 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
 	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.caller, SessionID: s.id})
+	var invalid *QueryError
+	if errors.As(err, &invalid) {
+		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)
+	}
 	if err != nil {
 		s.g.log.Error("find_tools search", "session", s.id, "err", err)
 		return FindResult{}, toolErrorf(CodeSearchFailed, "search failed; try again")
@@ -489,6 +493,11 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result()
 		}
 		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
+		var refused *mcpclient.CommandNotAllowedError
+		if errors.As(err, &refused) {
+			// the command itself is the operator's configuration, not the caller's business
+			return toolErrorf(CodeCommandNotAllowed, "source %s cannot be called: its command is not allowed by the operator's TOOLGATE_STDIO_COMMANDS", tool.SourceName).result()
+		}
 		return toolErrorf(CodeUpstreamError, "%s", upstreamMessage(tool.SourceName, err)).result()
 	}
 	// An isError result is the tool's own answer (bad input, not found upstream...), not a

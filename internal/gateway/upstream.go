@@ -19,13 +19,14 @@ import (
 // through the same client the sync uses (internal/mcpclient): credentials (headers,
 // environment) come only from the source's stored config, and a stdio server sees none of
 // toolgate's own environment. The pool reconnects a broken session itself, so the HTTP
-// transport does not retry on its own.
-func Connect(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error) {
+// transport does not retry on its own. A stdio command that commands does not allow is
+// never started (*mcpclient.CommandNotAllowedError).
+func Connect(ctx context.Context, kind string, config json.RawMessage, commands mcpclient.CommandPolicy) (*mcp.ClientSession, error) {
 	cfg, err := mcpclient.ParseConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	s, err := mcpclient.Connect(ctx, kind, cfg, mcpclient.Options{NoRetries: true})
+	s, err := mcpclient.Connect(ctx, kind, cfg, mcpclient.Options{NoRetries: true, Commands: commands})
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +52,11 @@ type upstream struct {
 	session *mcp.ClientSession
 }
 
-func newUpstreamPool(limit int) *upstreamPool {
-	return &upstreamPool{connect: Connect, limit: limit, conns: map[string]*upstream{}}
+func newUpstreamPool(limit int, commands mcpclient.CommandPolicy) *upstreamPool {
+	connect := func(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error) {
+		return Connect(ctx, kind, config, commands)
+	}
+	return &upstreamPool{connect: connect, limit: limit, conns: map[string]*upstream{}}
 }
 
 // call runs tools/call of the tool `name` (as the source server knows it) on a source. ctx

@@ -222,14 +222,24 @@ type Options struct {
 	// NoRetries turns off the HTTP transport's own reconnection attempts, for callers that
 	// reconnect themselves and want a failure reported at once (the gateway's call proxy).
 	NoRetries bool
+	// Commands are the programs an mcp_stdio source may start; the zero value allows none.
+	Commands CommandPolicy
 }
 
 // Connect starts or reaches the server and completes the MCP initialization. The caller
 // closes the session. ctx bounds the connection attempt; for stdio it does not bound the
-// child process, which lives until the session is closed.
+// child process, which lives until the session is closed. A stdio command that
+// opts.Commands does not allow is never started (*CommandNotAllowedError): every path to a
+// stdio server comes through here, so a command stored before the allowlist changed is
+// refused too.
 func Connect(ctx context.Context, kind string, cfg Config, opts Options) (*Session, error) {
 	if err := cfg.Validate(kind); err != nil {
 		return nil, err
+	}
+	if kind == KindStdio {
+		if err := opts.Commands.Check(cfg); err != nil {
+			return nil, err
+		}
 	}
 	copts := &mcp.ClientOptions{}
 	if opts.ToolListChanged != nil {
@@ -327,11 +337,12 @@ func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 	return tools, nil
 }
 
-// List connects with cfg, lists the tools and closes the session, all within timeout.
-func List(ctx context.Context, kind string, cfg Config, timeout time.Duration) ([]catalog.Tool, error) {
+// List connects with cfg, lists the tools and closes the session, all within timeout; a
+// stdio source's command must be one commands allows.
+func List(ctx context.Context, kind string, cfg Config, timeout time.Duration, commands CommandPolicy) ([]catalog.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cs, err := Connect(ctx, kind, cfg, Options{})
+	cs, err := Connect(ctx, kind, cfg, Options{Commands: commands})
 	if err != nil {
 		return nil, err
 	}

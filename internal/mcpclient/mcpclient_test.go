@@ -47,7 +47,7 @@ func TestListFollowsPagination(t *testing.T) {
 	want := sampleTools(7)
 	for kind, srv := range transports(t, want, mcptest.Normal, 3) {
 		t.Run(kind, func(t *testing.T) {
-			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second)
+			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,9 +130,10 @@ func TestFailures(t *testing.T) {
 		{"stdio crash mid-listing", mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 2).Config(), 10 * time.Second, mcpclient.Unreachable},
 		{"stdio garbage", mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), 10 * time.Second, mcpclient.Protocol},
 	}
+	commands := mcpclient.NewCommandPolicy([][]string{{os.Args[0]}, {"/nonexistent/mcp-server"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout)
+			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout, commands)
 			if got != nil {
 				t.Errorf("got %d tools with an error", len(got))
 			}

@@ -36,7 +36,7 @@ func TestCloseEndsTheServersChildren(t *testing.T) {
 	cfg.Args = []string{"-c", `sleep 300 & echo $! > "$CHILD_PID_FILE"; exec "$0"`, cfg.Command}
 	cfg.Command = "/bin/sh"
 	ctx := context.Background()
-	s, err := mcpclient.Connect(ctx, mcpclient.KindStdio, cfg, mcpclient.Options{})
+	s, err := mcpclient.Connect(ctx, mcpclient.KindStdio, cfg, mcpclient.Options{Commands: mcpclient.NewCommandPolicy([][]string{{"/bin/sh"}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
 	}
 	connect := func(res chan<- opened) {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		s, err := mcpclient.Connect(ctx, mcpclient.KindStdio, cfg, mcpclient.Options{})
+		s, err := mcpclient.Connect(ctx, mcpclient.KindStdio, cfg, mcpclient.Options{Commands: mcptest.Commands()})
 		res <- opened{s, syscall.Gettid(), err}
 	}
 	res := make(chan opened, 1)

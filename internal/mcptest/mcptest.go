@@ -181,6 +181,12 @@ func (s *Stdio) Config() mcpclient.Config {
 	}}
 }
 
+// Commands is the stdio command policy that lets Stdio servers start: the test binary, with
+// any arguments.
+func Commands() mcpclient.CommandPolicy {
+	return mcpclient.NewCommandPolicy([][]string{{os.Args[0]}})
+}
+
 // RunIfChild serves MCP over stdio and exits when the process was started as a stdio test
 // server; otherwise it returns at once. Call it first in TestMain.
 func RunIfChild() {

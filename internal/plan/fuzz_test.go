@@ -3,8 +3,12 @@ package plan
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/pgtext"
 )
 
 // FuzzHeuristic: any query gives 1 to MaxIntents intents, none empty unless the query is,
@@ -64,4 +68,57 @@ func FuzzParseLLM(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzPlanTexts: whatever the planner's input — the query of a search request, and for the
+// LLM planner the model's answer — every text of the plan it returns is one the search
+// statement can run: valid UTF-8 without NUL (PostgreSQL text), not blank, trimmed. A query
+// the search itself refuses never reaches a planner (search.normalize), so only those it
+// accepts are planned here.
+func FuzzPlanTexts(f *testing.F) {
+	for _, s := range []struct{ query, answer string }{
+		{"revenue of Apple, Ford and Tesla", `{"rewritten":"revenue of Apple, Ford and Tesla","intents":[{"query":"revenue of Apple","variants":["Apple revenue"]}]}`},
+		{"rev px eps p/e of AAPL and $MSFT", `{"rewritten":"a\u0000b","intents":[{"query":"x"}]}`},
+		{"Apple’s and Ford’s net inc", `{"rewritten":"ok","intents":[{"query":"\u0000","variants":["\u0000"]}]}`},
+		{"AT&T vs. J&J, plus P&G; also BRK.B", `{"rewritten":"ok","intents":[{"query":"ok","variants":["fine","a\u0000"]}]}`},
+		{"  spaced   query  ", "```json\n{\"rewritten\":\" r \",\"intents\":[{\"query\":\" q \",\"variants\":[\" v \"]}]}\n```"},
+		{"x", `{"rewritten":"\ud800","intents":[{"query":"\udfff"}]}`},
+	} {
+		f.Add(s.query, s.answer)
+	}
+	h := NewHeuristic(demoAliases())
+	f.Fuzz(func(t *testing.T, query, answer string) {
+		if pgtext.Problem(query) != "" || strings.TrimSpace(query) == "" || utf8.RuneCountInString(query) > 2000 {
+			return // refused by the search before any planning
+		}
+		for _, mode := range []Mode{ModeNone, ModeRewrite, ModeDecompose, ModeFull} {
+			p, err := h.Plan(context.Background(), query, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPlanTexts(t, "heuristic", query, p)
+			if mode == ModeNone {
+				continue
+			}
+			if p, err := parseLLM(strings.TrimSpace(query), mode, answer); err == nil {
+				checkPlanTexts(t, "llm answer "+strconv.Quote(answer), query, p)
+			}
+		}
+	})
+}
+
+func checkPlanTexts(t *testing.T, planner, query string, p Plan) {
+	t.Helper()
+	if len(p.Intents) < 1 || len(p.Intents) > MaxIntents {
+		t.Fatalf("%s %s %q: %d intents", planner, p.Mode, query, len(p.Intents))
+	}
+	texts := []string{p.Rewritten}
+	for _, in := range p.Intents {
+		texts = append(append(texts, in.Query), in.Variants...)
+	}
+	for _, s := range texts {
+		if prob := pgtext.Problem(s); prob != "" || s == "" || s != strings.TrimSpace(s) {
+			t.Fatalf("%s %s %q: plan text %q (%s) in %+v", planner, p.Mode, query, s, prob, p)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/llm"
+	"github.com/toolgate/toolgate/internal/pgtext"
 	"github.com/toolgate/toolgate/internal/provider"
 )
 
@@ -150,7 +151,7 @@ func parseLLM(query string, mode Mode, answer string) (Plan, error) {
 		if mode == ModeFull {
 			for _, v := range in.Variants {
 				v = strings.TrimSpace(v)
-				if v != "" && v != q && len(v) <= maxQueryLen && !slices.Contains(out.Variants, v) && len(out.Variants) < MaxVariants {
+				if v != "" && v != q && len(v) <= maxQueryLen && pgtext.Problem(v) == "" && !slices.Contains(out.Variants, v) && len(out.Variants) < MaxVariants {
 					out.Variants = append(out.Variants, v)
 				}
 			}
@@ -160,6 +161,9 @@ func parseLLM(query string, mode Mode, answer string) (Plan, error) {
 	return p, nil
 }
 
+// checkText trims a query the model wrote and refuses one the search cannot run: empty,
+// too long, or not PostgreSQL text (a NUL, which JSON can carry as \u0000, would fail the
+// search statement).
 func checkText(field, s string) (string, error) {
 	s = strings.TrimSpace(s)
 	switch {
@@ -167,6 +171,8 @@ func checkText(field, s string) (string, error) {
 		return "", &MalformedError{Reason: field + " is empty"}
 	case len(s) > maxQueryLen:
 		return "", &MalformedError{Reason: fmt.Sprintf("%s is longer than %d bytes", field, maxQueryLen)}
+	case pgtext.Problem(s) != "":
+		return "", &MalformedError{Reason: field + " " + pgtext.Problem(s)}
 	}
 	return s, nil
 }

@@ -182,6 +182,9 @@ func TestLLMPlanFallback(t *testing.T) {
 		{"intent without query", &fakeLLM{content: `{"rewritten": "a", "intents": [{"query": "a"}, {"variants": ["b"]}]}`}, `malformed plan: intent 1 has no "query"`},
 		{"empty intent", &fakeLLM{content: `{"rewritten": "a", "intents": [{"query": ""}]}`}, "malformed plan: intent 0 is empty"},
 		{"huge intent", &fakeLLM{content: fmt.Sprintf(`{"rewritten": "a", "intents": [{"query": %q}]}`, strings.Repeat("a", 1001))}, "malformed plan: intent 0 is longer than 1000 bytes"},
+		// PostgreSQL text holds no NUL: the search statement would fail on such a plan
+		{"NUL in rewritten", &fakeLLM{content: `{"rewritten": "revenue\u0000", "intents": [{"query": "a"}]}`}, "malformed plan: rewritten contains a NUL character"},
+		{"NUL in intent", &fakeLLM{content: `{"rewritten": "a", "intents": [{"query": "Apple\u0000 revenue"}]}`}, "malformed plan: intent 0 contains a NUL character"},
 		{"status 500", &fakeLLM{status: http.StatusInternalServerError}, "provider error: status 500"},
 		{"status 429", &fakeLLM{status: http.StatusTooManyRequests}, "provider error: rate limited"},
 		{"status 400", &fakeLLM{status: http.StatusBadRequest}, "provider error: status 400"},

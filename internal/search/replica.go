@@ -86,7 +86,7 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 		Query: params.Query, Variants: params.Variants, Mode: params.Mode, K: params.K,
 		Filters: params.Filters, Profile: params.Profile, Format: params.Format, Plan: params.Plan,
 		Rerank: rerankJSON, Results: results, LatencyMs: params.EmbedMs + dbMs, Timings: timings,
-		Caller: params.Caller, SessionID: params.SessionID,
+		Caller: params.Caller, CallerKeyID: params.CallerKeyID, SessionID: params.SessionID,
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search: write the log row to the primary: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -19,7 +20,7 @@ import (
 // the standby refuses the primary's statement, so nothing could have been written there.
 func TestSearchOnReadReplica(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := auth.WithCaller(context.Background(), &auth.Caller{Name: "agent", KeyID: 42, Scope: auth.ScopeSearch})
 	srv := pgtest.NewServer(t)
 	migrating := connect(t, srv.URL("toolgate"))
 	if err := postgres.MigrateUp(ctx, migrating); err != nil {
@@ -57,12 +58,13 @@ func TestSearchOnReadReplica(t *testing.T) {
 		var mode, results string
 		var count int
 		var replica bool
-		if err := primary.QueryRow(ctx, `SELECT mode, results::text, result_count, (timings->>'replica')::bool
-			FROM search_log WHERE id = $1`, got.SearchID).Scan(&mode, &results, &count, &replica); err != nil {
+		var keyID int64
+		if err := primary.QueryRow(ctx, `SELECT mode, results::text, result_count, (timings->>'replica')::bool, caller_key_id
+			FROM search_log WHERE id = $1`, got.SearchID).Scan(&mode, &results, &count, &replica, &keyID); err != nil {
 			t.Fatalf("%q: log row %d on the primary: %v", r.Query, got.SearchID, err)
 		}
-		if mode != string(got.Mode) || count != len(got.Results) || !replica || !strings.Contains(results, `"name": "`+got.Results[0].Name+`"`) {
-			t.Errorf("%q: log row mode %s count %d replica %v results %s", r.Query, mode, count, replica, results)
+		if mode != string(got.Mode) || count != len(got.Results) || !replica || !strings.Contains(results, `"name": "`+got.Results[0].Name+`"`) || keyID != 42 {
+			t.Errorf("%q: log row mode %s count %d replica %v key %d results %s", r.Query, mode, count, replica, keyID, results)
 		}
 		if r.Plan == plan.ModeFull && !strings.Contains(results, `"intent"`) {
 			t.Errorf("%q: planned search logged without intents: %s", r.Query, results)

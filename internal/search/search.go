@@ -4,23 +4,27 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/pgtext"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
 )
@@ -56,6 +60,9 @@ const (
 	MaxK          = 100
 	DefaultK      = 5
 	maxFilter     = 100 // entries of sources or tags
+	// maxName bounds, in characters, a name a request carries: a source or tag filter
+	// entry, a profile, a session id, a feedback tool name. Real ones are far shorter.
+	maxName = 200
 )
 
 // Settings tune the search; DefaultSettings gives the documented defaults.
@@ -95,8 +102,10 @@ func DefaultSettings() Settings {
 
 // Request is one search.
 type Request struct {
-	Query     string   `json:"query"`
-	Queries   []string `json:"queries,omitempty"` // extra query variants, fused with Query
+	Query   string   `json:"query"`
+	Queries []string `json:"queries,omitempty"` // extra query variants, fused with Query
+	// K is how many tools to return, 1 to MaxK; 0 means DefaultK. Over JSON an absent "k"
+	// means DefaultK and an explicit 0 is out of range (UnmarshalJSON).
 	K         int      `json:"k,omitempty"`
 	Mode      Mode     `json:"mode,omitempty"`
 	Sources   []string `json:"sources,omitempty"`
@@ -108,6 +117,34 @@ type Request struct {
 	Plan plan.Mode `json:"plan,omitempty"`
 	// Rerank asks for reranking; nil means yes when a reranker is configured.
 	Rerank *bool `json:"rerank,omitempty"`
+}
+
+// UnmarshalJSON reads a request body strictly (an unknown field is an error) and tells an
+// absent "k", which means DefaultK, from an explicit 0, which is out of range like any other
+// k below 1.
+func (r *Request) UnmarshalJSON(b []byte) error {
+	type fields Request // the same fields without this method
+	var w struct {
+		*fields
+		K *int `json:"k"` // shadows fields.K: a pointer tells absent from 0
+	}
+	w.fields = (*fields)(r)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	if w.K != nil {
+		if *w.K == 0 {
+			return kOutOfRange(0)
+		}
+		r.K = *w.K
+	}
+	return nil
+}
+
+func kOutOfRange(k int) error {
+	return &InvalidRequestError{Field: "k", Reason: fmt.Sprintf("%d is out of range 1..%d", k, MaxK)}
 }
 
 // Result is one ranked tool.
@@ -185,8 +222,22 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger 
 	return s
 }
 
+// checkText fails when s cannot be PostgreSQL text: the statement would fail on it.
+func checkText(field, s string) error {
+	if p := pgtext.Problem(s); p != "" {
+		return &InvalidRequestError{Field: field, Reason: p}
+	}
+	return nil
+}
+
 // normalize validates r and fills in its defaults.
 func normalize(r Request) (Request, error) {
+	for _, f := range [...]struct{ name, value string }{{"query", r.Query}, {"mode", string(r.Mode)},
+		{"format", string(r.Format)}, {"plan", string(r.Plan)}, {"profile", r.Profile}, {"session_id", r.SessionID}} {
+		if err := checkText(f.name, f.value); err != nil {
+			return r, err
+		}
+	}
 	r.Query = strings.TrimSpace(r.Query)
 	if r.Query == "" {
 		return r, &InvalidRequestError{Field: "query", Reason: "must not be empty"}
@@ -199,6 +250,9 @@ func normalize(r Request) (Request, error) {
 	}
 	variants := make([]string, 0, len(r.Queries))
 	for i, q := range r.Queries {
+		if err := checkText(fmt.Sprintf("queries[%d]", i), q); err != nil {
+			return r, err
+		}
 		q = strings.TrimSpace(q)
 		if q == "" {
 			return r, &InvalidRequestError{Field: fmt.Sprintf("queries[%d]", i), Reason: "must not be empty"}
@@ -221,7 +275,7 @@ func normalize(r Request) (Request, error) {
 		return r, &InvalidRequestError{Field: "queries", Reason: "not allowed with a plan: the planner makes the variants"}
 	}
 	if r.K < 1 || r.K > MaxK {
-		return r, &InvalidRequestError{Field: "k", Reason: fmt.Sprintf("%d is out of range 1..%d", r.K, MaxK)}
+		return r, kOutOfRange(r.K)
 	}
 	switch r.Mode {
 	case "":
@@ -244,8 +298,11 @@ func normalize(r Request) (Request, error) {
 		return r, err
 	}
 	r.Profile = strings.TrimSpace(r.Profile)
-	if utf8.RuneCountInString(r.SessionID) > 200 {
-		return r, &InvalidRequestError{Field: "session_id", Reason: "at most 200 characters"}
+	if utf8.RuneCountInString(r.Profile) > maxName {
+		return r, &InvalidRequestError{Field: "profile", Reason: fmt.Sprintf("at most %d characters", maxName)}
+	}
+	if utf8.RuneCountInString(r.SessionID) > maxName {
+		return r, &InvalidRequestError{Field: "session_id", Reason: fmt.Sprintf("at most %d characters", maxName)}
 	}
 	return r, nil
 }
@@ -258,13 +315,19 @@ func cleanList(field string, in []string, lower bool) ([]string, error) {
 		return nil, &InvalidRequestError{Field: field, Reason: fmt.Sprintf("at most %d entries", maxFilter)}
 	}
 	out := make([]string, 0, len(in))
-	for _, s := range in {
+	for i, s := range in {
+		if err := checkText(fmt.Sprintf("%s[%d]", field, i), s); err != nil {
+			return nil, err
+		}
 		s = strings.TrimSpace(s)
 		if lower {
 			s = strings.ToLower(s)
 		}
 		if s == "" {
 			return nil, &InvalidRequestError{Field: field, Reason: "entries must not be empty"}
+		}
+		if utf8.RuneCountInString(s) > maxName {
+			return nil, &InvalidRequestError{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("at most %d characters", maxName)}
 		}
 		out = append(out, s)
 	}
@@ -283,9 +346,10 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		return Response{}, err
 	}
 	var allowed []string
-	callerName := "internal"
+	callerName, callerKey := internalCaller, pgtype.Int8{}
 	if c != nil {
 		callerName = c.Name
+		callerKey = pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}
 		if c.Sources != nil {
 			allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
 		}
@@ -370,7 +434,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
-		Caller: optional(callerName), SessionID: optional(r.SessionID),
+		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
 	}
 	pr := &prepared{req: r, plan: p, intents: len(intents), n: n, rerankOn: rerankOn,
 		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}
@@ -661,7 +725,10 @@ type Feedback struct {
 	Success *bool  `json:"success"`
 }
 
-// RecordFeedback stores which tools were called after search id.
+// RecordFeedback stores which tools the caller of ctx called after its search id. Only the
+// caller that made a search may report on it — the same API key (search_log.caller_key_id),
+// or for a search made without a key the same caller name — and only about tools that
+// search returned. Another caller's search is not found, so search ids cannot be probed.
 func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback) error {
 	if len(tools) == 0 || len(tools) > MaxK {
 		return &InvalidRequestError{Field: "tools", Reason: fmt.Sprintf("want 1 to %d tools", MaxK)}
@@ -669,9 +736,16 @@ func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback
 	names := make([]string, len(tools))
 	succ := make([]bool, len(tools))
 	for i, t := range tools {
+		field := fmt.Sprintf("tools[%d].name", i)
+		if err := checkText(field, t.Name); err != nil {
+			return err
+		}
 		names[i] = strings.TrimSpace(t.Name)
 		if names[i] == "" {
-			return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].name", i), Reason: "must not be empty"}
+			return &InvalidRequestError{Field: field, Reason: "must not be empty"}
+		}
+		if utf8.RuneCountInString(names[i]) > maxName {
+			return &InvalidRequestError{Field: field, Reason: fmt.Sprintf("at most %d characters", maxName)}
 		}
 		if t.Success == nil {
 			return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].success", i), Reason: "must be true or false"}
@@ -680,16 +754,44 @@ func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		ok, err := q.SearchLogExists(ctx, id)
+		row, err := q.SearchLogForFeedback(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return &NotFoundError{ID: id}
+		}
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !madeBy(row, auth.FromContext(ctx)) {
 			return &NotFoundError{ID: id}
+		}
+		for i, n := range names {
+			if !slices.Contains(row.Names, n) {
+				return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].name", i),
+					Reason: fmt.Sprintf("%q is not among the results of search %d", n, id)}
+			}
 		}
 		_, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
 		return err
 	})
+}
+
+// internalCaller is the caller name logged for searches whose context has no caller.
+const internalCaller = "internal"
+
+// madeBy reports whether the search of row was made by c: the same key, or, for a search
+// without a key, the same caller name.
+func madeBy(row db.SearchLogForFeedbackRow, c *auth.Caller) bool {
+	if row.CallerKeyID.Valid {
+		return c != nil && c.KeyID == row.CallerKeyID.Int64
+	}
+	name := internalCaller
+	if c != nil {
+		if c.KeyID != 0 {
+			return false
+		}
+		name = c.Name
+	}
+	return row.Caller != nil && *row.Caller == name
 }
 
 func rank(r int32) *int {

@@ -252,6 +252,16 @@ func TestInputLimits(t *testing.T) {
 		{search.Request{Query: "x", Format: "xml"}, "format"},
 		{search.Request{Query: "x", Queries: []string{"ok", "  "}}, "queries[1]"},
 		{search.Request{Query: "x", Tags: []string{""}}, "tags"},
+		// PostgreSQL text holds neither NUL nor invalid UTF-8: these must never reach it.
+		{search.Request{Query: "stock\x00price"}, "query"},
+		{search.Request{Query: "stock \xff price"}, "query"},
+		{search.Request{Query: "x", Queries: []string{"ok", "a\x00"}}, "queries[1]"},
+		{search.Request{Query: "x", Sources: []string{"acme", "be\x00ta"}}, "sources[1]"},
+		{search.Request{Query: "x", Tags: []string{"\x00"}}, "tags[0]"},
+		{search.Request{Query: "x", Profile: "default\x00"}, "profile"},
+		{search.Request{Query: "x", SessionID: "s\xc3"}, "session_id"},
+		{search.Request{Query: "x", Plan: "full\x00"}, "plan"},
+		{search.Request{Query: "x", Sources: []string{strings.Repeat("s", 201)}}, "sources[0]"},
 	} {
 		_, err := s.Search(ctx, tc.req)
 		var inv *search.InvalidRequestError
@@ -273,6 +283,75 @@ func TestInputLimits(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("rejected requests must not be logged: %d rows, %v", n, err)
+	}
+}
+
+// TestRequestJSONK: over JSON an absent k is the default and an explicit 0 is out of
+// range, like any k below 1 (it used to be taken for the default).
+func TestRequestJSONK(t *testing.T) {
+	t.Parallel()
+	var r search.Request
+	if err := json.Unmarshal([]byte(`{"query":"x"}`), &r); err != nil || r.K != 0 {
+		t.Errorf("absent k: %+v %v", r, err)
+	}
+	if err := json.Unmarshal([]byte(`{"query":"x","k":7}`), &r); err != nil || r.K != 7 {
+		t.Errorf("k 7: %+v %v", r, err)
+	}
+	var inv *search.InvalidRequestError
+	if err := json.Unmarshal([]byte(`{"query":"x","k":0}`), &r); !errors.As(err, &inv) || inv.Field != "k" {
+		t.Errorf("k 0: %v, want InvalidRequestError on k", err)
+	}
+	if err := json.Unmarshal([]byte(`{"query":"x","kay":1}`), &r); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("unknown field: %v", err)
+	}
+}
+
+// TestFeedbackIsTheSearchersOwn: feedback on a search comes only from the key that made it
+// (not another key, not a later key that took a revoked key's name; a search made without a
+// key only from the same keyless caller), names only tools that search returned, and has a
+// sane length; anything else changes nothing.
+func TestFeedbackIsTheSearchersOwn(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	s := newService(pool)
+	as := func(name string, keyID int64) context.Context {
+		return auth.WithCaller(context.Background(), &auth.Caller{Name: name, KeyID: keyID, Scope: auth.ScopeSearch})
+	}
+	owner, other, sameName, open := as("agent-a", 1), as("agent-b", 2), as("agent-a", 3), as("open", 0)
+	resp := mustSearch(t, owner, s, search.Request{Query: "stock price", Mode: search.ModeLexical, K: 2})
+	if len(resp.Results) == 0 {
+		t.Fatal("no results")
+	}
+	returned := resp.Results[0].Name
+	ok := true
+	fb := func(name string) []search.Feedback { return []search.Feedback{{Name: name, Success: &ok}} }
+
+	var nf *search.NotFoundError
+	for label, ctx := range map[string]context.Context{"another key": other, "a key with the same name": sameName, "no key": open} {
+		if err := s.RecordFeedback(ctx, resp.SearchID, fb(returned)); !errors.As(err, &nf) {
+			t.Errorf("%s: %v, want NotFoundError", label, err)
+		}
+	}
+	var inv *search.InvalidRequestError
+	for _, name := range []string{"beta__get_weather", "acme__hidden_price", strings.Repeat("x", 100_000), "a\x00b"} {
+		if err := s.RecordFeedback(owner, resp.SearchID, fb(name)); !errors.As(err, &inv) || inv.Field != "tools[0].name" {
+			t.Errorf("%.40q: %v, want InvalidRequestError on tools[0].name", name, err)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM search_feedback`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("refused feedback stored %d rows (%v)", n, err)
+	}
+	if err := s.RecordFeedback(owner, resp.SearchID, fb(returned)); err != nil {
+		t.Fatalf("the searcher's own feedback: %v", err)
+	}
+	// A search without a key is its keyless caller's.
+	keyless := mustSearch(t, open, s, search.Request{Query: "stock price", Mode: search.ModeLexical, K: 2})
+	if err := s.RecordFeedback(owner, keyless.SearchID, fb(returned)); !errors.As(err, &nf) {
+		t.Errorf("a key on a keyless search: %v, want NotFoundError", err)
+	}
+	if err := s.RecordFeedback(open, keyless.SearchID, fb(returned)); err != nil {
+		t.Errorf("the keyless caller's own feedback: %v", err)
 	}
 }
 

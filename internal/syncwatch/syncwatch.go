@@ -42,15 +42,18 @@ type Watcher struct {
 	log     *slog.Logger
 	timeout time.Duration
 	rescan  time.Duration
+	// commands are the programs a watched mcp_stdio source may start (TOOLGATE_STDIO_COMMANDS)
+	commands mcpclient.CommandPolicy
 
 	mu        sync.Mutex
 	connected map[int64]bool
 }
 
-// New makes a watcher; timeout bounds each connection attempt.
-func New(pool *pgxpool.Pool, rc *river.Client[pgx.Tx], log *slog.Logger, timeout time.Duration) *Watcher {
+// New makes a watcher; timeout bounds each connection attempt; commands are the programs
+// its stdio sources may start, as for their syncs.
+func New(pool *pgxpool.Pool, rc *river.Client[pgx.Tx], log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
 	return &Watcher{pool: pool, rc: rc, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
-		connected: map[int64]bool{}}
+		commands: commands, connected: map[int64]bool{}}
 }
 
 // Connected reports whether a session to the source is open now.
@@ -149,7 +152,7 @@ func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Conf
 		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)
-	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange})
+	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange, Commands: w.commands})
 	cancel()
 	if err != nil {
 		return err

@@ -203,7 +203,7 @@ WITH src AS MATERIALIZED (
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
-                            result_count, top_score, latency_ms, timings, caller, session_id)
+                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
     SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
            sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
@@ -219,7 +219,7 @@ WITH src AS MATERIALIZED (
            jsonb_strip_nulls(jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', sqlc.narg(degraded)::text)),
-           sqlc.narg(caller)::text, sqlc.narg(session_id)::text
+           sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint, sqlc.narg(session_id)::text
     RETURNING id
 )
 -- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
@@ -246,12 +246,13 @@ WHERE id = sqlc.arg(id)::bigint;
 -- The retrieval log row of a search that ran on a read replica, written to the primary
 -- (after SearchLogAsync in the same batch) with the results as the Search statement would.
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
-                        result_count, top_score, latency_ms, timings, caller, session_id)
+                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
 VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
         sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
         sqlc.narg(rerank)::jsonb, sqlc.arg(results)::jsonb, jsonb_array_length(sqlc.arg(results)::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
-        sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(session_id)::text)
+        sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint,
+        sqlc.narg(session_id)::text)
 RETURNING id;
 
 -- name: SearchLogAsync :exec
@@ -285,8 +286,13 @@ WHERE name = ANY (sqlc.arg(names)::text[])
 -- name: SearchProfileExists :one
 SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1);
 
--- name: SearchLogExists :one
-SELECT EXISTS (SELECT 1 FROM search_log WHERE id = $1);
+-- name: SearchLogForFeedback :one
+-- Who made a search (key id, or caller name for a search without a key) and the names of
+-- the tools it returned: feedback is the searcher's own, about tools it was given.
+SELECT caller, caller_key_id,
+       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(results) e)::text[] AS names
+FROM search_log
+WHERE id = $1;
 
 -- name: InsertSearchFeedback :execrows
 INSERT INTO search_feedback (search_id, tool_name, success)

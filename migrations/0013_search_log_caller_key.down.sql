@@ -1,0 +1,1 @@
+ALTER TABLE search_log DROP COLUMN caller_key_id;
