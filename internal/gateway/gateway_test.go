@@ -404,7 +404,8 @@ func TestEmptyQueryNeverReturnsCatalog(t *testing.T) {
 
 // TestQueriesTheSearchCannotTake: a query too long for the search (16,000 characters) or
 // holding a NUL is the agent's to fix: invalid_query with the reason, not search_failed
-// ("try again" would never help), and nothing is bound.
+// ("try again" would never help), and nothing is bound; a tool name with a NUL is an
+// unknown tool, not an internal error.
 func TestQueriesTheSearchCannotTake(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{CallTool: true, UseTool: true})
@@ -419,6 +420,9 @@ func TestQueriesTheSearchCannotTake(t *testing.T) {
 	if got := listed(t, c); len(got) != 3 {
 		t.Fatalf("rejected queries bound tools: %v", got)
 	}
+	// A tool name with a NUL names no tool (it is not an internal failure).
+	wantToolError(t, call(t, c, "call_tool", map[string]any{"name": "market__get_stock\x00price"}), gateway.CodeUnknownTool)
+	wantToolError(t, call(t, c, "market__get_stock\x00price", map[string]any{}), gateway.CodeUnknownTool)
 }
 
 // TestTransportChecks: the Streamable HTTP handler itself (mounted without the API in

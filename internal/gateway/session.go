@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/pgtext"
 	"github.com/toolgate/toolgate/internal/tracing"
 )
 
@@ -451,6 +452,9 @@ func (s *session) useTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // version, and the arguments against the tool's input schema, then proxies tools/call with
 // the tool's original name. Every failure is a structured tool error.
 func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage, version string) *mcp.CallToolResult {
+	if pgtext.Problem(name) != "" { // no tool has such a name, and the lookup would fail on it
+		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result()
+	}
 	tool, err := s.g.q.GetCallableTool(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(s.caller, tool.SourceName)) {
 		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result()
