@@ -242,12 +242,11 @@ func SyncSource(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 	if err != nil {
 		return fail(err)
 	}
-	if len(rep.Result.Changed) > 0 || rep.Result.Deleted > 0 || rep.Result.Pending > 0 {
-		// After the commit, outside the catalog's locks: the synced tools are searchable by
-		// name and description when the sync reports success.
-		if _, err := lexical.Flush(ctx, pool); err != nil {
-			return rep, fmt.Errorf("sync %s: catalog stored, lexical index not updated yet: %w", src.Name, err)
-		}
+	// After the commit, outside the catalog's locks: the synced tools (created, changed,
+	// deleted, held back or reinstated) are searchable as they are now when the sync reports
+	// success. With nothing queued this is one short transaction.
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		return rep, fmt.Errorf("sync %s: catalog stored, lexical index not updated yet: %w", src.Name, err)
 	}
 	return rep, nil
 }
