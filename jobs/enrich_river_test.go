@@ -135,3 +135,59 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 }
 
 func pgvecOf(v []float32) pgvector.Vector { return pgvector.NewVector(v) }
+
+// Enrichment through River brings the enriched fields into the lexical index without
+// anyone flushing it: each job asks for the debounced lexical_index run, which drains the
+// queue about a second later.
+func TestEnrichedFieldsReachTheLexicalIndex(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	tools := dataset.Tools(dataset.DemoCompanies[:2])
+	if _, _, err := ImportCatalog(ctx, pool, insertClient(t, pool), "fin", tools); err != nil {
+		t.Fatal(err)
+	}
+	// searchable by name and description at once, nothing of the questions yet
+	if n := countRows(t, pool, `SELECT count(*) FROM search_docs`); n != len(tools) {
+		t.Fatalf("%d tools indexed after the import, want %d", n, len(tools))
+	}
+	before := countRows(t, pool, `SELECT count(*) FROM search_lexemes`)
+
+	rc, err := NewClient(localDeps(pool), Options{Work: true, MaxWorkers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stop := rc.Subscribe(river.EventKindJobCompleted)
+	defer stop()
+	if err := rc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Stop(context.Background()) }()
+	// Wait for a lexical_index run after which every enrichment is indexed (queue empty).
+	// Well under the periodic run's minute: only the debounced runs can do it in time.
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.Job.Kind != (LexicalIndexArgs{}).Kind() {
+				continue
+			}
+		case <-deadline:
+			t.Fatalf("queue %d, enriched %d", countRows(t, pool, `SELECT count(*) FROM search_queue`),
+				countRows(t, pool, `SELECT count(*) FROM tool_components WHERE kind = 'question'`))
+		}
+		if countRows(t, pool, `SELECT count(*) FROM tool_enrichments`) == len(tools)*3 &&
+			countRows(t, pool, `SELECT count(*) FROM search_queue`) == 0 {
+			break
+		}
+	}
+	if after := countRows(t, pool, `SELECT count(*) FROM search_lexemes`); after <= before {
+		t.Fatalf("lexemes %d before the enrichment, %d after: the enriched fields were not indexed", before, after)
+	}
+	// every question's words are in its tool's document
+	if n := countRows(t, pool, `SELECT count(*) FROM tool_components c JOIN search_docs d ON d.tool_id = c.tool_id,
+		unnest(tsvector_to_array(to_tsvector('english', c.text))) l
+		WHERE c.kind = 'question' AND NOT l = ANY (d.lexemes)`); n != 0 {
+		t.Fatalf("%d question words missing from the documents", n)
+	}
+}

@@ -13,6 +13,7 @@ DROP FUNCTION IF EXISTS toolgate_search_index(integer);
 DROP FUNCTION IF EXISTS toolgate_search_reimpact(bigint, integer, double precision);
 DROP FUNCTION IF EXISTS toolgate_search_refresh(bigint[]);
 DROP FUNCTION IF EXISTS toolgate_search_document(bigint[]);
+DROP FUNCTION IF EXISTS toolgate_search_write_postings(bigint[], double precision);
 DROP FUNCTION IF EXISTS toolgate_bm25_impact(real, real, double precision);
 DROP TABLE schema_functions;
 DROP TABLE search_queue;

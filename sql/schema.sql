@@ -363,10 +363,7 @@ BEGIN
      WHERE impact_avgdl = 0;
     SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
 
-    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
-    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
-    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
-    WHERE d.tool_id = ANY (ids);
+    PERFORM toolgate_search_write_postings(ids, avgdl);
 
     INSERT INTO search_lexemes (lexeme, df)
     SELECT u.lexeme, count(*)
@@ -398,12 +395,23 @@ BEGIN
         RETURN NULL;
     END IF;
     DELETE FROM search_postings WHERE tool_id = ANY (ids);
+    PERFORM toolgate_search_write_postings(ids, avgdl);
+    RETURN ids[cardinality(ids)];
+END $$;
+
+
+--
+-- Name: toolgate_search_write_postings(bigint[], double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_write_postings(ids bigint[], avgdl double precision) RETURNS void
+    LANGUAGE sql
+    AS $$
     INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
     SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
     FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
-    WHERE d.tool_id = ANY (ids);
-    RETURN ids[cardinality(ids)];
-END $$;
+    WHERE d.tool_id = ANY (ids)
+$$;
 
 
 --

@@ -147,7 +147,7 @@ func freshBenchDB(ctx context.Context, env *cliEnv, name string) (string, func()
 		return "", nil, err
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
-	// Raw DDL: database names cannot be bind parameters; name is a constant of the caller.
+	// Raw DDL: database names cannot be bind parameters; callers pass a name they built.
 	for _, s := range []string{`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`, `CREATE DATABASE ` + name} {
 		if _, err := admin.Exec(ctx, s); err != nil {
 			return "", nil, fmt.Errorf("%s: %w", s, err)

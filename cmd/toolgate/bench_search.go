@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
@@ -49,16 +48,9 @@ func benchCatalogDB(ctx context.Context, env *cliEnv, n int, reuse bool) (*pgxpo
 			pool.Close()
 		}
 	}
-	admin, err := pgx.Connect(ctx, env.cfg.DatabaseURL)
-	if err != nil {
+	// kept after the run (--reuse): its drop function is not called
+	if _, _, err := freshBenchDB(ctx, env, name); err != nil {
 		return nil, err
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	// Raw DDL: database names cannot be bind parameters; name is built from an integer.
-	for _, s := range []string{`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`, `CREATE DATABASE ` + name} {
-		if _, err := admin.Exec(ctx, s); err != nil {
-			return nil, fmt.Errorf("%s: %w", s, err)
-		}
 	}
 	t0 := time.Now()
 	build := func(ctx context.Context) error {

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite sql/schema.sql from the migrations (make schema)")
@@ -75,4 +77,38 @@ func pgDump(t *testing.T, url string) []byte {
 		b.WriteByte('\n')
 	}
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// sql/functions files are applied again only when they change: a second MigrateUp (every
+// serve start) leaves them, and the locks re-creating their triggers would take, alone.
+func TestFunctionFilesAppliedOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	var before, after time.Time
+	if err := pool.QueryRow(ctx, `SELECT applied_at FROM schema_functions WHERE file = 'lexical.sql'`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT applied_at FROM schema_functions WHERE file = 'lexical.sql'`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if !after.Equal(before) {
+		t.Fatalf("lexical.sql applied again (%v, then %v) though unchanged", before, after)
+	}
+	// a changed file (here: a record of another content) is applied again
+	if _, err := pool.Exec(ctx, `UPDATE schema_functions SET sha256 = 'old' WHERE file = 'lexical.sql'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT applied_at FROM schema_functions WHERE file = 'lexical.sql'`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if !after.After(before) {
+		t.Fatal("a changed lexical.sql was not applied again")
+	}
 }

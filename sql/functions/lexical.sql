@@ -77,6 +77,16 @@ LANGUAGE sql STABLE AS $$
     ) x
 $$;
 
+-- Writes the postings of the given tools' documents (search_docs), with impacts computed
+-- with the average document length avgdl. Their old postings must be gone.
+CREATE OR REPLACE FUNCTION toolgate_search_write_postings(ids bigint[], avgdl double precision) RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
+    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
+    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
+    WHERE d.tool_id = ANY (ids)
+$$;
+
 -- Recomputes the index rows of the given tools from the current tools and tool_components
 -- rows: idempotent. Called only by the indexer, under its lock.
 CREATE OR REPLACE FUNCTION toolgate_search_refresh(ids bigint[]) RETURNS void
@@ -117,10 +127,7 @@ BEGIN
      WHERE impact_avgdl = 0;
     SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
 
-    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
-    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
-    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
-    WHERE d.tool_id = ANY (ids);
+    PERFORM toolgate_search_write_postings(ids, avgdl);
 
     INSERT INTO search_lexemes (lexeme, df)
     SELECT u.lexeme, count(*)
@@ -171,10 +178,7 @@ BEGIN
         RETURN NULL;
     END IF;
     DELETE FROM search_postings WHERE tool_id = ANY (ids);
-    INSERT INTO search_postings (lexeme, tool_id, source_id, impact)
-    SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
-    FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
-    WHERE d.tool_id = ANY (ids);
+    PERFORM toolgate_search_write_postings(ids, avgdl);
     RETURN ids[cardinality(ids)];
 END $$;
 

@@ -1,0 +1,79 @@
+package lexical_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/pgtest"
+)
+
+func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func lastVacuum(t *testing.T, pool *pgxpool.Pool) time.Time {
+	t.Helper()
+	var at *time.Time
+	if err := pool.QueryRow(context.Background(),
+		`SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = 'search_postings'`).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	if at == nil {
+		return time.Time{}
+	}
+	return *at
+}
+
+// A flush that indexed a bulk load vacuums and analyzes the index tables at once; a modest
+// change of a larger index does not; documents that grew past the drift limit get every
+// impact recomputed.
+func TestFlushVacuumsBulkLoadsAndRefreshesDriftedImpacts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
+		FROM sources s, generate_series(1, 1500) g`)
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 1500 || !st.Vacuumed || lastVacuum(t, pool).IsZero() {
+		t.Fatalf("bulk flush: %+v, last vacuum %v", st, lastVacuum(t, pool))
+	}
+	first := lastVacuum(t, pool)
+
+	// 20 tools changed of 1,500: indexed, not worth a vacuum, average barely moved
+	exec(t, pool, `UPDATE tools SET description = description || ' updated' WHERE original_name IN (SELECT 't' || g FROM generate_series(1, 20) g)`)
+	if st, err = lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 20 || st.Vacuumed || st.Reimpacted != 0 {
+		t.Fatalf("small flush: %+v", st)
+	}
+
+	// every document much longer: the average drifts, every impact is recomputed
+	exec(t, pool, `UPDATE tools SET description = repeat(description || ' quarterly revenue figures ', 4)`)
+	if st, err = lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 1500 || st.Reimpacted != 1500 || !st.Vacuumed || !lastVacuum(t, pool).After(first) {
+		t.Fatalf("drift flush: %+v", st)
+	}
+	var docs int64
+	var total, impactAvg float64
+	if err := pool.QueryRow(ctx, `SELECT docs, total_len, impact_avgdl FROM search_corpus`).Scan(&docs, &total, &impactAvg); err != nil {
+		t.Fatal(err)
+	}
+	if avg := total / float64(docs); avg != impactAvg {
+		t.Errorf("impacts computed with average %v, average is %v", impactAvg, avg)
+	}
+}
