@@ -93,8 +93,7 @@ WITH src AS MATERIALIZED (
     WHERE ($1::text[] IS NULL OR s.name = ANY ($1::text[]))
       AND ($2::text[] IS NULL OR s.name = ANY ($2::text[]))
 ), corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl,
-           c.name_words
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
     FROM search_corpus c
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
@@ -176,17 +175,10 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT $13::int
     ) n
-), qtok AS MATERIALIZED (
-    -- materialized: the name key (two regexps) is computed once per text, not once per use
-    SELECT ($8::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
-    FROM unnest($14::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
-    -- no DISTINCT: a repeated run is harmless (named keeps the longest match per tool), and
-    -- the generic plan would size its hash table for the guessed 10^6 runs on every search
-    SELECT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
-    FROM qtok x,
-         generate_series(1, cardinality(x.tok)) AS i,
-         generate_series(i, least(cardinality(x.tok), i + (SELECT co.name_words FROM corpus co) - 1)) AS j
+    -- the name keys the query names (internal/search/names.go), with their intent
+    SELECT ($14::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($15::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -202,11 +194,11 @@ WITH src AS MATERIALIZED (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.grp, l.tool_id, $15::float8 / ($16::float8 + l.rank) AS w,
+        SELECT l.grp, l.tool_id, $16::float8 / ($17::float8 + l.rank) AS w,
                l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
         FROM lex l WHERE l.rank <= $13::int
         UNION ALL
-        SELECT v.grp, v.tool_id, $17::float8 / ($16::float8 + v.rank), NULL, v.rank, NULL
+        SELECT v.grp, v.tool_id, $18::float8 / ($17::float8 + v.rank), NULL, v.rank, NULL
         FROM vec v
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
@@ -220,7 +212,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $18::int
+    WHERE x.pos <= $19::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -246,8 +238,8 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
-    SELECT $19::text, $20::text[], $21::text, $22::int,
-           $23::jsonb, $11::text, $24::text, $25::jsonb,
+    SELECT $20::text, $21::text[], $22::text, $23::int,
+           $24::jsonb, $11::text, $25::text, $26::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -256,12 +248,12 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $26::float8
+           $27::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $26::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $27::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $27::text)),
-           $28::text, $29::bigint, $30::text
+                              'degraded', $28::text)),
+           $29::text, $30::bigint, $31::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -288,7 +280,8 @@ type SearchParams struct {
 	Profile      *string           `json:"profile"`
 	Vecs         []pgvector.Vector `json:"vecs"`
 	Cand         int32             `json:"cand"`
-	NameTexts    []string          `json:"name_texts"`
+	NameGroups   []int32           `json:"name_groups"`
+	NameKeys     []string          `json:"name_keys"`
 	WLex         float64           `json:"w_lex"`
 	KRrf         float64           `json:"k_rrf"`
 	WVec         float64           `json:"w_vec"`
@@ -358,11 +351,11 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
-//	qtok     the words of the query and of each variant (toolgate_name_key), with their intent.
-//	qnames   every contiguous run of those words as long as the longest name key at most
-//	         (search_corpus.name_words): the candidate name keys, per intent.
-//	anyname  searchable tools whose namespaced or original name equals one of those runs.
-//	named    those per intent whose runs matched, with the longest match.
+//	qnames   the name keys the query and each variant name, per intent: the keys of their
+//	         identifier-form words and of the whole text without request words ("use the
+//	         search tool" → "search"), computed in Go (internal/search/names.go).
+//	anyname  searchable tools whose namespaced or original name key is one of them.
+//	named    those per intent, with the longest matching key.
 //	fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
 //	         best rank per branch and best BM25 score over the variants.
 //	top      per intent the top `per_group`: name matches first (longest match first), then
@@ -391,7 +384,8 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Profile,
 		arg.Vecs,
 		arg.Cand,
-		arg.NameTexts,
+		arg.NameGroups,
+		arg.NameKeys,
 		arg.WLex,
 		arg.KRrf,
 		arg.WVec,

@@ -383,12 +383,16 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		p, intents = &pl, pl.Intents
 	}
 	// Every text with its intent (1-based): without a plan, the query and its variants, all intent 1.
-	var texts []string
-	var groups []int32
+	var texts, keys []string
+	var groups, keyGroups []int32
 	for i, in := range intents {
 		for _, t := range append([]string{in.Query}, in.Variants...) {
 			texts = append(texts, t)
 			groups = append(groups, int32(i+1))
+			for _, k := range nameKeys(t) {
+				keys = append(keys, k)
+				keyGroups = append(keyGroups, int32(i+1))
+			}
 		}
 	}
 	lexTexts, vecTexts := texts, texts
@@ -431,7 +435,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
 		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
-		Cand: int32(cand), NameTexts: texts, WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
+		Cand: int32(cand), NameKeys: emptyIfNil(keys), NameGroups: emptyIfNil(keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
@@ -816,9 +820,9 @@ func deref(s *string) string {
 	return *s
 }
 
-func emptyIfNil(s []string) []string {
+func emptyIfNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -94,6 +94,27 @@ func TestExactNameFirstInEveryMode(t *testing.T) {
 			t.Errorf("%q matched the name of %s", "get", r.Name)
 		}
 	}
+	// A tool named with a common word goes first only when the query names it, not when
+	// the word is part of a longer request.
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'beta__news', 'news', 'Headlines of the day', '{"type":"object"}', 'h' FROM sources WHERE name = 'beta'`)
+	flush(t, pool)
+	for q, first := range map[string]bool{
+		"news": true, "use the news tool": true, "beta__news": true,
+		"latest stock news": false, "news about the stock price of a ticker": false,
+	} {
+		resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeLexical, K: 3})
+		named := len(resp.Results) > 0 && resp.Results[0].Name == "beta__news" && resp.Results[0].NameMatch
+		if named != first {
+			t.Errorf("%q: got %v (name match of the first: %v), want beta__news named first: %v",
+				q, names(resp), len(resp.Results) > 0 && resp.Results[0].NameMatch, first)
+		}
+		for _, r := range resp.Results {
+			if r.NameMatch && !first {
+				t.Errorf("%q matched the name of %s", q, r.Name)
+			}
+		}
+	}
 }
 
 func TestVariantsFused(t *testing.T) {

@@ -30,11 +30,11 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
---   qtok     the words of the query and of each variant (toolgate_name_key), with their intent.
---   qnames   every contiguous run of those words as long as the longest name key at most
---            (search_corpus.name_words): the candidate name keys, per intent.
---   anyname  searchable tools whose namespaced or original name equals one of those runs.
---   named    those per intent whose runs matched, with the longest match.
+--   qnames   the name keys the query and each variant name, per intent: the keys of their
+--            identifier-form words and of the whole text without request words ("use the
+--            search tool" → "search"), computed in Go (internal/search/names.go).
+--   anyname  searchable tools whose namespaced or original name key is one of them.
+--   named    those per intent, with the longest matching key.
 --   fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
 --            best rank per branch and best BM25 score over the variants.
 --   top      per intent the top `per_group`: name matches first (longest match first), then
@@ -51,8 +51,7 @@ WITH src AS MATERIALIZED (
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
       AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]))
 ), corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl,
-           c.name_words
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
     FROM search_corpus c
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
@@ -134,17 +133,10 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT sqlc.arg(cand)::int
     ) n
-), qtok AS MATERIALIZED (
-    -- materialized: the name key (two regexps) is computed once per text, not once per use
-    SELECT (sqlc.arg(groups)::int[])[nt.ord] AS grp, string_to_array(toolgate_name_key(nt.txt), ' ') AS tok
-    FROM unnest(sqlc.arg(name_texts)::text[]) WITH ORDINALITY AS nt (txt, ord)
 ), qnames AS (
-    -- no DISTINCT: a repeated run is harmless (named keeps the longest match per tool), and
-    -- the generic plan would size its hash table for the guessed 10^6 runs on every search
-    SELECT x.grp, array_to_string(x.tok[i:j], ' ') AS key, j - i + 1 AS len
-    FROM qtok x,
-         generate_series(1, cardinality(x.tok)) AS i,
-         generate_series(i, least(cardinality(x.tok), i + (SELECT co.name_words FROM corpus co) - 1)) AS j
+    -- the name keys the query names (internal/search/names.go), with their intent
+    SELECT (sqlc.arg(name_groups)::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest(sqlc.arg(name_keys)::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
