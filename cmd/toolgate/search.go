@@ -32,7 +32,7 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 		opts = append(opts, search.WithReadPool(read))
 	}
 	return search.New(pool, embedder, search.Settings{
-		K1: c.SearchK1, B: c.SearchB, KRRF: c.SearchKRRF,
+		K1: c.SearchK1, B: c.SearchB, Fusion: search.Fusion(c.SearchFusion), KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
 		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
 		EmbedTimeout: c.SearchEmbedTimeout,

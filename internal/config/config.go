@@ -89,6 +89,7 @@ type Config struct {
 	// Search tuning (see docs/search.md).
 	SearchK1            float64       // TOOLGATE_SEARCH_BM25_K1
 	SearchB             float64       // TOOLGATE_SEARCH_BM25_B
+	SearchFusion        string        // TOOLGATE_SEARCH_FUSION: rrf, minmax or dbsf
 	SearchKRRF          float64       // TOOLGATE_SEARCH_RRF_K
 	SearchWeightLexical float64       // TOOLGATE_SEARCH_WEIGHT_LEXICAL
 	SearchWeightVector  float64       // TOOLGATE_SEARCH_WEIGHT_VECTOR
@@ -173,6 +174,7 @@ func Load(getenv func(string) string) (Config, error) {
 
 		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", 1.2, 0, 10),
 		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", 0.75, 0, 1),
+		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", "rrf"),
 		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", 60, 0, 10000),
 		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1, 0, 100),
 		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", 1, 0, 100),
@@ -226,6 +228,11 @@ func (c Config) Validate() error {
 		}
 	default:
 		return &Error{"TOOLGATE_EMBEDDER", c.Embedder, "want local or openai"}
+	}
+	switch c.SearchFusion {
+	case "rrf", "minmax", "dbsf":
+	default:
+		return &Error{"TOOLGATE_SEARCH_FUSION", c.SearchFusion, "want rrf, minmax or dbsf"}
 	}
 	switch c.Enricher {
 	case "heuristic", "openai":

@@ -14,8 +14,8 @@ func TestSearchSettings(t *testing.T) {
 		c.SearchWeightVector != 1 || c.SearchEfSearch != 40 || c.SearchCandidates != 20 || c.SearchPostings != 30 {
 		t.Errorf("search defaults: %+v", c)
 	}
-	c, err = Load(env(map[string]string{"TOOLGATE_SEARCH_BM25_K1": "0.9", "TOOLGATE_SEARCH_POSTINGS": "500"}))
-	if err != nil || c.SearchK1 != 0.9 || c.SearchPostings != 500 {
+	c, err = Load(env(map[string]string{"TOOLGATE_SEARCH_BM25_K1": "0.9", "TOOLGATE_SEARCH_POSTINGS": "500", "TOOLGATE_SEARCH_FUSION": "dbsf"}))
+	if err != nil || c.SearchK1 != 0.9 || c.SearchPostings != 500 || c.SearchFusion != "dbsf" {
 		t.Errorf("set: %+v, %v", c, err)
 	}
 	for setting, value := range map[string]string{
@@ -27,6 +27,7 @@ func TestSearchSettings(t *testing.T) {
 		"TOOLGATE_SEARCH_EF_SEARCH":      "5",
 		"TOOLGATE_SEARCH_CANDIDATES":     "0",
 		"TOOLGATE_SEARCH_POSTINGS":       "0",
+		"TOOLGATE_SEARCH_FUSION":         "borda",
 	} {
 		_, err := Load(env(map[string]string{setting: value}))
 		var ce *Error

@@ -95,9 +95,28 @@ WITH src AS MATERIALIZED (
 ), corpus AS (
     SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
     FROM search_corpus c
+), pset AS (
+    SELECT wp.current_set FROM weight_profiles wp
+    WHERE CASE WHEN $3::text IS NULL THEN wp.is_active ELSE wp.name = $3::text END
+), vec AS (
+    SELECT q.ord AS variant, ($4::int[])[q.ord] AS grp, n.tool_id, 1 - n.dist AS sim,
+           row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
+    FROM unnest($5::vector[]) WITH ORDINALITY AS q (v, ord)
+    CROSS JOIN LATERAL (
+        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
+        FROM tool_vectors tv
+        WHERE tv.set_id = (SELECT current_set FROM pset)
+          -- a correlated filter, not a join: the planner cannot start from search_docs and
+          -- must walk the HNSW index (NULL for a tool that is not searchable)
+          AND (SELECT d.source_id IN (SELECT id FROM src)
+                      AND ($6::text[] IS NULL OR d.tags && $6::text[])
+               FROM search_docs d WHERE d.tool_id = tv.tool_id)
+        ORDER BY tv.embedding <=> q.v
+        LIMIT $7::int
+    ) n
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest($3::text[]) WITH ORDINALITY AS v (txt, ord),
+    FROM unnest($8::text[]) WITH ORDINALITY AS v (txt, ord),
          unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
@@ -116,9 +135,9 @@ WITH src AS MATERIALIZED (
         SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
-        LIMIT $4::int
+        LIMIT $9::int
     ) p
-    WHERE t.rarity <= $5::int
+    WHERE t.rarity <= $10::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -129,15 +148,19 @@ WITH src AS MATERIALIZED (
            OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $6::text[])
         GROUP BY f.variant, f.tool_id
     ) x
-    WHERE x.r <= $7::int
+    WHERE x.r <= $11::int
+    UNION
+    -- a score-based fusion also scores the vector branch's candidates exactly (lex)
+    SELECT v.variant, v.tool_id FROM vec v
+    WHERE $12::text <> 'rrf' AND v.variant <= cardinality($8::text[])
 ), lex AS (
-    SELECT s.variant, ($8::int[])[s.variant] AS grp, s.tool_id, s.score,
+    SELECT s.variant, ($4::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
-               sum(t.idf * m.tf * ($9::float8 + 1)
-                   / (m.tf + $9::float8 * (1 - $10::float8
-                                                     + $10::float8 * m.doc_len / co.avgdl))) AS score
+               sum(t.idf * m.tf * ($13::float8 + 1)
+                   / (m.tf + $13::float8 * (1 - $14::float8
+                                                     + $14::float8 * m.doc_len / co.avgdl))) AS score
         FROM (
             SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
             FROM shortlist s
@@ -156,29 +179,23 @@ WITH src AS MATERIALIZED (
         CROSS JOIN corpus co
         GROUP BY m.variant, m.tool_id
     ) s
-), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN $11::text IS NULL THEN wp.is_active ELSE wp.name = $11::text END
-), vec AS (
-    SELECT q.ord AS variant, ($8::int[])[q.ord] AS grp, n.tool_id,
-           row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($12::vector[]) WITH ORDINALITY AS q (v, ord)
+), vecx AS (
+    -- a score-based fusion also scores the lexical branch's candidates the vector branch did
+    -- not return: their cosine similarity, one primary-key lookup each
+    SELECT l.variant, l.grp, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
+    FROM lex l
+    JOIN unnest($5::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
     CROSS JOIN LATERAL (
-        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
-        FROM tool_vectors tv
-        WHERE tv.set_id = (SELECT current_set FROM pset)
-          -- a correlated filter, not a join: the planner cannot start from search_docs and
-          -- must walk the HNSW index (NULL for a tool that is not searchable)
-          AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND ($6::text[] IS NULL OR d.tags && $6::text[])
-               FROM search_docs d WHERE d.tool_id = tv.tool_id)
-        ORDER BY tv.embedding <=> q.v
-        LIMIT $13::int
-    ) n
+        SELECT x.embedding FROM tool_vectors x
+        WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
+        LIMIT 1
+    ) tv
+    WHERE $12::text <> 'rrf' AND l.rank <= $7::int
+      AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($14::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($15::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($15::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($16::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -190,16 +207,42 @@ WITH src AS MATERIALIZED (
     FROM anyname a
     JOIN qnames q ON q.key = ANY (a.name_keys)
     GROUP BY q.grp, a.tool_id
+), branches AS (
+    -- every branch's candidates per variant with their score (BM25; cosine similarity) and
+    -- the statistics of their list, for the score-based fusions
+    SELECT b.branch, b.variant, b.grp, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+           avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
+    FROM (
+        SELECT 'l'::text AS branch, l.variant, l.grp, l.tool_id, l.rank, l.score, $17::float8 AS wb
+        FROM lex l
+        WHERE l.rank <= $7::int
+           OR ($12::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+        UNION ALL
+        SELECT 'v', v.variant, v.grp, v.tool_id, v.rank, v.sim, $18::float8
+        FROM vec v
+        UNION ALL
+        SELECT 'v', x.variant, x.grp, x.tool_id, NULL, x.sim, $18::float8
+        FROM vecx x
+    ) b
+    WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.grp, l.tool_id, $16::float8 / ($17::float8 + l.rank) AS w,
-               l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
-        FROM lex l WHERE l.rank <= $13::int
-        UNION ALL
-        SELECT v.grp, v.tool_id, $18::float8 / ($17::float8 + v.rank), NULL, v.rank, NULL
-        FROM vec v
+        -- a candidate's share from one branch of one variant (docs/search.md#fusion):
+        --   rrf     w / (k_rrf + rank)
+        --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
+        --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
+        SELECT b.grp, b.tool_id,
+               b.wb * CASE $12::text
+                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
+                          WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
+                          ELSE 1 / ($19::float8 + b.rank)
+                      END AS w,
+               CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
+               CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
+               CASE WHEN b.branch = 'l' THEN b.score END AS bm25
+        FROM branches b
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
@@ -212,7 +255,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $19::int
+    WHERE x.pos <= $20::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -238,8 +281,8 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
-    SELECT $20::text, $21::text[], $22::text, $23::int,
-           $24::jsonb, $11::text, $25::text, $26::jsonb,
+    SELECT $21::text, $22::text[], $23::text, $24::int,
+           $25::jsonb, $3::text, $26::text, $27::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -248,12 +291,12 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $27::float8
+           $28::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $27::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $28::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $28::text)),
-           $29::text, $30::bigint, $31::text
+                              'degraded', $29::text)),
+           $30::text, $31::bigint, $32::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -269,22 +312,23 @@ ORDER BY r.grp, r.pos
 type SearchParams struct {
 	Sources      []string          `json:"sources"`
 	Allowed      []string          `json:"allowed"`
+	Profile      *string           `json:"profile"`
+	Groups       []int32           `json:"groups"`
+	Vecs         []pgvector.Vector `json:"vecs"`
+	Tags         []string          `json:"tags"`
+	Cand         int32             `json:"cand"`
 	Texts        []string          `json:"texts"`
 	Postings     int32             `json:"postings"`
 	LexicalTerms int32             `json:"lexical_terms"`
-	Tags         []string          `json:"tags"`
 	Shortlist    int32             `json:"shortlist"`
-	Groups       []int32           `json:"groups"`
+	Fusion       string            `json:"fusion"`
 	K1           float64           `json:"k1"`
 	B            float64           `json:"b"`
-	Profile      *string           `json:"profile"`
-	Vecs         []pgvector.Vector `json:"vecs"`
-	Cand         int32             `json:"cand"`
 	NameGroups   []int32           `json:"name_groups"`
 	NameKeys     []string          `json:"name_keys"`
 	WLex         float64           `json:"w_lex"`
-	KRrf         float64           `json:"k_rrf"`
 	WVec         float64           `json:"w_vec"`
+	KRrf         float64           `json:"k_rrf"`
 	PerGroup     int32             `json:"per_group"`
 	Query        string            `json:"query"`
 	Variants     []string          `json:"variants"`
@@ -373,22 +417,23 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 	rows, err := q.db.Query(ctx, search,
 		arg.Sources,
 		arg.Allowed,
+		arg.Profile,
+		arg.Groups,
+		arg.Vecs,
+		arg.Tags,
+		arg.Cand,
 		arg.Texts,
 		arg.Postings,
 		arg.LexicalTerms,
-		arg.Tags,
 		arg.Shortlist,
-		arg.Groups,
+		arg.Fusion,
 		arg.K1,
 		arg.B,
-		arg.Profile,
-		arg.Vecs,
-		arg.Cand,
 		arg.NameGroups,
 		arg.NameKeys,
 		arg.WLex,
-		arg.KRrf,
 		arg.WVec,
+		arg.KRrf,
 		arg.PerGroup,
 		arg.Query,
 		arg.Variants,
@@ -558,4 +603,45 @@ SELECT set_config('jit', 'off', true),
 func (q *Queries) SearchSetConfig(ctx context.Context, efSearch string) error {
 	_, err := q.db.Exec(ctx, searchSetConfig, efSearch)
 	return err
+}
+
+const searchWordIDF = `-- name: SearchWordIDF :many
+SELECT u.word::text AS word,
+       CASE WHEN x.lexemes = 0 THEN 0
+            ELSE ln(1 + (c.docs - coalesce(x.df, 0) + 0.5) / (coalesce(x.df, 0) + 0.5)) END::float8 AS idf
+FROM unnest($1::text[]) AS u (word)
+CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
+CROSS JOIN LATERAL (
+    SELECT count(*) AS lexemes, max(l.df) AS df
+    FROM unnest(to_tsvector('english', u.word)) AS t (lexeme, positions, weights)
+    LEFT JOIN search_lexemes l ON l.lexeme = t.lexeme
+) x
+`
+
+type SearchWordIDFRow struct {
+	Word string  `json:"word"`
+	Idf  float64 `json:"idf"`
+}
+
+// The BM25 idf of each word of a query in the lexical index, for the local embedder's
+// query weighting (embed.Local.EmbedWeighted): 0 for a word the english configuration
+// drops as a stop word, ln(1 + (N + 0.5) / 0.5) (the rarest) for a word no tool has.
+func (q *Queries) SearchWordIDF(ctx context.Context, words []string) ([]SearchWordIDFRow, error) {
+	rows, err := q.db.Query(ctx, searchWordIDF, words)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchWordIDFRow{}
+	for rows.Next() {
+		var i SearchWordIDFRow
+		if err := rows.Scan(&i.Word, &i.Idf); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

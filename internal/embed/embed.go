@@ -14,3 +14,10 @@ type Embedder interface {
 	// Embed returns one L2-normalized vector per text, in order.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+// Weighted is an embedder that weights the words of a query by their rarity in the catalog
+// (the local embedder; a model weighs words itself). idf maps a word of QueryWords to its
+// BM25 idf in the lexical index.
+type Weighted interface {
+	EmbedWeighted(ctx context.Context, texts []string, idf map[string]float64) ([][]float32, error)
+}

@@ -65,33 +65,88 @@ var featureWeight = map[byte]float64{
 }
 
 // Vector embeds one text.
-func (l *Local) Vector(text string) []float32 {
+func (l *Local) Vector(text string) []float32 { return l.vector(text, nil) }
+
+// EmbedWeighted embeds query texts with each word's features scaled by idf[word], its
+// rarity in the catalog (words missing from idf keep weight 1). Tool documents are embedded
+// without weights (Embed): the query's weights alone make a word the whole catalog shares
+// ("provide", "get", "data") count little in the cosine, as BM25's idf does, and the
+// stored vectors never depend on catalog statistics that change.
+func (l *Local) EmbedWeighted(ctx context.Context, texts []string, idf map[string]float64) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = l.vector(t, idf)
+	}
+	return out, nil
+}
+
+// QueryWords are the words of texts whose weights EmbedWeighted reads: the distinct words,
+// stop words out, in order of first appearance.
+func QueryWords(texts []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, w := range Words(t) {
+			if !stopwords[w] && !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+func (l *Local) vector(text string, idf map[string]float64) []float32 {
+	weightOf := func(w string) float64 {
+		if x, ok := idf[w]; ok {
+			return x
+		}
+		return 1
+	}
 	counts := make(map[string]float64, 64)
+	weights := make(map[string]float64, 64) // sum over the occurrences of a feature of its word's weight
+	add := func(f string, w float64) {
+		counts[f]++
+		weights[f] += w
+	}
 	words := Words(text)
 	var prev string
+	var prevW, sumW float64
+	var kept int
 	for _, w := range words {
 		if stopwords[w] {
 			prev = ""
 			continue
 		}
+		ww := weightOf(w)
+		sumW += ww
+		kept++
 		st := Stem(w)
-		counts["w"+w]++
-		counts["s"+st]++
+		add("w"+w, ww)
+		add("s"+st, ww)
 		if prev != "" {
-			counts["b"+prev+" "+st]++
+			add("b"+prev+" "+st, math.Sqrt(prevW*ww))
 		}
-		prev = st
+		prev, prevW = st, ww
 		r := []rune("<" + st + ">")
 		for n := 3; n <= 4; n++ {
 			for i := 0; i+n <= len(r); i++ {
-				counts[string(rune('0'+n))+string(r[i:i+n])]++
+				add(string(rune('0'+n))+string(r[i:i+n]), ww)
 			}
 		}
 	}
 	// An identifier written as one token ("getstockprice") shares its compact form with the
 	// spaced one ("get stock price").
+	// Its weight is the mean of its words' (exactly 1 without weights).
 	if len(words) > 1 && len(words) <= 8 {
-		counts["c"+strings.Join(words, "")]++
+		cw := 1.0
+		if kept > 0 {
+			cw = sumW / float64(kept)
+		}
+		add("c"+strings.Join(words, ""), cw)
 	}
 	// Summing in sorted order makes the float result bit-for-bit reproducible.
 	keys := make([]string, 0, len(counts))
@@ -108,7 +163,8 @@ func (l *Local) Vector(text string) []float32 {
 		if sum>>63 == 1 {
 			sign = -1
 		}
-		v[sum%uint64(l.dims)] += sign * featureWeight[f[0]] * (1 + math.Log(counts[f]))
+		// the mean weight of the feature's occurrences: exactly 1 without weights
+		v[sum%uint64(l.dims)] += sign * featureWeight[f[0]] * (1 + math.Log(counts[f])) * (weights[f] / counts[f])
 	}
 	return Normalize64(v)
 }

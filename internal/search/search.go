@@ -5,6 +5,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,6 +70,7 @@ const (
 type Settings struct {
 	K1            float64 // BM25 term-frequency saturation
 	B             float64 // BM25 length normalization
+	Fusion        Fusion  // how the branches' rankings become one (FusionRRF when empty)
 	KRRF          float64 // reciprocal rank fusion constant
 	WeightLexical float64 // RRF weight of the lexical branch
 	WeightVector  float64 // RRF weight of the vector branch
@@ -99,6 +101,16 @@ func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
+
+// Fusion is how the candidates of the branches (and of the query variants) become one
+// ranking: a candidate's share from each list it is in is summed (docs/search.md#fusion).
+type Fusion string
+
+const (
+	FusionRRF    Fusion = "rrf"    // w / (k_rrf + rank): reciprocal rank fusion
+	FusionMinMax Fusion = "minmax" // w · score min-max normalized over the list
+	FusionDBSF   Fusion = "dbsf"   // w · score normalized over μ ± 3σ of the list
+)
 
 // Request is one search.
 type Request struct {
@@ -435,7 +447,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
 		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
-		Cand: int32(cand), NameKeys: emptyIfNil(keys), NameGroups: emptyIfNil(keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
+		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(keys), NameGroups: emptyIfNil(keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
@@ -584,7 +596,7 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 		ectx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	vs, err := s.embedder.Embed(ectx, texts)
+	vs, err := s.embed(ectx, texts)
 	if err == nil && len(vs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vs), len(texts))
 	}
@@ -604,6 +616,28 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 		vecs = append(vecs, pgvector.NewVector(v))
 	}
 	return vecs, took, "", nil
+}
+
+// embed embeds the query texts; an embedder that weights query words by their rarity
+// (embed.Weighted) gets their idf from the lexical index, read where the search reads.
+func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	w, ok := s.embedder.(embed.Weighted)
+	if !ok {
+		return s.embedder.Embed(ctx, texts)
+	}
+	q := db.New(s.pool)
+	if s.read != nil {
+		q = db.New(s.read)
+	}
+	rows, err := q.SearchWordIDF(ctx, emptyIfNil(embed.QueryWords(texts)))
+	if err != nil {
+		return nil, fmt.Errorf("query word idf: %w", err)
+	}
+	idf := make(map[string]float64, len(rows))
+	for _, r := range rows {
+		idf[r.Word] = r.Idf
+	}
+	return w.EmbedWeighted(ctx, texts, idf)
 }
 
 // ms is d in milliseconds, to the microsecond, as the retrieval log records times.

@@ -53,6 +53,25 @@ WITH src AS MATERIALIZED (
 ), corpus AS (
     SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
     FROM search_corpus c
+), pset AS (
+    SELECT wp.current_set FROM weight_profiles wp
+    WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
+), vec AS (
+    SELECT q.ord AS variant, (sqlc.arg(groups)::int[])[q.ord] AS grp, n.tool_id, 1 - n.dist AS sim,
+           row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
+    FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+    CROSS JOIN LATERAL (
+        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
+        FROM tool_vectors tv
+        WHERE tv.set_id = (SELECT current_set FROM pset)
+          -- a correlated filter, not a join: the planner cannot start from search_docs and
+          -- must walk the HNSW index (NULL for a tool that is not searchable)
+          AND (SELECT d.source_id IN (SELECT id FROM src)
+                      AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+               FROM search_docs d WHERE d.tool_id = tv.tool_id)
+        ORDER BY tv.embedding <=> q.v
+        LIMIT sqlc.arg(cand)::int
+    ) n
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
@@ -88,6 +107,10 @@ WITH src AS MATERIALIZED (
         GROUP BY f.variant, f.tool_id
     ) x
     WHERE x.r <= sqlc.arg(shortlist)::int
+    UNION
+    -- a score-based fusion also scores the vector branch's candidates exactly (lex)
+    SELECT v.variant, v.tool_id FROM vec v
+    WHERE sqlc.arg(fusion)::text <> 'rrf' AND v.variant <= cardinality(sqlc.arg(texts)::text[])
 ), lex AS (
     SELECT s.variant, (sqlc.arg(groups)::int[])[s.variant] AS grp, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
@@ -114,25 +137,19 @@ WITH src AS MATERIALIZED (
         CROSS JOIN corpus co
         GROUP BY m.variant, m.tool_id
     ) s
-), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
-), vec AS (
-    SELECT q.ord AS variant, (sqlc.arg(groups)::int[])[q.ord] AS grp, n.tool_id,
-           row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+), vecx AS (
+    -- a score-based fusion also scores the lexical branch's candidates the vector branch did
+    -- not return: their cosine similarity, one primary-key lookup each
+    SELECT l.variant, l.grp, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
+    FROM lex l
+    JOIN unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
     CROSS JOIN LATERAL (
-        SELECT tv.tool_id, tv.embedding <=> q.v AS dist
-        FROM tool_vectors tv
-        WHERE tv.set_id = (SELECT current_set FROM pset)
-          -- a correlated filter, not a join: the planner cannot start from search_docs and
-          -- must walk the HNSW index (NULL for a tool that is not searchable)
-          AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
-               FROM search_docs d WHERE d.tool_id = tv.tool_id)
-        ORDER BY tv.embedding <=> q.v
-        LIMIT sqlc.arg(cand)::int
-    ) n
+        SELECT x.embedding FROM tool_vectors x
+        WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
+        LIMIT 1
+    ) tv
+    WHERE sqlc.arg(fusion)::text <> 'rrf' AND l.rank <= sqlc.arg(cand)::int
+      AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
     SELECT (sqlc.arg(name_groups)::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
@@ -148,16 +165,42 @@ WITH src AS MATERIALIZED (
     FROM anyname a
     JOIN qnames q ON q.key = ANY (a.name_keys)
     GROUP BY q.grp, a.tool_id
+), branches AS (
+    -- every branch's candidates per variant with their score (BM25; cosine similarity) and
+    -- the statistics of their list, for the score-based fusions
+    SELECT b.*, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+           avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
+    FROM (
+        SELECT 'l'::text AS branch, l.variant, l.grp, l.tool_id, l.rank, l.score, sqlc.arg(w_lex)::float8 AS wb
+        FROM lex l
+        WHERE l.rank <= sqlc.arg(cand)::int
+           OR (sqlc.arg(fusion)::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+        UNION ALL
+        SELECT 'v', v.variant, v.grp, v.tool_id, v.rank, v.sim, sqlc.arg(w_vec)::float8
+        FROM vec v
+        UNION ALL
+        SELECT 'v', x.variant, x.grp, x.tool_id, NULL, x.sim, sqlc.arg(w_vec)::float8
+        FROM vecx x
+    ) b
+    WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25
     FROM (
-        SELECT l.grp, l.tool_id, sqlc.arg(w_lex)::float8 / (sqlc.arg(k_rrf)::float8 + l.rank) AS w,
-               l.rank AS lrank, NULL::bigint AS vrank, l.score AS bm25
-        FROM lex l WHERE l.rank <= sqlc.arg(cand)::int
-        UNION ALL
-        SELECT v.grp, v.tool_id, sqlc.arg(w_vec)::float8 / (sqlc.arg(k_rrf)::float8 + v.rank), NULL, v.rank, NULL
-        FROM vec v
+        -- a candidate's share from one branch of one variant (docs/search.md#fusion):
+        --   rrf     w / (k_rrf + rank)
+        --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
+        --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
+        SELECT b.grp, b.tool_id,
+               b.wb * CASE sqlc.arg(fusion)::text
+                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
+                          WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
+                          ELSE 1 / (sqlc.arg(k_rrf)::float8 + b.rank)
+                      END AS w,
+               CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
+               CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
+               CASE WHEN b.branch = 'l' THEN b.score END AS bm25
+        FROM branches b
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
@@ -289,3 +332,18 @@ WHERE id = $1;
 -- name: InsertSearchFeedback :execrows
 INSERT INTO search_feedback (search_id, tool_name, success)
 SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[]);
+
+-- name: SearchWordIDF :many
+-- The BM25 idf of each word of a query in the lexical index, for the local embedder's
+-- query weighting (embed.Local.EmbedWeighted): 0 for a word the english configuration
+-- drops as a stop word, ln(1 + (N + 0.5) / 0.5) (the rarest) for a word no tool has.
+SELECT u.word::text AS word,
+       CASE WHEN x.lexemes = 0 THEN 0
+            ELSE ln(1 + (c.docs - coalesce(x.df, 0) + 0.5) / (coalesce(x.df, 0) + 0.5)) END::float8 AS idf
+FROM unnest(sqlc.arg(words)::text[]) AS u (word)
+CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
+CROSS JOIN LATERAL (
+    SELECT count(*) AS lexemes, max(l.df) AS df
+    FROM unnest(to_tsvector('english', u.word)) AS t (lexeme, positions, weights)
+    LEFT JOIN search_lexemes l ON l.lexeme = t.lexeme
+) x;

@@ -1,0 +1,75 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/toolgate/toolgate/internal/search"
+)
+
+// fusionQuery has no word of the hand-made catalog; its vector is dimension 10.
+const fusionQuery = "quarterly dividend schedule"
+
+// TestFusionKeepsAStrongLexicalHit is the case of a tool that matches every word of the
+// query (first lexically, far ahead) but whose vector is orthogonal to the query's, among
+// five tools that match one word each and whose vectors are close to the query's.
+// Reciprocal rank fusion ranks the five above it (each is in both branches); the
+// score-based fusions, which also score each candidate in the branch that did not return it,
+// keep it in the top two.
+func TestFusionKeepsAStrongLexicalHit(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	var setID int64
+	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
+		t.Fatal(err)
+	}
+	add := func(name, desc string, v []float32) {
+		var id int64
+		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
+	}
+	add("dividend_calendar", "Quarterly dividend schedule: every dividend payment date of the quarter", unit(20, 21, 0))
+	for i := range 5 {
+		add(fmt.Sprintf("payout_%d", i), fmt.Sprintf("Company payout report %d with a dividend column", i), unit(10, 11, 0.1*float32(i+1)))
+	}
+	flush(t, pool)
+	embedder := hashEmbedder{known: map[string][]float32{fusionQuery: unit(10, 11, 0)}}
+	for _, c := range []struct {
+		fusion search.Fusion
+		within int // the strong lexical hit is among the first `within` results, 0: not in the top 5
+	}{
+		{search.FusionRRF, 0},
+		{search.FusionMinMax, 2},
+		{search.FusionDBSF, 2},
+	} {
+		st := search.DefaultSettings()
+		st.Fusion = c.fusion
+		s := search.New(pool, embedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		resp := mustSearch(t, ctx, s, search.Request{Query: fusionQuery, Mode: search.ModeHybrid, K: 5})
+		got := names(resp)
+		at := slices.Index(got, "beta__dividend_calendar") + 1
+		if c.within == 0 && at != 0 || c.within > 0 && (at == 0 || at > c.within) {
+			t.Errorf("%s: %v: the strong lexical hit at %d, want within %d (0: absent)", c.fusion, got, at, c.within)
+		}
+		if c.fusion == search.FusionRRF {
+			continue
+		}
+		// cross-scored: the lexical hit carries a vector rank only if KNN returned it, and
+		// every vector candidate has its exact BM25 score
+		for _, r := range resp.Results {
+			if r.Name != "beta__dividend_calendar" && r.LexicalRank == nil {
+				t.Errorf("%s: %s has no lexical rank: vector candidates are scored lexically too", c.fusion, r.Name)
+			}
+		}
+	}
+}
