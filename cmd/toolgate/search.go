@@ -35,8 +35,8 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 		K1: c.SearchK1, B: c.SearchB, Fusion: search.Fusion(c.SearchFusion), KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
 		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
-		EmbedTimeout: c.SearchEmbedTimeout,
-		Planner:      planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
+		EmbedTimeout: c.SearchEmbedTimeout, QueryIDF: c.SearchQueryIDF,
+		Planner: planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
 	}, env.log, opts...), nil
 }
 

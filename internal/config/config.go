@@ -98,6 +98,7 @@ type Config struct {
 	SearchPostings      int           // TOOLGATE_SEARCH_POSTINGS
 	SearchTerms         int           // TOOLGATE_SEARCH_TERMS
 	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
+	SearchQueryIDF      bool          // TOOLGATE_SEARCH_QUERY_IDF
 }
 
 // Error is a setting that cannot be used.
@@ -183,6 +184,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 30, 1, 100000),
 		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", 10, 1, 1000),
 		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", 2*time.Second),
+		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", false),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

@@ -76,3 +76,30 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalEmbedWeighted(t *testing.T) {
+	l := NewLocal(0)
+	ctx := context.Background()
+	got, err := l.EmbedWeighted(ctx, []string{"provide the weather forecast", "weather forecast"}, map[string]float64{"provide": 0, "weather": 1, "forecast": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a word of weight 0 is gone; the compact form of the whole text is the only difference
+	if cos := cos(got[0], l.Vector("weather forecast")); cos < 0.95 {
+		t.Errorf("weight 0 kept the word: cosine %.3f with the text without it", cos)
+	}
+	// without weights the vector is the document vector, bit for bit
+	plain, _ := l.EmbedWeighted(ctx, []string{"provide the weather forecast"}, nil)
+	if !slices.Equal(plain[0], l.Vector("provide the weather forecast")) {
+		t.Error("EmbedWeighted without weights differs from Vector")
+	}
+	// a rarer word pulls the query toward the documents that have it
+	docA, docB := l.Vector("weather forecast for a city"), l.Vector("provide stock data")
+	q, _ := l.EmbedWeighted(ctx, []string{"provide weather"}, map[string]float64{"provide": 0.1, "weather": 5})
+	if cos(q[0], docA) <= cos(q[0], docB) {
+		t.Errorf("weighted query closer to the common word's document: %.3f vs %.3f", cos(q[0], docA), cos(q[0], docB))
+	}
+	if w := QueryWords([]string{"Provide the getWeather data", "weather again"}); !slices.Equal(w, []string{"provide", "get", "weather", "data", "again"}) {
+		t.Errorf("QueryWords: %q", w)
+	}
+}

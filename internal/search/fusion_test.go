@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"testing"
 
@@ -69,6 +70,59 @@ func TestFusionKeepsAStrongLexicalHit(t *testing.T) {
 		for _, r := range resp.Results {
 			if r.Name != "beta__dividend_calendar" && r.LexicalRank == nil {
 				t.Errorf("%s: %s has no lexical rank: vector candidates are scored lexically too", c.fusion, r.Name)
+			}
+		}
+	}
+}
+
+// weightedEmbedder records the idf the search gives it.
+type weightedEmbedder struct {
+	hashEmbedder
+	got *map[string]float64
+}
+
+func (w weightedEmbedder) EmbedWeighted(ctx context.Context, texts []string, idf map[string]float64) ([][]float32, error) {
+	*w.got = idf
+	return w.Embed(ctx, texts)
+}
+
+// TestQueryIDF: with QueryIDF the embedder gets each query word's BM25 idf in the lexical
+// index: low for a word many tools have, 0 for an english stop word, the highest for a word
+// no tool has; without it, no weights are read.
+func TestQueryIDF(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	var got map[string]float64
+	for _, on := range []bool{false, true} {
+		got = nil
+		st := search.DefaultSettings()
+		st.QueryIDF = on
+		s := search.New(pool, weightedEmbedder{testEmbedder, &got}, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		mustSearch(t, ctx, s, search.Request{Query: "get the stock price between zebras", Mode: search.ModeHybrid})
+		if !on {
+			if got != nil {
+				t.Errorf("QueryIDF off: weights read: %v", got)
+			}
+			continue
+		}
+		// N and df counted from the index's documents
+		count := func(lexeme string) float64 {
+			var c float64
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_docs WHERE $1 = '' OR $1 = ANY (lexemes)`, lexeme).Scan(&c); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		n := count("")
+		idf := func(df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
+		want := map[string]float64{"get": idf(count("get")), "stock": idf(count("stock")), "between": 0, "zebras": idf(0)}
+		if count("get") == 0 || count("stock") == 0 || n < 5 {
+			t.Fatalf("catalog changed: N %v, get %v, stock %v", n, count("get"), count("stock"))
+		}
+		for w, x := range want {
+			if math.Abs(got[w]-x) > 1e-9 {
+				t.Errorf("idf[%s] = %v, want %v (all: %v)", w, got[w], x, got)
 			}
 		}
 	}

@@ -84,6 +84,9 @@ type Settings struct {
 	// the provider fails, a hybrid search runs its lexical branch only and a vector search
 	// fails with an EmbedError.
 	EmbedTimeout time.Duration
+	// QueryIDF weights the words of a query by their idf in the lexical index before the
+	// local embedder embeds it (embed.Weighted; other embedders ignore it).
+	QueryIDF bool
 
 	// Planner answers requests with a plan other than none; nil means the heuristic planner
 	// without a vocabulary (shorthand only, never splits).
@@ -622,7 +625,7 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 // (embed.Weighted) gets their idf from the lexical index, read where the search reads.
 func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	w, ok := s.embedder.(embed.Weighted)
-	if !ok {
+	if !ok || !s.settings.QueryIDF {
 		return s.embedder.Embed(ctx, texts)
 	}
 	q := db.New(s.pool)
