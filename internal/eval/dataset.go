@@ -3,6 +3,8 @@ package eval
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,38 @@ type Query struct {
 type Dataset struct {
 	Tools   []catalog.Tool
 	Queries []Query
+	// Info identifies the files the dataset was loaded from (zero for a dataset made in code).
+	Info DatasetInfo
+}
+
+// DatasetInfo identifies a dataset in a report: where it was read from, its size, and
+// content hashes, so that results of different datasets (or of a dataset that changed since)
+// are never mistaken for each other.
+type DatasetInfo struct {
+	Path    string `json:"path"`
+	Tools   int    `json:"tools"`
+	Queries int    `json:"queries"` // in queries.jsonl; a run may use fewer (its n_queries)
+	// SHA256 is the hash of both files, each framed by its name and length (see Hash): equal
+	// hashes mean the same tools and the same queries, byte for byte.
+	SHA256        string `json:"sha256"`
+	ToolsSHA256   string `json:"tools_sha256"`
+	QueriesSHA256 string `json:"queries_sha256"`
+}
+
+// Hash is the content hash of a dataset from the contents of its two files:
+// SHA-256 over, for tools.jsonl then queries.jsonl, the file name, a NUL, the length in
+// decimal, a NUL and the bytes. The framing keeps bytes moved from one file to the other
+// from giving the same hash.
+func Hash(tools, queries []byte) string {
+	h := sha256.New()
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{ToolsFile, tools}, {QueriesFile, queries}} {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
+		h.Write(f.data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Problem is one rejected line of queries.jsonl.
@@ -70,30 +104,37 @@ func (e *DatasetError) Error() string {
 // Load reads a dataset directory: tools.jsonl in any format catalog.Parse accepts and
 // queries.jsonl. Every query needs a unique id, a non-empty query and a non-empty gold list
 // whose names all appear in tools.jsonl; all problems are reported together, by line.
+// The dataset's Info records dir, the counts and the content hashes of the bytes read.
 func Load(dir string) (*Dataset, error) {
-	tf, err := os.Open(filepath.Join(dir, ToolsFile))
+	toolsPath, queriesPath := filepath.Join(dir, ToolsFile), filepath.Join(dir, QueriesFile)
+	// Both files are read whole: they are hashed and parsed from the same bytes, so the
+	// hash always describes what was evaluated.
+	rawTools, err := os.ReadFile(toolsPath)
 	if err != nil {
 		return nil, err
 	}
-	defer tf.Close()
-	tools, err := catalog.Parse(tf)
+	tools, err := catalog.Parse(bytes.NewReader(rawTools))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ToolsFile), err)
+		return nil, fmt.Errorf("%s: %w", toolsPath, err)
 	}
-	qf, err := os.Open(filepath.Join(dir, QueriesFile))
+	rawQueries, err := os.ReadFile(queriesPath)
 	if err != nil {
 		return nil, err
 	}
-	defer qf.Close()
-	queries, err := ParseQueries(qf, tools)
+	queries, err := ParseQueries(bytes.NewReader(rawQueries), tools)
 	if err != nil {
 		var de *DatasetError
 		if errors.As(err, &de) {
-			de.File = filepath.Join(dir, QueriesFile)
+			de.File = queriesPath
 		}
 		return nil, err
 	}
-	return &Dataset{Tools: tools, Queries: queries}, nil
+	toolsSum, queriesSum := sha256.Sum256(rawTools), sha256.Sum256(rawQueries)
+	return &Dataset{Tools: tools, Queries: queries, Info: DatasetInfo{
+		Path: dir, Tools: len(tools), Queries: len(queries),
+		SHA256:      Hash(rawTools, rawQueries),
+		ToolsSHA256: hex.EncodeToString(toolsSum[:]), QueriesSHA256: hex.EncodeToString(queriesSum[:]),
+	}}, nil
 }
 
 // ParseQueries reads queries.jsonl and checks each line against the catalog tools.

@@ -95,3 +95,37 @@ func TestLoadBadTools(t *testing.T) {
 		t.Fatalf("want ErrNotExist for an empty directory, got %v", err)
 	}
 }
+
+// Info identifies the files: the same bytes anywhere give the same hash, a change to
+// either file gives another one.
+func TestLoadInfo(t *testing.T) {
+	queries := `{"id":"1","query":"a?","gold":["get_a"]}` + "\n"
+	dir := writeDir(t, testTools, queries)
+	ds, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DatasetInfo{Path: dir, Tools: 2, Queries: 1, SHA256: Hash([]byte(testTools), []byte(queries))}
+	if ds.Info.Path != want.Path || ds.Info.Tools != 2 || ds.Info.Queries != 1 || ds.Info.SHA256 != want.SHA256 ||
+		len(ds.Info.ToolsSHA256) != 64 || len(ds.Info.QueriesSHA256) != 64 || ds.Info.ToolsSHA256 == ds.Info.QueriesSHA256 {
+		t.Fatalf("info %+v", ds.Info)
+	}
+	same, err := Load(writeDir(t, testTools, queries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Info.SHA256 != ds.Info.SHA256 || same.Info.ToolsSHA256 != ds.Info.ToolsSHA256 {
+		t.Fatalf("same bytes, other hash: %+v vs %+v", same.Info, ds.Info)
+	}
+	other, err := Load(writeDir(t, testTools, queries+`{"id":"2","query":"b?","gold":["get_b"]}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Info.SHA256 == ds.Info.SHA256 || other.Info.ToolsSHA256 != ds.Info.ToolsSHA256 || other.Info.QueriesSHA256 == ds.Info.QueriesSHA256 {
+		t.Fatalf("changed queries: %+v vs %+v", other.Info, ds.Info)
+	}
+	// Bytes moved from one file to the other do not collide.
+	if Hash([]byte("ab"), []byte("c")) == Hash([]byte("a"), []byte("bc")) {
+		t.Fatal("framing: moved bytes give the same hash")
+	}
+}

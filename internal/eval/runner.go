@@ -22,10 +22,19 @@ var DefaultKs = []int{1, 5, 10}
 type Options struct {
 	// Ks are the cut-offs to report; the search is asked for max(Ks) tools. DefaultKs when empty.
 	Ks []int
+	// PerK runs one search per K and scores each K on its own answer, as a caller asking
+	// for k=K would get it. Without it one search asks for max(Ks) and each K scores that
+	// ranking's top K, which is only right when the search's top K never depends on k.
+	// It does with a query plan: plan.Merge gives every intent a share of k, so the first 5
+	// of a k=10 answer are not the k=5 answer. Latency is that of the max(Ks) search (run
+	// first), so it compares with runs without PerK.
+	PerK bool
 	// Now is the clock used to time each search; time.Now when nil.
 	Now func() time.Time
 	// Config is echoed into the report as its "config" object (mode, profile, ...).
 	Config map[string]any
+	// Dataset is echoed into the report as its "dataset" object; nil leaves it out.
+	Dataset *DatasetInfo
 }
 
 // Group is the mean of every metric over a set of queries.
@@ -48,6 +57,7 @@ type Report struct {
 	ByKind    map[string]Group   `json:"by_kind"`
 	LatencyMS Latency            `json:"latency_ms"`
 	Config    map[string]any     `json:"config,omitempty"`
+	Dataset   *DatasetInfo       `json:"dataset,omitempty"`
 }
 
 // NoKind is the by_kind key of queries without a kind.
@@ -98,8 +108,19 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 			return Report{}, &SearchError{ID: q.ID, Err: err}
 		}
 		latencies = append(latencies, float64(now().Sub(start))/float64(time.Millisecond))
-		j := Judge(ranking, q.Gold)
-		overall.add(j)
+		judged := map[int]Judged{maxK: Judge(ranking, q.Gold)}
+		for _, k := range ks[:len(ks)-1] {
+			if !opts.PerK {
+				judged[k] = judged[maxK] // its top k is scored
+				continue
+			}
+			ranking, err := search(ctx, q.Query, k)
+			if err != nil {
+				return Report{}, &SearchError{ID: q.ID, Err: err}
+			}
+			judged[k] = Judge(ranking, q.Gold)
+		}
+		overall.add(judged)
 		kind := q.Kind
 		if kind == "" {
 			kind = NoKind
@@ -107,7 +128,7 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 		if byKind[kind] == nil {
 			byKind[kind] = newAccumulator(ks)
 		}
-		byKind[kind].add(j)
+		byKind[kind].add(judged)
 	}
 	r := Report{
 		NQueries: len(queries),
@@ -117,7 +138,8 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 			P50: bench.Percentile(latencies, 50),
 			P95: bench.Percentile(latencies, 95),
 		},
-		Config: opts.Config,
+		Config:  opts.Config,
+		Dataset: opts.Dataset,
 	}
 	for kind, a := range byKind {
 		r.ByKind[kind] = Group{NQueries: a.n, Metrics: a.means()}
@@ -156,11 +178,12 @@ func newAccumulator(ks []int) *accumulator {
 	return &accumulator{ks: ks, sums: map[string]float64{}}
 }
 
-func (a *accumulator) add(j Judged) {
+// add counts one query, each K scored on the ranking judged[K].
+func (a *accumulator) add(judged map[int]Judged) {
 	a.n++
 	for _, k := range a.ks {
 		for _, m := range metricKinds {
-			a.sums[m.name+"@"+strconv.Itoa(k)] += m.score(j, k)
+			a.sums[m.name+"@"+strconv.Itoa(k)] += m.score(judged[k], k)
 		}
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/plan"
 )
 
 // fakeSearch serves fixed rankings and advances a fake clock by each query's latency, so the
@@ -121,5 +124,63 @@ func TestRunErrors(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, []Query{{ID: "1", Query: "ok", Gold: []string{"a"}}}, f.search, Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+// A planned search answers k=5 with plan.Merge's shares of 5, not with the first 5 of its
+// k=10 answer: with PerK each K is scored on its own answer, as POST /search would give it.
+func TestRunPerKScoresEachAnswer(t *testing.T) {
+	// Two intents; b3 outscores a3, so the one leftover slot of k=5 (quota 2 each) goes to
+	// b3, while k=10 (quota 5 each) places a3 fifth, round-robin.
+	perIntent := [][]plan.Ranked{
+		{{ID: "a1", Score: 0.9}, {ID: "a2", Score: 0.8}, {ID: "a3", Score: 0.5}, {ID: "a4", Score: 0.4}, {ID: "a5", Score: 0.3}},
+		{{ID: "b1", Score: 0.9}, {ID: "b2", Score: 0.8}, {ID: "b3", Score: 0.7}, {ID: "b4", Score: 0.2}, {ID: "b5", Score: 0.1}},
+	}
+	var asked []int
+	planned := func(_ context.Context, _ string, k int) ([]string, error) {
+		asked = append(asked, k)
+		var names []string
+		for _, r := range plan.Merge(k, perIntent) {
+			names = append(names, r.ID)
+		}
+		return names, nil
+	}
+	if top5of10, of5 := plan.Merge(10, perIntent)[4].ID, plan.Merge(5, perIntent)[4].ID; top5of10 != "a3" || of5 != "b3" {
+		t.Fatalf("the case does not show the difference: fifth of k=10 %s, of k=5 %s", top5of10, of5)
+	}
+	queries := []Query{{ID: "1", Query: "planned", Gold: []string{"b3"}}}
+
+	truncated, err := Run(context.Background(), queries, planned, Options{Ks: []int{5, 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []int{10}) || truncated.Metrics["recall@5"] != 0 {
+		t.Fatalf("one search: asked %v, recall@5 %v; want [10] and 0 (b3 is 6th of the k=10 answer)", asked, truncated.Metrics["recall@5"])
+	}
+
+	asked = nil
+	exact, err := Run(context.Background(), queries, planned, Options{Ks: []int{5, 10}, PerK: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []int{10, 5}) {
+		t.Fatalf("per K: asked %v, want [10 5] (the timed max-K search first)", asked)
+	}
+	if exact.Metrics["recall@5"] != 1 || exact.Metrics["recall@10"] != 1 || exact.Metrics["map@5"] != 0.2 {
+		t.Fatalf("per K metrics %v: want recall@5 1 (b3 is 5th of the k=5 answer), map@5 0.2", exact.Metrics)
+	}
+}
+
+func TestRunPerKStopsAtAFailedSearch(t *testing.T) {
+	search := func(_ context.Context, _ string, k int) ([]string, error) {
+		if k == 1 {
+			return nil, errors.New("planner down")
+		}
+		return []string{"a"}, nil
+	}
+	_, err := Run(context.Background(), []Query{{ID: "q", Query: "x", Gold: []string{"a"}}}, search, Options{Ks: []int{1, 5}, PerK: true})
+	var se *SearchError
+	if !errors.As(err, &se) || se.ID != "q" {
+		t.Fatalf("want SearchError for q, got %v", err)
 	}
 }
