@@ -16,14 +16,7 @@ import (
 // embedder that built the stored vectors, with the configured query planner and reranker.
 // With a read pool (may be nil) searches run on that replica.
 func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
-	c := env.cfg
-	obs := env.providerObserver()
-	planner, err := newPlanner(c, obs)
-	if err != nil {
-		return nil, err
-	}
-	reranker, err := rerank.New(rerank.Options{Kind: c.Reranker, URL: c.RerankURL, Key: c.RerankKey,
-		Model: c.RerankModel, Style: rerank.Style(c.RerankStyle), Chat: newChat(c, obs), Observer: obs})
+	st, err := searchSettings(env)
 	if err != nil {
 		return nil, err
 	}
@@ -31,13 +24,30 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 	if read != nil {
 		opts = append(opts, search.WithReadPool(read))
 	}
-	return search.New(pool, embedder, search.Settings{
+	return search.New(pool, embedder, st, env.log, opts...), nil
+}
+
+// searchSettings are the search settings of the configuration: the tuning, the query
+// planner and the reranker.
+func searchSettings(env *cliEnv) (search.Settings, error) {
+	c := env.cfg
+	obs := env.providerObserver()
+	planner, err := newPlanner(c, obs)
+	if err != nil {
+		return search.Settings{}, err
+	}
+	reranker, err := rerank.New(rerank.Options{Kind: c.Reranker, URL: c.RerankURL, Key: c.RerankKey,
+		Model: c.RerankModel, Style: rerank.Style(c.RerankStyle), Chat: newChat(c, obs), Observer: obs})
+	if err != nil {
+		return search.Settings{}, err
+	}
+	return search.Settings{
 		K1: c.SearchK1, B: c.SearchB, Fusion: search.Fusion(c.SearchFusion), KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
 		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
 		EmbedTimeout: c.SearchEmbedTimeout, QueryIDF: c.SearchQueryIDF,
 		Planner: planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
-	}, env.log, opts...), nil
+	}, nil
 }
 
 // newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is
