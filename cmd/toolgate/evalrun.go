@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/eval"
@@ -26,7 +29,8 @@ import (
 )
 
 const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME[,NAME]|all] " +
-	"[--plan none|rewrite|decompose|full[,...]] [--questions N] [--queries-limit N] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
+	"[--plan none|rewrite|decompose|full[,...]] [--set key=value]... [--vary key=v1,v2,...]... [--questions N] [--queries-limit N] " +
+	"[--out FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
 
 // evalSource is the catalog source the dataset's tools are loaded into.
 const evalSource = "eval"
@@ -53,31 +57,61 @@ type evalRunOptions struct {
 	profiles     []string // "" is the active profile; nil with allProfiles
 	plans        []plan.Mode
 	allProfiles  bool
+	set          []settingChange   // --set: applied to every configuration
+	variations   [][]settingChange // --vary: the cartesian product, one entry per variation ([nil] without --vary)
 	questions    int
 	queriesLimit int
+	out          string
 	asJSON       bool
 	keep         bool
 }
 
-// evalRun is one configuration (mode, profile) and its report.
-type evalRun struct {
-	label  string
-	report eval.Report
+// evalConfig is one configuration of a run: mode, profile, plan and search settings.
+type evalConfig struct {
+	mode      search.Mode
+	profile   db.WeightProfile // the profile's row; Name "" for lexical, which reads no vectors
+	plan      plan.Mode
+	variation []settingChange
+	label     string
 }
 
 // runEvalDataset is `toolgate eval DIR`: load the dataset into a fresh database on the server
 // of DATABASE_URL, enrich and embed it with the configured providers through River, run
-// every query through the search service of POST /search, score, and drop the database.
+// every query through the search service of POST /search for every configuration, score,
+// and drop the database. With --out each configuration's report is appended to the file as
+// soon as it is done.
 func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	o, err := parseEvalRunFlags(env, args)
 	if err != nil {
 		return err
+	}
+	// Everything that can fail without a database fails now: the settings (the planner's
+	// vocabulary, the reranker), the dataset, the --out file.
+	baseSettings, err := searchSettings(env)
+	if err != nil {
+		return err
+	}
+	vocabulary := 0
+	if env.cfg.PlanVocabulary != "" {
+		v, err := plan.LoadVocabulary(env.cfg.PlanVocabulary)
+		if err != nil {
+			return err
+		}
+		vocabulary = len(v)
 	}
 	ds, err := eval.Load(o.dir)
 	if err != nil {
 		return err
 	}
 	queries := spread(ds.Queries, o.queriesLimit)
+	info := newEvalRunInfo(ctx, args)
+	var out *evalOut
+	if o.out != "" {
+		if out, err = openEvalOut(o.out, ds.Info); err != nil {
+			return err
+		}
+		defer out.Close()
+	}
 	started := time.Now()
 	dbURL, drop, err := createEvalDB(ctx, env, o.keep)
 	if err != nil {
@@ -100,6 +134,9 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	configs := evalConfigs(o, profiles)
+	fmt.Fprintf(env.stderr, "eval: run %s: %d configurations × %d queries of %s (sha256 %.12s)\n",
+		info.ID, len(configs), len(queries), ds.Info.Path, ds.Info.SHA256)
 	embedder := newEmbedder(env.cfg, env.providerObserver())
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
@@ -117,50 +154,173 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	enrichSecs := time.Since(enrichStart).Seconds()
 
-	svc, err := newSearch(env, pool, nil, embedder)
-	if err != nil {
-		return err
-	}
+	components := evalComponents(env.cfg, vocabulary)
+	enricher := newEnricher(env.cfg, env.providerObserver()).Model()
 	queryStart := time.Now()
-	var runs []evalRun
+	var runs []evalLine
+	for _, c := range configs {
+		st := applySettings(baseSettings, o.set, c.variation)
+		svc := search.New(pool, embedder, st, env.log)
+		perK := evalPerK(st, c.plan, o.ks)
+		cfg := map[string]any{
+			"mode": c.mode, "plan": c.plan, "ks": o.ks, "questions": o.questions, "queries_limit": o.queriesLimit,
+			"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": enricher,
+			"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
+			"search": settingsRecord(st, components), "search_per_k": perK,
+		}
+		if c.mode != search.ModeLexical {
+			cfg["profile"] = c.profile.Name
+			cfg["profile_active"] = c.profile.IsActive
+			cfg["profile_strategy"] = c.profile.Strategy
+			cfg["profile_weights"] = c.profile.Weights
+		}
+		if set := append(slices.Clip(o.set), c.variation...); len(set) > 0 {
+			m := make(map[string]string, len(set))
+			for _, ch := range set {
+				m[ch.key] = ch.value
+			}
+			cfg["set"] = m
+		}
+		var planned planStats
+		t := time.Now()
+		rep, err := eval.Run(ctx, queries, searchFunc(svc, search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}, ds.Tools, &planned, o.ks[len(o.ks)-1]),
+			eval.Options{Ks: o.ks, PerK: perK, Config: cfg, Dataset: &ds.Info})
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(env.stderr, "eval: interrupted in %s; %d of %d configurations finished%s\n",
+					c.label, len(runs), len(configs), outNote(o.out))
+				if len(runs) > 0 && !o.asJSON {
+					_ = printEvalRuns(env, runs, o.ks, false)
+				}
+			}
+			return err
+		}
+		var warnings []string
+		if c.plan != plan.ModeNone {
+			// rep.Config is cfg: what the planner did goes into the report
+			warnings = planned.warnings(c.plan, env.cfg, vocabulary)
+			cfg["plan_outcome"] = planned
+			if len(warnings) > 0 {
+				cfg["warnings"] = warnings
+			}
+		}
+		line := evalLine{Run: info, Label: c.label, Report: rep}
+		if out != nil {
+			if err := out.write(line); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(env.stderr, "eval: %s: %d queries in %.1fs\n", c.label, len(queries), time.Since(t).Seconds())
+		for _, w := range warnings {
+			fmt.Fprintf(env.stderr, "eval: warning: %s\n", w) // right after the line naming the configuration
+		}
+		runs = append(runs, line)
+	}
+	querySecs := time.Since(queryStart).Seconds()
+	fmt.Fprintf(env.stderr, "eval: total %.1fs (enrichment %.1fs, queries %.1fs)%s\n",
+		time.Since(started).Seconds(), enrichSecs, querySecs, outNote(o.out))
+	return printEvalRuns(env, runs, o.ks, o.asJSON)
+}
+
+func outNote(out string) string {
+	if out == "" {
+		return ""
+	}
+	return "; results in " + out
+}
+
+// evalConfigs lists the configurations of a run: mode × profile × plan × variation, in
+// that order (variations innermost, so the rows a --vary compares are adjacent).
+func evalConfigs(o evalRunOptions, profiles []db.WeightProfile) []evalConfig {
+	var out []evalConfig
 	for _, mode := range o.modes {
 		ps := profiles
-		if mode == search.ModeLexical && len(ps) > 1 {
+		if mode == search.ModeLexical {
 			// The lexical branch reads no vectors: every profile ranks the same.
-			ps = ps[:1]
+			ps = []db.WeightProfile{{}}
 		}
 		for _, profile := range ps {
 			for _, pm := range o.plans {
-				label := string(mode) + " / " + profileLabel(profile)
-				if mode == search.ModeLexical {
-					label = string(mode)
+				for _, v := range o.variations {
+					label := string(mode)
+					if mode != search.ModeLexical {
+						label += " / " + profile.Name
+					}
+					if pm != plan.ModeNone {
+						label += " / plan " + string(pm)
+					}
+					if len(v) > 0 {
+						label += " / " + changesLabel(v)
+					}
+					out = append(out, evalConfig{mode: mode, profile: profile, plan: pm, variation: v, label: label})
 				}
-				if pm != plan.ModeNone {
-					label += " / plan " + string(pm)
-				}
-				cfg := map[string]any{
-					"mode": mode, "profile": profileLabel(profile), "plan": pm, "ks": o.ks, "questions": o.questions,
-					"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": newEnricher(env.cfg, env.providerObserver()).Model(),
-					"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
-				}
-				if mode == search.ModeLexical {
-					delete(cfg, "profile")
-				}
-				t := time.Now()
-				rep, err := eval.Run(ctx, queries, searchFunc(svc, search.Request{Mode: mode, Profile: profile, Plan: pm}, ds.Tools),
-					eval.Options{Ks: o.ks, Config: cfg})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.stderr, "eval: %s: %d queries in %.1fs\n", label, len(queries), time.Since(t).Seconds())
-				runs = append(runs, evalRun{label: label, report: rep})
 			}
 		}
 	}
-	querySecs := time.Since(queryStart).Seconds()
-	fmt.Fprintf(env.stderr, "eval: total %.1fs (enrichment %.1fs, queries %.1fs)\n",
-		time.Since(started).Seconds(), enrichSecs, querySecs)
-	return printEvalRuns(env, runs, o.ks, o.asJSON)
+	return out
+}
+
+// evalPerK says whether a configuration must search once per K to be scored as POST /search
+// answers k=K (eval.Options.PerK). One search for max(Ks), each K scoring its top K, is
+// exact only when a search's top K does not depend on the k it was asked for. Search uses k
+// (internal/search, Service.Search) as:
+//   - per_group = k: the statement's top k per intent, cut from one total order (name
+//     match, fused score, tool id), so a smaller k gets a prefix;
+//   - cand = max(Candidates, k), and from it ef_search and the lexical shortlist: the same
+//     for every k ≤ Candidates, not above (more candidates change the fused scores);
+//   - with a plan, plan.Merge's per-intent share of k, and with a reranker, the cut of the
+//     reranked list: both change the order of the top K itself.
+//
+// So one search suffices without a plan, without a reranker and with max(Ks) ≤ Candidates;
+// TestEvalPlannedSearchesPerK checks the prefix property on a real database.
+func evalPerK(st search.Settings, pm plan.Mode, ks []int) bool {
+	return pm != plan.ModeNone || st.Reranker != nil || ks[len(ks)-1] > st.Candidates
+}
+
+// planStats counts what the planner made of a configuration's queries (from the plans of
+// the max(Ks) searches): a planner that cannot act, such as the heuristic one without a
+// vocabulary, shows up here instead of as silently unchanged scores.
+type planStats struct {
+	Queries   int `json:"queries"`
+	Split     int `json:"split"`     // plans of more than one intent
+	Rewritten int `json:"rewritten"` // plans whose rewritten query differs from the query
+	Fallbacks int `json:"fallbacks"` // LLM plans that fell back to the heuristic plan
+}
+
+func (p *planStats) add(pl *plan.Plan) {
+	if pl == nil {
+		return
+	}
+	p.Queries++
+	if len(pl.Intents) > 1 {
+		p.Split++
+	}
+	if pl.Rewritten != pl.Original {
+		p.Rewritten++
+	}
+	if pl.Fallback != "" {
+		p.Fallbacks++
+	}
+}
+
+// warnings says what the planner did not do that the plan mode asks for: split for
+// decompose and full, rewrite for rewrite, and LLM fallbacks.
+func (p *planStats) warnings(mode plan.Mode, c config.Config, vocabulary int) []string {
+	hint := ""
+	if c.Planner == plan.NameHeuristic && vocabulary == 0 {
+		hint = "; the heuristic planner has no vocabulary (set TOOLGATE_PLAN_VOCABULARY)"
+	}
+	var out []string
+	if (mode == plan.ModeDecompose || mode == plan.ModeFull) && p.Split == 0 {
+		out = append(out, fmt.Sprintf("plan %s: the planner split 0 of %d queries%s", mode, p.Queries, hint))
+	}
+	if mode == plan.ModeRewrite && p.Rewritten == 0 {
+		out = append(out, fmt.Sprintf("plan %s: the planner rewrote 0 of %d queries%s", mode, p.Queries, hint))
+	}
+	if p.Fallbacks > 0 {
+		out = append(out, fmt.Sprintf("plan %s: the LLM planner fell back to the heuristic plan on %d of %d queries", mode, p.Fallbacks, p.Queries))
+	}
+	return out
 }
 
 func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
@@ -172,7 +332,11 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	profile := fs.String("profile", "", "weight profiles of the vector branch, comma-separated, or all (default: the active one)")
 	questions := fs.Int("questions", env.cfg.Questions, "synthetic questions per tool (TOOLGATE_QUESTIONS)")
 	plans := fs.String("plan", "none", "query planning: none, rewrite, decompose or full, comma-separated to compare")
+	var sets, varies stringList
+	fs.Var(&sets, "set", "search setting key=value for every configuration (repeatable; keys: "+strings.Join(evalSettingNames(), ", ")+")")
+	fs.Var(&varies, "vary", "search setting key=v1,v2,...: one configuration per value, the product over several --vary (repeatable)")
 	limit := fs.Int("queries-limit", 0, "run only N queries, evenly spaced over the file (0: all)")
+	outFile := fs.String("out", "", "append each configuration's report to FILE as one JSON line when it finishes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
 	if err := parseFlags(fs, rest); err != nil {
@@ -213,38 +377,56 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 		}
 		o.plans = append(o.plans, pm)
 	}
+	if o.set, o.variations, err = settingVariations(sets, varies); err != nil {
+		return o, err
+	}
 	if *questions < 0 || *questions > 50 {
 		return o, &usageError{msg: "--questions must be 0 to 50"}
 	}
 	if *limit < 0 {
 		return o, &usageError{msg: "--queries-limit must not be negative"}
 	}
-	o.dir, o.ks, o.questions, o.queriesLimit, o.asJSON, o.keep = dir, ks, *questions, *limit, *asJSON, *keep
+	o.dir, o.ks, o.questions, o.queriesLimit, o.out, o.asJSON, o.keep = dir, ks, *questions, *limit, *outFile, *asJSON, *keep
 	return o, nil
 }
 
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
 // evalProfiles returns the profiles to compare: every profile of the evaluation database
-// with --profile all, else the named ones, which must exist there.
-func evalProfiles(ctx context.Context, pool *pgxpool.Pool, o evalRunOptions) ([]string, error) {
+// with --profile all, else the named ones, which must exist there ("" is the active one).
+func evalProfiles(ctx context.Context, pool *pgxpool.Pool, o evalRunOptions) ([]db.WeightProfile, error) {
 	ps, err := db.New(pool).ListProfiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	known := make(map[string]bool, len(ps))
-	var all []string
+	byName := make(map[string]db.WeightProfile, len(ps))
+	var names []string
 	for _, p := range ps {
-		known[p.Name] = true
-		all = append(all, p.Name)
+		byName[p.Name] = p
+		if p.IsActive {
+			byName[""] = p
+		}
+		names = append(names, p.Name)
 	}
 	if o.allProfiles {
-		return all, nil
+		return ps, nil
 	}
-	for _, p := range o.profiles {
-		if p != "" && !known[p] {
-			return nil, &usageError{msg: fmt.Sprintf("--profile: no weight profile named %q (have %s)", p, strings.Join(all, ", "))}
+	out := make([]db.WeightProfile, 0, len(o.profiles))
+	for _, name := range o.profiles {
+		p, ok := byName[name]
+		if !ok {
+			if name == "" {
+				return nil, errors.New("the evaluation database has no active weight profile")
+			}
+			return nil, &usageError{msg: fmt.Sprintf("--profile: no weight profile named %q (have %s)", name, strings.Join(names, ", "))}
 		}
+		out = append(out, p)
 	}
-	return o.profiles, nil
+	return out, nil
 }
 
 // spread returns n queries evenly spaced over qs (all of them when n is 0 or too large), so
@@ -260,19 +442,13 @@ func spread(qs []eval.Query, n int) []eval.Query {
 	return out
 }
 
-func profileLabel(p string) string {
-	if p == "" {
-		return "active"
-	}
-	return p
-}
-
 func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
 
 // searchFunc ranks with the search service of POST /search and returns the tools' names as
 // the dataset spells them: the original names of tools, which the catalog may hold under
-// another name (catalog.CatalogName) in the eval source's namespace.
-func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool) eval.SearchFunc {
+// another name (catalog.CatalogName) in the eval source's namespace. The plans of the
+// searches for maxK go to planned.
+func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool, planned *planStats, maxK int) eval.SearchFunc {
 	original := make(map[string]string, len(tools))
 	for _, t := range tools {
 		original[catalog.ToolName(evalSource, t.Name)] = t.Name
@@ -283,6 +459,9 @@ func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool) 
 		resp, err := svc.Search(ctx, r)
 		if err != nil {
 			return nil, err
+		}
+		if k == maxK {
+			planned.add(resp.Plan)
 		}
 		names := make([]string, len(resp.Results))
 		for i, r := range resp.Results {
@@ -415,27 +594,24 @@ func enrichJobCounts(ctx context.Context, pool *pgxpool.Pool) (map[string]int, e
 	return counts, rows.Err()
 }
 
-// printEvalRuns prints one report as the issue's JSON object, several as {"runs": [...]},
-// or, without asJSON, Markdown tables: overall, then one per kind.
-func printEvalRuns(env *cliEnv, runs []evalRun, ks []int, asJSON bool) error {
+// printEvalRuns prints one configuration's line as a JSON object, several as
+// {"runs": [...]}, or, without asJSON, Markdown tables: overall, then one per kind.
+func printEvalRuns(env *cliEnv, runs []evalLine, ks []int, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if len(runs) == 1 {
-			return enc.Encode(runs[0].report)
+			return enc.Encode(runs[0])
 		}
-		reports := make([]eval.Report, len(runs))
-		for i, r := range runs {
-			reports[i] = r.report
-		}
-		return enc.Encode(map[string]any{"runs": reports})
+		return enc.Encode(map[string]any{"runs": runs})
 	}
 	rows := make([]eval.Row, len(runs))
 	for i, r := range runs {
-		rows[i] = eval.Row{Label: r.label, Report: r.report}
+		rows[i] = eval.Row{Label: r.Label, Report: r.Report}
 	}
 	fmt.Fprintf(env.stdout, "## All queries\n\n%s", eval.Table(rows, ks, ""))
-	for _, kind := range runs[0].report.Kinds() {
+	for _, kind := range runs[0].Report.Kinds() {
 		fmt.Fprintf(env.stdout, "\n## %s\n\n%s", kind, eval.Table(rows, ks, kind))
 	}
 	return nil

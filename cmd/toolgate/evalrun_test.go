@@ -1,18 +1,31 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/eval"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // TestEvalDataset runs `toolgate eval DIR` end to end on 10 companies: enrichment through
@@ -136,6 +149,19 @@ func TestEvalDatasetBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, errOut)
 		}
 	}
+	// Bad search settings fail in one line, before anything is read or connected to.
+	for _, args := range [][]string{
+		{"eval", dir, "--set", "nope=1"},
+		{"eval", dir, "--set", "k1"},
+		{"eval", dir, "--vary", "k_rrf=30,abc"},
+		{"eval", dir, "--set", "candidates=0"},
+		{"eval", dir, "--set", "k1=1", "--vary", "k1=1,2"},
+	} {
+		unreachable := map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/x"}
+		if code, _, errOut := runCLI(t, unreachable, args...); code != 2 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d (%s), want 2 and one line", args, code, errOut)
+		}
+	}
 	// An unknown profile fails before the enrichment, and the database is still dropped.
 	ds := t.TempDir()
 	if code, _, errOut := runCLI(t, nil, "dataset", "scalemcp", "--companies", "1", "--single", "1",
@@ -176,5 +202,297 @@ func TestEvalDatasetWithServerNames(t *testing.T) {
 	}
 	if rep.NQueries != 2 || rep.Metrics["recall@1"] != 1 {
 		t.Fatalf("report: %d queries, metrics %v; want both gold tools ranked first", rep.NQueries, rep.Metrics)
+	}
+}
+
+// evalDataset writes a 10-company ScaleMCP-style dataset (50 tools, 20 queries) to a new
+// directory.
+func evalDataset(t *testing.T, companies int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ds")
+	if code, _, errOut := runCLI(t, nil, "dataset", "scalemcp", "--companies", strconv.Itoa(companies), "--single", "12",
+		"--multi-tool", "3", "--multi-company", "3", "--multi-hop", "2", "--out", dir); code != 0 {
+		t.Fatalf("dataset: %s", errOut)
+	}
+	return dir
+}
+
+// readEvalLines reads an --out file: one evalLine per line.
+func readEvalLines(t *testing.T, path string) []evalLine {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []evalLine
+	for i, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
+		var l evalLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %d is not a report: %v\n%s", i+1, err, line)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// --out gets one line per configuration, each recording the dataset, every search setting
+// in effect and what the planner did; --vary makes one configuration per value, each with
+// its own settings; a second run on the same dataset appends, another dataset is refused.
+func TestEvalOutFile(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	dir := evalDataset(t, 10)
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	code, stdout, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "1,5", "--mode", "lexical", "--plan", "none,decompose",
+		"--set", "lexical_terms=1", "--vary", "postings=1,30", "--out", out)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	lines := readEvalLines(t, out)
+	labels := make([]string, len(lines))
+	for i, l := range lines {
+		labels[i] = l.Label
+	}
+	if want := []string{"lexical / postings=1", "lexical / postings=30", "lexical / plan decompose / postings=1", "lexical / plan decompose / postings=30"}; !slices.Equal(labels, want) {
+		t.Fatalf("labels %q, want %q", labels, want)
+	}
+	reported := settingsRecord(search.DefaultSettings(), nil)
+	for i, l := range lines {
+		if l.Run == nil || l.Run.ID != lines[0].Run.ID || l.Run.Toolgate.Version == "" || !slices.Contains(l.Run.Args, "--vary") {
+			t.Fatalf("line %d run %+v", i+1, l.Run)
+		}
+		if l.Dataset == nil || *l.Dataset != ds.Info || l.NQueries != 20 || len(l.Metrics) != 8 {
+			t.Fatalf("line %d: dataset %+v (want %+v), %d queries, metrics %v", i+1, l.Dataset, ds.Info, l.NQueries, l.Metrics)
+		}
+		st := l.Config["search"].(map[string]any)
+		for key := range reported {
+			if _, ok := st[key]; !ok {
+				t.Errorf("line %d: config.search lacks %s: %v", i+1, key, st)
+			}
+		}
+		postings := []float64{1, 30}[i%2]
+		if st["postings"] != postings || st["lexical_terms"] != 1.0 || st["k_rrf"] != 60.0 {
+			t.Errorf("line %d: settings %v, want postings %v, lexical_terms 1", i+1, st, postings)
+		}
+		set := l.Config["set"].(map[string]any)
+		if len(set) != 2 || set["lexical_terms"] != "1" || set["postings"] != fmt.Sprint(postings) {
+			t.Errorf("line %d: set %v", i+1, set)
+		}
+		planner := st["planner"].(map[string]any)
+		if planner["name"] != "heuristic" || planner["vocabulary"] != nil {
+			t.Errorf("line %d: planner %v", i+1, planner)
+		}
+		for _, key := range []string{"embedder", "dims", "enricher", "questions", "ks", "queries_limit"} {
+			if _, ok := l.Config[key]; !ok {
+				t.Errorf("line %d: config lacks %s", i+1, key)
+			}
+		}
+		if planned := i >= 2; l.Config["search_per_k"] != planned {
+			t.Errorf("line %d: search_per_k %v", i+1, l.Config["search_per_k"])
+		}
+	}
+	// Each configuration searched with its own settings: one posting per term finds less.
+	if lines[0].Metrics["recall@5"] >= lines[1].Metrics["recall@5"] {
+		t.Errorf("recall@5 with postings=1 %v, with 30 %v: want fewer found with 1", lines[0].Metrics["recall@5"], lines[1].Metrics["recall@5"])
+	}
+	// The heuristic planner without a vocabulary split nothing, and says so.
+	warning := "eval: warning: plan decompose: the planner split 0 of 20 queries; the heuristic planner has no vocabulary (set TOOLGATE_PLAN_VOCABULARY)"
+	if strings.Count(errOut, warning+"\n") != 2 {
+		t.Errorf("stderr lacks the warning twice:\n%s", errOut)
+	}
+	for _, l := range lines[2:] {
+		outcome := l.Config["plan_outcome"].(map[string]any)
+		warnings := l.Config["warnings"].([]any)
+		if outcome["queries"] != 20.0 || outcome["split"] != 0.0 || len(warnings) != 1 || !strings.HasPrefix(warnings[0].(string), "plan decompose: the planner split 0 of 20") {
+			t.Errorf("%s: plan outcome %v, warnings %v", l.Label, outcome, warnings)
+		}
+	}
+	if _, ok := lines[0].Config["plan_outcome"]; ok {
+		t.Errorf("plan none has a plan outcome: %v", lines[0].Config)
+	}
+	// stdout has the same reports.
+	var printed struct {
+		Runs []evalLine `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &printed); err != nil || len(printed.Runs) != 4 ||
+		printed.Runs[3].Label != lines[3].Label || !maps.Equal(printed.Runs[3].Metrics, lines[3].Metrics) {
+		t.Fatalf("stdout (%v):\n%s", err, stdout)
+	}
+
+	// Another run on the same dataset appends its lines.
+	if code, _, errOut := runCLI(t, env, "eval", dir, "--k", "1", "--mode", "lexical", "--queries-limit", "3", "--out", out); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, errOut)
+	}
+	lines = readEvalLines(t, out)
+	if len(lines) != 5 || lines[4].Run.ID == lines[0].Run.ID || lines[4].NQueries != 3 || lines[4].Label != "lexical" {
+		t.Fatalf("after the second run: %d lines, last %+v", len(lines), lines[4])
+	}
+	// Another dataset is refused before any database work.
+	other := evalDataset(t, 11)
+	code, _, errOut = runCLI(t, env, "eval", other, "--mode", "lexical", "--out", out)
+	if code != 1 || !strings.Contains(errOut, "line 1 holds results of another dataset") || strings.Contains(errOut, "created database") {
+		t.Fatalf("other dataset: exit %d: %s", code, errOut)
+	}
+	if n := len(readEvalLines(t, out)); n != 5 {
+		t.Fatalf("the refused run changed the file: %d lines", n)
+	}
+}
+
+// cancelAfter is a stderr that cancels a run when it reports a finished configuration.
+type cancelAfter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	cancel context.CancelFunc
+}
+
+var configDone = regexp.MustCompile(`(?m)^eval: .+: \d+ queries in `)
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if configDone.Match(p) {
+		w.cancel()
+	}
+	return w.buf.Write(p)
+}
+
+func (w *cancelAfter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// A run interrupted after its first configuration keeps exactly that configuration's
+// complete report in --out, prints its table, and still drops its database.
+func TestEvalInterruptedKeepsFinishedConfigurations(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := evalDataset(t, 10)
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	stderr := &cancelAfter{cancel: cancel}
+	env := &cliEnv{cfg: cfg, log: newLogger(cfg, stderr), stdout: &stdout, stderr: stderr}
+	err = runEvalDataset(ctx, env, []string{dir, "--k", "1,5", "--mode", "lexical", "--vary", "k_rrf=30,60,90", "--out", out})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v\n%s", err, stderr)
+	}
+	lines := readEvalLines(t, out)
+	if len(lines) != 1 {
+		t.Fatalf("%d lines, want the first configuration's only", len(lines))
+	}
+	l := lines[0]
+	if l.Label != "lexical / k_rrf=30" || l.NQueries != 20 || len(l.Metrics) != 8 || len(l.ByKind) != 4 ||
+		l.Config["search"].(map[string]any)["k_rrf"] != 30.0 || l.Dataset == nil {
+		t.Fatalf("the kept line is not the complete first report: %+v", l)
+	}
+	for _, want := range []string{"interrupted in lexical / k_rrf=60; 1 of 3 configurations finished; results in " + out, "dropped database"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout.String(), "| lexical / k_rrf=30 | 20 |") || strings.Contains(stdout.String(), "k_rrf=60") {
+		t.Errorf("stdout is not the finished configuration's table:\n%s", stdout.String())
+	}
+}
+
+// A planned configuration searches once per K (k=1 and k=5 rows in the retrieval log), as
+// POST /search would be asked; an unplanned one searches once, with max K, which is exact:
+// on a real database its top 1 is the answer to k=1.
+func TestEvalPlannedSearchesPerK(t *testing.T) {
+	t.Parallel()
+	live := pgtest.NewDB(t)
+	dir := evalDataset(t, 10)
+	companies, err := dataset.Companies(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(dataset.Aliases(companies))
+	vocab := writeFile(t, t.TempDir(), "vocab.json", string(raw))
+	env := map[string]string{"DATABASE_URL": live, "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1",
+		"TOOLGATE_PLAN_VOCABULARY": vocab}
+	code, stdout, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "1,5", "--plan", "none,decompose", "--keep")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	m := regexp.MustCompile(`kept database (toolgate_eval_[0-9a-f]+)`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no kept database in stderr: %s", errOut)
+	}
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, pgtest.ServerURL()); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+m[1]+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	var all struct {
+		Runs []evalLine `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &all); err != nil || len(all.Runs) != 2 {
+		t.Fatalf("stdout (%v): %s", err, stdout)
+	}
+	planned := all.Runs[1].Config
+	outcome := planned["plan_outcome"].(map[string]any)
+	planner := planned["search"].(map[string]any)["planner"].(map[string]any)
+	if outcome["split"].(float64) == 0 || planned["warnings"] != nil || strings.Contains(errOut, "warning") ||
+		planner["vocabulary"] != vocab || planner["vocabulary_entries"].(float64) == 0 {
+		t.Fatalf("with a vocabulary: outcome %v, warnings %v, planner %v", outcome, planned["warnings"], planner)
+	}
+
+	pool, err := postgres.Connect(ctx, withDatabase(live, m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	rows, err := pool.Query(ctx, `SELECT k, plan IS NOT NULL, count(*) FROM search_log GROUP BY 1, 2 ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var k, n int
+		var withPlan bool
+		err := r.Scan(&k, &withPlan, &n)
+		return fmt.Sprintf("k=%d plan=%t: %d", k, withPlan, n), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"k=1 plan=true: 20", "k=5 plan=false: 20", "k=5 plan=true: 20"}; !slices.Equal(got, want) {
+		t.Fatalf("searches %q, want %q", got, want)
+	}
+
+	// The claim behind searching once without a plan (evalPerK): the top 1 of k=5 is the
+	// answer to k=1.
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(pool, embed.NewLocal(384), search.DefaultSettings(), slog.New(slog.DiscardHandler))
+	for _, q := range ds.Queries {
+		var answers [][]string
+		for _, k := range []int{5, 1} {
+			resp, err := svc.Search(ctx, search.Request{Query: q.Query, K: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, r := range resp.Results {
+				names = append(names, r.Name)
+			}
+			answers = append(answers, names)
+		}
+		if len(answers[0]) == 0 || !slices.Equal(answers[0][:1], answers[1]) {
+			t.Errorf("%s: k=5 %q, k=1 %q", q.ID, answers[0], answers[1])
+		}
 	}
 }
