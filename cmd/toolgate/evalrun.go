@@ -192,6 +192,8 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 				if len(runs) > 0 && !o.asJSON {
 					_ = printEvalRuns(env, runs, o.ks, false)
 				}
+				// not the search's error, which only says the same about the query it was in
+				return ctx.Err()
 			}
 			return err
 		}

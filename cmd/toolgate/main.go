@@ -32,7 +32,8 @@ commands:
   sync      NAME: sync an MCP source from its server now
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
-  eval      DIR [--mode all] [--profile all]: retrieval quality on a dataset, in a fresh database
+  eval      DIR [--mode all] [--profile all] [--vary k_rrf=30,60] [--out FILE]: retrieval quality on a
+            dataset, in a fresh database
             | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
