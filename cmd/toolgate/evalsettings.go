@@ -22,6 +22,7 @@ import (
 var evalSettingKeys = map[string]setter{
 	"k1":             field(func(s *search.Settings) *float64 { return &s.K1 }, floatIn(0, 10)),
 	"b":              field(func(s *search.Settings) *float64 { return &s.B }, floatIn(0, 1)),
+	"fusion":         field(func(s *search.Settings) *search.Fusion { return &s.Fusion }, oneOf(search.FusionRRF, search.FusionMinMax, search.FusionDBSF)),
 	"k_rrf":          field(func(s *search.Settings) *float64 { return &s.KRRF }, floatIn(0, 10000)),
 	"weight_lexical": field(func(s *search.Settings) *float64 { return &s.WeightLexical }, floatIn(0, 100)),
 	"weight_vector":  field(func(s *search.Settings) *float64 { return &s.WeightVector }, floatIn(0, 100)),
@@ -30,6 +31,7 @@ var evalSettingKeys = map[string]setter{
 	"postings":       field(func(s *search.Settings) *int { return &s.Postings }, intIn(1, 100000)),
 	"lexical_terms":  field(func(s *search.Settings) *int { return &s.LexicalTerms }, intIn(1, 1000)),
 	"embed_timeout":  field(func(s *search.Settings) *time.Duration { return &s.EmbedTimeout }, positiveDuration),
+	"query_idf":      field(func(s *search.Settings) *bool { return &s.QueryIDF }, boolean),
 	"rerank_top_n":   field(func(s *search.Settings) *int { return &s.RerankTopN }, intIn(1, 1000)),
 	"rerank_timeout": field(func(s *search.Settings) *time.Duration { return &s.RerankTimeout }, positiveDuration),
 }
@@ -38,7 +40,7 @@ var evalSettingKeys = map[string]setter{
 type setter func(s *search.Settings, value string) error
 
 // field is the setter of the field ptr returns, with parse reading the value: a key of a
-// string-typed setting (a fusion method, say) is field(ptr, oneOf(values...)).
+// string-typed setting (the fusion method) is field(ptr, oneOf(values...)).
 func field[T any](ptr func(*search.Settings) *T, parse func(string) (T, error)) setter {
 	return func(s *search.Settings, value string) error {
 		v, err := parse(value)
@@ -74,6 +76,14 @@ func intIn(lo, hi int) func(string) (int, error) {
 		}
 		return n, nil
 	}
+}
+
+func boolean(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q is not true or false", s)
+	}
+	return b, nil
 }
 
 func positiveDuration(s string) (time.Duration, error) {

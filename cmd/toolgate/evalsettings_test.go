@@ -90,6 +90,9 @@ func TestEvalSettingKeys(t *testing.T) {
 			t.Errorf("--set %s: no reported field of that name", key)
 			continue
 		}
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.String && rv.Len() == 0 {
+			continue // an empty string means the setting's default (fusion: rrf), not a value to set
+		}
 		st := search.DefaultSettings()
 		if err := evalSettingKeys[key](&st, fmt.Sprint(v)); err != nil {
 			t.Errorf("--set %s=%v (the reported default): %v", key, v, err)
@@ -105,6 +108,7 @@ func TestEvalSettingKeys(t *testing.T) {
 		{"k_rrf", "30", 30.0}, {"weight_vector", "0.5", 0.5}, {"candidates", "7", 7}, {"postings", "1", 1},
 		{"lexical_terms", "3", 3}, {"ef_search", "100", 100}, {"k1", "0.9", 0.9}, {"b", "0", 0.0},
 		{"embed_timeout", "500ms", "500ms"}, {"rerank_top_n", "10", 10},
+		{"fusion", "dbsf", search.FusionDBSF}, {"query_idf", "true", true},
 	} {
 		st := applySettings(search.DefaultSettings(), []settingChange{{c.key, c.value}})
 		got := settingsRecord(st, components)
@@ -144,7 +148,9 @@ func TestSettingVariations(t *testing.T) {
 		sets, varies []string
 		want         string
 	}{
-		{[]string{"fusion=rrf"}, nil, `--set: unknown search setting "fusion" (have b, candidates,`},
+		{[]string{"fusion_method=rrf"}, nil, `--set: unknown search setting "fusion_method" (have b, candidates,`},
+		{[]string{"fusion=max"}, nil, `--set fusion: "max" is not one of rrf, minmax, dbsf`},
+		{[]string{"query_idf=maybe"}, nil, `--set query_idf: "maybe" is not true or false`},
 		{[]string{"k1"}, nil, `--set: want key=value, got "k1"`},
 		{[]string{"k1=fast"}, nil, `--set k1: "fast" is not a number`},
 		{[]string{"b=2"}, nil, `--set b: 2 is out of range 0..1`},
