@@ -175,9 +175,9 @@ func Load(getenv func(string) string) (Config, error) {
 
 		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", 1.2, 0, 10),
 		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", 0.75, 0, 1),
-		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", "rrf"),
+		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", "minmax"),
 		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", 60, 0, 10000),
-		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1, 0, 100),
+		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1.5, 0, 100),
 		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", 1, 0, 100),
 		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 40, 10, 1000),
 		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 20, 1, 1000),

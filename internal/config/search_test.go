@@ -10,7 +10,7 @@ func TestSearchSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.SearchK1 != 1.2 || c.SearchB != 0.75 || c.SearchKRRF != 60 || c.SearchWeightLexical != 1 ||
+	if c.SearchK1 != 1.2 || c.SearchB != 0.75 || c.SearchKRRF != 60 || c.SearchWeightLexical != 1.5 || c.SearchFusion != "minmax" ||
 		c.SearchWeightVector != 1 || c.SearchEfSearch != 40 || c.SearchCandidates != 20 || c.SearchPostings != 30 {
 		t.Errorf("search defaults: %+v", c)
 	}

@@ -55,6 +55,7 @@ func TestFusionKeepsAStrongLexicalHit(t *testing.T) {
 	} {
 		st := search.DefaultSettings()
 		st.Fusion = c.fusion
+		st.WeightLexical, st.WeightVector = 1, 1 // the methods alone
 		s := search.New(pool, embedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		resp := mustSearch(t, ctx, s, search.Request{Query: fusionQuery, Mode: search.ModeHybrid, K: 5})
 		got := names(resp)

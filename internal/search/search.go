@@ -97,11 +97,12 @@ type Settings struct {
 	RerankTimeout time.Duration // bound of one rerank call
 }
 
-// DefaultSettings are k1 1.2, b 0.75, k_rrf 60, branch weights 1, ef_search 40,
-// 20 candidates per branch, 30 postings per query term (chosen on the ScaleMCP evaluation
-// set, docs/search.md#settings), 2 s to embed the query.
+// DefaultSettings are k1 1.2, b 0.75, min-max fusion with branch weights 1.5 (lexical) and
+// 1 (vector) (k_rrf 60 for rrf), ef_search 40, 20 candidates per branch, 30 postings per
+// query term (chosen on the ScaleMCP and multi-domain evaluation sets, docs/search.md#fusion
+// and #settings), 2 s to embed the query.
 func DefaultSettings() Settings {
-	return Settings{K1: 1.2, B: 0.75, KRRF: 60, WeightLexical: 1, WeightVector: 1,
+	return Settings{K1: 1.2, B: 0.75, Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1,
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 

@@ -55,8 +55,21 @@ func TestRankingPerMode(t *testing.T) {
 	if resp.Results[0].Score <= resp.Results[1].Score {
 		t.Errorf("hybrid scores not decreasing: %v", resp.Results)
 	}
-	if want := 1/(60.0+float64(*first.LexicalRank)) + 1/(60.0+float64(*first.VectorRank)); abs(first.Score-want) > 1e-9 {
-		t.Errorf("fused score %v, want %v", first.Score, want)
+	// the default min-max fusion: first in both branches is the sum of the branch weights
+	if *first.LexicalRank == 1 && *first.VectorRank == 1 && abs(first.Score-2.5) > 1e-9 {
+		t.Errorf("min-max fused score %v, want 1.5 + 1", first.Score)
+	}
+	// reciprocal rank fusion: Σ w / (k_rrf + rank)
+	st := search.DefaultSettings()
+	st.Fusion = search.FusionRRF
+	rrf := search.New(pool, testEmbedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	resp = mustSearch(t, ctx, rrf, search.Request{Query: "send an email message", Mode: search.ModeHybrid, K: 3})
+	first = resp.Results[0]
+	if first.Name != "acme__sendEmail" || first.LexicalRank == nil || first.VectorRank == nil {
+		t.Fatalf("hybrid rrf: got %+v", resp.Results)
+	}
+	if want := 1.5/(60.0+float64(*first.LexicalRank)) + 1/(60.0+float64(*first.VectorRank)); abs(first.Score-want) > 1e-9 {
+		t.Errorf("rrf fused score %v, want %v", first.Score, want)
 	}
 }
 
