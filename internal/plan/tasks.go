@@ -83,6 +83,11 @@ func (sp *splitter) split() []string {
 	if len(ps) < 2 {
 		return nil
 	}
+	if len(ps) > MaxIntents {
+		// The tasks past the bound stay searchable as part of the last one.
+		ps[MaxIntents-1].c1 = ps[len(ps)-1].c1
+		ps = ps[:MaxIntents]
+	}
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, strings.TrimFunc(sp.q[sp.ch[p.c0].cs:sp.ch[p.c1-1].ce], func(r rune) bool {
@@ -95,6 +100,7 @@ func (sp *splitter) split() []string {
 // tokenize cuts the query into chunks at white space.
 func (sp *splitter) tokenize() {
 	q := sp.q
+	sp.ch = make([]chunk, 0, strings.Count(q, " ")+1)
 	nl := false
 	for i := 0; i < len(q); {
 		if r, n := utf8.DecodeRuneInString(q[i:]); unicode.IsSpace(r) {
@@ -248,7 +254,7 @@ func (sp *splitter) segments() []segment {
 	start, cued := 0, false
 	for i := range sp.ch {
 		c := sp.ch[i]
-		bullet := (i == 0 || c.nl) && c.s == c.e && isBullet(sp.q[c.cs:c.ce])
+		bullet := (i == 0 || c.nl) && isBullet(sp.q[c.cs:c.ce])
 		cut := i > 0 && (sp.ends(i-1, markers) || (c.nl && !sp.protected(c.cs)) || markers[i] || bullet)
 		if cut {
 			out = append(out, segment{start, i, cued})
@@ -374,9 +380,11 @@ func (sp *splitter) inline(sg segment, out []piece) []piece {
 	}
 	sp.ch[k].first = true
 	cur := piece{c0: k, cued: cued, strong: true}
+	colon := false // past a ':' the words are a payload ("Run this query: SELECT a, b …")
 	for i := k + 1; i < sg.c1; i++ {
+		colon = colon || (sp.ch[i-1].punct&pColon != 0 && !sp.protected(sp.ch[i-1].punctAt))
 		body, verb, c, ok := sp.separator(cur.c0, i, sg.c1)
-		if !ok {
+		if !ok || (colon && !c) {
 			continue
 		}
 		cur.c1 = i
@@ -391,7 +399,7 @@ func (sp *splitter) inline(sg segment, out []piece) []piece {
 // cueAt matches a cue phrase at chunk i: its length in chunks and whether it may stand
 // alone between two tasks. Only the last word of the phrase may carry a comma.
 func (sp *splitter) cueAt(i, end int) (int, bool) {
-	for _, c := range cues {
+	for _, c := range cues[sp.word(i)] {
 		n := len(c.words)
 		if i+n > end {
 			continue
@@ -418,7 +426,8 @@ func (sp *splitter) cueAt(i, end int) (int, bool) {
 func (sp *splitter) separator(p0, i, end int) (body, verb int, cued, ok bool) {
 	prev := sp.ch[i-1]
 	comma := prev.punct == pComma && !sp.protected(prev.punctAt)
-	if sp.protected(sp.ch[i].cs) || (prev.punct != 0 && !comma) {
+	if (prev.punct != 0 && !comma) || (!comma && sp.word(i) != "and" && cues[sp.word(i)] == nil) ||
+		sp.protected(sp.ch[i].cs) {
 		return 0, 0, false, false
 	}
 	and := false
@@ -614,6 +623,9 @@ func (sp *splitter) start(a, b int) (int, int) {
 			return notTask, -1
 		}
 		i = j + 1
+		if _, ok := verbs[at(i)]; !ok && i < b {
+			return request, -1 // "I'd like to know the weather"
+		}
 	}
 	if i >= b {
 		return notTask, -1
@@ -696,15 +708,19 @@ func unitLike(w string) bool {
 }
 
 // backref says whether chunks [a, b) point back at what an earlier piece named ("which",
-// "its", "for each of them"); the first word is skipped ("Which flights …?" asks).
-func (sp *splitter) backref(a, b int) bool {
+// "its", "for each of them"), and whether one of them picks among it ("which",
+// "whichever"); the first word is skipped ("Which flights …?" asks).
+func (sp *splitter) backref(a, b int) (any, picks bool) {
 	for m := a + 1; m < b; m++ {
 		w := sp.word(m)
+		if w == "which" || w == "whichever" {
+			return true, true
+		}
 		if backrefs[w] || (m+1 < b && backrefPairs[[2]string{w, sp.word(m + 1)}]) {
-			return true
+			any = true
 		}
 	}
-	return false
+	return any, false
 }
 
 // join classifies the pieces and joins back those that are not tasks of their own:
@@ -712,8 +728,9 @@ func (sp *splitter) backref(a, b int) bool {
 //   - fillers ("Thanks!", "Please help.") are dropped;
 //   - context (no task verb, question or request; a preamble ending in ':') joins the
 //     first task after it when it comes before any task, else the task before it;
-//   - a task that cannot be searched alone joins the task before it: one that points back
-//     (which, its, their, for each of them) without a name of its own; one that shows or
+//   - a task that cannot be searched alone joins the task before it: one that picks
+//     ("which", "whichever") or, unless it is a verb phrase after "and" or a comma, points
+//     back (its, their, for each of them) without a name of its own; one that shows or
 //     picks ("show me the current price", "list the errors") without a name of its own and
 //     without a cue; and a sentence without a cue and without a name or number of its own
 //     that follows a query naming something ("Is Pentair up today? Show me the current
@@ -752,10 +769,14 @@ func (sp *splitter) join(ps []piece) []piece {
 	out := tasks[:1]
 	for _, p := range tasks[1:] {
 		strong, weak := sp.anchors(p.c0, p.c1)
+		ref, picks := sp.backref(p.c0, p.c1)
 		var dependent bool
 		switch {
 		case strong:
-		case sp.backref(p.c0, p.c1):
+		case picks || (ref && (p.strong || p.kind != imperative)):
+			// Within a sentence, "… and create an issue for each of them" still names its
+			// tool by verb and object; a sentence of its own ("Give me its net income.")
+			// needs the name the sentence before gave.
 			dependent = true
 		case !p.cued && p.kind == imperative && presentVerbs[sp.word(p.verb)]:
 			dependent = true

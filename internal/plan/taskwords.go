@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The word lists of the task splitter (tasks.go). They are generic English, not the vocabulary
 // of any catalog: a word belongs here because it behaves this way in any request, and a
@@ -11,17 +14,18 @@ import "strings"
 // they start a new task only when an object follows them (a determiner, a pronoun, a
 // number, a name: see openers), so "transfer history" and "order details" stay nouns.
 var verbs = wordSet(map[bool]string{
-	false: `add analyse analyze approve ask assign buy calculate cancel compare compile compose
+	false: `accept add analyse analyze approve ask assign buy calculate cancel compare compile compose
 		compute configure convert create decline decrypt delete deploy describe detect determine
 		diagnose disable enable encrypt estimate evaluate execute explain extract fetch find
-		generate get give grant identify install invite launch locate make modify notify obtain
-		predict prescribe provide purchase reboot recommend register remind remove rename
-		reschedule reserve reset resize restart restore retrieve revoke send set
-		submit subscribe suggest summarise summarize tell translate unsubscribe uninstall
-		validate verify visualize`,
-	true: `alert archive backup book build call change charge check clean clone close commit
-		copy count display download draft edit email export file fix forecast forward import
-		list load log look map measure merge message monitor move note open order pay ping
+		generate get give grant identify insert install invite launch locate lock make modify
+		mute notify obtain
+		predict prescribe provide purchase reboot rebook recommend register reject remind
+		remove rename reopen reschedule reserve reset resize restart restore retrieve revoke send set
+		submit subscribe suggest summarise summarize tell transcribe translate truncate unlock
+		unmute unsubscribe uninstall unzip validate verify visualize`,
+	true: `alert archive attach back backup block book build call change charge check clean clone
+		close comment commit compress copy count display download draft drop edit email export
+		file fix flag forecast forward import issue join label list load log look map mark measure merge message monitor move note open order pay ping
 		plan play post print pull push query rate read record refill refund reply report
 		request review run save scan schedule search share show sign sort start stop store
 		rent stream test text track transfer turn update upgrade upload use watch write`,
@@ -30,7 +34,7 @@ var verbs = wordSet(map[bool]string{
 // presentVerbs show or pick among what an earlier task found ("show me the current
 // price", "list the errors"): without a name of their own they are the earlier task's
 // continuation, not a new one.
-var presentVerbs = wordList(`choose compare determine display give highlight identify include
+var presentVerbs = wordList(`choose compare count determine display give highlight identify include
 	list output pick present print rank return select show sort tell use`)
 
 // particles complete a verb without being its object ("look up", "turn off").
@@ -47,7 +51,7 @@ var openers = wordList(`a an the my your our their his her its this that these t
 var verbParticles = map[string]map[string]bool{
 	"search": wordList("for"), "look": wordList("up for into"), "check": wordList("on if whether in out"),
 	"sign": wordList("up in out"), "log": wordList("in out into"), "turn": wordList("on off up down"),
-	"clean": wordList("up"), "backup": wordList("up"), "call": wordList("back"), "reply": wordList("to"),
+	"clean": wordList("up"), "back": wordList("up"), "backup": wordList("up"), "call": wordList("back"), "reply": wordList("to"),
 	"write": wordList("to"), "switch": wordList("to on off"), "start": wordList("up"), "pull": wordList("up"),
 }
 
@@ -67,7 +71,7 @@ var whClause = wordList(`what what's how how's where where's when who who's`)
 // fillers make up the pieces that are dropped ("Thanks!", "Please help.").
 var fillers = wordList(`thanks thank you thx ty please help hi hello hey there in advance much
 	so a lot cheers appreciated appreciate it any is great ok okay bye regards best that's
-	all`)
+	all i we need can could me with this some`)
 
 // politeWords are skipped before the verb of a task ("please", "now").
 var politeWords = wordList(`please kindly pls plz just now so ok okay also then and hi hello
@@ -104,8 +108,10 @@ type cue struct {
 	bare  bool
 }
 
-var cues = func() []cue {
-	var out []cue
+// cues maps the first word of each cue phrase to its phrases, longest first ("first of all"
+// before "first").
+var cues = func() map[string][]cue {
+	out := map[string][]cue{}
 	for _, s := range []string{
 		"+then", "after that", "after this", "afterwards", "afterward", "next", "finally",
 		"lastly", "last", "also", "additionally", "in addition", "plus", "+as well as",
@@ -115,13 +121,11 @@ var cues = func() []cue {
 		"moreover", "furthermore",
 	} {
 		bare := strings.HasPrefix(s, "+")
-		out = append(out, cue{words: strings.Fields(strings.TrimPrefix(s, "+")), bare: bare})
+		ws := strings.Fields(strings.TrimPrefix(s, "+"))
+		out[ws[0]] = append(out[ws[0]], cue{words: ws, bare: bare})
 	}
-	// Longest first, so that "first of all" wins over "first".
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && len(out[j].words) > len(out[j-1].words); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
+	for _, list := range out {
+		slices.SortStableFunc(list, func(a, b cue) int { return len(b.words) - len(a.words) })
 	}
 	return out
 }()
