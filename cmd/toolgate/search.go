@@ -41,7 +41,7 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 }
 
 // newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is
-// the TOOLGATE_PLAN_VOCABULARY file; without one it only expands shorthand and never splits.
+// the TOOLGATE_PLAN_VOCABULARY file; without one it splits tasks but never by entity.
 func newPlanner(c config.Config, obs *provider.Observer) (plan.Planner, error) {
 	var aliases map[string]string
 	if c.PlanVocabulary != "" {

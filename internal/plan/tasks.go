@@ -39,7 +39,6 @@ const (
 	pStop // '?' or '!'
 	pSemi
 	pColon
-	pParen
 )
 
 // Kinds of piece: what its first words make of it.
@@ -57,7 +56,8 @@ type piece struct {
 	cued   bool // introduced by a cue word, an enumeration marker or a bullet
 	strong bool // begins at a sentence end, a line break or a marker
 	kind   int
-	verb   int // chunk of the task verb (imperative only)
+	verb   int  // chunk of the task verb (imperative only)
+	stated bool // the verb follows a subject: "I need to buy a gift"
 }
 
 type splitter struct {
@@ -141,9 +141,7 @@ func (sp *splitter) tokenize() {
 				bit = pSemi
 			case ':':
 				bit = pColon
-			case ')':
-				bit = pParen
-			case '"', '\'', '`', ']', '}', '”', '’', '»':
+			case '"', '\'', '`', ')', ']', '}', '”', '’', '»':
 			default:
 				break trail
 			}
@@ -591,7 +589,7 @@ func (sp *splitter) start(a, b int) (int, int) {
 			return request, -1
 		}
 		i += 2
-	case "i", "we", "i'd", "we'd", "i’d", "we’d", "i'm", "i’m", "i've", "i’ve", "you":
+	case "i", "we", "i'd", "we'd", "i’d", "we’d", "i'm", "i’m", "i've", "i’ve", "you", "im":
 		j := i + 1
 		for at(j) == "also" || at(j) == "really" || at(j) == "just" || at(j) == "still" {
 			j++
@@ -601,7 +599,7 @@ func (sp *splitter) start(a, b int) (int, int) {
 			j++
 		case v == "would" && (at(j+1) == "like" || at(j+1) == "love"):
 			j += 2
-		case v == "like" || v == "love": // "I'd like"
+		case (v == "like" || v == "love") && strings.HasSuffix(at(i), "d"): // "I'd like"
 			j++
 		case v == "have" || v == "should" || v == "must":
 			if v == "have" && at(j+1) != "to" {
@@ -728,13 +726,13 @@ func (sp *splitter) backref(a, b int) (any, picks bool) {
 //   - fillers ("Thanks!", "Please help.") are dropped;
 //   - context (no task verb, question or request; a preamble ending in ':') joins the
 //     first task after it when it comes before any task, else the task before it;
-//   - a task that cannot be searched alone joins the task before it: one that picks
-//     ("which", "whichever") or, unless it is a verb phrase after "and" or a comma, points
-//     back (its, their, for each of them) without a name of its own; one that shows or
-//     picks ("show me the current price", "list the errors") without a name of its own and
-//     without a cue; and a sentence without a cue and without a name or number of its own
-//     that follows a query naming something ("Is Pentair up today? Show me the current
-//     price.") or that is not an imperative (a follow-up question).
+//   - a task that cannot be searched alone joins the task before it, unless it names
+//     something of its own (a name, an identifier, a path, a quoted string): one that picks
+//     ("which", "whichever"); one that points back (its, their, for each of them), unless
+//     it is a verb phrase after "and" or a comma, which names its tool by verb and object;
+//     one that works on earlier results without a cue ("count the rows", "show the
+//     cheapest", "use it"); and a sentence without a cue and without a number either,
+//     unless it and the task before are plain commands in a query that names nothing.
 func (sp *splitter) join(ps []piece) []piece {
 	kept := ps[:0]
 	for i, p := range ps {
@@ -742,6 +740,7 @@ func (sp *splitter) join(ps []piece) []piece {
 			continue
 		}
 		p.kind, p.verb = sp.start(p.c0, p.c1)
+		p.stated = sp.stated(p.c0, p.c1)
 		if i < len(ps)-1 && sp.ch[p.c1-1].punct&pColon != 0 {
 			p.kind = notTask
 		}
@@ -778,10 +777,15 @@ func (sp *splitter) join(ps []piece) []piece {
 			// tool by verb and object; a sentence of its own ("Give me its net income.")
 			// needs the name the sentence before gave.
 			dependent = true
-		case !p.cued && p.kind == imperative && presentVerbs[sp.word(p.verb)]:
+		case !p.cued && p.kind == imperative && sp.continues(p):
 			dependent = true
-		case p.strong && !p.cued && !weak && (named || p.kind != imperative):
-			dependent = true
+		case p.strong && !p.cued && !weak:
+			// A sentence naming nothing continues the one before, unless both are plain
+			// commands in a query that names nothing ("Set a timer for 10 minutes. Play
+			// some jazz."): "Is Pentair up today? Show me the current price.", "I need to
+			// buy a gift. Find some jewelry stores nearby."
+			prev := out[len(out)-1]
+			dependent = named || p.kind != imperative || prev.kind != imperative || prev.stated
 		}
 		if dependent {
 			out[len(out)-1].c1 = p.c1
@@ -790,6 +794,38 @@ func (sp *splitter) join(ps []piece) []piece {
 		}
 	}
 	return out
+}
+
+// continues says whether the imperative p works on what the task before it found: a
+// result verb ("count the rows", "compare them"), or a verb that shows or picks with a
+// pronoun or a superlative for object ("show the cheapest", "use it in a sentence").
+func (sp *splitter) continues(p piece) bool {
+	w := sp.word(p.verb)
+	if resultVerbs[w] {
+		return true
+	}
+	if !presentVerbs[w] {
+		return false
+	}
+	m := p.verb + 1
+	for m < p.c1 && (sp.word(m) == "me" || sp.word(m) == "us") {
+		m++
+	}
+	switch sp.word(m) {
+	case "it", "them", "those", "these", "both", "all", "everything", "":
+		return true
+	case "the", "a", "an":
+		m++
+	}
+	return superlatives[sp.word(m)]
+}
+
+// stated: the piece's verb follows a subject ("I need to", "we want to", "you should").
+func (sp *splitter) stated(a, b int) bool {
+	for a < b-1 && politeWords[sp.word(a)] {
+		a++
+	}
+	return subjects[sp.word(a)]
 }
 
 // filler: chunks [a, b) are only thanks, greetings and "please help".

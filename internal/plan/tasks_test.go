@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/eval"
 )
 
 // taskCases are requests in several domains: multi-task ones with the pieces they split
@@ -82,6 +84,10 @@ var taskCases = []struct {
 	{"general", "What's the population of Canada? And what's the capital of Australia?",
 		[]string{"What's the population of Canada?", "what's the capital of Australia?"}},
 	{"general", "Translate this text to French. Then summarize it.", []string{"Translate this text to French.", "summarize it."}},
+	{"databases", "Get the user with id 42 and list their recent orders.", []string{"Get the user with id 42", "list their recent orders."}},
+	{"finance", "Could you fetch the latest news about Tesla and tell me the current stock price?",
+		[]string{"Could you fetch the latest news about Tesla", "tell me the current stock price?"}},
+	{"dev", "Check if example.com is available and register it if so.", []string{"Check if example.com is available", "register it if so."}},
 
 	// Single tasks: noun coordination, names and titles, abbreviations, file names, versions,
 	// quoted strings, code, context sentences, follow-ups, fillers.
@@ -126,7 +132,10 @@ var taskCases = []struct {
 	{"general", "My laptop won't connect to Wi-Fi. How do I reset the network settings?", nil},
 	{"databases", "Select name and email from the customers table.", nil},
 	{"databases", "Query the users table and count the rows where status is active.", nil},
-	{"databases", "Get the user with id 42 and list their recent orders.", nil},
+	{"media", "Look up the definition of serendipity and use it in a sentence.", nil},
+	{"media", "I love this song. Play it again.", nil},
+	{"shopping", "I need to buy a gift for my wife. Find some jewelry stores nearby.", nil},
+	{"general", "Give me a random joke and a fun fact about cats.", nil},
 	{"health", "I need the blood test results for patient 1234 from last week.", nil},
 	{"health", "Check my blood pressure history and tell me which days were above 140.", nil},
 }
@@ -202,5 +211,27 @@ func TestSplitTasksBound(t *testing.T) {
 	got := SplitTasks(b.String())
 	if len(got) != MaxIntents || !strings.HasSuffix(got[MaxIntents-1], "delete the draft.") {
 		t.Errorf("%d pieces: %q", len(got), got)
+	}
+}
+
+// TestDatasetTaskSplits: the queries of the shipped ScaleMCP-style dataset each ask one
+// thing (of one or several companies: the entity rules split those), in one or two
+// sentences ("Is Pentair stock up or down today? Show me the current price."): the task
+// splitter must leave them whole.
+func TestDatasetTaskSplits(t *testing.T) {
+	ds, err := eval.Load("../../testdata/scalemcp-1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := 0
+	for _, q := range ds.Queries {
+		if got := SplitTasks(q.Query); got != nil {
+			split++
+			t.Logf("%s: %q → %q", q.Kind, q.Query, got)
+		}
+	}
+	t.Logf("%d of %d queries split into tasks", split, len(ds.Queries))
+	if split*200 > len(ds.Queries) {
+		t.Errorf("%d of %d single-request queries split, want at most 0.5%%", split, len(ds.Queries))
 	}
 }

@@ -20,10 +20,10 @@ var verbs = wordSet(map[bool]string{
 		generate get give grant identify insert install invite launch locate lock make modify
 		mute notify obtain
 		predict prescribe provide purchase reboot rebook recommend register reject remind
-		remove rename reopen reschedule reserve reset resize restart restore retrieve revoke send set
+		remove rename reopen reschedule reserve reset resize restart restore retrieve revoke send set shorten
 		submit subscribe suggest summarise summarize tell transcribe translate truncate unlock
 		unmute unsubscribe uninstall unzip validate verify visualize`,
-	true: `alert archive attach back backup block book build call change charge check clean clone
+	true: `alert archive attach back backup block book bump build call change charge check clean clone
 		close comment commit compress copy count display download draft drop edit email export
 		file fix flag forecast forward import issue join label list load log look map mark measure merge message monitor move note open order pay ping
 		plan play post print pull push query rate read record refill refund reply report
@@ -31,11 +31,20 @@ var verbs = wordSet(map[bool]string{
 		rent stream test text track transfer turn update upgrade upload use watch write`,
 })
 
-// presentVerbs show or pick among what an earlier task found ("show me the current
-// price", "list the errors"): without a name of their own they are the earlier task's
-// continuation, not a new one.
-var presentVerbs = wordList(`choose compare count determine display give highlight identify include
-	list output pick present print rank return select show sort tell use`)
+// presentVerbs show or pick what an earlier task found when their object is a pronoun or a
+// superlative ("show the cheapest", "use it in a sentence"); with an object of their own
+// ("tell me the current stock price") they are tasks.
+var presentVerbs = wordList(`choose determine display give highlight identify include list
+	output pick present print return select show tell use`)
+
+// resultVerbs work on what an earlier task found ("… and count the rows where …", "… and
+// compare them"): without a name of their own they are its continuation.
+var resultVerbs = wordList(`average compare count filter rank sort sum total`)
+
+// superlatives after a presentVerb pick among earlier results.
+var superlatives = wordList(`best worst cheapest fastest shortest longest highest lowest
+	largest smallest biggest nearest closest earliest most least top first last greatest
+	quickest strongest weakest richest one ones results result rest same difference`)
 
 // particles complete a verb without being its object ("look up", "turn off").
 var particles = wordList(`up down out in on off over back away around through`)
@@ -51,7 +60,7 @@ var openers = wordList(`a an the my your our their his her its this that these t
 var verbParticles = map[string]map[string]bool{
 	"search": wordList("for"), "look": wordList("up for into"), "check": wordList("on if whether in out"),
 	"sign": wordList("up in out"), "log": wordList("in out into"), "turn": wordList("on off up down"),
-	"clean": wordList("up"), "back": wordList("up"), "backup": wordList("up"), "call": wordList("back"), "reply": wordList("to"),
+	"clean": wordList("up"), "back": wordList("up"), "backup": wordList("up"), "call": wordList("back"), "reply": wordList("to with"),
 	"write": wordList("to"), "switch": wordList("to on off"), "start": wordList("up"), "pull": wordList("up"),
 }
 
@@ -152,3 +161,6 @@ func wordSet(lists map[bool]string) map[string]bool {
 	}
 	return m
 }
+
+// subjects open a statement rather than a command: "I need to …", "we want …".
+var subjects = wordList(`i we you i'd we'd i'm im i've`)
