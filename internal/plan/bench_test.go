@@ -67,3 +67,14 @@ func BenchmarkDecomposeTasks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSplitTasks splits every request of the task table (82 requests, about half of
+// them multi-task) per op.
+func BenchmarkSplitTasks(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range taskCases {
+			SplitTasks(c.query)
+		}
+	}
+}
