@@ -167,6 +167,7 @@ func protectedRanges(q string) [][2]int {
 		close byte
 	}
 	var stack []open
+	noCloser := false
 	add := func(a, b int) {
 		if len(stack) == 0 {
 			out = append(out, [2]int{a, b})
@@ -200,13 +201,14 @@ func protectedRanges(q string) [][2]int {
 				i = end + len(closer) - 1
 			}
 		case '\'':
-			if !space(i-1) && !strings.ContainsRune("([{", rune(q[i-1])) || space(i+1) {
+			if noCloser || (!space(i-1) && !strings.ContainsRune("([{", rune(q[i-1]))) || space(i+1) {
 				continue // an apostrophe: "don't", "students'"
 			}
+			noCloser = true // unless found: then none follows a later opening quote either
 			for j := i + 1; j < len(q); j++ {
 				if q[j] == '\'' && !space(j-1) && (j+1 == len(q) || space(j+1) || strings.IndexByte(",.;:?!)]}", q[j+1]) >= 0) {
 					add(i, j)
-					i = j
+					i, noCloser = j, false
 					break
 				}
 			}
