@@ -485,6 +485,13 @@ func (sp *splitter) separator(p0, i, end int) (body, verb int, cued, ok bool) {
 		if _, ok := verbs[sp.word(i-1)]; ok && i-1 > p0 && !determiners[sp.word(i-2)] {
 			return 0, 0, false, false
 		}
+		// "Show me how to install Docker and configure it": the second verb continues
+		// the clause of "how to".
+		for m := i - 1; m > p0+1; m-- {
+			if sp.word(m-1) == "to" && whTo[sp.word(m-2)] {
+				return 0, 0, false, false
+			}
+		}
 		if ambiguous && !sp.opener(w, k+1) {
 			return 0, 0, false, false
 		}
@@ -546,6 +553,9 @@ func (sp *splitter) start(a, b int) (int, int) {
 			i += 2
 			for politeWords[at(i)] && i < b-1 {
 				i++
+			}
+			if at(i) == "help" && (at(i+1) == "me" || at(i+1) == "us") {
+				i += 2
 			}
 		}
 	case "help":
@@ -624,7 +634,11 @@ func (sp *splitter) start(a, b int) (int, int) {
 		}
 		i = j + 1
 		if _, ok := verbs[at(i)]; !ok && i < b {
-			return request, -1 // "I'd like to know the weather"
+			// "I'd like to know the weather" asks; "I want to go to Paris" tells.
+			if askVerbs[at(i)] {
+				return request, -1
+			}
+			return notTask, -1
 		}
 	}
 	if i >= b {

@@ -164,3 +164,10 @@ func wordSet(lists map[bool]string) map[string]bool {
 
 // subjects open a statement rather than a command: "I need to …", "we want …".
 var subjects = wordList(`i we you i'd we'd i'm im i've`)
+
+// whTo open a clause of their own before "to": "how to install Docker and configure it".
+var whTo = wordList(`how where what when which whether who`)
+
+// askVerbs after "I want to" make a request ("I'd like to know the weather"); other words
+// there tell the context ("I want to go to Paris next Monday").
+var askVerbs = wordList(`know see learn understand hear`)
