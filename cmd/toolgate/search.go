@@ -51,7 +51,7 @@ func searchSettings(env *cliEnv) (search.Settings, error) {
 }
 
 // newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is
-// the TOOLGATE_PLAN_VOCABULARY file; without one it only expands shorthand and never splits.
+// the TOOLGATE_PLAN_VOCABULARY file; without one it splits tasks but never by entity.
 func newPlanner(c config.Config, obs *provider.Observer) (plan.Planner, error) {
 	var aliases map[string]string
 	if c.PlanVocabulary != "" {

@@ -41,3 +41,40 @@ func BenchmarkMerge(b *testing.B) {
 		}
 	}
 }
+
+// taskBenchQueries are typical agent requests: single tasks and multi-task requests.
+var taskBenchQueries = []string{
+	"send an email to Bob and book a flight to Paris",
+	"Retrieve the profile of patient John Doe. After that, get the health statistics of China for 2020. Lastly, check the status of connection d97fg1saS9.",
+	"Is Pentair stock up or down today? Show me the current price.",
+	"Show me read and write permissions for /etc/passwd",
+	"What's the weather like in Berlin tomorrow?",
+	"List the open pull requests in toolgate/toolgate, then post a summary to the #dev channel on Slack.",
+	"Get the profit and loss statement for Q3 2023",
+	"I'm planning a trip to Rome next month. Find me a hotel near the Colosseum and book a table for two at 8pm.",
+}
+
+// BenchmarkDecomposeTasks splits typical requests (one op = all of taskBenchQueries) with
+// no vocabulary, as the server runs without TOOLGATE_PLAN_VOCABULARY.
+func BenchmarkDecomposeTasks(b *testing.B) {
+	h := NewHeuristic(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, q := range taskBenchQueries {
+			if len(h.Decompose(q)) == 0 {
+				b.Fatal("no pieces")
+			}
+		}
+	}
+}
+
+// BenchmarkSplitTasks splits every request of the task table (82 requests, about half of
+// them multi-task) per op.
+func BenchmarkSplitTasks(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range taskCases {
+			SplitTasks(c.query)
+		}
+	}
+}

@@ -18,6 +18,7 @@ func FuzzHeuristic(f *testing.F) {
 		"revenue of Apple, Ford and Tesla", "Apple's stock price and Microsoft's net income",
 		"AT&T and J&J and P&G", "$", "$AAPL,$MSFT,and$F", "Apple’s and Ford’s", "rev px eps p/e",
 		"BRK.B vs. Berkshire", ", and , and", "Johnson & Johnson & Johnson", "\xff\xfe Apple and \x00 Ford",
+		"Get Apple's price. Then email it to Bob and book a flight to Paris.", "1) AAPL 2) F\n- Tesla",
 	} {
 		f.Add(s)
 	}
@@ -35,6 +36,37 @@ func FuzzHeuristic(f *testing.F) {
 				if in.Query == "" && strings.TrimSpace(q) != "" {
 					t.Fatalf("%s %q: empty intent in %+v", mode, q, p.Intents)
 				}
+			}
+		}
+	})
+}
+
+// FuzzSplitTasks: any query splits into nothing (one task) or 2 to MaxIntents pieces, each
+// non-empty, trimmed and a substring of the query; the splitter never panics on odd bytes,
+// unbalanced quotes or brackets, or runs of cue words.
+func FuzzSplitTasks(f *testing.F) {
+	for _, c := range taskCases {
+		f.Add(c.query)
+	}
+	for _, s := range []string{
+		"", "and", ", then", "1) 2) 3)", "1.", "- \n- \n-", "\"unclosed and send it", "(open and send a mail to Bob",
+		"'it's' and 'send' a mail to Bob", "``` ``` and book a flight to X", "a;b;c; then; then send it to Y",
+		"Send X to Y. Then\u2028book Z for W.", "e.g. U.S. v1.2. Then send a.pdf to B", "\xff and send \xfe to Bob",
+		"Then, then, then send the report to Bob", "“quoted and” send the file to Ann and book a car for Ben",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		got := SplitTasks(q)
+		if got == nil {
+			return
+		}
+		if len(got) < 2 || len(got) > MaxIntents {
+			t.Fatalf("%q: %d pieces %q", q, len(got), got)
+		}
+		for _, p := range got {
+			if p == "" || p != strings.TrimSpace(p) || !strings.Contains(q, p) {
+				t.Fatalf("%q: piece %q in %q", q, p, got)
 			}
 		}
 	})

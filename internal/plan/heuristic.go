@@ -177,8 +177,10 @@ type run struct {
 	items      []mention
 }
 
-// Decompose splits a query into independent sub-queries; a query that is not a list of
-// entities comes back whole. Rules, in order:
+// Decompose splits a query into independent sub-queries; a query that is one task about
+// one entity comes back whole. First the query is split into tasks (SplitTasks: sentences,
+// cue words, enumerations, "and" between verb phrases); then each task is split by entity
+// with the vocabulary. Rules for the entities, in order:
 //
 //  1. Entity lists: two or more different entities joined only by list separators
 //     ("Apple, Ford, and Tesla", "AAPL vs MSFT", "Apple's and Ford's") form a list.
@@ -190,7 +192,16 @@ type run struct {
 //     replaced by that entity, so predicates shared by the list are distributed.
 func (h *Heuristic) Decompose(query string) []string {
 	query = strings.TrimSpace(query)
-	out := h.decompose(query)
+	var out []string
+	if tasks := SplitTasks(query); len(tasks) < 2 {
+		out = h.decompose(query) // one task: the entity rules alone
+	} else {
+		for _, t := range tasks {
+			for _, s := range h.decompose(t) {
+				out = appendUnique(out, s)
+			}
+		}
+	}
 	if len(out) > MaxIntents {
 		out = out[:MaxIntents]
 	}
@@ -198,6 +209,9 @@ func (h *Heuristic) Decompose(query string) []string {
 }
 
 func (h *Heuristic) decompose(query string) []string {
+	if len(h.byPrefix) == 0 {
+		return []string{query} // no vocabulary: no entity to split by
+	}
 	ms := h.mentions(query)
 	runs := lists(query, ms)
 	pieces := clauses(query, ms, runs)
