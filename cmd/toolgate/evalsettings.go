@@ -297,5 +297,7 @@ func evalComponents(c config.Config, vocabulary int) map[string]any {
 	case "llm":
 		reranker["model"] = c.LLMModel
 	}
-	return map[string]any{"planner": planner, "reranker": reranker}
+	// the plan of requests that ask for none is made by the heuristic planner
+	defaultPlanner := map[string]any{"name": plan.NameHeuristic, "vocabulary": planner["vocabulary"], "vocabulary_entries": vocabulary}
+	return map[string]any{"planner": planner, "default_planner": defaultPlanner, "reranker": reranker}
 }

@@ -32,7 +32,7 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 func searchSettings(env *cliEnv) (search.Settings, error) {
 	c := env.cfg
 	obs := env.providerObserver()
-	planner, err := newPlanner(c, obs)
+	heuristic, planner, err := newPlanner(c, obs)
 	if err != nil {
 		return search.Settings{}, err
 	}
@@ -46,25 +46,26 @@ func searchSettings(env *cliEnv) (search.Settings, error) {
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector,
 		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
 		EmbedTimeout: c.SearchEmbedTimeout, QueryIDF: c.SearchQueryIDF,
-		Planner: planner, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
+		Planner: planner, DefaultPlan: plan.Mode(c.SearchPlan), DefaultPlanner: heuristic, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
 	}, nil
 }
 
-// newPlanner builds the planner of TOOLGATE_PLANNER. The heuristic planner's vocabulary is
-// the TOOLGATE_PLAN_VOCABULARY file; without one it splits tasks but never by entity.
-func newPlanner(c config.Config, obs *provider.Observer) (plan.Planner, error) {
+// newPlanner builds the heuristic planner and the planner of TOOLGATE_PLANNER (the same one
+// unless it is llm). The heuristic planner's vocabulary is the TOOLGATE_PLAN_VOCABULARY
+// file; without one it splits tasks but never by entity.
+func newPlanner(c config.Config, obs *provider.Observer) (*plan.Heuristic, plan.Planner, error) {
 	var aliases map[string]string
 	if c.PlanVocabulary != "" {
 		var err error
 		if aliases, err = plan.LoadVocabulary(c.PlanVocabulary); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	h := plan.NewHeuristic(aliases)
 	if c.Planner == plan.NameLLM {
-		return plan.NewLLM(newChat(c, obs), h, c.PlanTimeout), nil
+		return h, plan.NewLLM(newChat(c, obs), h, c.PlanTimeout), nil
 	}
-	return h, nil
+	return h, h, nil
 }
 
 // newChat is the chat client of TOOLGATE_LLM_*, used by the LLM planner and reranker;

@@ -99,6 +99,7 @@ type Config struct {
 	SearchTerms         int           // TOOLGATE_SEARCH_TERMS
 	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
 	SearchQueryIDF      bool          // TOOLGATE_SEARCH_QUERY_IDF
+	SearchPlan          string        // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
 }
 
 // Error is a setting that cannot be used.
@@ -185,6 +186,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", 10, 1, 1000),
 		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", 2*time.Second),
 		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", false),
+		SearchPlan:          r.str("TOOLGATE_SEARCH_PLAN", "decompose"),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
@@ -230,6 +232,11 @@ func (c Config) Validate() error {
 		}
 	default:
 		return &Error{"TOOLGATE_EMBEDDER", c.Embedder, "want local or openai"}
+	}
+	switch c.SearchPlan {
+	case "none", "rewrite", "decompose", "full":
+	default:
+		return &Error{"TOOLGATE_SEARCH_PLAN", c.SearchPlan, "want none, rewrite, decompose or full"}
 	}
 	switch c.SearchFusion {
 	case "rrf", "minmax", "dbsf":

@@ -121,7 +121,7 @@ func (h *Heuristic) plan(query string, mode Mode) Plan {
 		return single(query, query, ModeNone, NameHeuristic)
 	}
 	p := Plan{Mode: mode, Original: query, Rewritten: query, Planner: NameHeuristic}
-	parts := h.Decompose(query)
+	parts, tasks := h.decomposeTasks(query)
 	if mode == ModeFull {
 		p.Rewritten = h.Rewrite(query)
 	}
@@ -131,6 +131,12 @@ func (h *Heuristic) plan(query string, mode Mode) Plan {
 			if r := h.Rewrite(part); r != part {
 				in = Intent{Query: r, Variants: []string{part}}
 			}
+		}
+		// A task cut out of a longer request often leaves its context behind ("Find the
+		// Gmail from DocuSign about the NDA. Then open it."): each task is also searched with
+		// the whole request, fused with the task by reciprocal rank (docs/planning.md).
+		if tasks && len(parts) > 1 {
+			in.Variants = append(in.Variants, p.Rewritten)
 		}
 		p.Intents = append(p.Intents, in)
 	}
@@ -191,12 +197,18 @@ type run struct {
 //  3. Each piece holding a list becomes one sub-query per entity: the piece with the list
 //     replaced by that entity, so predicates shared by the list are distributed.
 func (h *Heuristic) Decompose(query string) []string {
+	out, _ := h.decomposeTasks(query)
+	return out
+}
+
+// decomposeTasks is Decompose, also telling whether the query held several tasks.
+func (h *Heuristic) decomposeTasks(query string) (out []string, tasks bool) {
 	query = strings.TrimSpace(query)
-	var out []string
-	if tasks := SplitTasks(query); len(tasks) < 2 {
+	if ts := SplitTasks(query); len(ts) < 2 {
 		out = h.decompose(query) // one task: the entity rules alone
 	} else {
-		for _, t := range tasks {
+		tasks = true
+		for _, t := range ts {
 			for _, s := range h.decompose(t) {
 				out = appendUnique(out, s)
 			}
@@ -205,7 +217,7 @@ func (h *Heuristic) Decompose(query string) []string {
 	if len(out) > MaxIntents {
 		out = out[:MaxIntents]
 	}
-	return out
+	return out, tasks
 }
 
 func (h *Heuristic) decompose(query string) []string {

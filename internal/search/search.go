@@ -89,8 +89,14 @@ type Settings struct {
 	QueryIDF bool
 
 	// Planner answers requests with a plan other than none; nil means the heuristic planner
-	// without a vocabulary (shorthand only, never splits).
+	// without a vocabulary (task splitting and shorthand, no entity lists).
 	Planner plan.Planner
+	// DefaultPlan is the plan of a request that asks for none, brings no variants and whose
+	// key has no default plan, made by DefaultPlanner (nil: the heuristic planner without a
+	// vocabulary) whatever Planner is, so that it never calls a model. A default plan that
+	// leaves the query as it is (one task) is dropped: the request runs as a plain search.
+	DefaultPlan    plan.Mode
+	DefaultPlanner plan.Planner
 	// Reranker reorders the fused candidates; nil means no reranking.
 	Reranker      rerank.Reranker
 	RerankTopN    int           // fused candidates sent to the reranker (at least k are)
@@ -100,9 +106,10 @@ type Settings struct {
 // DefaultSettings are k1 1.2, b 0.75, min-max fusion with branch weights 1.5 (lexical) and
 // 1 (vector) (k_rrf 60 for rrf), ef_search 40, 20 candidates per branch, 30 postings per
 // query term (chosen on the ScaleMCP and multi-domain evaluation sets, docs/search.md#fusion
-// and #settings), 2 s to embed the query.
+// and #settings), 2 s to embed the query, requests split into tasks by the heuristic
+// planner unless they ask otherwise (docs/planning.md#the-default-plan).
 func DefaultSettings() Settings {
-	return Settings{K1: 1.2, B: 0.75, Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1,
+	return Settings{K1: 1.2, B: 0.75, Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: plan.ModeDecompose,
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 
@@ -353,9 +360,16 @@ func cleanList(field string, in []string, lower bool) ([]string, error) {
 // Search runs r for the caller of ctx: it only ever sees the sources the caller may see.
 func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	c := auth.FromContext(ctx)
-	// A request that asks for no plan and brings no variants gets its key's default plan.
-	if c != nil && c.Plan != "" && r.Plan == "" && len(r.Queries) == 0 {
-		r.Plan = c.Plan
+	// A request that asks for no plan and brings no variants gets its key's default plan,
+	// or else the service's.
+	planner, defaulted := s.settings.Planner, false
+	if r.Plan == "" && len(r.Queries) == 0 {
+		switch {
+		case c != nil && c.Plan != "":
+			r.Plan = c.Plan
+		case s.settings.DefaultPlan != "" && s.settings.DefaultPlan != plan.ModeNone:
+			r.Plan, planner, defaulted = s.settings.DefaultPlan, s.settings.DefaultPlanner, true
+		}
 	}
 	r, err := normalize(r)
 	if err != nil {
@@ -385,7 +399,6 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	var p *plan.Plan
 	intents := []plan.Intent{{Query: r.Query, Variants: r.Queries}}
 	if r.Plan != plan.ModeNone {
-		planner := s.settings.Planner
 		if planner == nil {
 			planner = plan.NewHeuristic(nil)
 		}
@@ -396,7 +409,11 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		if pl.Fallback != "" {
 			s.log.WarnContext(ctx, "planner fell back to the heuristic plan", "reason", pl.Fallback, "err", pl.Err)
 		}
-		p, intents = &pl, pl.Intents
+		if defaulted && len(pl.Intents) == 1 && pl.Intents[0].Query == r.Query && len(pl.Intents[0].Variants) == 0 {
+			r.Plan = plan.ModeNone // one task: the plain search, logged as such
+		} else {
+			p, intents = &pl, pl.Intents
+		}
 	}
 	// Every text with its intent (1-based): without a plan, the query and its variants, all intent 1.
 	var texts, keys []string
