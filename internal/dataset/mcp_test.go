@@ -3,11 +3,14 @@ package dataset
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/eval"
 )
 
 func TestParseServers(t *testing.T) {
@@ -102,3 +105,60 @@ func TestNamespaceTools(t *testing.T) {
 }
 
 func writeTestFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+// The shipped multi-domain set: every tool belongs to a server of servers.json (its
+// namespace), every server lists at least one tool, and the hand-written queries keep the
+// mix of kinds the documentation states, with distinct texts and no repeated gold name.
+func TestShippedMultiDomainDataset(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "mcp-multidomain")
+	servers, err := ReadServers(filepath.Join(dir, "servers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perServer := map[string]int{}
+	for _, s := range servers {
+		perServer[s.Name] = 0
+	}
+	for i, tool := range ds.Tools {
+		source, _, ok := catalog.SplitNamespaced(tool.Name)
+		if _, known := perServer[source]; !ok || !known {
+			t.Fatalf("tool %q is not in the namespace of a server of servers.json", tool.Name)
+		}
+		perServer[source]++
+		if i > 0 && ds.Tools[i-1].Name >= tool.Name {
+			t.Fatalf("tools.jsonl is not sorted by name at %q", tool.Name)
+		}
+	}
+	for name, n := range perServer {
+		if n == 0 {
+			t.Errorf("server %s has no tool in tools.jsonl", name)
+		}
+	}
+	kinds := map[string]int{}
+	texts := map[string]string{}
+	for _, q := range ds.Queries {
+		kinds[q.Kind]++
+		if other, dup := texts[q.Query]; dup {
+			t.Errorf("queries %s and %s have the same text", other, q.ID)
+		}
+		texts[q.Query] = q.ID
+		seen := map[string]bool{}
+		for _, g := range q.Gold {
+			if seen[g] {
+				t.Errorf("query %s lists %s twice", q.ID, g)
+			}
+			seen[g] = true
+		}
+		if q.Kind == "multi" && len(q.Gold) < 2 {
+			t.Errorf("multi query %s has a single gold tool", q.ID)
+		}
+	}
+	want := map[string]int{"single": 285, "multi": 206, "ambiguous_name": 90}
+	if len(ds.Tools) != 743 || len(servers) != 49 || fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("%d tools of %d servers, queries by kind %v; docs/eval.md says 743 tools of 49 servers and %v", len(ds.Tools), len(servers), kinds, want)
+	}
+}
