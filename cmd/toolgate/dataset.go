@@ -2,20 +2,32 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/eval"
 )
 
-const datasetUsage = "usage: toolgate dataset scalemcp --companies N [--seed S] --out DIR"
+const datasetUsage = "usage: toolgate dataset scalemcp --companies N [--seed S] --out DIR\n" +
+	"       toolgate dataset mcp --servers FILE --out DIR [--timeout 60s] [--parallel 4] [--skip-failed]"
 
 // runDataset writes a generated evaluation dataset (docs/eval.md).
-func runDataset(_ context.Context, env *cliEnv, args []string) error {
+func runDataset(ctx context.Context, env *cliEnv, args []string) error {
 	name, rest := leadingArg(args)
-	if name != "scalemcp" {
-		return &usageError{msg: datasetUsage}
+	switch name {
+	case "scalemcp":
+		return runDatasetScaleMCP(env, rest)
+	case "mcp":
+		return runDatasetMCP(ctx, env, rest)
 	}
+	return &usageError{msg: datasetUsage}
+}
+
+func runDatasetScaleMCP(env *cliEnv, rest []string) error {
 	d := dataset.DefaultQueryOptions
 	fs := newFlags("dataset scalemcp", env)
 	companies := fs.Int("companies", 1000, fmt.Sprintf("number of companies, 1 to %d (5 tools each)", dataset.MaxCompanies()))
@@ -45,5 +57,65 @@ func runDataset(_ context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "wrote %d tools and %d queries to %s\n", len(ds.Tools), len(ds.Queries), *out)
+	return nil
+}
+
+// runDatasetMCP lists the tools of real MCP servers into a dataset's tools.jsonl: each
+// server of the servers file is started over stdio with toolgate's MCP client, its tools
+// named under the server's name as a sync would name them. The queries are written by hand,
+// so queries.jsonl is never written; when DIR has one, the new catalog must still satisfy
+// it (every gold name listed), or the command fails after writing tools.jsonl.
+func runDatasetMCP(ctx context.Context, env *cliEnv, rest []string) error {
+	fs := newFlags("dataset mcp", env)
+	serversFile := fs.String("servers", "", "JSON array of servers: name, package, command, args, env")
+	out := fs.String("out", "", "output directory (tools.jsonl)")
+	timeout := fs.Duration("timeout", 60*time.Second, "time to start one server and list its tools")
+	parallel := fs.Int("parallel", 4, "servers listed at the same time")
+	skipFailed := fs.Bool("skip-failed", false, "write the tools of the servers that listed even if some failed")
+	if err := parseFlags(fs, rest); err != nil {
+		return err
+	}
+	if *serversFile == "" || *out == "" || fs.NArg() > 0 {
+		return &usageError{msg: datasetUsage}
+	}
+	if *timeout <= 0 || *parallel < 1 {
+		return &usageError{msg: "--timeout and --parallel must be positive"}
+	}
+	servers, err := dataset.ReadServers(*serversFile)
+	if err != nil {
+		return err
+	}
+	listings := dataset.ListServers(ctx, servers, *timeout, *parallel)
+	var failed []error
+	for _, l := range listings {
+		if l.Err != nil {
+			failed = append(failed, l.Err)
+			fmt.Fprintf(env.stdout, "%-20s FAILED  %v\n", l.Server.Name, l.Err)
+			continue
+		}
+		fmt.Fprintf(env.stdout, "%-20s %4d tools  %s\n", l.Server.Name, len(l.Tools), l.Server.Package)
+		for _, p := range l.Skipped {
+			fmt.Fprintf(env.stdout, "%-20s skipped %s: %s\n", "", p.Name, p.Reason)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(failed) > 0 && !*skipFailed {
+		return fmt.Errorf("%d of %d servers failed, nothing written (--skip-failed writes the others): %w", len(failed), len(servers), errors.Join(failed...))
+	}
+	tools := dataset.MergeListings(listings)
+	if len(tools) == 0 {
+		return errors.New("no server listed any tool, nothing written")
+	}
+	if err := eval.WriteTools(*out, tools); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "wrote %d tools of %d servers to %s\n", len(tools), len(servers)-len(failed), filepath.Join(*out, eval.ToolsFile))
+	if _, err := os.Stat(filepath.Join(*out, eval.QueriesFile)); err == nil {
+		if _, err := eval.Load(*out); err != nil {
+			return fmt.Errorf("the new tools no longer fit the queries (fix queries.jsonl or the servers): %w", err)
+		}
+	}
 	return nil
 }

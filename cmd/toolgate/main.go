@@ -36,6 +36,7 @@ commands:
             dataset, in a fresh database
             | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
+            | mcp --servers FILE --out DIR: list real MCP servers' tools into tools.jsonl
   bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
   reembed   rebuild every vector with the configured embedder (after changing model or dims)

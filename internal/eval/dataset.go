@@ -204,18 +204,8 @@ func ParseQueries(r io.Reader, tools []catalog.Tool) ([]Query, error) {
 // Write stores a dataset in dir (created if needed) as tools.jsonl and queries.jsonl, one
 // JSON object per line, in a stable byte-for-byte form.
 func Write(dir string, ds *Dataset) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := WriteTools(dir, ds.Tools); err != nil {
 		return err
-	}
-	var tb bytes.Buffer
-	for _, t := range ds.Tools {
-		if err := writeLine(&tb, struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"input_schema"`
-		}{t.Name, t.Description, t.InputSchema}); err != nil {
-			return err
-		}
 	}
 	var qb bytes.Buffer
 	for _, q := range ds.Queries {
@@ -223,10 +213,29 @@ func Write(dir string, ds *Dataset) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, ToolsFile), tb.Bytes(), 0o644); err != nil {
+	return os.WriteFile(filepath.Join(dir, QueriesFile), qb.Bytes(), 0o644)
+}
+
+// WriteTools stores tools in dir (created if needed) as tools.jsonl, one
+// {"name","title","description","input_schema"} object per line (title only when set), in
+// the order given. queries.jsonl is left as it is: a catalog may be rebuilt under a query
+// set written by hand.
+func WriteTools(dir string, tools []catalog.Tool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, QueriesFile), qb.Bytes(), 0o644)
+	var tb bytes.Buffer
+	for _, t := range tools {
+		if err := writeLine(&tb, struct {
+			Name        string          `json:"name"`
+			Title       string          `json:"title,omitempty"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}{t.Name, t.Title, t.Description, t.InputSchema}); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, ToolsFile), tb.Bytes(), 0o644)
 }
 
 func writeLine(buf *bytes.Buffer, v any) error {

@@ -1,0 +1,164 @@
+package dataset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/eval"
+)
+
+func TestParseServers(t *testing.T) {
+	good := `[{"name":"github","package":"@modelcontextprotocol/server-github@2025.4.8","domain":"code","command":"node","args":["index.js"],"env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"dummy"}},
+	          {"name":"fetch","package":"mcp-fetch-server@1.1.2-beta.1","command":"node"}]`
+	servers, err := ParseServers(strings.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(servers) != 2 || servers[0].Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "dummy" || servers[1].Name != "fetch" {
+		t.Fatalf("servers %+v", servers)
+	}
+
+	for _, tc := range []struct {
+		name, file string
+		want       []string // every one must be in the message
+	}{
+		{"not JSON", `{"name":`, []string{"want a JSON array"}},
+		{"an object", `{"name":"x"}`, []string{"want a JSON array"}},
+		{"unknown field", `[{"name":"x","package":"x@1.0.0","command":"node","cmd":"y"}]`, []string{`unknown field "cmd"`}},
+		{"trailing data", `[] []`, []string{"trailing data"}},
+		{"empty", `[]`, []string{"no servers"}},
+		{"bad name", `[{"name":"Git_Hub","package":"x@1.0.0","command":"node"}]`, []string{"server 1 (Git_Hub)", "name"}},
+		{"missing name", `[{"package":"x@1.0.0","command":"node"}]`, []string{"server 1:", "name"}},
+		{"duplicate", `[{"name":"a","package":"x@1.0.0","command":"node"},{"name":"a","package":"y@1.0.0","command":"node"}]`, []string{"server 2 (a): duplicate name (first is server 1)"}},
+		{"range version", `[{"name":"a","package":"x@^1.0.0","command":"node"}]`, []string{"exact version"}},
+		{"no version", `[{"name":"a","package":"@scope/x","command":"node"}]`, []string{"exact version"}},
+		{"latest", `[{"name":"a","package":"x@latest","command":"node"}]`, []string{"exact version"}},
+		{"no command", `[{"name":"a","package":"x@1.0.0"}]`, []string{"command is required"}},
+		{"bad env name", `[{"name":"a","package":"x@1.0.0","command":"node","env":{"A-B":"1"}}]`, []string{`env name "A-B"`}},
+		{"denied env", `[{"name":"a","package":"x@1.0.0","command":"node","env":{"NODE_OPTIONS":"--require x"}}]`, []string{"NODE_OPTIONS"}},
+		{"all problems", `[{"name":"A","package":"x","command":""}]`, []string{"name", "exact version", "command is required"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseServers(strings.NewReader(tc.file))
+			var fe *ServersFileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want a *ServersFileError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestReadServersNamesTheFile(t *testing.T) {
+	path := t.TempDir() + "/servers.json"
+	if _, err := ReadServers(path); err == nil {
+		t.Fatal("missing file: no error")
+	}
+	if err := writeTestFile(path, `[{"name":"a","package":"x","command":"node"}]`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadServers(path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+": server 1 (a): package") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestNamespaceTools(t *testing.T) {
+	tools := []catalog.Tool{
+		{Name: "search", Description: "b", InputSchema: json.RawMessage(`{"type":"object", "properties":{"q":{"type":"string"}}}`)},
+		{Name: "add issue", Description: "a"},
+		{Name: "search", Description: "again"},
+		{Name: "bad", Description: "schema is not an object", InputSchema: json.RawMessage(`[1]`)},
+		{Name: "create_issue", Title: "Create issue", Description: "c", OutputSchema: json.RawMessage(`{"type":"object"}`)},
+	}
+	kept, skipped := namespaceTools("github", tools)
+	var names []string
+	for _, k := range kept {
+		names = append(names, k.Name)
+	}
+	want := []string{catalog.ToolName("github", "add issue"), "github__create_issue", "github__search"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("kept %v, want %v", names, want)
+	}
+	if string(kept[2].InputSchema) != `{"properties":{"q":{"type":"string"}},"type":"object"}` {
+		t.Fatalf("schema not canonical: %s", kept[2].InputSchema)
+	}
+	if string(kept[0].InputSchema) != `{"properties":{},"type":"object"}` {
+		t.Fatalf("missing schema not defaulted: %s", kept[0].InputSchema)
+	}
+	if kept[1].Title != "Create issue" || kept[1].OutputSchema != nil {
+		t.Fatalf("create_issue %+v", kept[1])
+	}
+	if len(skipped) != 2 || skipped[0].Name != "search" || skipped[0].Reason != "listed twice" || skipped[1].Name != "bad" {
+		t.Fatalf("skipped %+v", skipped)
+	}
+}
+
+func writeTestFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+// The shipped multi-domain set: every tool belongs to a server of servers.json (its
+// namespace), every server lists at least one tool, and the hand-written queries keep the
+// mix of kinds the documentation states, with distinct texts and no repeated gold name.
+func TestShippedMultiDomainDataset(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "mcp-multidomain")
+	servers, err := ReadServers(filepath.Join(dir, "servers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perServer := map[string]int{}
+	for _, s := range servers {
+		perServer[s.Name] = 0
+	}
+	for i, tool := range ds.Tools {
+		source, _, ok := catalog.SplitNamespaced(tool.Name)
+		if _, known := perServer[source]; !ok || !known {
+			t.Fatalf("tool %q is not in the namespace of a server of servers.json", tool.Name)
+		}
+		perServer[source]++
+		if i > 0 && ds.Tools[i-1].Name >= tool.Name {
+			t.Fatalf("tools.jsonl is not sorted by name at %q", tool.Name)
+		}
+	}
+	for name, n := range perServer {
+		if n == 0 {
+			t.Errorf("server %s has no tool in tools.jsonl", name)
+		}
+	}
+	kinds := map[string]int{}
+	texts := map[string]string{}
+	for _, q := range ds.Queries {
+		kinds[q.Kind]++
+		if other, dup := texts[q.Query]; dup {
+			t.Errorf("queries %s and %s have the same text", other, q.ID)
+		}
+		texts[q.Query] = q.ID
+		seen := map[string]bool{}
+		for _, g := range q.Gold {
+			if seen[g] {
+				t.Errorf("query %s lists %s twice", q.ID, g)
+			}
+			seen[g] = true
+		}
+		if q.Kind == "multi" && len(q.Gold) < 2 {
+			t.Errorf("multi query %s has a single gold tool", q.ID)
+		}
+	}
+	want := map[string]int{"single": 285, "multi": 206, "ambiguous_name": 90}
+	if len(ds.Tools) != 743 || len(servers) != 49 || fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("%d tools of %d servers, queries by kind %v; docs/eval.md says 743 tools of 49 servers and %v", len(ds.Tools), len(servers), kinds, want)
+	}
+}
