@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
@@ -25,8 +24,7 @@ import (
 // EnrichToolArgs enriches and embeds one tool definition: the Tool-DE profile, the
 // synthetic questions and the key topics (each reused when already produced for this
 // content hash by this model), then the embedding of every changed component, then the
-// tool's vector in every writable vector set. It is unique per (tool, content hash) while
-// waiting or running, so repeated syncs collapse into one job.
+// tool's vector in every writable vector set.
 type EnrichToolArgs struct {
 	ToolID      int64  `json:"tool_id"`
 	ContentHash string `json:"content_hash"`
@@ -34,13 +32,15 @@ type EnrichToolArgs struct {
 
 func (EnrichToolArgs) Kind() string { return "enrich_tool" }
 
-// InsertOpts: a finished job does not block a new one with the same arguments, so that
-// `toolgate reembed` can queue every tool again; the work is idempotent anyway.
+// InsertOpts: enrich_tool jobs are not unique. Catalog writes queue them only for tools
+// whose definition changed, so duplicates are rare (a definition that comes back while its
+// earlier job still waits, `toolgate reembed`), and a duplicate finds its work done and
+// makes no provider call. A unique job would be worse: River inserts a batch of unique jobs
+// with ON CONFLICT DO UPDATE, locking every existing job of the same key, and a catalog
+// transaction holding those locks while River's completer, holding others, updates the
+// same jobs deadlocked (40P01 in TestConcurrentWritersNeverDeadlock).
 func (EnrichToolArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{MaxAttempts: 10}
 }
 
 // EnrichToolWorker works EnrichToolArgs.
