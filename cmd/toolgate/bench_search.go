@@ -28,6 +28,26 @@ import (
 	"github.com/toolgate/toolgate/internal/search/searchbench"
 )
 
+// reuseBenchDB brings a kept bench database built by an earlier toolgate up to this one's
+// schema (searches of the current code would fail on it) and opens it.
+func reuseBenchDB(ctx context.Context, env *cliEnv, dbURL string) (*pgxpool.Pool, error) {
+	mp, err := postgres.Connect(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	err = postgres.MigrateUp(ctx, mp)
+	mp.Close()
+	if err != nil {
+		return nil, err
+	}
+	// a new pool: connections made before the migration may not know its types
+	pool, err := postgres.Connect(ctx, dbURL, poolOptions(env)...)
+	if err != nil {
+		return nil, err
+	}
+	return pool, benchPartitions(ctx, pool)
+}
+
 // benchCatalogDB opens toolgate_bench_<n> on the DATABASE_URL server holding the
 // searchbench catalog of n tools: reused as it is when reuse is set and it holds n tools,
 // else dropped, created, migrated and built (minutes for 50,000 tools on 2 cores).
@@ -41,11 +61,12 @@ func benchCatalogDB(ctx context.Context, env *cliEnv, n int, reuse bool) (*pgxpo
 	if reuse {
 		if pool, err := postgres.Connect(ctx, u.String(), poolOptions(env)...); err == nil {
 			var have int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM tools`).Scan(&have); err == nil && have == n {
-				env.log.Info("bench: reusing catalog", "database", name, "tools", n)
-				return pool, benchPartitions(ctx, pool)
-			}
+			err := pool.QueryRow(ctx, `SELECT count(*) FROM tools`).Scan(&have)
 			pool.Close()
+			if err == nil && have == n {
+				env.log.Info("bench: reusing catalog", "database", name, "tools", n)
+				return reuseBenchDB(ctx, env, u.String())
+			}
 		}
 	}
 	// kept after the run (--reuse): its drop function is not called
@@ -240,6 +261,11 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 					return err
 				}
 				env.log.Info("bench search", "result", r.String())
+				if r.FirstError != nil && r.Errors == r.Runs {
+					stop()
+					pool.Close()
+					return fmt.Errorf("%s: every operation failed, the first with: %w", name, r.FirstError)
+				}
 				if r.FirstError != nil {
 					env.log.Warn("bench search: errors", "first", r.FirstError.Error())
 				}

@@ -95,13 +95,17 @@ WITH src AS MATERIALIZED (
 ), corpus AS (
     SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
     FROM search_corpus c
+), tg AS (
+    -- which intents each text serves (a text shared by several intents is searched once)
+    SELECT t.variant, ($3::int[])[t.ord] AS grp
+    FROM unnest($4::int[]) WITH ORDINALITY AS t (variant, ord)
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN $3::text IS NULL THEN wp.is_active ELSE wp.name = $3::text END
+    WHERE CASE WHEN $5::text IS NULL THEN wp.is_active ELSE wp.name = $5::text END
 ), vec AS (
-    SELECT q.ord AS variant, ($4::int[])[q.ord] AS grp, n.tool_id, 1 - n.dist AS sim,
+    SELECT q.ord AS variant, n.tool_id, 1 - n.dist AS sim,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($5::vector[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest($6::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
         SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
@@ -109,14 +113,14 @@ WITH src AS MATERIALIZED (
           -- a correlated filter, not a join: the planner cannot start from search_docs and
           -- must walk the HNSW index (NULL for a tool that is not searchable)
           AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND ($6::text[] IS NULL OR d.tags && $6::text[])
+                      AND ($7::text[] IS NULL OR d.tags && $7::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
         ORDER BY tv.embedding <=> q.v
-        LIMIT $7::int
+        LIMIT $8::int
     ) n
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest($8::text[]) WITH ORDINALITY AS v (txt, ord),
+    FROM unnest($9::text[]) WITH ORDINALITY AS v (txt, ord),
          unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
@@ -135,32 +139,32 @@ WITH src AS MATERIALIZED (
         SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
-        LIMIT $9::int
+        LIMIT $10::int
     ) p
-    WHERE t.rarity <= $10::int
+    WHERE t.rarity <= $11::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
         SELECT f.variant, f.tool_id,
                row_number() OVER (PARTITION BY f.variant ORDER BY sum(f.part) DESC, f.tool_id) AS r
         FROM fetched f
-        WHERE $6::text[] IS NULL
-           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $6::text[])
+        WHERE $7::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $7::text[])
         GROUP BY f.variant, f.tool_id
     ) x
-    WHERE x.r <= $11::int
+    WHERE x.r <= $12::int
     UNION
     -- a score-based fusion also scores the vector branch's candidates exactly (lex)
     SELECT v.variant, v.tool_id FROM vec v
-    WHERE $12::text <> 'rrf' AND v.variant <= cardinality($8::text[])
+    WHERE $13::text <> 'rrf' AND v.variant <= cardinality($9::text[])
 ), lex AS (
-    SELECT s.variant, ($4::int[])[s.variant] AS grp, s.tool_id, s.score,
+    SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
-               sum(t.idf * m.tf * ($13::float8 + 1)
-                   / (m.tf + $13::float8 * (1 - $14::float8
-                                                     + $14::float8 * m.doc_len / co.avgdl))) AS score
+               sum(t.idf * m.tf * ($14::float8 + 1)
+                   / (m.tf + $14::float8 * (1 - $15::float8
+                                                     + $15::float8 * m.doc_len / co.avgdl))) AS score
         FROM (
             SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
             FROM shortlist s
@@ -182,26 +186,26 @@ WITH src AS MATERIALIZED (
 ), vecx AS (
     -- a score-based fusion also scores the lexical branch's candidates the vector branch did
     -- not return: their cosine similarity, one primary-key lookup each
-    SELECT l.variant, l.grp, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
+    SELECT l.variant, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
     FROM lex l
-    JOIN unnest($5::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
+    JOIN unnest($6::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
     CROSS JOIN LATERAL (
         SELECT x.embedding FROM tool_vectors x
         WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
         LIMIT 1
     ) tv
-    WHERE $12::text <> 'rrf' AND l.rank <= $7::int
+    WHERE $13::text <> 'rrf' AND l.rank <= $8::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($15::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($16::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($16::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($17::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
     WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
       AND d.source_id IN (SELECT id FROM src)
-      AND ($6::text[] IS NULL OR d.tags && $6::text[])
+      AND ($7::text[] IS NULL OR d.tags && $7::text[])
 ), named AS (
     SELECT q.grp, a.tool_id, max(q.len) AS len
     FROM anyname a
@@ -210,18 +214,18 @@ WITH src AS MATERIALIZED (
 ), branches AS (
     -- every branch's candidates per variant with their score (BM25; cosine similarity) and
     -- the statistics of their list, for the score-based fusions
-    SELECT b.branch, b.variant, b.grp, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
-        SELECT 'l'::text AS branch, l.variant, l.grp, l.tool_id, l.rank, l.score, $17::float8 AS wb
+        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, $18::float8 AS wb
         FROM lex l
-        WHERE l.rank <= $7::int
-           OR ($12::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+        WHERE l.rank <= $8::int
+           OR ($13::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
-        SELECT 'v', v.variant, v.grp, v.tool_id, v.rank, v.sim, $18::float8
+        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, $19::float8
         FROM vec v
         UNION ALL
-        SELECT 'v', x.variant, x.grp, x.tool_id, NULL, x.sim, $18::float8
+        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, $19::float8
         FROM vecx x
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
@@ -233,16 +237,17 @@ WITH src AS MATERIALIZED (
         --   rrf     w / (k_rrf + rank)
         --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT b.grp, b.tool_id,
-               b.wb * CASE $12::text
+        SELECT tg.grp, b.tool_id,
+               b.wb * CASE $13::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / ($19::float8 + b.rank)
+                          ELSE 1 / ($20::float8 + b.rank)
                       END AS w,
                CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
                CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
                CASE WHEN b.branch = 'l' THEN b.score END AS bm25
         FROM branches b
+        JOIN tg ON tg.variant = b.variant
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
@@ -255,7 +260,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $20::int
+    WHERE x.pos <= $21::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -281,8 +286,8 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
-    SELECT $21::text, $22::text[], $23::text, $24::int,
-           $25::jsonb, $3::text, $26::text, $27::jsonb,
+    SELECT $22::text, $23::text[], $24::text, $25::int,
+           $26::jsonb, $5::text, $27::text, $28::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -291,12 +296,12 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $28::float8
+           $29::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $28::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $29::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $29::text)),
-           $30::text, $31::bigint, $32::text
+                              'degraded', $30::text)),
+           $31::text, $32::bigint, $33::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -312,8 +317,9 @@ ORDER BY r.grp, r.pos
 type SearchParams struct {
 	Sources      []string          `json:"sources"`
 	Allowed      []string          `json:"allowed"`
+	TextGroups   []int32           `json:"text_groups"`
+	TextVariants []int32           `json:"text_variants"`
 	Profile      *string           `json:"profile"`
-	Groups       []int32           `json:"groups"`
 	Vecs         []pgvector.Vector `json:"vecs"`
 	Tags         []string          `json:"tags"`
 	Cand         int32             `json:"cand"`
@@ -373,9 +379,10 @@ type SearchRow struct {
 //	src      the source ids the request may see: the request's `sources` filter intersected
 //	         with the caller's allowed sources (NULL = no restriction). Every branch reads it.
 //	corpus   N and the average document length of the lexical index.
-//	groups   the intent (1-based) of every text of name_texts, in the same order: texts and
-//	         vecs are that list (or empty), so variant i belongs to intent groups[i]. Without
-//	         a query plan every text is intent 1 and the statement is the plain search.
+//	tg       the intents (1-based) each text serves, as pairs text_variants[i] →
+//	         text_groups[i]: texts and vecs are the distinct texts of every intent (or
+//	         empty), each searched once, its rankings counted for each intent it serves.
+//	         Without a query plan every text is intent 1 and the statement is the plain search.
 //	qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 //	qdf      their document frequency (NULL: no tool has the lexeme).
 //	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
@@ -417,8 +424,9 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 	rows, err := q.db.Query(ctx, search,
 		arg.Sources,
 		arg.Allowed,
+		arg.TextGroups,
+		arg.TextVariants,
 		arg.Profile,
-		arg.Groups,
 		arg.Vecs,
 		arg.Tags,
 		arg.Cand,

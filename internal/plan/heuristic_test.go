@@ -200,3 +200,28 @@ func TestDatasetSplits(t *testing.T) {
 		}
 	}
 }
+
+// Tasks cut from a longer request carry the whole request as a variant (their context);
+// intents split by entity alone do not need it.
+func TestPlanTasksCarryTheRequest(t *testing.T) {
+	h := NewHeuristic(map[string]string{"AAPL": "Apple", "Ford": "Ford"})
+	q := "Find the Gmail from DocuSign about the NDA. Then open it and forward it to Bob."
+	p, _ := h.Plan(context.Background(), q, ModeDecompose)
+	if len(p.Intents) < 2 {
+		t.Fatalf("not split: %+v", p)
+	}
+	for _, in := range p.Intents {
+		if len(in.Variants) != 1 || in.Variants[0] != q {
+			t.Errorf("task %q: variants %q, want the request", in.Query, in.Variants)
+		}
+	}
+	p, _ = h.Plan(context.Background(), "revenue of AAPL and Ford", ModeDecompose)
+	if len(p.Intents) != 2 {
+		t.Fatalf("entity split: %+v", p)
+	}
+	for _, in := range p.Intents {
+		if len(in.Variants) != 0 {
+			t.Errorf("entity intent %q: variants %q, want none", in.Query, in.Variants)
+		}
+	}
+}

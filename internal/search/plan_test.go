@@ -309,3 +309,51 @@ func TestKeyDefaultPlan(t *testing.T) {
 		t.Errorf("no key: plan %+v", got.Plan)
 	}
 }
+
+// TestServerDefaultPlan: a request that asks for no plan (and whose key has none) is split
+// into tasks by the heuristic planner; each task also carries the whole request, which is
+// searched once for all of them; a one-task request stays a plain search; an explicit
+// "none", or the setting at none, turns it off.
+func TestServerDefaultPlan(t *testing.T) {
+	t.Parallel()
+	pool, cs, _ := datasetDB(t, 5)
+	ctx := context.Background()
+	svc := planService(pool, nil, nil, time.Second)
+	twoTasks := "Get the total revenue of " + cs[0].Name + ". After that, show me the stock price history of " + cs[3].Name + "."
+
+	got := mustSearch(t, ctx, svc, search.Request{Query: twoTasks, K: 4, Mode: search.ModeLexical})
+	if got.Plan == nil || got.Plan.Mode != plan.ModeDecompose || got.Plan.Planner != plan.NameHeuristic || len(got.Plan.Intents) != 2 {
+		t.Fatalf("default plan: %+v", got.Plan)
+	}
+	for i, in := range got.Plan.Intents {
+		if len(in.Variants) != 1 || in.Variants[0] != twoTasks {
+			t.Errorf("task %d %q: variants %q, want the whole request", i, in.Query, in.Variants)
+		}
+	}
+	if !contains(names(got), revenueTool(t, cs[0])) || !slices.ContainsFunc(names(got), func(n string) bool {
+		return strings.Contains(n, "history") && strings.Contains(n, strings.ToLower(strings.Fields(cs[3].Name)[0]))
+	}) {
+		t.Errorf("default plan results %v: want %s's revenue and %s's price history", names(got), cs[0].Name, cs[3].Name)
+	}
+	if l := readLog(t, pool, got.SearchID); len(l.Variants) != 3 {
+		t.Errorf("logged texts %q: want the two tasks and the request, searched once", l.Variants)
+	}
+
+	oneTask := "total revenue of " + cs[0].Name
+	one := mustSearch(t, ctx, svc, search.Request{Query: oneTask, K: 4, Mode: search.ModeLexical})
+	plain := mustSearch(t, ctx, svc, search.Request{Query: oneTask, K: 4, Mode: search.ModeLexical, Plan: plan.ModeNone})
+	if one.Plan != nil || !slices.Equal(names(one), names(plain)) {
+		t.Errorf("one task: plan %+v, results %v, want none and %v", one.Plan, names(one), names(plain))
+	}
+	if l := readLog(t, pool, one.SearchID); string(l.Plan) != "" && string(l.Plan) != "null" {
+		t.Errorf("one task logged a plan: %s", l.Plan)
+	}
+	if got := mustSearch(t, ctx, svc, search.Request{Query: twoTasks, K: 4, Mode: search.ModeLexical, Plan: plan.ModeNone}); got.Plan != nil {
+		t.Errorf("explicit none: plan %+v", got.Plan)
+	}
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	if got := mustSearch(t, ctx, search.New(pool, nil, st, discard()), search.Request{Query: twoTasks, K: 4, Mode: search.ModeLexical}); got.Plan != nil {
+		t.Errorf("default plan none: plan %+v", got.Plan)
+	}
+}

@@ -415,13 +415,22 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 			p, intents = &pl, pl.Intents
 		}
 	}
-	// Every text with its intent (1-based): without a plan, the query and its variants, all intent 1.
+	// The distinct texts of every intent, each searched once, with the intents (1-based) it
+	// serves: without a plan, the query and its variants, all intent 1; with tasks that
+	// carry the whole request as a variant, the request is one text serving every task.
 	var texts, keys []string
-	var groups, keyGroups []int32
+	var textVariants, textGroups, keyGroups []int32
+	textIndex := map[string]int32{}
 	for i, in := range intents {
 		for _, t := range append([]string{in.Query}, in.Variants...) {
-			texts = append(texts, t)
-			groups = append(groups, int32(i+1))
+			v, ok := textIndex[t]
+			if !ok {
+				texts = append(texts, t)
+				v = int32(len(texts))
+				textIndex[t] = v
+			}
+			textVariants = append(textVariants, v)
+			textGroups = append(textGroups, int32(i+1))
 			for _, k := range nameKeys(t) {
 				keys = append(keys, k)
 				keyGroups = append(keyGroups, int32(i+1))
@@ -467,7 +476,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 	params := db.SearchParams{
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
-		Groups: groups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
+		TextVariants: textVariants, TextGroups: textGroups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(keys), NameGroups: emptyIfNil(keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),

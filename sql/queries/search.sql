@@ -8,9 +8,10 @@
 --   src      the source ids the request may see: the request's `sources` filter intersected
 --            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
 --   corpus   N and the average document length of the lexical index.
---   groups   the intent (1-based) of every text of name_texts, in the same order: texts and
---            vecs are that list (or empty), so variant i belongs to intent groups[i]. Without
---            a query plan every text is intent 1 and the statement is the plain search.
+--   tg       the intents (1-based) each text serves, as pairs text_variants[i] →
+--            text_groups[i]: texts and vecs are the distinct texts of every intent (or
+--            empty), each searched once, its rankings counted for each intent it serves.
+--            Without a query plan every text is intent 1 and the statement is the plain search.
 --   qterms   the distinct lexemes of each lexical query variant (english stemming, stop words out).
 --   qdf      their document frequency (NULL: no tool has the lexeme).
 --   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
@@ -53,11 +54,15 @@ WITH src AS MATERIALIZED (
 ), corpus AS (
     SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
     FROM search_corpus c
+), tg AS (
+    -- which intents each text serves (a text shared by several intents is searched once)
+    SELECT t.variant, (sqlc.arg(text_groups)::int[])[t.ord] AS grp
+    FROM unnest(sqlc.arg(text_variants)::int[]) WITH ORDINALITY AS t (variant, ord)
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
     WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
 ), vec AS (
-    SELECT q.ord AS variant, (sqlc.arg(groups)::int[])[q.ord] AS grp, n.tool_id, 1 - n.dist AS sim,
+    SELECT q.ord AS variant, n.tool_id, 1 - n.dist AS sim,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
     FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
@@ -112,7 +117,7 @@ WITH src AS MATERIALIZED (
     SELECT v.variant, v.tool_id FROM vec v
     WHERE sqlc.arg(fusion)::text <> 'rrf' AND v.variant <= cardinality(sqlc.arg(texts)::text[])
 ), lex AS (
-    SELECT s.variant, (sqlc.arg(groups)::int[])[s.variant] AS grp, s.tool_id, s.score,
+    SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
@@ -140,7 +145,7 @@ WITH src AS MATERIALIZED (
 ), vecx AS (
     -- a score-based fusion also scores the lexical branch's candidates the vector branch did
     -- not return: their cosine similarity, one primary-key lookup each
-    SELECT l.variant, l.grp, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
+    SELECT l.variant, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
     FROM lex l
     JOIN unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
     CROSS JOIN LATERAL (
@@ -171,15 +176,15 @@ WITH src AS MATERIALIZED (
     SELECT b.*, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
-        SELECT 'l'::text AS branch, l.variant, l.grp, l.tool_id, l.rank, l.score, sqlc.arg(w_lex)::float8 AS wb
+        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, sqlc.arg(w_lex)::float8 AS wb
         FROM lex l
         WHERE l.rank <= sqlc.arg(cand)::int
            OR (sqlc.arg(fusion)::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
-        SELECT 'v', v.variant, v.grp, v.tool_id, v.rank, v.sim, sqlc.arg(w_vec)::float8
+        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, sqlc.arg(w_vec)::float8
         FROM vec v
         UNION ALL
-        SELECT 'v', x.variant, x.grp, x.tool_id, NULL, x.sim, sqlc.arg(w_vec)::float8
+        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, sqlc.arg(w_vec)::float8
         FROM vecx x
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
@@ -191,7 +196,7 @@ WITH src AS MATERIALIZED (
         --   rrf     w / (k_rrf + rank)
         --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT b.grp, b.tool_id,
+        SELECT tg.grp, b.tool_id,
                b.wb * CASE sqlc.arg(fusion)::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
@@ -201,6 +206,7 @@ WITH src AS MATERIALIZED (
                CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
                CASE WHEN b.branch = 'l' THEN b.score END AS bm25
         FROM branches b
+        JOIN tg ON tg.variant = b.variant
         UNION ALL
         SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
     ) u
