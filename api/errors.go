@@ -18,8 +18,8 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tdwa"
-	"github.com/toolgate/toolgate/jobs"
 )
 
 // Error is an error a caller can act on; it is written as
@@ -59,11 +59,11 @@ func toAPIError(err error) *Error {
 		mcpErr   *gateway.HTTPError
 		parseErr *catalog.ParseError
 		toolErr  *catalog.InvalidToolError
-		kindErr  *jobs.SourceKindError
+		kindErr  *sources.SourceKindError
 		cfgErr   *mcpclient.ConfigError
 		cmdErr   *mcpclient.CommandNotAllowedError
-		mcpKind  *jobs.NotMCPSourceError
-		noReview *jobs.NothingToReviewError
+		mcpKind  *sources.NotMCPSourceError
+		noReview *sources.NothingToReviewError
 		scopeErr *auth.ScopeError
 		rateErr  *auth.RateLimitError
 		origErr  *httpguard.CrossOriginError

@@ -17,7 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 func (s *Server) registerSources(g *echo.Group) {
@@ -162,7 +162,7 @@ func (s *Server) createSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	src, res, err := jobs.ImportCatalog(ctx, s.deps.Pool, s.deps.River, req.Name, tools)
+	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, req.Name, tools)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	src, res, err := jobs.ImportCatalog(ctx, s.deps.Pool, s.deps.River, c.Param("name"), tools)
+	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, c.Param("name"), tools)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // registerSync adds the routes of MCP sources: settings, sync now, definition history and
@@ -96,7 +96,7 @@ func (s *Server) createMCPSource(c echo.Context, name, kind string, f mcpSourceF
 		if err != nil {
 			return err
 		}
-		jobID, err = jobs.EnqueueSyncTx(ctx, tx, s.deps.River, src.ID)
+		jobID, err = s.queue.SyncTx(ctx, tx, src.ID)
 		return err
 	})
 	if err != nil {
@@ -169,7 +169,7 @@ func (s *Server) patchSource(c echo.Context) error {
 		// a new server: sync it now (compared as values: the stored jsonb text is not
 		// byte-for-byte what json.Marshal writes)
 		if changed {
-			_, err = jobs.EnqueueSyncTx(ctx, tx, s.deps.River, src.ID)
+			_, err = s.queue.SyncTx(ctx, tx, src.ID)
 		}
 		return err
 	})
@@ -211,7 +211,7 @@ func mcpSource(ctx context.Context, q *db.Queries, name string) (db.Source, erro
 		return src, err
 	}
 	if !mcpclient.IsMCPKind(src.Kind) {
-		return src, &jobs.NotMCPSourceError{Source: src.Name, Kind: src.Kind}
+		return src, &sources.NotMCPSourceError{Source: src.Name, Kind: src.Kind}
 	}
 	return src, nil
 }
@@ -224,7 +224,7 @@ func (s *Server) syncSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, dup, err := jobs.EnqueueSync(ctx, s.deps.River, src.ID)
+	id, dup, err := s.queue.Sync(ctx, src.ID)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ type toolReviewView struct {
 }
 
 func (s *Server) approveTool(c echo.Context) error {
-	t, err := jobs.ApproveTool(c.Request().Context(), s.deps.Pool, s.deps.River, c.Param("name"))
+	t, err := sources.Approve(c.Request().Context(), s.deps.Pool, s.queue, c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func (s *Server) approveTool(c echo.Context) error {
 }
 
 func (s *Server) rejectTool(c echo.Context) error {
-	t, err := jobs.RejectTool(c.Request().Context(), s.deps.Pool, c.Param("name"))
+	t, err := sources.Reject(c.Request().Context(), s.deps.Pool, c.Param("name"))
 	if err != nil {
 		return err
 	}

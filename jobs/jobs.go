@@ -1,6 +1,8 @@
 // Package jobs holds toolgate's background work as River jobs: their arguments, their
-// workers and the River client that runs them in the same PostgreSQL database as the
-// catalog.
+// insert options, their workers and the River client that runs them in the same PostgreSQL
+// database as the catalog. A worker's Work is short: the work itself belongs to the domain
+// services it calls (internal/sources, internal/enrich, internal/profiles, internal/lexical).
+// Queue inserts jobs for those services, which cannot import this package.
 package jobs
 
 import (
@@ -43,8 +45,9 @@ type Deps struct {
 	Embedder  embed.Embedder
 	Enricher  enrich.Enricher
 	Questions int
-	// space remembers that the stored embedding space matched Embedder once.
-	space *spaceCheck
+	// enrich is the enrichment service the enrich_tool jobs run, made of the fields above
+	// by NewClient.
+	enrich *enrich.Service
 	// lexicalAsked is the debounce period for which this process last queued a
 	// lexical_index job (Deps.enqueueLexicalIndex).
 	lexicalAsked *atomic.Int64
@@ -75,7 +78,7 @@ const fetchCooldown = 10 * time.Millisecond
 // NewClient builds the River client with every toolgate worker and periodic job registered.
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	deps.space = &spaceCheck{}
+	deps.enrich = deps.enrichService()
 	deps.lexicalAsked = &atomic.Int64{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &SyncWorker{deps: deps})

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -46,7 +47,7 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jobs.SyncSource(ctx, pool, rc0, flaky.ID, timeout, mcptest.Commands()); err != nil {
+	if _, err := sources.Sync(ctx, pool, jobs.NewQueue(rc0), flaky.ID, timeout, mcptest.Commands()); err != nil {
 		t.Fatal(err)
 	}
 	setConfig(t, pool, flaky, hang.Config())
@@ -61,7 +62,7 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
-	if _, _, err := jobs.EnqueueSync(ctx, rc, flaky.ID); err != nil {
+	if _, _, err := jobs.NewQueue(rc).Sync(ctx, flaky.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -125,7 +126,7 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 	if err := pool.QueryRow(ctx, `INSERT INTO sync_runs (source_id, state) VALUES ($1, 'running') RETURNING id`, src.ID).Scan(&recent); err != nil {
 		t.Fatal(err)
 	}
-	n, err := jobs.AbandonSyncRuns(ctx, pool, 3*time.Minute)
+	n, err := sources.AbandonSyncRuns(ctx, pool, 3*time.Minute)
 	if err != nil || n != 1 {
 		t.Fatalf("abandoned %d, %v; want 1", n, err)
 	}
@@ -147,7 +148,7 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := jobs.Deps{SyncTimeout: 15 * time.Minute}
-	if n, err := jobs.AbandonSyncRuns(ctx, pool, long.AbandonedAfter(jobs.SyncArgs{}.Kind())); err != nil || n != 0 {
+	if n, err := sources.AbandonSyncRuns(ctx, pool, long.AbandonedAfter(jobs.SyncArgs{}.Kind())); err != nil || n != 0 {
 		t.Errorf("with a 15m sync timeout: abandoned %d, %v; want 0", n, err)
 	}
 }
@@ -166,7 +167,7 @@ func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = jobs.SyncSource(ctx, pool, rc0, src.ID, timeout, mcpclient.NewCommandPolicy([][]string{{"/bin/sh", "-c", "true"}}))
+	_, err = sources.Sync(ctx, pool, jobs.NewQueue(rc0), src.ID, timeout, mcpclient.NewCommandPolicy([][]string{{"/bin/sh", "-c", "true"}}))
 	var refused *mcpclient.CommandNotAllowedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("sync: %v, want CommandNotAllowedError", err)
@@ -185,7 +186,7 @@ func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
-	id, _, err := jobs.EnqueueSync(ctx, rc, src.ID)
+	id, _, err := jobs.NewQueue(rc).Sync(ctx, src.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

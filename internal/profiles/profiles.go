@@ -1,6 +1,7 @@
 // Package profiles administers TDWA weight profiles: their definitions, which one is active,
-// and what their vector sets hold. Re-weighting itself (building a profile's vectors) is the
-// reweight job in package jobs.
+// what their vector sets hold, and re-weighting (reweight.go): building a profile's vectors
+// from the stored component vectors into a new vector set and switching to it. The reweight
+// job of package jobs runs Reweight; docs/vector-sets.md draws a set's life cycle.
 package profiles
 
 import (

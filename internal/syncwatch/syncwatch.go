@@ -11,13 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
 )
 
 // Timings of the watcher. Rescan picks up added, changed and deleted sources; Ping detects
@@ -35,10 +32,17 @@ const (
 // watchedKinds are the kinds of source with a server to watch.
 var watchedKinds = []string{mcpclient.KindHTTP, mcpclient.KindStdio}
 
+// Queue queues a sync of a source (package jobs implements it: jobs.Queue).
+type Queue interface {
+	// Sync queues a sync of the source; when one is already waiting or running, its id is
+	// returned with duplicate set.
+	Sync(ctx context.Context, sourceID int64) (jobID int64, duplicate bool, err error)
+}
+
 // Watcher watches the MCP sources of a database.
 type Watcher struct {
 	pool    *pgxpool.Pool
-	rc      *river.Client[pgx.Tx]
+	queue   Queue
 	log     *slog.Logger
 	timeout time.Duration
 	rescan  time.Duration
@@ -51,8 +55,8 @@ type Watcher struct {
 
 // New makes a watcher; timeout bounds each connection attempt; commands are the programs
 // its stdio sources may start, as for their syncs.
-func New(pool *pgxpool.Pool, rc *river.Client[pgx.Tx], log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
-	return &Watcher{pool: pool, rc: rc, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
+func New(pool *pgxpool.Pool, queue Queue, log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
+	return &Watcher{pool: pool, queue: queue, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
 		commands: commands, connected: map[int64]bool{}}
 }
 
@@ -148,7 +152,7 @@ func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Conf
 	onChange := func(context.Context) {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		id, dup, err := jobs.EnqueueSync(ectx, w.rc, src.ID)
+		id, dup, err := w.queue.Sync(ectx, src.ID)
 		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)

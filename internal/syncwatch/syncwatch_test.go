@@ -55,7 +55,7 @@ func TestListChangedQueuesSync(t *testing.T) {
 		return n
 	}
 
-	w := syncwatch.New(pool, rc, log, 10*time.Second, mcptest.Commands())
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands())
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
@@ -107,7 +107,7 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	// package's process (no t.Parallel), so every child of the test binary is one.
 	servers := func() []int { return mcptest.Descendants(os.Getpid()) }
 
-	w := syncwatch.New(pool, rc, log, 10*time.Second, mcptest.Commands())
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands())
 	syncwatch.SetRescan(w, 100*time.Millisecond)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -1,4 +1,4 @@
-package jobs_test
+package sources_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -26,7 +27,7 @@ func importTools(t *testing.T, pool *pgxpool.Pool, source string, tools ...catal
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res, err := jobs.ImportCatalog(context.Background(), pool, rc, source, tools)
+	_, res, err := sources.Import(context.Background(), pool, jobs.NewQueue(rc), source, tools)
 	return res, err
 }
 
@@ -118,9 +119,9 @@ func TestImportIntoNonCatalogSourceFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := importTools(t, pool, "remote", tool("a", "A"))
-	var kindErr *jobs.SourceKindError
+	var kindErr *sources.SourceKindError
 	if !errors.As(err, &kindErr) {
-		t.Fatalf("got %v, want *jobs.SourceKindError", err)
+		t.Fatalf("got %v, want *sources.SourceKindError", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package jobs
+package sources
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
@@ -22,9 +21,9 @@ func (e *NothingToReviewError) Error() string {
 	return fmt.Sprintf("tool %q has no held change to decide", e.Tool)
 }
 
-// ApproveTool applies the newest held change of a tool (pending, or rejected earlier),
+// Approve applies the newest held change of a tool (pending, or rejected earlier),
 // makes the tool visible to search again and queues its enrichment, in one transaction.
-func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], name string) (db.Tool, error) {
+func Approve(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string) (db.Tool, error) {
 	var out db.Tool
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -55,7 +54,7 @@ func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.T
 		if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
 			return err
 		}
-		if err := enqueueChanged(ctx, tx, rc, []int64{tool.ID}); err != nil {
+		if err := queue.EnrichTx(ctx, tx, []int64{tool.ID}); err != nil {
 			return err
 		}
 		out, err = q.GetToolByName(ctx, name)
@@ -70,10 +69,10 @@ func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.T
 	return out, nil
 }
 
-// RejectTool rejects a tool's pending change. The tool keeps its old definition and stays
+// Reject rejects a tool's pending change. The tool keeps its old definition and stays
 // hidden from search (its server serves something else) until the server serves the
 // approved definition again or an admin approves the change after all.
-func RejectTool(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, error) {
+func Reject(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, error) {
 	var out db.Tool
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)

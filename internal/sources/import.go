@@ -1,4 +1,4 @@
-package jobs
+package sources
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
@@ -25,10 +24,11 @@ func (e *SourceKindError) Error() string {
 	return fmt.Sprintf("source %q is of kind %s; only catalog sources accept pushed tools", e.Source, e.Kind)
 }
 
-// ImportCatalog makes the tools of the catalog source called name equal to tools, creating
-// the source when it does not exist. The diff, its sync record and the follow-up jobs for
-// changed tools commit in one transaction: on any error nothing is written.
-func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], name string, tools []catalog.Tool) (db.Source, catalog.Result, error) {
+// Import makes the tools of the catalog source called name equal to tools, creating the
+// source when it does not exist (`toolgate import`, PUT /v1/sources/{name}/tools). The diff,
+// its sync record and the follow-up jobs for changed tools commit in one transaction: on
+// any error nothing is written.
+func Import(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string, tools []catalog.Tool) (db.Source, catalog.Result, error) {
 	var (
 		src db.Source
 		res catalog.Result
@@ -56,7 +56,7 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 		if err != nil {
 			return err
 		}
-		if err := enqueueChanged(ctx, tx, rc, res.Changed); err != nil {
+		if err := queue.EnrichTx(ctx, tx, res.Changed); err != nil {
 			return err
 		}
 		_, err = q.InsertFinishedSyncRun(ctx, db.InsertFinishedSyncRunParams{
@@ -75,19 +75,4 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 		return src, res, fmt.Errorf("catalog stored, lexical index not updated yet: %w", err)
 	}
 	return src, res, nil
-}
-
-// enqueueChanged queues, inside tx, the enrichment of the given tools' new definitions.
-func enqueueChanged(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], toolIDs []int64) error {
-	if len(toolIDs) == 0 {
-		return nil
-	}
-	params, err := EnrichJobsFor(ctx, db.New(tx), toolIDs)
-	if err != nil {
-		return err
-	}
-	if _, err := rc.InsertManyTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("enqueue enrichment: %w", err)
-	}
-	return nil
 }
