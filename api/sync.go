@@ -163,6 +163,9 @@ func (s *Server) patchSource(c echo.Context) error {
 			return err
 		}
 		src, err = q.UpdateSourceSettings(ctx, db.UpdateSourceSettingsParams{ID: old.ID, Config: raw, SyncInterval: interval, ReviewMode: review})
+		if errors.Is(err, pgx.ErrNoRows) { // deleted since mcpSource read it
+			return notFound("source %q not found", c.Param("name"))
+		}
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ func (s *Server) getTool(c echo.Context) error {
 	q := db.New(s.deps.Pool)
 	t, err := q.GetToolByName(ctx, c.Param("name"))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound("no tool named %q", c.Param("name"))
+		return &catalog.ToolNotFoundError{Name: c.Param("name")}
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/derrors"
 )
 
 // Problem is one rejected entry of an imported catalog.
@@ -41,6 +43,12 @@ func (e *ParseError) Error() string {
 	}
 	return fmt.Sprintf("%d invalid catalog entries: %s", len(e.Problems), strings.Join(parts, "; "))
 }
+
+func (e *ParseError) Is(target error) bool { return target == derrors.Invalid }
+func (e *ParseError) Code() string         { return "invalid_catalog" }
+
+// Details are the problems, for the API's error body.
+func (e *ParseError) Details() any { return e.Problems }
 
 // MaxCatalogBytes bounds one imported catalog.
 const MaxCatalogBytes = 64 << 20

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/derrors"
 )
 
 // Source kinds served by this package.
@@ -59,7 +60,9 @@ type Config struct {
 // ConfigError says why a source configuration cannot be used.
 type ConfigError struct{ Reason string }
 
-func (e *ConfigError) Error() string { return "invalid MCP source config: " + e.Reason }
+func (e *ConfigError) Error() string        { return "invalid MCP source config: " + e.Reason }
+func (e *ConfigError) Is(target error) bool { return target == derrors.Invalid }
+func (e *ConfigError) Code() string         { return "invalid_source_config" }
 
 var (
 	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -16,13 +16,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
 // NotFoundError is returned for an unknown profile name.
 type NotFoundError struct{ Name string }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("no weight profile named %q", e.Name) }
+func (e *NotFoundError) Error() string        { return fmt.Sprintf("no weight profile named %q", e.Name) }
+func (e *NotFoundError) Is(target error) bool { return target == derrors.NotFound }
 
 // ActiveError is returned when deleting the active profile.
 type ActiveError struct{ Name string }
@@ -31,6 +33,9 @@ func (e *ActiveError) Error() string {
 	return fmt.Sprintf("weight profile %q is active; activate another one first", e.Name)
 }
 
+func (e *ActiveError) Is(target error) bool { return target == derrors.Conflict }
+func (e *ActiveError) Code() string         { return "profile_active" }
+
 // NotBuiltError is returned when activating a profile whose current set holds no vectors
 // while the catalog has embedded tools: searches would find nothing.
 type NotBuiltError struct{ Name string }
@@ -38,6 +43,9 @@ type NotBuiltError struct{ Name string }
 func (e *NotBuiltError) Error() string {
 	return fmt.Sprintf("weight profile %q has no vectors yet; re-weight it first", e.Name)
 }
+
+func (e *NotBuiltError) Is(target error) bool { return target == derrors.Conflict }
+func (e *NotBuiltError) Code() string         { return "profile_not_built" }
 
 // validName is the database's constraint on profile names.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)

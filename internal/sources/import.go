@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/lexical"
 )
 
@@ -23,6 +24,9 @@ type SourceKindError struct {
 func (e *SourceKindError) Error() string {
 	return fmt.Sprintf("source %q is of kind %s; only catalog sources accept pushed tools", e.Source, e.Kind)
 }
+
+func (e *SourceKindError) Is(target error) bool { return target == derrors.Conflict }
+func (e *SourceKindError) Code() string         { return "wrong_source_kind" }
 
 // Import makes the tools of the catalog source called name equal to tools, creating the
 // source when it does not exist (`toolgate import`, PUT /v1/sources/{name}/tools). The diff,

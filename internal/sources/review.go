@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/lexical"
 )
 
@@ -20,6 +21,9 @@ type NothingToReviewError struct{ Tool string }
 func (e *NothingToReviewError) Error() string {
 	return fmt.Sprintf("tool %q has no held change to decide", e.Tool)
 }
+
+func (e *NothingToReviewError) Is(target error) bool { return target == derrors.Conflict }
+func (e *NothingToReviewError) Code() string         { return "nothing_to_review" }
 
 // Approve applies the newest held change of a tool (pending, or rejected earlier),
 // makes the tool visible to search again and queues its enrichment, in one transaction.
@@ -57,7 +61,7 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string) 
 		if err := queue.EnrichTx(ctx, tx, []int64{tool.ID}); err != nil {
 			return err
 		}
-		out, err = q.GetToolByName(ctx, name)
+		out, err = toolByName(ctx, q, name)
 		return err
 	})
 	if err != nil {
@@ -94,7 +98,7 @@ func Reject(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, erro
 
 // heldChange locks the tool's source and returns the tool with its newest held change.
 func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.ToolRevision, error) {
-	tool, err := q.GetToolByName(ctx, name)
+	tool, err := toolByName(ctx, q, name)
 	if err != nil {
 		return tool, db.ToolRevision{}, err
 	}
@@ -102,7 +106,7 @@ func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.To
 		return tool, db.ToolRevision{}, err
 	}
 	// Re-read under the lock: a sync may have changed it meanwhile.
-	if tool, err = q.GetToolByName(ctx, name); err != nil {
+	if tool, err = toolByName(ctx, q, name); err != nil {
 		return tool, db.ToolRevision{}, err
 	}
 	rev, err := q.LatestHeldRevision(ctx, db.LatestHeldRevisionParams{ToolName: name, OldHash: &tool.ContentHash})
@@ -110,4 +114,13 @@ func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.To
 		return tool, rev, &NothingToReviewError{Tool: name}
 	}
 	return tool, rev, err
+}
+
+// toolByName reads the tool called name: a *catalog.ToolNotFoundError when there is none.
+func toolByName(ctx context.Context, q *db.Queries, name string) (db.Tool, error) {
+	tool, err := q.GetToolByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tool, &catalog.ToolNotFoundError{Name: name}
+	}
+	return tool, err
 }

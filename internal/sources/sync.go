@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 )
@@ -19,7 +20,8 @@ import (
 // SourceNotFoundError: the source to sync does not exist (any more).
 type SourceNotFoundError struct{ ID int64 }
 
-func (e *SourceNotFoundError) Error() string { return fmt.Sprintf("source %d not found", e.ID) }
+func (e *SourceNotFoundError) Error() string        { return fmt.Sprintf("source %d not found", e.ID) }
+func (e *SourceNotFoundError) Is(target error) bool { return target == derrors.NotFound }
 
 // NotMCPSourceError: only MCP sources are synced; catalog sources are pushed.
 type NotMCPSourceError struct {
@@ -30,6 +32,9 @@ type NotMCPSourceError struct {
 func (e *NotMCPSourceError) Error() string {
 	return fmt.Sprintf("source %q is of kind %s; only mcp_stdio and mcp_http sources sync from a server", e.Source, e.Kind)
 }
+
+func (e *NotMCPSourceError) Is(target error) bool { return target == derrors.Conflict }
+func (e *NotMCPSourceError) Code() string         { return "wrong_source_kind" }
 
 // Skipped is a tool a sync left out, with the reason.
 type Skipped struct {
