@@ -67,7 +67,7 @@ type mcpSourceFields struct {
 }
 
 // createMCPSource creates an MCP source and queues its first sync in the same transaction.
-func (s *Server) createMCPSource(c echo.Context, name, kind string, f mcpSourceFields) error {
+func (s *Server) createMCPSource(c echo.Context, name string, kind db.SourceKind, f mcpSourceFields) error {
 	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers}
 	if err := s.checkConfig(kind, cfg); err != nil {
 		return err
@@ -188,7 +188,7 @@ func (s *Server) patchSource(c echo.Context) error {
 
 // checkConfig validates an MCP source's config and, for mcp_stdio, checks its command
 // against the operator's allowlist (403 command_not_allowed).
-func (s *Server) checkConfig(kind string, cfg mcpclient.Config) error {
+func (s *Server) checkConfig(kind db.SourceKind, cfg mcpclient.Config) error {
 	if err := cfg.Validate(kind); err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func mcpSource(ctx context.Context, q *db.Queries, name string) (db.Source, erro
 	if err != nil {
 		return src, err
 	}
-	if !mcpclient.IsMCPKind(src.Kind) {
+	if !src.Kind.IsMCP() {
 		return src, &sources.NotMCPSourceError{Source: src.Name, Kind: src.Kind}
 	}
 	return src, nil
@@ -236,15 +236,15 @@ func (s *Server) syncSource(c echo.Context) error {
 
 // revisionView is one entry of a tool's definition history.
 type revisionView struct {
-	ID            int64           `json:"id"`
-	Action        string          `json:"action"`
-	Status        string          `json:"status"`
-	OldHash       *string         `json:"old_hash"`
-	NewHash       *string         `json:"new_hash"`
-	ChangedFields []string        `json:"changed_fields"`
-	Definition    json.RawMessage `json:"definition,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
-	DecidedAt     *time.Time      `json:"decided_at"`
+	ID            int64             `json:"id"`
+	Action        string            `json:"action"`
+	Status        db.RevisionStatus `json:"status"`
+	OldHash       *string           `json:"old_hash"`
+	NewHash       *string           `json:"new_hash"`
+	ChangedFields []string          `json:"changed_fields"`
+	Definition    json.RawMessage   `json:"definition,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	DecidedAt     *time.Time        `json:"decided_at"`
 }
 
 // toolHistory lists a tool's definition changes, newest first (?limit=, default 100, at
@@ -276,10 +276,10 @@ func (s *Server) toolHistory(c echo.Context) error {
 
 // toolReviewView is a tool's state after a review decision.
 type toolReviewView struct {
-	Name        string `json:"name"`
-	ReviewState string `json:"review_state"`
-	ContentHash string `json:"content_hash"`
-	Description string `json:"description"`
+	Name        string         `json:"name"`
+	ReviewState db.ReviewState `json:"review_state"`
+	ContentHash string         `json:"content_hash"`
+	Description string         `json:"description"`
 }
 
 func (s *Server) approveTool(c echo.Context) error {

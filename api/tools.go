@@ -30,7 +30,7 @@ type toolView struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	ContentHash  string          `json:"content_hash"`
 	Enabled      bool            `json:"enabled"`
-	ReviewState  string          `json:"review_state"`
+	ReviewState  db.ReviewState  `json:"review_state"`
 	Enrichment   enrichmentView  `json:"enrichment"`
 	// Profile is the Tool-DE tool_profile; null when not generated yet or when it failed its
 	// faithfulness judgement (the original document is then used alone).

@@ -28,7 +28,7 @@ func mcpTool(name, desc, schema string) catalog.Tool {
 
 const schemaQ = `{"type":"object","properties":{"q":{"type":"string"},"limit":{"type":"integer"}},"required":["q"]}`
 
-func createSource(t *testing.T, pool *pgxpool.Pool, name, kind string, cfg mcpclient.Config, review bool) db.Source {
+func createSource(t *testing.T, pool *pgxpool.Pool, name string, kind db.SourceKind, cfg mcpclient.Config, review bool) db.Source {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -282,7 +282,7 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	w := &ReweightWorker{deps: localDeps(pool)}
-	state := func(id int64) string {
+	state := func(id int64) db.VectorSetState {
 		s, err := db.New(pool).GetVectorSet(ctx, id)
 		if err != nil {
 			t.Fatal(err)

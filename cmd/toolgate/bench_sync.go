@@ -49,7 +49,7 @@ func runBenchSync(ctx context.Context, env *cliEnv, args []string) error {
 	_, _ = rand.Read(suffix)
 	name := "bench-sync-" + hex.EncodeToString(suffix)
 	q := db.New(pool)
-	src, err := q.CreateSource(ctx, db.CreateSourceParams{Name: name, Kind: "mcp_http", Config: json.RawMessage(`{"url":"http://bench.invalid/mcp"}`)})
+	src, err := q.CreateSource(ctx, db.CreateSourceParams{Name: name, Kind: db.SourceMCPHTTP, Config: json.RawMessage(`{"url":"http://bench.invalid/mcp"}`)})
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,8 @@ RETURNING id
 `
 
 type CreateVectorSetParams struct {
-	State     string `json:"state"`
-	ProfileID int64  `json:"profile_id"`
+	State     VectorSetState `json:"state"`
+	ProfileID int64          `json:"profile_id"`
 }
 
 // The set keeps the profile's weights of now (migration 0010).

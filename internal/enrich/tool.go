@@ -301,7 +301,7 @@ func ensureCurrentSets(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		}
 		for _, id := range ids {
-			set, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: id, State: "ready"})
+			set, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: id, State: db.VectorSetReady})
 			if err != nil {
 				return err
 			}

@@ -467,7 +467,7 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 		return toolErrorf(CodeStaleVersion, "tool %q changed since you retrieved it (version %s, current %s); call find_tools again to re-fetch its schema before calling it",
 			name, version, tool.ContentHash).result()
 	}
-	if !mcpclient.IsMCPKind(tool.SourceKind) {
+	if !tool.SourceKind.IsMCP() {
 		return toolErrorf(CodeNotCallable, "tool %q comes from a %s source, which has no server to call", name, tool.SourceKind).result()
 	}
 	args := map[string]any{}

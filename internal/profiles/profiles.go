@@ -52,14 +52,14 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 // Set is a vector set as shown to operators.
 type Set struct {
-	ID         int64      `json:"id"`
-	State      string     `json:"state"`
-	Total      int        `json:"total"`
-	Done       int        `json:"done"`
-	Vectors    int        `json:"vectors"`
-	Error      *string    `json:"error,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	ID         int64             `json:"id"`
+	State      db.VectorSetState `json:"state"`
+	Total      int               `json:"total"`
+	Done       int               `json:"done"`
+	Vectors    int               `json:"vectors"`
+	Error      *string           `json:"error,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
 }
 
 // View is a profile with its current set and the set being built, if any.

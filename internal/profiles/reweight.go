@@ -43,7 +43,7 @@ const dropAttempts = 30
 // being built (it failed or was retired).
 type SetNotBuildingError struct {
 	SetID int64
-	State string
+	State db.VectorSetState
 }
 
 func (e *SetNotBuildingError) Error() string {
@@ -146,9 +146,9 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 		return fmt.Errorf("vector set %d: %w", setID, err)
 	}
 	switch set.State {
-	case "ready":
+	case db.VectorSetReady:
 		return nil
-	case "building":
+	case db.VectorSetBuilding:
 	default:
 		return &SetNotBuildingError{SetID: setID, State: set.State}
 	}
@@ -269,7 +269,7 @@ func switchSet(ctx context.Context, pool *pgxpool.Pool, set db.VectorSet) (int64
 		if err != nil {
 			return err
 		}
-		if cur.State != "building" {
+		if cur.State != db.VectorSetBuilding {
 			return &SetNotBuildingError{SetID: set.ID, State: cur.State}
 		}
 		if err := q.FinishSet(ctx, set.ID); err != nil {
@@ -399,7 +399,7 @@ func Progress(ctx context.Context, pool *pgxpool.Pool, setID int64) (BuildProgre
 	if err != nil {
 		return BuildProgress{}, err
 	}
-	return BuildProgress{SetID: set.ID, State: set.State, Done: int(set.Done), Total: int(set.Total), Error: set.Error}, nil
+	return BuildProgress{SetID: set.ID, State: string(set.State), Done: int(set.Done), Total: int(set.Total), Error: set.Error}, nil
 }
 
 // RunReweight re-weights the profile in this process, through the same code as the job

@@ -18,7 +18,7 @@ import (
 // source (an MCP source's tools come from its server only).
 type SourceKindError struct {
 	Source string
-	Kind   string
+	Kind   db.SourceKind
 }
 
 func (e *SourceKindError) Error() string {
@@ -53,7 +53,7 @@ func Import(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string, t
 		if err != nil {
 			return err
 		}
-		if src.Kind != "catalog" {
+		if src.Kind != db.SourceCatalog {
 			return &SourceKindError{Source: name, Kind: src.Kind}
 		}
 		res, err = catalog.Apply(ctx, tx, src, tools, catalog.ApplyOptions{})
@@ -64,7 +64,7 @@ func Import(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string, t
 			return err
 		}
 		_, err = q.InsertFinishedSyncRun(ctx, db.InsertFinishedSyncRunParams{
-			SourceID: src.ID, State: "succeeded", Created: int32(res.Created), Updated: int32(res.Updated),
+			SourceID: src.ID, State: db.SyncSucceeded, Created: int32(res.Created), Updated: int32(res.Updated),
 			Deleted: int32(res.Deleted), Unchanged: int32(res.Unchanged), Skipped: []byte("[]"), StartedAt: started,
 		})
 		return err

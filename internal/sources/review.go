@@ -48,11 +48,11 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string) 
 		}
 		if err := q.UpdateToolDefinition(ctx, db.UpdateToolDefinitionParams{
 			ID: tool.ID, Title: title, Description: t.Description, InputSchema: t.InputSchema,
-			OutputSchema: t.OutputSchema, Annotations: t.Annotations, ContentHash: t.Hash(), ReviewState: catalog.ReviewApproved,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations, ContentHash: t.Hash(), ReviewState: db.ReviewApproved,
 		}); err != nil {
 			return err
 		}
-		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: "approved"}); err != nil {
+		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: db.RevisionApproved}); err != nil {
 			return err
 		}
 		if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
@@ -84,10 +84,10 @@ func Reject(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, erro
 		if err != nil {
 			return err
 		}
-		if rev.Status != "pending" {
+		if rev.Status != db.RevisionPending {
 			return &NothingToReviewError{Tool: name}
 		}
-		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: "rejected"}); err != nil {
+		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: db.RevisionRejected}); err != nil {
 			return err
 		}
 		out = tool

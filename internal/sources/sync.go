@@ -26,7 +26,7 @@ func (e *SourceNotFoundError) Is(target error) bool { return target == derrors.N
 // NotMCPSourceError: only MCP sources are synced; catalog sources are pushed.
 type NotMCPSourceError struct {
 	Source string
-	Kind   string
+	Kind   db.SourceKind
 }
 
 func (e *NotMCPSourceError) Error() string {
@@ -67,7 +67,7 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 		return rep, err
 	}
 	rep.Source = src.Name
-	if !mcpclient.IsMCPKind(src.Kind) {
+	if !src.Kind.IsMCP() {
 		return rep, &NotMCPSourceError{Source: src.Name, Kind: src.Kind}
 	}
 	if rep.RunID, err = q.StartSyncRun(ctx, src.ID); err != nil {
@@ -79,7 +79,7 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 		recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		skipped, _ := json.Marshal(rep.Skipped)
-		if ferr := q.FinishSyncRun(recCtx, db.FinishSyncRunParams{ID: rep.RunID, State: "failed", Skipped: skipped, Error: &msg}); ferr != nil {
+		if ferr := q.FinishSyncRun(recCtx, db.FinishSyncRunParams{ID: rep.RunID, State: db.SyncFailed, Skipped: skipped, Error: &msg}); ferr != nil {
 			return rep, errors.Join(err, fmt.Errorf("record failed sync: %w", ferr))
 		}
 		return rep, fmt.Errorf("sync %s: %w", src.Name, err)
@@ -110,7 +110,7 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 		}
 		rep.Result = res
 		return db.New(tx).FinishSyncRun(ctx, db.FinishSyncRunParams{
-			ID: rep.RunID, State: "succeeded", Created: int32(res.Created), Updated: int32(res.Updated),
+			ID: rep.RunID, State: db.SyncSucceeded, Created: int32(res.Created), Updated: int32(res.Updated),
 			Deleted: int32(res.Deleted), Unchanged: int32(res.Unchanged), Pending: int32(res.Pending), Skipped: skipped,
 		})
 	})

@@ -56,7 +56,7 @@ func setup(t *testing.T) (*pgxpool.Pool, jobs.Queue) {
 	return pool, jobs.NewQueue(rc)
 }
 
-func createSource(t *testing.T, pool *pgxpool.Pool, name, kind string, cfg mcpclient.Config, review bool) db.Source {
+func createSource(t *testing.T, pool *pgxpool.Pool, name string, kind db.SourceKind, cfg mcpclient.Config, review bool) db.Source {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +86,8 @@ func wantResult(t *testing.T, rep sources.SyncReport, created, updated, deleted,
 	}
 }
 
-func servers(t *testing.T, tools []catalog.Tool) map[string]testServer {
-	return map[string]testServer{
+func servers(t *testing.T, tools []catalog.Tool) map[db.SourceKind]testServer {
+	return map[db.SourceKind]testServer{
 		mcpclient.KindHTTP:  mcptest.NewHTTP(t, tools, mcptest.Normal, 2),
 		mcpclient.KindStdio: mcptest.NewStdio(t, tools, mcptest.Normal, 2),
 	}
@@ -110,7 +110,7 @@ func TestSyncDiffOverBothTransports(t *testing.T) {
 		mcpTool("weather", "Weather for a city.", schemaQ),
 	}
 	for kind, srv := range servers(t, v1) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
@@ -181,7 +181,7 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 	t.Parallel()
 	tools := []catalog.Tool{mcpTool("a", "A.", schemaQ), mcpTool("b", "B.", schemaQ), mcpTool("c", "C.", schemaQ)}
 	failing := map[string]struct {
-		kind string
+		kind db.SourceKind
 		cfg  mcpclient.Config
 		want mcpclient.ErrorKind
 	}{
@@ -333,7 +333,7 @@ func TestSyncSkipsToolsWithUnstorableText(t *testing.T) {
 		mcpTool("nul_key", "Keyed.", `{"type":"object","properties":{"pa\u0000th":{"type":"string"}}}`),
 	}
 	for kind, srv := range servers(t, tools) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
@@ -372,7 +372,7 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 		mcpTool("search", "Search the web.", schemaQ),
 	}
 	for kind, srv := range servers(t, tools) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)

@@ -30,7 +30,7 @@ const (
 )
 
 // watchedKinds are the kinds of source with a server to watch.
-var watchedKinds = []string{mcpclient.KindHTTP, mcpclient.KindStdio}
+var watchedKinds = []string{string(db.SourceMCPHTTP), string(db.SourceMCPStdio)}
 
 // Queue queues a sync of a source (package jobs implements it: jobs.Queue).
 type Queue interface {
