@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/enrich"
@@ -27,10 +26,7 @@ func (EnrichToolArgs) Kind() string { return "enrich_tool" }
 // InsertOpts: a finished job does not block a new one with the same arguments, so that
 // `toolgate reembed` can queue every tool again; the work is idempotent anyway.
 func (EnrichToolArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{MaxAttempts: 10, UniqueOpts: uniqueUnfinished()}
 }
 
 // EnrichToolWorker works EnrichToolArgs.

@@ -7,6 +7,7 @@ package jobs
 
 import (
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
@@ -69,6 +71,20 @@ type Options struct {
 	// abandoned by a dead process and retried by River's rescuer. It must exceed every job's
 	// timeout (internal/config checks TOOLGATE_RESCUE_AFTER); zero derives it (timeouts.go).
 	RescueAfter time.Duration
+}
+
+// unfinishedStates are the states of a job that has not finished yet: waiting (available,
+// pending, scheduled, retryable) or running.
+var unfinishedStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+	rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+}
+
+// uniqueUnfinished makes a job unique by its arguments among the unfinished jobs of its
+// kind: asking for it again while one waits or runs returns that one; a finished job
+// (completed, cancelled or discarded) does not stand in the way of a new one.
+func uniqueUnfinished() river.UniqueOpts {
+	return river.UniqueOpts{ByArgs: true, ByState: slices.Clone(unfinishedStates)}
 }
 
 // fetchCooldown is the least time between two fetches of jobs by one client (River's

@@ -28,10 +28,7 @@ func (ReweightArgs) Kind() string { return "reweight" }
 // InsertOpts makes the job unique per profile until it finishes; a retried attempt resumes
 // the same building set.
 func (ReweightArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: uniqueUnfinished()}
 }
 
 // ReweightWorker works ReweightArgs.

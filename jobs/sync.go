@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
@@ -28,10 +27,7 @@ func (SyncArgs) Kind() string { return "sync_source" }
 func (SyncArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		MaxAttempts: 8,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-		}},
+		UniqueOpts:  uniqueUnfinished(),
 	}
 }
 

@@ -161,9 +161,9 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 		return rep, err
 	}
 	emodel := deps.Embedder.Model()
-	oldByKey := map[string]db.ToolComponent{}
+	oldByKey := map[ComponentKey]db.ToolComponent{}
 	for _, c := range old {
-		oldByKey[fmt.Sprintf("%s:%d", c.Kind, c.Ordinal)] = c
+		oldByKey[ComponentKey{Kind: c.Kind, Ordinal: int(c.Ordinal)}] = c
 	}
 	vectors := make([][]float32, len(comps))
 	var texts []string
@@ -226,13 +226,11 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 			}
 			rep.Steps = append(rep.Steps, step)
 		}
-		keep := make([]string, len(comps))
 		params := db.UpsertToolComponentsParams{ToolID: tool.ID, Model: emodel,
 			Kinds: make([]string, len(comps)), Ordinals: make([]int32, len(comps)), Texts: make([]string, len(comps)),
 			TextHashes: make([]string, len(comps)), Embeddings: make([]string, len(comps))}
 		tc := make([]tdwa.Component, len(comps))
 		for i, c := range comps {
-			keep[i] = c.Key()
 			params.Kinds[i], params.Ordinals[i], params.Texts[i] = c.Kind, int32(c.Ordinal), c.Text
 			params.TextHashes[i], params.Embeddings[i] = c.Hash(), pgvector.NewVector(vectors[i]).String()
 			tc[i] = tdwa.Component{Kind: c.Kind, Ordinal: c.Ordinal, Vector: vectors[i]}
@@ -265,7 +263,7 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 		// The components last (lock order, internal/postgres/locks.go: components before
 		// vector rows would be as good, but the vector upserts are the slow part and hold
 		// no lock another writer of this tool needs).
-		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Keep: keep}); err != nil {
+		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Kinds: params.Kinds, Ordinals: params.Ordinals}); err != nil {
 			return err
 		}
 		if err := q.UpsertToolComponents(ctx, params); err != nil {

@@ -303,3 +303,36 @@ func TestEnrichToolFencedJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEnrichToolDropsStaleComponents: components the new enrichment no longer makes (here
+// questions past the new number asked for) are deleted, by their (kind, ordinal) key; the
+// others are kept.
+func TestEnrichToolDropsStaleComponents(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	id, hash := importOne(t, pool)
+	svc := func(questions int) *enrich.Service {
+		return &enrich.Service{Pool: pool, Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewLocal(64),
+			Enricher: enrich.Heuristic{}, Questions: questions}
+	}
+	if _, err := svc(5).EnrichTool(ctx, id, hash); err != nil {
+		t.Fatal(err)
+	}
+	before := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind <> 'question'`, id)
+	if n := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind = 'question'`, id); n != 5 {
+		t.Fatalf("%d questions, want 5", n)
+	}
+	if _, err := svc(2).EnrichTool(ctx, id, hash); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind = 'question' AND ordinal < 2`, id); n != 2 {
+		t.Errorf("%d of the 2 questions kept", n)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind = 'question' AND ordinal >= 2`, id); n != 0 {
+		t.Errorf("%d stale questions left", n)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind <> 'question'`, id); n != before {
+		t.Errorf("%d other components, want the %d of before", n, before)
+	}
+}

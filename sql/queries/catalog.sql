@@ -58,7 +58,8 @@ ORDER BY s.name;
 DELETE FROM sources WHERE name = $1;
 
 -- name: LockSource :exec
--- Serializes writers of one source's catalog for the rest of the transaction.
+-- Serializes writers of one source's catalog for the rest of the transaction (key
+-- LockSource of internal/postgres/locks.go).
 SELECT pg_advisory_xact_lock(74200, sqlc.arg(source_id)::int);
 
 -- name: LockSourceRow :one
