@@ -22,7 +22,9 @@ import (
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -172,7 +174,7 @@ func TestSourceCounts(t *testing.T) {
 	want(got, "web", 2, 1, 0)
 
 	// A profile without a vector set: nothing is embedded.
-	if _, err := pool.Exec(ctx, `INSERT INTO weight_profiles (name, strategy) VALUES ('fresh', 'mean')`); err != nil {
+	if _, _, err := profiles.Put(ctx, pool, "fresh", tdwa.Profile{Strategy: tdwa.StrategyMean}); err != nil {
 		t.Fatal(err)
 	}
 	activate(t, pool, "fresh")

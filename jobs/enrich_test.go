@@ -22,7 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/llm"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/provider"
-	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 func openAIDeps(pool *pgxpool.Pool, srv *httptest.Server, judge bool, retries int) Deps {
@@ -49,11 +49,7 @@ func insertClient(t testing.TB, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
 // importOne imports one demo tool and returns its id and hash.
 func importOne(t *testing.T, pool *pgxpool.Pool) (int64, string) {
 	t.Helper()
-	tools := dataset.Tools(dataset.DemoCompanies[:1])[:1]
-	_, res, err := sources.Import(context.Background(), pool, NewQueue(insertClient(t, pool)), "fin", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(context.Background(), t, pool, "fin", dataset.Tools(dataset.DemoCompanies[:1])[:1], nil)
 	if len(res.Changed) != 1 {
 		t.Fatalf("changed %v", res.Changed)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 func TestMain(m *testing.M) {
@@ -29,15 +30,7 @@ func mcpTool(name, desc, schema string) catalog.Tool {
 const schemaQ = `{"type":"object","properties":{"q":{"type":"string"},"limit":{"type":"integer"}},"required":["q"]}`
 
 func createSource(t *testing.T, pool *pgxpool.Pool, name string, kind db.SourceKind, cfg mcpclient.Config, review bool) db.Source {
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := db.New(pool).CreateSource(context.Background(), db.CreateSourceParams{Name: name, Kind: kind, Config: raw, ReviewMode: review})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
+	return testfactory.MCPSource(context.Background(), t, pool, name, &testfactory.SourceOpts{Kind: kind, Config: cfg, ReviewMode: review})
 }
 
 func setConfig(t *testing.T, pool *pgxpool.Pool, src db.Source, cfg mcpclient.Config) {

@@ -19,8 +19,8 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
-	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // countingEmbedder counts Embed calls.
@@ -34,60 +34,13 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.Embedder.Embed(ctx, texts)
 }
 
-// enrichedCatalog imports the demo tools of n companies and enriches them with the local
-// embedder and the heuristic enricher. It returns the number of tools.
+// enrichedCatalog imports the demo tools of n companies and enriches them with deps's
+// enrichment service. It returns the number of tools.
 func enrichedCatalog(t *testing.T, pool *pgxpool.Pool, deps Deps, n int) int {
 	t.Helper()
-	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:n])
-	_, res, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range res.Changed {
-		tool, err := db.New(pool).GetToolByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := deps.enrichService().EnrichTool(ctx, id, tool.ContentHash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return len(tools)
-}
-
-func putWeights(t *testing.T, pool *pgxpool.Pool, profile string, weights map[string]float64) {
-	t.Helper()
-	w, _ := json.Marshal(weights)
-	if _, err := db.New(pool).PutProfile(context.Background(), db.PutProfileParams{Name: profile, Strategy: tdwa.StrategyTDWA, Weights: w}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func currentSet(t *testing.T, pool *pgxpool.Pool, profile string) int64 {
-	t.Helper()
-	p, err := db.New(pool).GetProfileByName(context.Background(), profile)
-	if err != nil || !p.CurrentSet.Valid {
-		t.Fatalf("profile %s: %+v %v", profile, p, err)
-	}
-	return p.CurrentSet.Int64
-}
-
-// beginSet creates (or finds) the profile's building set.
-func beginSet(t *testing.T, pool *pgxpool.Pool, profile string) db.VectorSet {
-	t.Helper()
-	tx, err := pool.Begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := profiles.BeginReweight(context.Background(), tx, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	ids := testfactory.DemoCatalog(context.Background(), t, pool, n, nil)
+	testfactory.Enrich(context.Background(), t, deps.enrichService(), ids...)
+	return len(ids)
 }
 
 // meanRank is the mean rank (1 = nearest) of each tool for each of its synthetic questions,
@@ -180,16 +133,16 @@ func TestReweightChangesRankingWithoutEmbedding(t *testing.T) {
 	lowQ := map[string]float64{"name": 1, "description": 1, "parameters": 1, "question": 0}
 	highQ := map[string]float64{"name": 0.01, "description": 0.01, "parameters": 0.01, "question": 1}
 
-	putWeights(t, pool, "default", lowQ)
-	before := currentSet(t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", lowQ)
+	before := testfactory.CurrentSet(context.Background(), t, pool, "default")
 	calls := counter.calls.Load()
 	first := runReweightJob(t, pool, deps, "default")
-	if cur := currentSet(t, pool, "default"); cur != first.SetID || cur == before {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != first.SetID || cur == before {
 		t.Fatalf("current set %d, want the new set %d (old %d)", cur, first.SetID, before)
 	}
 	rankLow := meanRank(t, pool, local, "default")
 
-	putWeights(t, pool, "default", highQ)
+	testfactory.Weights(context.Background(), t, pool, "default", highQ)
 	second := runReweightJob(t, pool, deps, "default")
 	rankHigh := meanRank(t, pool, local, "default")
 	if got := counter.calls.Load() - calls; got != 0 {
@@ -294,7 +247,7 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 	}
 
 	// a remotely cancelled job: the set fails, the job is cancelled (not retried)
-	set := beginSet(t, pool, "var-1")
+	set := testfactory.BeginReweight(context.Background(), t, pool, "var-1")
 	cctx, cancel := context.WithCancelCause(ctx)
 	cancel(river.ErrJobCancelledRemotely)
 	var jc *river.JobCancelError
@@ -306,7 +259,7 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 	}
 
 	// an error before the last attempt keeps the set building for the retry; the last fails it
-	set = beginSet(t, pool, "var-1")
+	set = testfactory.BeginReweight(context.Background(), t, pool, "var-1")
 	// the set is built with the weights it was made with: break those
 	if _, err := pool.Exec(ctx, `UPDATE vector_sets SET weights = '{"name": -1}' WHERE id = $1`, set.ID); err != nil {
 		t.Fatal(err)
@@ -336,8 +289,8 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	n := enrichedCatalog(t, pool, localDeps(pool), 2)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"name": 1})
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1})
 
 	first, err := NewClient(localDeps(pool), Options{Work: true, MaxWorkers: 2})
 	if err != nil {
@@ -374,7 +327,7 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 	}
 
 	// the old set is still the one searched, whole; the new one is still building
-	if cur := currentSet(t, pool, "default"); cur != old {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != old {
 		t.Fatalf("current set %d after the stop, want the old %d", cur, old)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old); got != n {
@@ -388,21 +341,19 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := testfactory.JobEvents(t, second)
 	if err := second.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = second.StopAndCancel(context.Background()) }()
-	waitFor(t, "the re-run to finish the job", func() bool {
-		job, err := second.JobGet(ctx, start.JobID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if job.State == rivertype.JobStateCancelled || job.State == rivertype.JobStateDiscarded {
-			t.Fatalf("job %d ended %s: %v", job.ID, job.State, job.Errors)
-		}
-		return job.State == rivertype.JobStateCompleted
+	ev := testfactory.WaitJob(t, events, time.Minute, "the re-run to finish the job", func(ev *river.Event) bool {
+		// a failed attempt is retried: wait for the job to end
+		return ev.Job.ID == start.JobID && (ev.Kind != river.EventKindJobFailed || ev.Job.State == rivertype.JobStateDiscarded)
 	})
-	if cur := currentSet(t, pool, "default"); cur != start.SetID {
+	if ev.Kind != river.EventKindJobCompleted {
+		t.Fatalf("job %d ended %s: %v", ev.Job.ID, ev.Job.State, ev.Job.Errors)
+	}
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != start.SetID {
 		t.Fatalf("current set %d after the re-run, want %d", cur, start.SetID)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, start.SetID); got != n {
@@ -447,25 +398,15 @@ func TestWeightChangeWaitsForReweight(t *testing.T) {
 	enrichedCatalog(t, pool, deps, 1)
 	oldW := map[string]float64{"name": 1, "description": 0, "parameters": 0, "question": 0}
 	newW := map[string]float64{"name": 0, "description": 0, "parameters": 0, "question": 1}
-	putWeights(t, pool, "default", oldW)
+	testfactory.Weights(context.Background(), t, pool, "default", oldW)
 	runReweightJob(t, pool, deps, "default") // a current set built with oldW
-	set := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", newW)
+	set := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", newW)
 
 	// a tool enriched after the PUT
-	tools := dataset.Tools(dataset.DemoCompanies[5:6])[:1]
-	_, res, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "later", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(ctx, t, pool, "later", dataset.Tools(dataset.DemoCompanies[5:6])[:1], nil)
 	id := res.Changed[0]
-	tool, err := db.New(pool).GetToolByID(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := deps.enrichService().EnrichTool(ctx, id, tool.ContentHash); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Enrich(ctx, t, deps.enrichService(), id)
 	stored := func(setID int64) []float32 {
 		t.Helper()
 		var v pgvector.Vector
@@ -503,7 +444,7 @@ func TestWeightChangeWaitsForReweight(t *testing.T) {
 		t.Fatalf("the tool enriched after the PUT was combined with the new weights into the old set")
 	}
 	runReweightJob(t, pool, deps, "default")
-	if next := currentSet(t, pool, "default"); next == set || !near(stored(next), withNew) {
+	if next := testfactory.CurrentSet(context.Background(), t, pool, "default"); next == set || !near(stored(next), withNew) {
 		t.Errorf("the re-weight after the PUT did not build with the new weights (set %d -> %d)", set, next)
 	}
 }
@@ -517,31 +458,16 @@ func TestProfileMadeOverAnEmbeddedCatalogWaitsForItsReweight(t *testing.T) {
 	ctx := context.Background()
 	deps := localDeps(pool)
 	n := enrichedCatalog(t, pool, deps, 2)
-	putWeights(t, pool, "fresh", map[string]float64{"name": 1, "question": 1})
+	testfactory.Weights(context.Background(), t, pool, "fresh", map[string]float64{"name": 1, "question": 1})
 
-	tools := dataset.Tools(dataset.DemoCompanies[7:8])[:1]
-	_, res, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "later", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool, err := db.New(pool).GetToolByID(ctx, res.Changed[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := deps.enrichService().EnrichTool(ctx, tool.ID, tool.ContentHash); err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(ctx, t, pool, "later", dataset.Tools(dataset.DemoCompanies[7:8])[:1], nil)
+	testfactory.Enrich(ctx, t, deps.enrichService(), res.Changed...)
 	var nb *profiles.NotBuiltError
 	if _, err := profiles.Activate(ctx, pool, "fresh"); !errors.As(err, &nb) {
 		t.Fatalf("activating a profile no re-weight built: %v, want NotBuiltError", err)
 	}
-	// The imports' enrich_tool jobs were done above by hand: keep the re-weight's River
-	// client from running them again beside it.
-	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'enrich_tool'`); err != nil {
-		t.Fatal(err)
-	}
 	runReweightJob(t, pool, deps, "fresh")
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, currentSet(t, pool, "fresh")); got != n+1 {
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, testfactory.CurrentSet(context.Background(), t, pool, "fresh")); got != n+1 {
 		t.Errorf("the re-weighted set holds %d vectors, want %d", got, n+1)
 	}
 	if _, err := profiles.Activate(ctx, pool, "fresh"); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -163,7 +164,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LLMTimeout:       r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second),
 		LLMConcurrency:   r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256),
 		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
-		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, 50),
+		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, enrich.MaxQuestions),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
 
 		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),

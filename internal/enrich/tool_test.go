@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -50,14 +51,12 @@ func insertClient(t testing.TB, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
 	return rc
 }
 
-// importOne imports one demo tool and returns its id and hash.
+// importOne imports one demo tool, its enrich_tool job queued as production does, and
+// returns its id and hash.
 func importOne(t *testing.T, pool *pgxpool.Pool) (int64, string) {
 	t.Helper()
-	tools := dataset.Tools(dataset.DemoCompanies[:1])[:1]
-	_, res, err := sources.Import(context.Background(), pool, jobs.NewQueue(insertClient(t, pool)), "fin", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(context.Background(), t, pool, "fin", dataset.Tools(dataset.DemoCompanies[:1])[:1],
+		&testfactory.CatalogOpts{Queue: jobs.NewQueue(insertClient(t, pool))})
 	if len(res.Changed) != 1 {
 		t.Fatalf("changed %v", res.Changed)
 	}
@@ -234,11 +233,8 @@ func importOneNamed(t *testing.T, pool *pgxpool.Pool) (int64, string) {
 	// a number, not a growing run of letters: -count=10 makes hundreds of sources, and a
 	// source name has at most 32 characters
 	name := fmt.Sprintf("src%d", toolSeq.Add(1))
-	tools := []catalog.Tool{{Name: "get_price", Description: "Returns the latest stock price."}}
-	_, res, err := sources.Import(context.Background(), pool, jobs.NewQueue(insertClient(t, pool)), name, tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(context.Background(), t, pool, name,
+		[]catalog.Tool{{Name: "get_price", Description: "Returns the latest stock price."}}, nil)
 	var hash string
 	if err := pool.QueryRow(context.Background(), `SELECT content_hash FROM tools WHERE id = $1`, res.Changed[0]).Scan(&hash); err != nil {
 		t.Fatal(err)

@@ -5,13 +5,13 @@
 //
 // internal/eval still reads its two files with a scanner of its own, the same loop as
 // Reader: ParseQueries (dataset.go, queries.jsonl) and ParseTraces (calls.go, agent traces).
-// They switch to Reader and DecodeStrict with the evaluation work (issue 17's note).
+// They switch to Reader with the evaluation work (issue 17's note); their strict decoding
+// of each line (DisallowUnknownFields) is theirs.
 package jsonl
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 )
@@ -61,12 +61,3 @@ type LineError struct {
 
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
-
-// DecodeStrict decodes the JSON value of one line into v; a field v does not have is an
-// error (the dataset and trace formats are strict; catalogs accept several formats and
-// decode themselves).
-func DecodeStrict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}

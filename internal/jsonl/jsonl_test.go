@@ -38,13 +38,3 @@ func TestReaderLineTooLong(t *testing.T) {
 		t.Fatalf("err %v, want line 2 too long", r.Err())
 	}
 }
-
-func TestDecodeStrict(t *testing.T) {
-	var v struct{ A int }
-	if err := jsonl.DecodeStrict([]byte(`{"A":1}`), &v); err != nil || v.A != 1 {
-		t.Fatalf("%v %v", v, err)
-	}
-	if err := jsonl.DecodeStrict([]byte(`{"A":1,"B":2}`), &v); err == nil {
-		t.Fatal("an unknown field was accepted")
-	}
-}

@@ -11,7 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
-	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // partition describes a vector set's partition of tool_vectors (migration 0008).
@@ -39,11 +39,11 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localService(pool), 1)
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
 
 	// every profile's first set (made ready by enrichment) has an indexed partition
 	for _, name := range []string{"default", "var-1", "var-2", "concat", "mean"} {
-		if p := partitionOf(t, pool, currentSet(t, pool, name)); p != (partition{true, true, true}) {
+		if p := partitionOf(t, pool, testfactory.CurrentSet(context.Background(), t, pool, name)); p != (partition{true, true, true}) {
 			t.Errorf("profile %s's current set partition: %+v", name, p)
 		}
 	}
@@ -52,9 +52,9 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	}
 
 	// a building set gets an attached partition without an index ...
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"name": 1})
-	set := beginSet(t, pool, "default")
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 	if p := partitionOf(t, pool, set.ID); p != (partition{true, true, false}) {
 		t.Fatalf("building set partition: %+v, want attached without HNSW index", p)
 	}
@@ -76,7 +76,7 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	}
 
 	// deleting a profile drops its sets' partitions
-	v1 := currentSet(t, pool, "var-1")
+	v1 := testfactory.CurrentSet(context.Background(), t, pool, "var-1")
 	if err := profiles.Delete(ctx, pool, "var-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +92,10 @@ func TestFailedReweightLeavesNoPartition(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localService(pool), 1)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"description": 1})
-	set := beginSet(t, pool, "default")
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"description": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 
 	cctx, cancel := context.WithCancel(ctx)
 	_, err := profiles.RunReweight(cctx, pool, "default", profiles.ReweightOptions{BatchSize: 2, OnProgress: func(int, int) { cancel() }})
@@ -109,7 +109,7 @@ func TestFailedReweightLeavesNoPartition(t *testing.T) {
 	if err != nil || s.State != "failed" {
 		t.Fatalf("failed set: %+v %v", s, err)
 	}
-	if cur := currentSet(t, pool, "default"); cur != old {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != old {
 		t.Errorf("current set %d, want the old %d", cur, old)
 	}
 	if p := partitionOf(t, pool, old); p != (partition{true, true, true}) {
@@ -131,11 +131,11 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	svc := localService(pool)
+	svc := testfactory.LocalEnricher(pool, 10)
 	n := enrichedCatalog(t, pool, svc, 1)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"question": 1})
-	set := beginSet(t, pool, "default")
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"question": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 
 	// the build stops after its first batch ...
 	cctx, cancel := context.WithCancel(ctx)
@@ -143,19 +143,9 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 		t.Fatalf("interrupted: %v", err)
 	}
 	// ... while new tools are enriched: they go into the current set and the building one
-	tools := dataset.Tools(dataset.DemoCompanies[1:2])
-	_, res, err := sources.Import(ctx, pool, insertQueue(t, pool), "fin2", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(ctx, t, pool, "fin2", dataset.Tools(dataset.DemoCompanies[1:2]), nil)
 	for _, id := range res.Changed {
-		tool, err := db.New(pool).GetToolByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.EnrichTool(ctx, id, tool.ContentHash); err != nil {
-			t.Fatal(err)
-		}
+		testfactory.Enrich(ctx, t, svc, id)
 		for _, s := range []int64{old, set.ID} {
 			if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1 AND tool_id = $2`, s, id); got != 1 {
 				t.Fatalf("tool %d has %d vectors in set %d, want 1", id, got, s)
@@ -166,11 +156,11 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 	if err := profiles.Reweight(ctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if cur := currentSet(t, pool, "default"); cur != set.ID {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != set.ID {
 		t.Fatalf("current set %d, want %d", cur, set.ID)
 	}
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n+len(tools) {
-		t.Errorf("new set holds %d vectors, want %d", got, n+len(tools))
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n+len(res.Changed) {
+		t.Errorf("new set holds %d vectors, want %d", got, n+len(res.Changed))
 	}
 	if p := partitionOf(t, pool, set.ID); !p.hnsw {
 		t.Errorf("new set partition not indexed: %+v", p)

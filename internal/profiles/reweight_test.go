@@ -2,9 +2,7 @@ package profiles_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -14,87 +12,21 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
-	"github.com/toolgate/toolgate/internal/sources"
-	"github.com/toolgate/toolgate/internal/tdwa"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
-
-// localService enriches with the heuristic enricher and the local embedder.
-func localService(pool *pgxpool.Pool) *enrich.Service {
-	return &enrich.Service{Pool: pool, Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewLocal(384),
-		Enricher: enrich.Heuristic{}, Questions: 10}
-}
 
 // enrichedCatalog imports the demo tools of n companies and enriches them with svc. It
 // returns the number of tools.
 func enrichedCatalog(t *testing.T, pool *pgxpool.Pool, svc *enrich.Service, n int) int {
 	t.Helper()
-	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:n])
-	_, res, err := sources.Import(ctx, pool, insertQueue(t, pool), "fin", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range res.Changed {
-		tool, err := db.New(pool).GetToolByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.EnrichTool(ctx, id, tool.ContentHash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return len(tools)
-}
-
-// insertQueue is a queue whose client only inserts: the jobs it queues are not worked.
-func insertQueue(t testing.TB, pool *pgxpool.Pool) jobs.Queue {
-	t.Helper()
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler)}, jobs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return jobs.NewQueue(rc)
-}
-
-func putWeights(t *testing.T, pool *pgxpool.Pool, profile string, weights map[string]float64) {
-	t.Helper()
-	w, _ := json.Marshal(weights)
-	if _, err := db.New(pool).PutProfile(context.Background(), db.PutProfileParams{Name: profile, Strategy: tdwa.StrategyTDWA, Weights: w}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func currentSet(t *testing.T, pool *pgxpool.Pool, profile string) int64 {
-	t.Helper()
-	p, err := db.New(pool).GetProfileByName(context.Background(), profile)
-	if err != nil || !p.CurrentSet.Valid {
-		t.Fatalf("profile %s: %+v %v", profile, p, err)
-	}
-	return p.CurrentSet.Int64
-}
-
-// beginSet creates (or finds) the profile's building set.
-func beginSet(t *testing.T, pool *pgxpool.Pool, profile string) db.VectorSet {
-	t.Helper()
-	tx, err := pool.Begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := profiles.BeginReweight(context.Background(), tx, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	ids := testfactory.DemoCatalog(context.Background(), t, pool, n, nil)
+	testfactory.Enrich(context.Background(), t, svc, ids...)
+	return len(ids)
 }
 
 func countRows(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
@@ -112,7 +44,7 @@ func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localService(pool), 2)
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 2)
 	query := pgvecOf(embed.NewLocal(384).Vector("quarterly revenue of the company"))
 
 	// fingerprint: the count and the sum of the first coordinate over the current set, read
@@ -129,8 +61,8 @@ func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
 	}
 	_, oldSum := fingerprint()
 
-	putWeights(t, pool, "default", map[string]float64{"name": 1, "question": 0.2})
-	set := beginSet(t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1, "question": 0.2})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var reads atomic.Int64
@@ -197,10 +129,10 @@ func TestReweightFailureKeepsOldSet(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localService(pool), 1)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"description": 1})
-	set := beginSet(t, pool, "default")
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"description": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 
 	cctx, cancel := context.WithCancel(ctx)
 	err := profiles.Reweight(cctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 3, OnProgress: func(done, total int) { cancel() }})
@@ -213,7 +145,7 @@ func TestReweightFailureKeepsOldSet(t *testing.T) {
 	if err := profiles.FailReweight(ctx, pool, set.ID, err); err != nil {
 		t.Fatal(err)
 	}
-	if cur := currentSet(t, pool, "default"); cur != old {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != old {
 		t.Errorf("current set %d after a failed re-weight, want the old %d", cur, old)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old); got != n {
@@ -231,7 +163,7 @@ func TestReweightFailureKeepsOldSet(t *testing.T) {
 		t.Errorf("re-running a failed set: %v, want SetNotBuildingError", err)
 	}
 	// a new re-weight starts a fresh set
-	if next := beginSet(t, pool, "default"); next.ID == set.ID {
+	if next := testfactory.BeginReweight(context.Background(), t, pool, "default"); next.ID == set.ID {
 		t.Errorf("a new re-weight reused the failed set %d", set.ID)
 	}
 }
@@ -240,9 +172,9 @@ func TestReweightResumesInterruptedSet(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localService(pool), 1)
-	putWeights(t, pool, "default", map[string]float64{"name": 1})
-	set := beginSet(t, pool, "default")
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 
 	cctx, cancel := context.WithCancel(ctx)
 	if err := profiles.Reweight(cctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 4, OnProgress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
@@ -253,14 +185,14 @@ func TestReweightResumesInterruptedSet(t *testing.T) {
 		t.Fatalf("first batch wrote %d vectors, want 4", partial)
 	}
 	// the retry finds the same building set and completes it
-	if again := beginSet(t, pool, "default"); again.ID != set.ID {
+	if again := testfactory.BeginReweight(context.Background(), t, pool, "default"); again.ID != set.ID {
 		t.Fatalf("retry began set %d, want the interrupted %d", again.ID, set.ID)
 	}
 	var written []int
 	if err := profiles.Reweight(ctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 4, OnProgress: func(done, _ int) { written = append(written, done) }}); err != nil {
 		t.Fatal(err)
 	}
-	if cur := currentSet(t, pool, "default"); cur != set.ID {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != set.ID {
 		t.Fatalf("current set %d, want %d", cur, set.ID)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n {

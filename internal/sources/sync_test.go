@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -57,15 +58,7 @@ func setup(t *testing.T) (*pgxpool.Pool, jobs.Queue) {
 }
 
 func createSource(t *testing.T, pool *pgxpool.Pool, name string, kind db.SourceKind, cfg mcpclient.Config, review bool) db.Source {
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := db.New(pool).CreateSource(context.Background(), db.CreateSourceParams{Name: name, Kind: kind, Config: raw, ReviewMode: review})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
+	return testfactory.MCPSource(context.Background(), t, pool, name, &testfactory.SourceOpts{Kind: kind, Config: cfg, ReviewMode: review})
 }
 
 func setConfig(t *testing.T, pool *pgxpool.Pool, src db.Source, cfg mcpclient.Config) {

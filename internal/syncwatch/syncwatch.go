@@ -49,6 +49,8 @@ type Watcher struct {
 	// commands are the programs a watched mcp_stdio source may start (TOOLGATE_STDIO_COMMANDS)
 	commands mcpclient.CommandPolicy
 
+	// connected holds the sources with a session open now; the tests wait on it
+	// (export_test.go).
 	mu        sync.Mutex
 	connected map[int64]bool
 }
@@ -58,13 +60,6 @@ type Watcher struct {
 func New(pool *pgxpool.Pool, queue Queue, log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
 	return &Watcher{pool: pool, queue: queue, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
 		commands: commands, connected: map[int64]bool{}}
-}
-
-// Connected reports whether a session to the source is open now.
-func (w *Watcher) Connected(sourceID int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.connected[sourceID]
 }
 
 type watch struct {
