@@ -193,7 +193,7 @@ func TestReweightChangesRankingWithoutEmbedding(t *testing.T) {
 	}
 }
 
-func TestEnqueueReweightIsUniquePerProfile(t *testing.T) {
+func TestStartReweightIsUniquePerProfile(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()

@@ -160,7 +160,7 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 
 // TestSyncRefusesCommandsOutsideTheAllowlist: a stored mcp_stdio source whose command
 // TOOLGATE_STDIO_COMMANDS does not hold (stored before the allowlist changed) is never
-// started: SyncSource fails with a CommandNotAllowedError and records the failed run, and
+// started: sources.Sync fails with a CommandNotAllowedError and records the failed run, and
 // the sync job is cancelled rather than retried.
 func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 	t.Parallel()
