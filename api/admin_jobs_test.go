@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -348,7 +349,7 @@ func TestRetryAndCancelAbandonedJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := jobs.EnqueueReweight(ctx, pool, rc, "default")
+	start, err := profiles.StartReweight(ctx, pool, jobs.NewQueue(rc), "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestRetryAndCancelAbandonedJobs(t *testing.T) {
 	if after, err := q.GetProfileByName(ctx, "default"); err != nil || after.CurrentSet != before.CurrentSet {
 		t.Errorf("current set %v after the cancel, was %v (%v)", after.CurrentSet, before.CurrentSet, err)
 	}
-	if again, err := jobs.EnqueueReweight(ctx, pool, rc, "default"); err != nil || again.Duplicate || again.SetID == start.SetID {
+	if again, err := profiles.StartReweight(ctx, pool, jobs.NewQueue(rc), "default"); err != nil || again.Duplicate || again.SetID == start.SetID {
 		t.Errorf("re-weight after the cancel: %+v, %v; want a new job and set", again, err)
 	}
 	// A cancelled job is finished: cancelling again changes nothing, retrying runs it again.

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -133,7 +134,7 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 			wg.Go(func() {
 				for i := 0; i < 2; i++ {
 					upstream.Set(concurrentCatalog(r, 50+2*g+i))
-					if _, err := jobs.SyncSource(ctx, pool, rc, up.ID, 20*time.Second, mcptest.Commands()); err != nil {
+					if _, err := sources.Sync(ctx, pool, jobs.NewQueue(rc), up.ID, 20*time.Second, mcptest.Commands()); err != nil {
 						fail("sync: %v", err)
 					}
 				}

@@ -15,11 +15,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
-	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -46,15 +47,7 @@ func TestPostgresRestartWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, `
-		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Catalog(ctx, t, pool, "acme", []catalog.Tool{testfactory.Tool("get_stock_price", "Latest stock price of a ticker")}, nil)
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,10 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/api"
-	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -27,15 +28,7 @@ func newInputServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(context.Background(), `
-		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lexical.Flush(context.Background(), pool); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Catalog(context.Background(), t, pool, "acme", []catalog.Tool{testfactory.Tool("get_stock_price", "Latest stock price of a ticker")}, nil)
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true,
 		Search: search.New(pool, nil, search.DefaultSettings(), log)}))
 	t.Cleanup(srv.Close)

@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -188,11 +189,11 @@ func TestUpstreamFailuresLeakNothing(t *testing.T) {
 		}
 	}
 	live, _ := q.GetSourceByName(ctx, "live")
-	if _, err := jobs.SyncSource(ctx, pool, rc, live.ID, 10*time.Second, mcpclient.CommandPolicy{}); err != nil {
+	if _, err := sources.Sync(ctx, pool, jobs.NewQueue(rc), live.ID, 10*time.Second, mcpclient.CommandPolicy{}); err != nil {
 		t.Fatalf("sync live: %v", err)
 	}
 	down, _ := q.GetSourceByName(ctx, "down")
-	_, syncErr := jobs.SyncSource(ctx, pool, rc, down.ID, 10*time.Second, mcpclient.CommandPolicy{})
+	_, syncErr := sources.Sync(ctx, pool, jobs.NewQueue(rc), down.ID, 10*time.Second, mcpclient.CommandPolicy{})
 	if syncErr == nil {
 		t.Fatal("sync of a source that is down succeeded")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -33,7 +34,7 @@ func TestMCPEndpointAndCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := jobs.ImportCatalog(ctx, pool, rc, "demo", dataset.Tools(dataset.DemoCompanies[:2])); err != nil {
+	if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "demo", dataset.Tools(dataset.DemoCompanies[:2])); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(pool, gateway.SearchFinder{Search: search.New(pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))}, gateway.Options{

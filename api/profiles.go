@@ -7,7 +7,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tdwa"
-	"github.com/toolgate/toolgate/jobs"
 )
 
 // registerProfiles registers the weight profile and re-weighting endpoints under /admin.
@@ -78,7 +77,7 @@ func (s *Server) activateProfile(c echo.Context) error {
 }
 
 func (s *Server) reweightProfile(c echo.Context) error {
-	start, err := jobs.EnqueueReweight(c.Request().Context(), s.deps.Pool, s.deps.River, c.Param("name"))
+	start, err := profiles.StartReweight(c.Request().Context(), s.deps.Pool, s.queue, c.Param("name"))
 	if err != nil {
 		return err
 	}

@@ -14,29 +14,21 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/embed"
-	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 func TestSearchEndpoints(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `
-		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker',
-		       '{"type":"object","properties":{"ticker":{"type":"string"}}}', 'h' FROM sources;
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'acme__send_email', 'send_email', 'Send an email', '{"type":"object"}', 'h' FROM sources`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lexical.Flush(context.Background(), pool); err != nil {
-		t.Fatal(err)
-	}
+	price := testfactory.Tool("get_stock_price", "Latest stock price of a ticker")
+	price.InputSchema = json.RawMessage(`{"type":"object","properties":{"ticker":{"type":"string"}}}`)
+	testfactory.Catalog(ctx, t, pool, "acme", []catalog.Tool{price, testfactory.Tool("send_email", "Send an email")}, nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, Logger: log, Open: true,
 		Search: search.New(pool, nil, search.DefaultSettings(), log)}))
@@ -132,15 +124,7 @@ func TestSearchEndpoints(t *testing.T) {
 func TestSearchEmbedderDown(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	if _, err := pool.Exec(context.Background(), `
-		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog');
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lexical.Flush(context.Background(), pool); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Catalog(context.Background(), t, pool, "acme", []catalog.Tool{testfactory.Tool("get_stock_price", "Latest stock price of a ticker")}, nil)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"down"}}`, http.StatusBadGateway)
 	}))
@@ -183,17 +167,8 @@ func TestFeedbackOnlyFromTheSearchingKey(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `
-		INSERT INTO sources (name, kind) VALUES ('acme', 'catalog'), ('vault', 'catalog');
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'acme__get_stock_price', 'get_stock_price', 'Latest stock price of a ticker', '{"type":"object"}', 'h' FROM sources WHERE name = 'acme';
-		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'vault__get_secret_price', 'get_secret_price', 'Secret stock price', '{"type":"object"}', 'h' FROM sources WHERE name = 'vault'`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Catalog(ctx, t, pool, "acme", []catalog.Tool{testfactory.Tool("get_stock_price", "Latest stock price of a ticker")}, nil)
+	testfactory.Catalog(ctx, t, pool, "vault", []catalog.Tool{testfactory.Tool("get_secret_price", "Secret stock price")}, nil)
 	keys := auth.NewKeys(pool, time.Now)
 	_, a, err := keys.Create(ctx, auth.Spec{Name: "agent-a", Scope: auth.ScopeSearch, Sources: []string{"acme"}})
 	if err != nil {

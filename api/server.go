@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tracing"
+	"github.com/toolgate/toolgate/jobs"
 )
 
 // Deps is what the handlers use.
@@ -57,6 +58,9 @@ type Server struct {
 	deps Deps
 	log  *slog.Logger
 	keys *auth.Keys
+	// queue inserts the jobs that follow a write up (enrichment, syncs, re-weights), with
+	// deps.River, for the domain services the handlers call.
+	queue jobs.Queue
 }
 
 // maxBody bounds a request body (a whole catalog may be pushed in one request).
@@ -64,7 +68,7 @@ const maxBody = "64M"
 
 // New builds the Echo instance with every route registered.
 func New(deps Deps) *echo.Echo {
-	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps)}
+	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps), queue: jobs.NewQueue(deps.River)}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

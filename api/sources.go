@@ -17,7 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 func (s *Server) registerSources(g *echo.Group) {
@@ -31,7 +31,7 @@ func (s *Server) registerSources(g *echo.Group) {
 // sourceView is a source as the API shows it.
 type sourceView struct {
 	Name       string          `json:"name"`
-	Kind       string          `json:"kind"`
+	Kind       db.SourceKind   `json:"kind"`
 	Config     json.RawMessage `json:"config,omitempty"`
 	ReviewMode bool            `json:"review_mode"`
 	Interval   string          `json:"interval,omitempty"`
@@ -48,7 +48,7 @@ type sourceView struct {
 }
 
 type lastSyncView struct {
-	State      string          `json:"state"`
+	State      db.SyncRunState `json:"state"`
 	Created    int32           `json:"created"`
 	Updated    int32           `json:"updated"`
 	Deleted    int32           `json:"deleted"`
@@ -81,11 +81,11 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 			msg := cfg.Scrub(errors.New(*r.RunError)).Error()
 			r.RunError = &msg
 		}
-		if src.Kind != "catalog" {
+		if src.Kind != db.SourceCatalog {
 			v.Interval = formatInterval(src.SyncInterval)
 		}
-		if r.RunState != nil { // the source has a sync run: every run column is set
-			v.LastSync = &lastSyncView{State: *r.RunState, Created: r.RunCreated.Int32, Updated: r.RunUpdated.Int32,
+		if r.RunStartedAt != nil { // the source has a sync run: every run column is set
+			v.LastSync = &lastSyncView{State: r.RunState, Created: r.RunCreated.Int32, Updated: r.RunUpdated.Int32,
 				Deleted: r.RunDeleted.Int32, Unchanged: r.RunUnchanged.Int32, Pending: r.RunPending.Int32,
 				Skipped: r.RunSkipped, StartedAt: *r.RunStartedAt, FinishedAt: r.RunFinishedAt, Error: r.RunError}
 		}
@@ -110,7 +110,7 @@ func (s *Server) viewSource(ctx context.Context, name string) (sourceView, error
 // an MCP source says how to reach its server.
 type createSourceRequest struct {
 	Name  string            `json:"name"`
-	Kind  string            `json:"kind"`
+	Kind  db.SourceKind     `json:"kind"`
 	Tools []json.RawMessage `json:"tools"`
 	mcpSourceFields
 }
@@ -138,7 +138,7 @@ func (s *Server) createSource(c echo.Context) error {
 		return badRequest("name %q: want 1-32 characters of a-z 0-9 and -", req.Name)
 	}
 	switch req.Kind {
-	case "catalog":
+	case db.SourceCatalog:
 	case mcpclient.KindStdio, mcpclient.KindHTTP:
 		if len(req.Tools) > 0 {
 			return badRequest("tools: an MCP source's tools come from its server")
@@ -152,7 +152,7 @@ func (s *Server) createSource(c echo.Context) error {
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	if req.Kind != "catalog" {
+	if req.Kind != db.SourceCatalog {
 		return s.createMCPSource(c, req.Name, req.Kind, req.mcpSourceFields)
 	}
 	if !reflect.ValueOf(req.mcpSourceFields).IsZero() {
@@ -162,7 +162,7 @@ func (s *Server) createSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	src, res, err := jobs.ImportCatalog(ctx, s.deps.Pool, s.deps.River, req.Name, tools)
+	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, req.Name, tools)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	src, res, err := jobs.ImportCatalog(ctx, s.deps.Pool, s.deps.River, c.Param("name"), tools)
+	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, c.Param("name"), tools)
 	if err != nil {
 		return err
 	}

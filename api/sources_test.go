@@ -22,6 +22,9 @@ import (
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -70,14 +73,14 @@ func TestSourceCounts(t *testing.T) {
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true}))
 	t.Cleanup(srv.Close)
 
-	deps := jobs.Deps{Pool: pool, Logger: log, Embedder: embed.NewLocal(384), Enricher: enrich.Heuristic{}, Questions: 2}
+	svc := &enrich.Service{Pool: pool, Logger: log, Embedder: embed.NewLocal(384), Enricher: enrich.Heuristic{}, Questions: 2}
 	tool := func(name, desc string) catalog.Tool {
 		return catalog.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
 	}
 	// importAndEnrich replaces the source's tools and enriches those named in enrichNames.
 	importAndEnrich := func(source string, tools []catalog.Tool, enrichNames ...string) {
 		t.Helper()
-		if _, _, err := jobs.ImportCatalog(ctx, pool, rc, source, tools); err != nil {
+		if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), source, tools); err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range enrichNames {
@@ -85,7 +88,7 @@ func TestSourceCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := jobs.EnrichTool(ctx, deps, jobs.EnrichToolArgs{ToolID: stored.ID, ContentHash: stored.ContentHash}); err != nil {
+			if _, err := svc.EnrichTool(ctx, stored.ID, stored.ContentHash); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -171,7 +174,7 @@ func TestSourceCounts(t *testing.T) {
 	want(got, "web", 2, 1, 0)
 
 	// A profile without a vector set: nothing is embedded.
-	if _, err := pool.Exec(ctx, `INSERT INTO weight_profiles (name, strategy) VALUES ('fresh', 'mean')`); err != nil {
+	if _, _, err := profiles.Put(ctx, pool, "fresh", tdwa.Profile{Strategy: tdwa.StrategyMean}); err != nil {
 		t.Fatal(err)
 	}
 	activate(t, pool, "fresh")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // registerSync adds the routes of MCP sources: settings, sync now, definition history and
@@ -67,7 +67,7 @@ type mcpSourceFields struct {
 }
 
 // createMCPSource creates an MCP source and queues its first sync in the same transaction.
-func (s *Server) createMCPSource(c echo.Context, name, kind string, f mcpSourceFields) error {
+func (s *Server) createMCPSource(c echo.Context, name string, kind db.SourceKind, f mcpSourceFields) error {
 	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers}
 	if err := s.checkConfig(kind, cfg); err != nil {
 		return err
@@ -96,7 +96,7 @@ func (s *Server) createMCPSource(c echo.Context, name, kind string, f mcpSourceF
 		if err != nil {
 			return err
 		}
-		jobID, err = jobs.EnqueueSyncTx(ctx, tx, s.deps.River, src.ID)
+		jobID, err = s.queue.SyncTx(ctx, tx, src.ID)
 		return err
 	})
 	if err != nil {
@@ -163,13 +163,16 @@ func (s *Server) patchSource(c echo.Context) error {
 			return err
 		}
 		src, err = q.UpdateSourceSettings(ctx, db.UpdateSourceSettingsParams{ID: old.ID, Config: raw, SyncInterval: interval, ReviewMode: review})
+		if errors.Is(err, pgx.ErrNoRows) { // deleted since mcpSource read it
+			return notFound("source %q not found", c.Param("name"))
+		}
 		if err != nil {
 			return err
 		}
 		// a new server: sync it now (compared as values: the stored jsonb text is not
 		// byte-for-byte what json.Marshal writes)
 		if changed {
-			_, err = jobs.EnqueueSyncTx(ctx, tx, s.deps.River, src.ID)
+			_, err = s.queue.SyncTx(ctx, tx, src.ID)
 		}
 		return err
 	})
@@ -185,7 +188,7 @@ func (s *Server) patchSource(c echo.Context) error {
 
 // checkConfig validates an MCP source's config and, for mcp_stdio, checks its command
 // against the operator's allowlist (403 command_not_allowed).
-func (s *Server) checkConfig(kind string, cfg mcpclient.Config) error {
+func (s *Server) checkConfig(kind db.SourceKind, cfg mcpclient.Config) error {
 	if err := cfg.Validate(kind); err != nil {
 		return err
 	}
@@ -210,8 +213,8 @@ func mcpSource(ctx context.Context, q *db.Queries, name string) (db.Source, erro
 	if err != nil {
 		return src, err
 	}
-	if !mcpclient.IsMCPKind(src.Kind) {
-		return src, &jobs.NotMCPSourceError{Source: src.Name, Kind: src.Kind}
+	if !src.Kind.IsMCP() {
+		return src, &sources.NotMCPSourceError{Source: src.Name, Kind: src.Kind}
 	}
 	return src, nil
 }
@@ -224,7 +227,7 @@ func (s *Server) syncSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, dup, err := jobs.EnqueueSync(ctx, s.deps.River, src.ID)
+	id, dup, err := s.queue.Sync(ctx, src.ID)
 	if err != nil {
 		return err
 	}
@@ -233,15 +236,15 @@ func (s *Server) syncSource(c echo.Context) error {
 
 // revisionView is one entry of a tool's definition history.
 type revisionView struct {
-	ID            int64           `json:"id"`
-	Action        string          `json:"action"`
-	Status        string          `json:"status"`
-	OldHash       *string         `json:"old_hash"`
-	NewHash       *string         `json:"new_hash"`
-	ChangedFields []string        `json:"changed_fields"`
-	Definition    json.RawMessage `json:"definition,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
-	DecidedAt     *time.Time      `json:"decided_at"`
+	ID            int64             `json:"id"`
+	Action        string            `json:"action"`
+	Status        db.RevisionStatus `json:"status"`
+	OldHash       *string           `json:"old_hash"`
+	NewHash       *string           `json:"new_hash"`
+	ChangedFields []string          `json:"changed_fields"`
+	Definition    json.RawMessage   `json:"definition,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	DecidedAt     *time.Time        `json:"decided_at"`
 }
 
 // toolHistory lists a tool's definition changes, newest first (?limit=, default 100, at
@@ -273,14 +276,14 @@ func (s *Server) toolHistory(c echo.Context) error {
 
 // toolReviewView is a tool's state after a review decision.
 type toolReviewView struct {
-	Name        string `json:"name"`
-	ReviewState string `json:"review_state"`
-	ContentHash string `json:"content_hash"`
-	Description string `json:"description"`
+	Name        string         `json:"name"`
+	ReviewState db.ReviewState `json:"review_state"`
+	ContentHash string         `json:"content_hash"`
+	Description string         `json:"description"`
 }
 
 func (s *Server) approveTool(c echo.Context) error {
-	t, err := jobs.ApproveTool(c.Request().Context(), s.deps.Pool, s.deps.River, c.Param("name"))
+	t, err := sources.Approve(c.Request().Context(), s.deps.Pool, s.queue, c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -288,7 +291,7 @@ func (s *Server) approveTool(c echo.Context) error {
 }
 
 func (s *Server) rejectTool(c echo.Context) error {
-	t, err := jobs.RejectTool(c.Request().Context(), s.deps.Pool, c.Param("name"))
+	t, err := sources.Reject(c.Request().Context(), s.deps.Pool, c.Param("name"))
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -67,7 +68,7 @@ func (h *harness) sync(name string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := jobs.SyncSource(context.Background(), h.pool, h.deps.River, src.ID, 20*time.Second, mcptest.Commands()); err != nil {
+	if _, err := sources.Sync(context.Background(), h.pool, jobs.NewQueue(h.deps.River), src.ID, 20*time.Second, mcptest.Commands()); err != nil {
 		h.t.Fatal(err)
 	}
 }

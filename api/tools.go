@@ -30,7 +30,7 @@ type toolView struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	ContentHash  string          `json:"content_hash"`
 	Enabled      bool            `json:"enabled"`
-	ReviewState  string          `json:"review_state"`
+	ReviewState  db.ReviewState  `json:"review_state"`
 	Enrichment   enrichmentView  `json:"enrichment"`
 	// Profile is the Tool-DE tool_profile; null when not generated yet or when it failed its
 	// faithfulness judgement (the original document is then used alone).
@@ -73,7 +73,7 @@ func (s *Server) getTool(c echo.Context) error {
 	q := db.New(s.deps.Pool)
 	t, err := q.GetToolByName(ctx, c.Param("name"))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound("no tool named %q", c.Param("name"))
+		return &catalog.ToolNotFoundError{Name: c.Param("name")}
 	}
 	if err != nil {
 		return err

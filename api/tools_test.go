@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -24,7 +25,7 @@ func TestGetTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res, err := jobs.ImportCatalog(ctx, pool, rc, "fin", dataset.Tools(dataset.DemoCompanies[:1]))
+	_, res, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "fin", dataset.Tools(dataset.DemoCompanies[:1]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,13 +42,13 @@ func TestGetTool(t *testing.T) {
 		t.Fatalf("before enrichment: %d %+v", code, v)
 	}
 
-	deps := jobs.Deps{Pool: pool, Logger: log, Embedder: embed.NewLocal(384), Enricher: enrich.Heuristic{}, Questions: 4}
+	svc := &enrich.Service{Pool: pool, Logger: log, Embedder: embed.NewLocal(384), Enricher: enrich.Heuristic{}, Questions: 4}
 	for _, id := range res.Changed {
 		var hash string
 		if err := pool.QueryRow(ctx, `SELECT content_hash FROM tools WHERE id = $1`, id).Scan(&hash); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := jobs.EnrichTool(ctx, deps, jobs.EnrichToolArgs{ToolID: id, ContentHash: hash}); err != nil {
+		if _, err := svc.EnrichTool(ctx, id, hash); err != nil {
 			t.Fatal(err)
 		}
 	}

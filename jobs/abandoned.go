@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // A job whose process died stays `running` until River's rescuer takes it back, once its
@@ -23,7 +26,7 @@ import (
 // RetryAbandoned makes job available to run now if it is still running with an attempt
 // that began more than after ago, recording why the attempt ended among its errors (River's
 // retry backoff counts them). Like River's JobRetry it grants one more attempt to a job
-// that used its last. A sync's run left open by the dead process is closed (AbandonSyncRuns).
+// that used its last. A sync's run left open by the dead process is closed (sources.AbandonSyncRuns).
 // It reports whether it retried the job; a job in any other state, or attempted more
 // recently, is left as it is.
 func RetryAbandoned(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobRow, after time.Duration) (bool, error) {
@@ -39,7 +42,7 @@ func RetryAbandoned(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobR
 		return false, err
 	}
 	if job.Kind == (SyncArgs{}).Kind() {
-		_, err = AbandonSyncRuns(ctx, pool, after)
+		_, err = sources.AbandonSyncRuns(ctx, pool, after)
 	}
 	return true, err
 }
@@ -62,14 +65,14 @@ func CancelAbandoned(ctx context.Context, pool *pgxpool.Pool, job *rivertype.Job
 	}
 	switch job.Kind {
 	case (SyncArgs{}).Kind():
-		_, err = AbandonSyncRuns(ctx, pool, after)
+		_, err = sources.AbandonSyncRuns(ctx, pool, after)
 	case (ReweightArgs{}).Kind():
 		var args ReweightArgs
 		if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 			return true, fmt.Errorf("reweight job %d args: %w", job.ID, err)
 		}
 		// The job is cancelled now: its set is failed even if the caller goes away meanwhile.
-		err = FailReweight(context.WithoutCancel(ctx), pool, args.SetID, errors.New("re-weight cancelled by an operator after its process stopped"))
+		err = profiles.FailReweight(context.WithoutCancel(ctx), pool, args.SetID, errors.New("re-weight cancelled by an operator after its process stopped"))
 	}
 	return true, err
 }

@@ -10,10 +10,12 @@ import (
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/enrich/enrichtest"
 	"github.com/toolgate/toolgate/internal/llm"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // syntheticCompanies makes n distinct companies for catalog-scale benchmarks.
@@ -37,7 +39,7 @@ func benchEnrich(b *testing.B, companies int, workers int, mkDeps func(b *testin
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := ImportCatalog(ctx, pool, insertClient(b, pool), "fin", tools); err != nil {
+		if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(b, pool)), "fin", tools); err != nil {
 			b.Fatal(err)
 		}
 		deps := mkDeps(b, Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Questions: 10})
@@ -68,8 +70,8 @@ func BenchmarkEnrichCatalogBuiltin(b *testing.B) {
 // at a provider concurrency of 16.
 func BenchmarkEnrichCatalogOpenAI(b *testing.B) {
 	benchEnrich(b, 200, 16, func(b *testing.B, d Deps) Deps {
-		_, srv := newFake(b)
-		pc := provider.Config{BaseURL: srv.URL + "/v1", Key: "sk-test", Concurrency: 16, Retries: 3}
+		_, srv := enrichtest.New(b)
+		pc := provider.Config{BaseURL: srv.URL + "/v1", Key: enrichtest.Key, Concurrency: 16, Retries: 3}
 		d.Embedder = embed.NewOpenAI(embed.OpenAIConfig{Provider: pc, Model: "text-embedding-test", Dims: 64, MaxBatch: 256})
 		d.Enricher = enrich.NewLLM(llm.New(llm.Config{Provider: pc, Model: "gpt-test"}), false)
 		return d

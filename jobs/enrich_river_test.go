@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // runUntilEnriched runs a working River client until every enrich_tool job has completed.
@@ -65,7 +66,7 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	tools := dataset.Tools(dataset.DemoCompanies[:4])
-	if _, _, err := ImportCatalog(ctx, pool, insertClient(t, pool), "fin", tools); err != nil {
+	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
 		t.Fatal(err)
 	}
 	runUntilEnriched(t, pool, localDeps(pool), len(tools))
@@ -99,7 +100,7 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 	if err := embed.EnsureSpace(ctx, pool, other); !errors.As(err, &sm) || sm.StoredDims != 384 {
 		t.Fatalf("want SpaceMismatchError, got %v", err)
 	}
-	n, err := Reembed(ctx, pool, insertClient(t, pool), other)
+	n, err := enrich.Reembed(ctx, pool, NewQueue(insertClient(t, pool)), other)
 	if err != nil || n != len(tools) {
 		t.Fatalf("reembed: %d %v", n, err)
 	}
@@ -115,7 +116,7 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT id, content_hash FROM tools LIMIT 1`).Scan(&anyID, &anyHash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EnrichTool(ctx, localDeps(pool), EnrichToolArgs{ToolID: anyID, ContentHash: anyHash}); !errors.As(err, &sm) {
+	if _, err := localDeps(pool).enrichService().EnrichTool(ctx, anyID, anyHash); !errors.As(err, &sm) {
 		t.Fatalf("old embedder after reembed: want SpaceMismatchError, got %v", err)
 	}
 	deps := localDeps(pool)
@@ -144,7 +145,7 @@ func TestEnrichedFieldsReachTheLexicalIndex(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	tools := dataset.Tools(dataset.DemoCompanies[:2])
-	if _, _, err := ImportCatalog(ctx, pool, insertClient(t, pool), "fin", tools); err != nil {
+	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
 		t.Fatal(err)
 	}
 	// searchable by name and description at once, nothing of the questions yet

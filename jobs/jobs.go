@@ -1,10 +1,13 @@
 // Package jobs holds toolgate's background work as River jobs: their arguments, their
-// workers and the River client that runs them in the same PostgreSQL database as the
-// catalog.
+// insert options, their workers and the River client that runs them in the same PostgreSQL
+// database as the catalog. A worker's Work is short: the work itself belongs to the domain
+// services it calls (internal/sources, internal/enrich, internal/profiles, internal/lexical).
+// Queue inserts jobs for those services, which cannot import this package.
 package jobs
 
 import (
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
@@ -43,8 +47,9 @@ type Deps struct {
 	Embedder  embed.Embedder
 	Enricher  enrich.Enricher
 	Questions int
-	// space remembers that the stored embedding space matched Embedder once.
-	space *spaceCheck
+	// enrich is the enrichment service the enrich_tool jobs run, made of the fields above
+	// by NewClient.
+	enrich *enrich.Service
 	// lexicalAsked is the debounce period for which this process last queued a
 	// lexical_index job (Deps.enqueueLexicalIndex).
 	lexicalAsked *atomic.Int64
@@ -68,6 +73,20 @@ type Options struct {
 	RescueAfter time.Duration
 }
 
+// unfinishedStates are the states of a job that has not finished yet: waiting (available,
+// pending, scheduled, retryable) or running.
+var unfinishedStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+	rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+}
+
+// uniqueUnfinished makes a job unique by its arguments among the unfinished jobs of its
+// kind: asking for it again while one waits or runs returns that one; a finished job
+// (completed, cancelled or discarded) does not stand in the way of a new one.
+func uniqueUnfinished() river.UniqueOpts {
+	return river.UniqueOpts{ByArgs: true, ByState: slices.Clone(unfinishedStates)}
+}
+
 // fetchCooldown is the least time between two fetches of jobs by one client (River's
 // default is 100 ms). A fetch is one short query, made only while jobs keep coming.
 const fetchCooldown = 10 * time.Millisecond
@@ -75,7 +94,7 @@ const fetchCooldown = 10 * time.Millisecond
 // NewClient builds the River client with every toolgate worker and periodic job registered.
 func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	deps.space = &spaceCheck{}
+	deps.enrich = deps.enrichService()
 	deps.lexicalAsked = &atomic.Int64{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &SyncWorker{deps: deps})

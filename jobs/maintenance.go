@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 )
@@ -21,10 +20,7 @@ func (SearchLogMaintenanceArgs) Kind() string { return "search_log_maintenance" 
 // InsertOpts makes enqueues made while one is waiting or running (several instances
 // starting at once) collapse into that one job.
 func (SearchLogMaintenanceArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{UniqueOpts: uniqueUnfinished()}
 }
 
 // SearchLogMaintenanceWorker works SearchLogMaintenanceArgs.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 )
@@ -20,10 +19,7 @@ func (MCPSessionCleanupArgs) Kind() string { return "mcp_session_cleanup" }
 
 // InsertOpts collapses enqueues made while one is waiting or running into that one job.
 func (MCPSessionCleanupArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{UniqueOpts: uniqueUnfinished()}
 }
 
 const defaultMCPSessionKeep = 7 * 24 * time.Hour

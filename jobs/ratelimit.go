@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 )
@@ -22,10 +21,7 @@ func (APIKeyRateCleanupArgs) Kind() string { return "api_key_rate_cleanup" }
 
 // InsertOpts collapses enqueues made while one is waiting or running.
 func (APIKeyRateCleanupArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{UniqueOpts: uniqueUnfinished()}
 }
 
 // APIKeyRateCleanupWorker works APIKeyRateCleanupArgs.

@@ -5,46 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pgvector/pgvector-go"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/profiles"
-	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
-// Re-weighting (issue 6): a profile's tool vectors are recomputed from the stored component
-// vectors into a new vector set in state 'building', without any embedding call, and the
-// profile's current_set is switched to it in one transaction once it is complete. Searches
-// only ever read current_set, so they see the old set or the new one, never a mix.
-
-// ReweightBatch is how many tools one transaction of a re-weight recomputes.
-const ReweightBatch = 1000
-
-// catchUpMargin widens the catch-up pass to components written shortly before the set was
-// created: an enrichment transaction that started before the set existed stamps its
-// components with its start time, yet may commit after a batch read the older ones.
-const catchUpMargin = time.Minute
-
-// dropLockTimeout bounds each wait for the moment of ACCESS EXCLUSIVE lock on tool_vectors
-// that dropping a set's partition needs: searches queue behind a waiting DROP, so it gives
-// up after this long and tries again (dropAttempts times), letting them through.
-const dropLockTimeout = "1s"
-
-// dropAttempts is how many times dropping a partition is tried before giving up.
-const dropAttempts = 30
-
-// ReweightArgs rebuilds one profile's vectors into SetID. At most one job per profile is
-// waiting or running (SetID is not part of the uniqueness).
+// ReweightArgs rebuilds one profile's vectors into SetID (profiles.Reweight). At most one
+// job per profile is waiting or running (SetID is not part of the uniqueness).
 type ReweightArgs struct {
 	Profile string `json:"profile" river:"unique"`
 	SetID   int64  `json:"set_id"`
@@ -56,10 +28,7 @@ func (ReweightArgs) Kind() string { return "reweight" }
 // InsertOpts makes the job unique per profile until it finishes; a retried attempt resumes
 // the same building set.
 func (ReweightArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: uniqueUnfinished()}
 }
 
 // ReweightWorker works ReweightArgs.
@@ -77,13 +46,13 @@ func (w *ReweightWorker) Timeout(*river.Job[ReweightArgs]) time.Duration {
 // Work builds the set. A cancelled job, or the last failed attempt, marks the set failed
 // and deletes its vectors; the profile's current set is untouched either way.
 func (w *ReweightWorker) Work(ctx context.Context, job *river.Job[ReweightArgs]) error {
-	err := Reweight(ctx, w.deps.Pool, job.Args.SetID, ReweightOptions{Logger: w.deps.Logger})
+	err := profiles.Reweight(ctx, w.deps.Pool, job.Args.SetID, profiles.ReweightOptions{Logger: w.deps.Logger})
 	if err == nil {
 		return nil
 	}
 	cancelled := errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely)
 	if cancelled || job.Attempt >= job.MaxAttempts {
-		if ferr := FailReweight(context.WithoutCancel(ctx), w.deps.Pool, job.Args.SetID, err); ferr != nil {
+		if ferr := profiles.FailReweight(context.WithoutCancel(ctx), w.deps.Pool, job.Args.SetID, err); ferr != nil {
 			return errors.Join(err, ferr)
 		}
 	}
@@ -93,350 +62,26 @@ func (w *ReweightWorker) Work(ctx context.Context, job *river.Job[ReweightArgs])
 	return err
 }
 
-// SetNotBuildingError is returned when a re-weight is asked to build a set that is no longer
-// being built (it failed or was retired).
-type SetNotBuildingError struct {
-	SetID int64
-	State string
-}
-
-func (e *SetNotBuildingError) Error() string {
-	return fmt.Sprintf("vector set %d is %s, not building", e.SetID, e.State)
-}
-
-// ReweightStart is what EnqueueReweight did.
-type ReweightStart struct {
-	JobID int64 `json:"job_id"`
-	SetID int64 `json:"set_id"`
-	// Duplicate is true when a re-weight of the profile was already queued or running: its
-	// job and set are returned.
-	Duplicate bool `json:"duplicate"`
-}
-
-// BeginReweight returns the profile's building vector set, creating one (total = the
-// number of tools) when there is none. A set left building by an interrupted run is
-// reused, so the new run resumes it.
-func BeginReweight(ctx context.Context, tx pgx.Tx, profile string) (db.VectorSet, error) {
-	q := db.New(tx)
-	p, err := q.LockProfileByName(ctx, profile)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return db.VectorSet{}, &profiles.NotFoundError{Name: profile}
-	}
+// ReweightTx queues the re-weight of profile into setID inside tx
+// (profiles.ReweightQueue). When one is already queued or running, nothing is queued and
+// that job is returned with the set it builds.
+func (q Queue) ReweightTx(ctx context.Context, tx pgx.Tx, profile string, setID int64) (int64, int64, bool, error) {
+	res, err := q.rc.InsertTx(ctx, tx, ReweightArgs{Profile: profile, SetID: setID}, nil)
 	if err != nil {
-		return db.VectorSet{}, err
+		return 0, 0, false, err
 	}
-	if _, err := tdwa.ParseProfile(p.Strategy, p.Weights); err != nil {
-		return db.VectorSet{}, err
+	if !res.UniqueSkippedAsDuplicate {
+		return res.Job.ID, setID, false, nil
 	}
-	set, err := q.GetBuildingSet(ctx, p.ID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return q.CreateBuildingSet(ctx, p.ID)
+	var args ReweightArgs
+	if err := json.Unmarshal(res.Job.EncodedArgs, &args); err != nil {
+		return 0, 0, false, err
 	}
-	return set, err
+	return res.Job.ID, args.SetID, true, nil
 }
 
-// EnqueueReweight queues the profile's re-weight job, with its building set, in one
-// transaction. When one is already queued or running, that job and its set are returned.
-func EnqueueReweight(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], profile string) (ReweightStart, error) {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return ReweightStart{}, err
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	set, err := BeginReweight(ctx, tx, profile)
-	if err != nil {
-		return ReweightStart{}, err
-	}
-	res, err := rc.InsertTx(ctx, tx, ReweightArgs{Profile: profile, SetID: set.ID}, nil)
-	if err != nil {
-		return ReweightStart{}, err
-	}
-	if res.UniqueSkippedAsDuplicate {
-		var args ReweightArgs
-		if err := json.Unmarshal(res.Job.EncodedArgs, &args); err != nil {
-			return ReweightStart{}, err
-		}
-		// Nothing of this call is kept: the running job owns its set.
-		return ReweightStart{JobID: res.Job.ID, SetID: args.SetID, Duplicate: true}, nil
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return ReweightStart{}, err
-	}
-	return ReweightStart{JobID: res.Job.ID, SetID: set.ID}, nil
-}
-
-// ReweightOptions tunes Reweight.
-type ReweightOptions struct {
-	// BatchSize is the number of tools per transaction; 0 means ReweightBatch.
-	BatchSize int
-	// OnProgress is called after each committed batch with the set's done and total.
-	OnProgress func(done, total int)
-	Logger     *slog.Logger
-}
-
-// Reweight fills the building vector set setID with every tool's vector under the set's
-// profile, computed from the stored component vectors (no embedding call), then makes it
-// the profile's current set and deletes the previous one. Each batch is one transaction
-// and skips tools already in the set, so a run interrupted at any point is resumed by
-// calling Reweight again. Vectors are inserted with ON CONFLICT DO NOTHING: a vector an
-// enrichment job wrote meanwhile is fresher and kept. A set that is already ready is done.
-func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts ReweightOptions) error {
-	batch := opts.BatchSize
-	if batch <= 0 {
-		batch = ReweightBatch
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	q := db.New(pool)
-	set, err := q.GetVectorSet(ctx, setID)
-	if err != nil {
-		return fmt.Errorf("vector set %d: %w", setID, err)
-	}
-	switch set.State {
-	case "ready":
-		return nil
-	case "building":
-	default:
-		return &SetNotBuildingError{SetID: setID, State: set.State}
-	}
-	// the weights the set was made with, whatever the profile says now
-	prof, err := tdwa.ParseProfile(set.Strategy, set.Weights)
-	if err != nil {
-		return fmt.Errorf("vector set %d: %w", setID, err)
-	}
-	if err := q.StartSetBuild(ctx, setID); err != nil {
-		return err
-	}
-	if set, err = q.GetVectorSet(ctx, setID); err != nil {
-		return err
-	}
-	start := time.Now()
-	log.Info("re-weight started", "set", setID, "tools", set.Total)
-
-	scanned := 0
-	for cursor := int64(0); ; {
-		ids, err := q.ListToolIDsAfter(ctx, db.ListToolIDsAfterParams{ID: cursor, Limit: int32(batch)})
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			break
-		}
-		cursor = ids[len(ids)-1]
-		scanned += len(ids)
-		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			tq := db.New(tx)
-			rows, err := tq.ListComponentVectorsMissingFromSet(ctx, db.ListComponentVectorsMissingFromSetParams{ToolIds: ids, SetID: setID})
-			if err != nil {
-				return err
-			}
-			vs, err := combineTools(rows, prof)
-			if err != nil {
-				return err
-			}
-			params := make([]db.InsertToolVectorParams, len(vs))
-			for i, v := range vs {
-				params[i] = db.InsertToolVectorParams{SetID: setID, ToolID: v.toolID, Embedding: v.vector}
-			}
-			if err := execBatch(tq.InsertToolVector(ctx, params)); err != nil {
-				return fmt.Errorf("write tool vectors: %w", err)
-			}
-			return tq.SetBuildProgress(ctx, db.SetBuildProgressParams{ID: setID, Done: int32(scanned)})
-		})
-		if err != nil {
-			return err
-		}
-		if opts.OnProgress != nil {
-			opts.OnProgress(min(scanned, int(set.Total)), int(set.Total))
-		}
-	}
-
-	// Catch-up: tools whose components changed after the set was created (or just before)
-	// are recomputed from their components as they are now.
-	changed, err := q.ListToolsChangedSince(ctx, set.CreatedAt.Add(-catchUpMargin))
-	if err != nil {
-		return err
-	}
-	for i := 0; i < len(changed); i += batch {
-		ids := changed[i:min(i+batch, len(changed))]
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			tq := db.New(tx)
-			rows, err := tq.ListComponentVectors(ctx, ids)
-			if err != nil {
-				return err
-			}
-			vs, err := combineTools(rows, prof)
-			if err != nil {
-				return err
-			}
-			params := make([]db.UpsertToolVectorParams, len(vs))
-			for i, v := range vs {
-				params[i] = db.UpsertToolVectorParams{SetID: setID, ToolID: v.toolID, Embedding: v.vector}
-			}
-			return execBatch(tq.UpsertToolVector(ctx, params))
-		})
-		if err != nil {
-			return err
-		}
-	}
-
-	// The partition was filled without an index; build it in bulk now (much faster than
-	// inserting 50,000 vectors into an HNSW graph one by one). Enrichment writes to this set
-	// wait for the build (CREATE INDEX holds SHARE on the partition only); searches do not
-	// read it yet.
-	indexStart := time.Now()
-	if _, err := q.BuildSetIndex(ctx, setID); err != nil {
-		return fmt.Errorf("vector set %d: build index: %w", setID, err)
-	}
-	log.Info("re-weight indexed", "set", setID, "duration_ms", time.Since(indexStart).Milliseconds())
-
-	old, err := switchSet(ctx, pool, set)
-	if err != nil {
-		return err
-	}
-	log.Info("re-weight switched", "set", setID, "retired", old, "tools", set.Total, "catch_up", len(changed),
-		"duration_ms", time.Since(start).Milliseconds())
-	if old != 0 {
-		return deleteSet(ctx, pool, old)
-	}
-	return nil
-}
-
-// switchSet makes the set its profile's current set and retires the previous one, in one
-// transaction. It returns the retired set's id (0 when there was none).
-func switchSet(ctx context.Context, pool *pgxpool.Pool, set db.VectorSet) (int64, error) {
-	var old int64
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		p, err := q.LockProfileByID(ctx, set.ProfileID)
-		if err != nil {
-			return err
-		}
-		cur, err := q.GetVectorSet(ctx, set.ID)
-		if err != nil {
-			return err
-		}
-		if cur.State != "building" {
-			return &SetNotBuildingError{SetID: set.ID, State: cur.State}
-		}
-		if err := q.FinishSet(ctx, set.ID); err != nil {
-			return err
-		}
-		if p.CurrentSet.Valid && p.CurrentSet.Int64 != set.ID {
-			old = p.CurrentSet.Int64
-			if err := q.RetireSet(ctx, old); err != nil {
-				return err
-			}
-		}
-		return q.SetProfileCurrentSet(ctx, db.SetProfileCurrentSetParams{ID: p.ID, CurrentSet: pgtype.Int8{Int64: set.ID, Valid: true}})
-	})
-	return old, err
-}
-
-// deleteSet drops a retired set's partition, then deletes the set.
-func deleteSet(ctx context.Context, pool *pgxpool.Pool, setID int64) error {
-	if err := dropPartition(ctx, pool, setID); err != nil {
-		return err
-	}
-	return db.New(pool).DeleteVectorSet(ctx, setID)
-}
-
-// dropPartition drops the partition of a set that is no longer written to (retired or
-// failed): all its vectors and its index at once, instead of deleting them row by row. It
-// first waits for the enrichment transactions that listed the set as writable before it
-// changed state, then drops with a bounded wait for the lock on tool_vectors (retried).
-func dropPartition(ctx context.Context, pool *pgxpool.Pool, setID int64) error {
-	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			q := db.New(tx)
-			if _, err := q.LockVectorSetForDrop(ctx, setID); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", dropLockTimeout); err != nil {
-				return err
-			}
-			return q.DropSetPartition(ctx, setID)
-		})
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != pgerrcode.LockNotAvailable || attempt == dropAttempts {
-			if err != nil {
-				return fmt.Errorf("vector set %d: drop partition: %w", setID, err)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// FailReweight marks a building set failed with cause and drops its partition. The
-// profile's current set is not touched. A set no longer building is left alone.
-func FailReweight(ctx context.Context, pool *pgxpool.Pool, setID int64, cause error) error {
-	msg := cause.Error()
-	n, err := db.New(pool).FailSet(ctx, db.FailSetParams{ID: setID, Error: &msg})
-	if err != nil || n == 0 {
-		return err
-	}
-	return dropPartition(ctx, pool, setID)
-}
-
-type toolVector struct {
-	toolID int64
-	vector pgvector.Vector
-}
-
-// combineTools groups component rows (ordered by tool) by tool and combines each tool's
-// components under prof. A tool with none of the kinds the profile uses gets no vector,
-// as in enrichment.
-func combineTools[R db.ListComponentVectorsRow | db.ListComponentVectorsMissingFromSetRow](rows []R, prof tdwa.Profile) ([]toolVector, error) {
-	var out []toolVector
-	var comps []tdwa.Component
-	flush := func(toolID int64) error {
-		if len(comps) == 0 {
-			return nil
-		}
-		v, err := tdwa.Combine(comps, prof)
-		comps = comps[:0]
-		var nc *tdwa.NoComponentsError
-		if errors.As(err, &nc) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("tool %d: %w", toolID, err)
-		}
-		out = append(out, toolVector{toolID: toolID, vector: pgvector.NewVector(v)})
-		return nil
-	}
-	var cur int64
-	for _, r := range rows {
-		c := db.ListComponentVectorsRow(r)
-		if c.ToolID != cur {
-			if err := flush(cur); err != nil {
-				return nil, err
-			}
-			cur = c.ToolID
-		}
-		comps = append(comps, tdwa.Component{Kind: c.Kind, Ordinal: int(c.Ordinal), Vector: c.Embedding.Slice()})
-	}
-	if err := flush(cur); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// JobProgress is how far a re-weight job has come.
-type JobProgress struct {
-	SetID int64   `json:"set_id"`
-	State string  `json:"state"` // building, ready, retired, failed; "deleted" once a newer re-weight replaced it
-	Done  int     `json:"done"`
-	Total int     `json:"total"`
-	Error *string `json:"error,omitempty"`
-}
+// JobProgress is how far a re-weight job has come: its vector set's build.
+type JobProgress = profiles.BuildProgress
 
 // Progress returns the progress of a reweight job from its vector set; nil for other kinds.
 func Progress(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobRow) (*JobProgress, error) {
@@ -447,35 +92,9 @@ func Progress(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobRow) (*
 	if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 		return nil, fmt.Errorf("reweight job %d args: %w", job.ID, err)
 	}
-	set, err := db.New(pool).GetVectorSet(ctx, args.SetID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &JobProgress{SetID: args.SetID, State: "deleted"}, nil
-	}
+	p, err := profiles.Progress(ctx, pool, args.SetID)
 	if err != nil {
 		return nil, err
 	}
-	return &JobProgress{SetID: set.ID, State: set.State, Done: int(set.Done), Total: int(set.Total), Error: set.Error}, nil
-}
-
-// RunReweight re-weights the profile in this process, through the same code as the job:
-// it begins (or resumes) the profile's building set and builds it. When the build fails
-// or ctx is cancelled the set is marked failed and the profile keeps its current set.
-// It returns the set built.
-func RunReweight(ctx context.Context, pool *pgxpool.Pool, profile string, opts ReweightOptions) (int64, error) {
-	var set db.VectorSet
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var err error
-		set, err = BeginReweight(ctx, tx, profile)
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	if err := Reweight(ctx, pool, set.ID, opts); err != nil {
-		if ferr := FailReweight(context.WithoutCancel(ctx), pool, set.ID, err); ferr != nil {
-			return set.ID, errors.Join(err, ferr)
-		}
-		return set.ID, err
-	}
-	return set.ID, nil
+	return &p, nil
 }

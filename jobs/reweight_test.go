@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // countingEmbedder counts Embed calls.
@@ -34,60 +34,13 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.Embedder.Embed(ctx, texts)
 }
 
-// enrichedCatalog imports the demo tools of n companies and enriches them with the local
-// embedder and the heuristic enricher. It returns the number of tools.
+// enrichedCatalog imports the demo tools of n companies and enriches them with deps's
+// enrichment service. It returns the number of tools.
 func enrichedCatalog(t *testing.T, pool *pgxpool.Pool, deps Deps, n int) int {
 	t.Helper()
-	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:n])
-	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "fin", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range res.Changed {
-		tool, err := db.New(pool).GetToolByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: tool.ContentHash}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return len(tools)
-}
-
-func putWeights(t *testing.T, pool *pgxpool.Pool, profile string, weights map[string]float64) {
-	t.Helper()
-	w, _ := json.Marshal(weights)
-	if _, err := db.New(pool).PutProfile(context.Background(), db.PutProfileParams{Name: profile, Strategy: tdwa.StrategyTDWA, Weights: w}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func currentSet(t *testing.T, pool *pgxpool.Pool, profile string) int64 {
-	t.Helper()
-	p, err := db.New(pool).GetProfileByName(context.Background(), profile)
-	if err != nil || !p.CurrentSet.Valid {
-		t.Fatalf("profile %s: %+v %v", profile, p, err)
-	}
-	return p.CurrentSet.Int64
-}
-
-// beginSet creates (or finds) the profile's building set.
-func beginSet(t *testing.T, pool *pgxpool.Pool, profile string) db.VectorSet {
-	t.Helper()
-	tx, err := pool.Begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := BeginReweight(context.Background(), tx, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	ids := testfactory.DemoCatalog(context.Background(), t, pool, n, nil)
+	testfactory.Enrich(context.Background(), t, deps.enrichService(), ids...)
+	return len(ids)
 }
 
 // meanRank is the mean rank (1 = nearest) of each tool for each of its synthetic questions,
@@ -133,7 +86,7 @@ func meanRank(t *testing.T, pool *pgxpool.Pool, e *embed.Local, profile string) 
 
 // runReweightJob enqueues the profile's re-weight and works it with a River client whose
 // embedder counts calls.
-func runReweightJob(t *testing.T, pool *pgxpool.Pool, deps Deps, profile string) ReweightStart {
+func runReweightJob(t *testing.T, pool *pgxpool.Pool, deps Deps, profile string) profiles.ReweightStart {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -143,7 +96,7 @@ func runReweightJob(t *testing.T, pool *pgxpool.Pool, deps Deps, profile string)
 	}
 	events, stop := rc.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
 	defer stop()
-	start, err := EnqueueReweight(ctx, pool, rc, profile)
+	start, err := profiles.StartReweight(ctx, pool, NewQueue(rc), profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,16 +133,16 @@ func TestReweightChangesRankingWithoutEmbedding(t *testing.T) {
 	lowQ := map[string]float64{"name": 1, "description": 1, "parameters": 1, "question": 0}
 	highQ := map[string]float64{"name": 0.01, "description": 0.01, "parameters": 0.01, "question": 1}
 
-	putWeights(t, pool, "default", lowQ)
-	before := currentSet(t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", lowQ)
+	before := testfactory.CurrentSet(context.Background(), t, pool, "default")
 	calls := counter.calls.Load()
 	first := runReweightJob(t, pool, deps, "default")
-	if cur := currentSet(t, pool, "default"); cur != first.SetID || cur == before {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != first.SetID || cur == before {
 		t.Fatalf("current set %d, want the new set %d (old %d)", cur, first.SetID, before)
 	}
 	rankLow := meanRank(t, pool, local, "default")
 
-	putWeights(t, pool, "default", highQ)
+	testfactory.Weights(context.Background(), t, pool, "default", highQ)
 	second := runReweightJob(t, pool, deps, "default")
 	rankHigh := meanRank(t, pool, local, "default")
 	if got := counter.calls.Load() - calls; got != 0 {
@@ -220,11 +173,11 @@ func TestReweightChangesRankingWithoutEmbedding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := combineTools(rows, tdwa.Profile{Strategy: tdwa.StrategyTDWA, Weights: highQ})
-	if err != nil || len(want) != 1 {
+	want, err := combine(rows, tdwa.Profile{Strategy: tdwa.StrategyTDWA, Weights: highQ})
+	if err != nil {
 		t.Fatalf("combine: %v %v", want, err)
 	}
-	for i, x := range want[0].vector.Slice() {
+	for i, x := range want {
 		if math.Abs(float64(x-stored[i])) > 1e-6 {
 			t.Fatalf("stored vector differs from tdwa.Combine at %d: %v vs %v", i, stored[i], x)
 		}
@@ -240,182 +193,16 @@ func TestReweightChangesRankingWithoutEmbedding(t *testing.T) {
 	}
 }
 
-func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
-	t.Parallel()
-	pool := pgtest.NewPool(t)
-	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localDeps(pool), 2)
-	query := pgvecOf(embed.NewLocal(384).Vector("quarterly revenue of the company"))
-
-	// fingerprint: the count and the sum of the first coordinate over the current set, read
-	// in one statement as a search would.
-	const read = `SELECT count(*), coalesce(sum((v.embedding::real[])[1]), 0)
-		FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.name = 'default'`
-	fingerprint := func() (int, float64) {
-		var c int
-		var s float64
-		if err := pool.QueryRow(ctx, read).Scan(&c, &s); err != nil {
-			t.Fatal(err)
-		}
-		return c, s
-	}
-	_, oldSum := fingerprint()
-
-	putWeights(t, pool, "default", map[string]float64{"name": 1, "question": 0.2})
-	set := beginSet(t, pool, "default")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var reads atomic.Int64
-	var newSum atomic.Value
-	bad := make(chan string, 8)
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var c int
-				var s float64
-				if err := pool.QueryRow(ctx, read).Scan(&c, &s); err != nil {
-					bad <- "read: " + err.Error()
-					return
-				}
-				var knn int
-				if err := pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT v.tool_id FROM tool_vectors v
-					JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.name = 'default'
-					ORDER BY v.embedding <=> $1 LIMIT 5) k`, query).Scan(&knn); err != nil {
-					bad <- "knn: " + err.Error()
-					return
-				}
-				ns, _ := newSum.Load().(float64)
-				if c != n || knn != 5 || (math.Abs(s-oldSum) > 1e-3 && (ns == 0 || math.Abs(s-ns) > 1e-3)) {
-					bad <- "mixed or partial set seen"
-					return
-				}
-				reads.Add(1)
-			}
-		})
-	}
-	// the new set's fingerprint is known once it is complete, just before the switch
-	err := Reweight(ctx, pool, set.ID, ReweightOptions{BatchSize: 7, OnProgress: func(done, total int) {
-		if done == total {
-			var s float64
-			if err := pool.QueryRow(ctx, `SELECT sum((embedding::real[])[1]) FROM tool_vectors WHERE set_id = $1`, set.ID).Scan(&s); err == nil {
-				newSum.Store(s)
-			}
-		}
-	}})
-	time.Sleep(50 * time.Millisecond) // let readers observe the switched state too
-	close(stop)
-	wg.Wait()
-	close(bad)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for msg := range bad {
-		t.Error(msg)
-	}
-	if reads.Load() == 0 {
-		t.Fatal("no concurrent read completed")
-	}
-	if c, s := fingerprint(); c != n || math.Abs(s-newSum.Load().(float64)) > 1e-3 || math.Abs(s-oldSum) < 1e-6 {
-		t.Fatalf("after the switch: %d vectors, sum %v (old %v)", c, s, oldSum)
-	}
-}
-
-func TestReweightFailureKeepsOldSet(t *testing.T) {
-	t.Parallel()
-	pool := pgtest.NewPool(t)
-	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localDeps(pool), 1)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"description": 1})
-	set := beginSet(t, pool, "default")
-
-	cctx, cancel := context.WithCancel(ctx)
-	err := Reweight(cctx, pool, set.ID, ReweightOptions{BatchSize: 3, OnProgress: func(done, total int) { cancel() }})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled re-weight: %v", err)
-	}
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got == 0 || got >= n {
-		t.Fatalf("first batch wrote %d vectors, want some but not all of %d", got, n)
-	}
-	if err := FailReweight(ctx, pool, set.ID, err); err != nil {
-		t.Fatal(err)
-	}
-	if cur := currentSet(t, pool, "default"); cur != old {
-		t.Errorf("current set %d after a failed re-weight, want the old %d", cur, old)
-	}
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old); got != n {
-		t.Errorf("old set holds %d vectors, want %d", got, n)
-	}
-	s, err := db.New(pool).GetVectorSet(ctx, set.ID)
-	if err != nil || s.State != "failed" || s.Error == nil {
-		t.Fatalf("failed set: %+v %v", s, err)
-	}
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != 0 {
-		t.Errorf("failed set keeps %d vectors", got)
-	}
-	var nb *SetNotBuildingError
-	if err := Reweight(ctx, pool, set.ID, ReweightOptions{}); !errors.As(err, &nb) {
-		t.Errorf("re-running a failed set: %v, want SetNotBuildingError", err)
-	}
-	// a new re-weight starts a fresh set
-	if next := beginSet(t, pool, "default"); next.ID == set.ID {
-		t.Errorf("a new re-weight reused the failed set %d", set.ID)
-	}
-}
-
-func TestReweightResumesInterruptedSet(t *testing.T) {
-	t.Parallel()
-	pool := pgtest.NewPool(t)
-	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localDeps(pool), 1)
-	putWeights(t, pool, "default", map[string]float64{"name": 1})
-	set := beginSet(t, pool, "default")
-
-	cctx, cancel := context.WithCancel(ctx)
-	if err := Reweight(cctx, pool, set.ID, ReweightOptions{BatchSize: 4, OnProgress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted: %v", err)
-	}
-	partial := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID)
-	if partial != 4 {
-		t.Fatalf("first batch wrote %d vectors, want 4", partial)
-	}
-	// the retry finds the same building set and completes it
-	if again := beginSet(t, pool, "default"); again.ID != set.ID {
-		t.Fatalf("retry began set %d, want the interrupted %d", again.ID, set.ID)
-	}
-	var written []int
-	if err := Reweight(ctx, pool, set.ID, ReweightOptions{BatchSize: 4, OnProgress: func(done, _ int) { written = append(written, done) }}); err != nil {
-		t.Fatal(err)
-	}
-	if cur := currentSet(t, pool, "default"); cur != set.ID {
-		t.Fatalf("current set %d, want %d", cur, set.ID)
-	}
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n {
-		t.Fatalf("resumed set holds %d vectors, want %d", got, n)
-	}
-	if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE profile_id = (SELECT id FROM weight_profiles WHERE name = 'default')`); got != 1 {
-		t.Errorf("%d sets for the profile, want only the resumed one", got)
-	}
-	if len(written) == 0 || written[len(written)-1] != n {
-		t.Errorf("progress %v, want it to end at %d", written, n)
-	}
-}
-
-func TestEnqueueReweightIsUniquePerProfile(t *testing.T) {
+func TestStartReweightIsUniquePerProfile(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	rc := insertClient(t, pool)
-	a, err := EnqueueReweight(ctx, pool, rc, "var-1")
+	a, err := profiles.StartReweight(ctx, pool, NewQueue(rc), "var-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := EnqueueReweight(ctx, pool, rc, "var-1")
+	b, err := profiles.StartReweight(ctx, pool, NewQueue(rc), "var-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,12 +212,12 @@ func TestEnqueueReweightIsUniquePerProfile(t *testing.T) {
 	if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE state = 'building'`); got != 1 {
 		t.Errorf("%d building sets, want 1", got)
 	}
-	c, err := EnqueueReweight(ctx, pool, rc, "var-2")
+	c, err := profiles.StartReweight(ctx, pool, NewQueue(rc), "var-2")
 	if err != nil || c.JobID == a.JobID || c.Duplicate {
 		t.Fatalf("another profile: %+v %v", c, err)
 	}
 	var nf *profiles.NotFoundError
-	if _, err := EnqueueReweight(ctx, pool, rc, "nope"); !errors.As(err, &nf) {
+	if _, err := profiles.StartReweight(ctx, pool, NewQueue(rc), "nope"); !errors.As(err, &nf) {
 		t.Errorf("unknown profile: %v", err)
 	}
 	job, err := rc.JobGet(ctx, a.JobID)
@@ -448,7 +235,7 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	w := &ReweightWorker{deps: localDeps(pool)}
-	state := func(id int64) string {
+	state := func(id int64) db.VectorSetState {
 		s, err := db.New(pool).GetVectorSet(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -460,7 +247,7 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 	}
 
 	// a remotely cancelled job: the set fails, the job is cancelled (not retried)
-	set := beginSet(t, pool, "var-1")
+	set := testfactory.BeginReweight(context.Background(), t, pool, "var-1")
 	cctx, cancel := context.WithCancelCause(ctx)
 	cancel(river.ErrJobCancelledRemotely)
 	var jc *river.JobCancelError
@@ -472,7 +259,7 @@ func TestReweightWorkerFailsSetOnlyWhenFinal(t *testing.T) {
 	}
 
 	// an error before the last attempt keeps the set building for the retry; the last fails it
-	set = beginSet(t, pool, "var-1")
+	set = testfactory.BeginReweight(context.Background(), t, pool, "var-1")
 	// the set is built with the weights it was made with: break those
 	if _, err := pool.Exec(ctx, `UPDATE vector_sets SET weights = '{"name": -1}' WHERE id = $1`, set.ID); err != nil {
 		t.Fatal(err)
@@ -502,15 +289,15 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	n := enrichedCatalog(t, pool, localDeps(pool), 2)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"name": 1})
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1})
 
 	first, err := NewClient(localDeps(pool), Options{Work: true, MaxWorkers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// queued before the lock (enqueueing locks the profile too), worked after it
-	start, err := EnqueueReweight(ctx, pool, first, "default")
+	start, err := profiles.StartReweight(ctx, pool, NewQueue(first), "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +327,7 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 	}
 
 	// the old set is still the one searched, whole; the new one is still building
-	if cur := currentSet(t, pool, "default"); cur != old {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != old {
 		t.Fatalf("current set %d after the stop, want the old %d", cur, old)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, old); got != n {
@@ -554,21 +341,19 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := testfactory.JobEvents(t, second)
 	if err := second.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = second.StopAndCancel(context.Background()) }()
-	waitFor(t, "the re-run to finish the job", func() bool {
-		job, err := second.JobGet(ctx, start.JobID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if job.State == rivertype.JobStateCancelled || job.State == rivertype.JobStateDiscarded {
-			t.Fatalf("job %d ended %s: %v", job.ID, job.State, job.Errors)
-		}
-		return job.State == rivertype.JobStateCompleted
+	ev := testfactory.WaitJob(t, events, time.Minute, "the re-run to finish the job", func(ev *river.Event) bool {
+		// a failed attempt is retried: wait for the job to end
+		return ev.Job.ID == start.JobID && (ev.Kind != river.EventKindJobFailed || ev.Job.State == rivertype.JobStateDiscarded)
 	})
-	if cur := currentSet(t, pool, "default"); cur != start.SetID {
+	if ev.Kind != river.EventKindJobCompleted {
+		t.Fatalf("job %d ended %s: %v", ev.Job.ID, ev.Job.State, ev.Job.Errors)
+	}
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != start.SetID {
 		t.Fatalf("current set %d after the re-run, want %d", cur, start.SetID)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, start.SetID); got != n {
@@ -579,6 +364,15 @@ func TestReweightSurvivesStopAndCancel(t *testing.T) {
 		countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE id = $1`, old); got != 0 {
 		t.Errorf("old set %d not retired: %d rows left", old, got)
 	}
+}
+
+// combine is tdwa.Combine of one tool's component rows.
+func combine(rows []db.ListComponentVectorsRow, prof tdwa.Profile) ([]float32, error) {
+	comps := make([]tdwa.Component, len(rows))
+	for i, r := range rows {
+		comps[i] = tdwa.Component{Kind: r.Kind, Ordinal: int(r.Ordinal), Vector: r.Embedding.Slice()}
+	}
+	return tdwa.Combine(comps, prof)
 }
 
 // waitFor polls cond every 50ms for up to 30s (a generous bound, not a timing assertion).
@@ -604,25 +398,15 @@ func TestWeightChangeWaitsForReweight(t *testing.T) {
 	enrichedCatalog(t, pool, deps, 1)
 	oldW := map[string]float64{"name": 1, "description": 0, "parameters": 0, "question": 0}
 	newW := map[string]float64{"name": 0, "description": 0, "parameters": 0, "question": 1}
-	putWeights(t, pool, "default", oldW)
+	testfactory.Weights(context.Background(), t, pool, "default", oldW)
 	runReweightJob(t, pool, deps, "default") // a current set built with oldW
-	set := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", newW)
+	set := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", newW)
 
 	// a tool enriched after the PUT
-	tools := dataset.Tools(dataset.DemoCompanies[5:6])[:1]
-	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "later", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(ctx, t, pool, "later", dataset.Tools(dataset.DemoCompanies[5:6])[:1], nil)
 	id := res.Changed[0]
-	tool, err := db.New(pool).GetToolByID(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: tool.ContentHash}); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Enrich(ctx, t, deps.enrichService(), id)
 	stored := func(setID int64) []float32 {
 		t.Helper()
 		var v pgvector.Vector
@@ -642,11 +426,11 @@ func TestWeightChangeWaitsForReweight(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := combineTools(rows, prof)
-		if err != nil || len(vs) != 1 {
-			t.Fatalf("combine: %v %v", vs, err)
+		v, err := combine(rows, prof)
+		if err != nil {
+			t.Fatalf("combine: %v %v", v, err)
 		}
-		return vs[0].vector.Slice()
+		return v
 	}
 	near := func(a, b []float32) bool {
 		var d float64
@@ -660,7 +444,7 @@ func TestWeightChangeWaitsForReweight(t *testing.T) {
 		t.Fatalf("the tool enriched after the PUT was combined with the new weights into the old set")
 	}
 	runReweightJob(t, pool, deps, "default")
-	if next := currentSet(t, pool, "default"); next == set || !near(stored(next), withNew) {
+	if next := testfactory.CurrentSet(context.Background(), t, pool, "default"); next == set || !near(stored(next), withNew) {
 		t.Errorf("the re-weight after the PUT did not build with the new weights (set %d -> %d)", set, next)
 	}
 }
@@ -674,31 +458,16 @@ func TestProfileMadeOverAnEmbeddedCatalogWaitsForItsReweight(t *testing.T) {
 	ctx := context.Background()
 	deps := localDeps(pool)
 	n := enrichedCatalog(t, pool, deps, 2)
-	putWeights(t, pool, "fresh", map[string]float64{"name": 1, "question": 1})
+	testfactory.Weights(context.Background(), t, pool, "fresh", map[string]float64{"name": 1, "question": 1})
 
-	tools := dataset.Tools(dataset.DemoCompanies[7:8])[:1]
-	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "later", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool, err := db.New(pool).GetToolByID(ctx, res.Changed[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: tool.ID, ContentHash: tool.ContentHash}); err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(ctx, t, pool, "later", dataset.Tools(dataset.DemoCompanies[7:8])[:1], nil)
+	testfactory.Enrich(ctx, t, deps.enrichService(), res.Changed...)
 	var nb *profiles.NotBuiltError
 	if _, err := profiles.Activate(ctx, pool, "fresh"); !errors.As(err, &nb) {
 		t.Fatalf("activating a profile no re-weight built: %v, want NotBuiltError", err)
 	}
-	// The imports' enrich_tool jobs were done above by hand: keep the re-weight's River
-	// client from running them again beside it.
-	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'enrich_tool'`); err != nil {
-		t.Fatal(err)
-	}
 	runReweightJob(t, pool, deps, "fresh")
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, currentSet(t, pool, "fresh")); got != n+1 {
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, testfactory.CurrentSet(context.Background(), t, pool, "fresh")); got != n+1 {
 		t.Errorf("the re-weighted set holds %d vectors, want %d", got, n+1)
 	}
 	if _, err := profiles.Activate(ctx, pool, "fresh"); err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
@@ -21,6 +23,8 @@ import (
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -46,7 +50,7 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jobs.SyncSource(ctx, pool, rc0, flaky.ID, timeout, mcptest.Commands()); err != nil {
+	if _, err := sources.Sync(ctx, pool, jobs.NewQueue(rc0), flaky.ID, timeout, mcptest.Commands()); err != nil {
 		t.Fatal(err)
 	}
 	setConfig(t, pool, flaky, hang.Config())
@@ -57,39 +61,41 @@ func TestWorkersSyncDueSourcesAndRetryFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := testfactory.JobEvents(t, rc)
 	if err := rc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
-	if _, _, err := jobs.EnqueueSync(ctx, rc, flaky.ID); err != nil {
+	flakyJob, _, err := jobs.NewQueue(rc).Sync(ctx, flaky.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
 
-	for { // the periodic job syncs "due" on start; the test's timeout bounds the wait
-		n, err := db.New(pool).CountToolsBySource(ctx, due.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 2 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The periodic job syncs "due" on start; the failing sync of "flaky" is left retryable.
+	syncOf := func(ev *river.Event, id int64) bool {
+		var args jobs.SyncArgs
+		return ev.Job.Kind == args.Kind() && json.Unmarshal(ev.Job.EncodedArgs, &args) == nil && args.SourceID == id
 	}
-	for {
-		var state string
-		var errs int
-		err := pool.QueryRow(ctx, `SELECT state, coalesce(array_length(errors, 1), 0) FROM river_job
-			WHERE kind = 'sync_source' AND (args->>'source_id')::bigint = $1`, flaky.ID).Scan(&state, &errs)
-		if err != nil {
-			t.Fatal(err)
+	var dueDone, flakyFailed bool
+	for !dueDone || !flakyFailed {
+		ev := testfactory.WaitJob(t, events, time.Minute, "the syncs of due and flaky", func(ev *river.Event) bool {
+			return syncOf(ev, due.ID) || ev.Job.ID == flakyJob
+		})
+		switch {
+		case syncOf(ev, due.ID):
+			if ev.Kind != river.EventKindJobCompleted {
+				t.Fatalf("the sync of due ended %s: %v", ev.Job.State, ev.Job.Errors)
+			}
+			dueDone = true
+		case ev.Kind == river.EventKindJobFailed && ev.Job.State != rivertype.JobStateDiscarded && len(ev.Job.Errors) >= 1:
+			// failed, to be retried (retryable, or available at once when the backoff is short)
+			flakyFailed = true
+		default:
+			t.Fatalf("failing sync ended %s", ev.Job.State)
 		}
-		if state == "retryable" && errs >= 1 {
-			break
-		}
-		if state == "completed" || state == "discarded" {
-			t.Fatalf("failing sync ended %s", state)
-		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	if n, err := db.New(pool).CountToolsBySource(ctx, due.ID); err != nil || n != 2 {
+		t.Fatalf("due's tools after its sync: %d %v", n, err)
 	}
 	run, err := db.New(pool).LastSyncRun(ctx, flaky.ID)
 	if err != nil || run.State != "failed" || run.Error == nil {
@@ -125,7 +131,7 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 	if err := pool.QueryRow(ctx, `INSERT INTO sync_runs (source_id, state) VALUES ($1, 'running') RETURNING id`, src.ID).Scan(&recent); err != nil {
 		t.Fatal(err)
 	}
-	n, err := jobs.AbandonSyncRuns(ctx, pool, 3*time.Minute)
+	n, err := sources.AbandonSyncRuns(ctx, pool, 3*time.Minute)
 	if err != nil || n != 1 {
 		t.Fatalf("abandoned %d, %v; want 1", n, err)
 	}
@@ -147,14 +153,14 @@ func TestAbandonedSyncRunsAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := jobs.Deps{SyncTimeout: 15 * time.Minute}
-	if n, err := jobs.AbandonSyncRuns(ctx, pool, long.AbandonedAfter(jobs.SyncArgs{}.Kind())); err != nil || n != 0 {
+	if n, err := sources.AbandonSyncRuns(ctx, pool, long.AbandonedAfter(jobs.SyncArgs{}.Kind())); err != nil || n != 0 {
 		t.Errorf("with a 15m sync timeout: abandoned %d, %v; want 0", n, err)
 	}
 }
 
 // TestSyncRefusesCommandsOutsideTheAllowlist: a stored mcp_stdio source whose command
 // TOOLGATE_STDIO_COMMANDS does not hold (stored before the allowlist changed) is never
-// started: SyncSource fails with a CommandNotAllowedError and records the failed run, and
+// started: sources.Sync fails with a CommandNotAllowedError and records the failed run, and
 // the sync job is cancelled rather than retried.
 func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 	t.Parallel()
@@ -166,7 +172,7 @@ func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = jobs.SyncSource(ctx, pool, rc0, src.ID, timeout, mcpclient.NewCommandPolicy([][]string{{"/bin/sh", "-c", "true"}}))
+	_, err = sources.Sync(ctx, pool, jobs.NewQueue(rc0), src.ID, timeout, mcpclient.NewCommandPolicy([][]string{{"/bin/sh", "-c", "true"}}))
 	var refused *mcpclient.CommandNotAllowedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("sync: %v, want CommandNotAllowedError", err)
@@ -181,26 +187,18 @@ func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := testfactory.JobEvents(t, rc)
 	if err := rc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
-	id, _, err := jobs.EnqueueSync(ctx, rc, src.ID)
+	id, _, err := jobs.NewQueue(rc).Sync(ctx, src.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for { // the test's timeout bounds the wait
-		var state string
-		if err := pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, id).Scan(&state); err != nil {
-			t.Fatal(err)
-		}
-		if state == "cancelled" {
-			break
-		}
-		if state == "retryable" || state == "completed" || state == "discarded" {
-			t.Fatalf("the refused sync ended %s, want cancelled", state)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ev := testfactory.WaitJob(t, events, time.Minute, "the refused sync", func(ev *river.Event) bool { return ev.Job.ID == id })
+	if ev.Kind != river.EventKindJobCancelled {
+		t.Fatalf("the refused sync ended %s, want cancelled", ev.Job.State)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the refused command ran: %v", err)

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // TestJobTimeouts: the timeout Deps reports for each kind is the one its worker gives
@@ -86,18 +88,19 @@ func TestRescueRetriesAbandonedJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	events := testfactory.JobEvents(t, rc)
 	if err := rc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rc.StopAndCancel(context.Background()) })
 
-	var job *rivertype.JobRow
-	waitFor(t, "the abandoned job to be rescued and completed", func() bool {
-		if job, err = rc.JobGet(ctx, stale.Job.ID); err != nil {
-			t.Fatal(err)
-		}
-		return job.State == rivertype.JobStateCompleted
+	ev := testfactory.WaitJob(t, events, time.Minute, "the abandoned job to be rescued and completed", func(ev *river.Event) bool {
+		return ev.Job.ID == stale.Job.ID
 	})
+	job := ev.Job
+	if ev.Kind != river.EventKindJobCompleted {
+		t.Fatalf("rescued job ended %s: %v", job.State, job.Errors)
+	}
 	if job.Attempt != 2 || len(job.Errors) != 1 || job.Errors[0].Error != "Stuck job rescued by JobRescuer" {
 		t.Fatalf("rescued job: attempt %d, errors %+v", job.Attempt, job.Errors)
 	}

@@ -22,7 +22,7 @@ fi
 ./scripts/pg-setup.sh >/dev/null
 go mod download
 
-# The reference MCP server the sync tests also run against over stdio (jobs/everything_test.go).
+# The reference MCP server the sync tests also run against over stdio (internal/sources/everything_test.go).
 EVERYTHING_VERSION=2026.8.31
 if [ ! -f .cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js ] ||
    ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" .cache/server-everything/node_modules/@modelcontextprotocol/server-everything/package.json; then

@@ -20,11 +20,12 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
 // runBenchIngest times making a catalog lexically searchable through the two paths users
-// take: `toolgate import` (jobs.ImportCatalog, which returns once the tools are in the
+// take: `toolgate import` (sources.Import, which returns once the tools are in the
 // lexical index) and PUT /v1/sources/{name}/tools over HTTP. Each operation writes the
 // searchbench catalog of n tools into a new source of a fresh database
 // (toolgate_bench_ingest, dropped at the end), so later runs write into a catalog that
@@ -95,7 +96,7 @@ func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 		}{
 			{fmt.Sprintf("import %d tools (searchable on return)", n), func(ctx context.Context, _ int) error {
 				source++
-				_, _, err := jobs.ImportCatalog(ctx, pool, rc, "ingest-"+strconv.Itoa(source), tools)
+				_, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "ingest-"+strconv.Itoa(source), tools)
 				return err
 			}},
 			{fmt.Sprintf("PUT /v1/sources/{name}/tools, %d tools", n), func(ctx context.Context, _ int) error {

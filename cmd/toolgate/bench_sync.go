@@ -18,7 +18,7 @@ import (
 
 // runBenchSync times toolgate's side of a sync of a large source (the server's listing
 // excluded): hash the listed tools, validate the changed ones and apply the diff in one
-// transaction, as jobs.SyncSource does. It stores the catalog once in a temporary source of
+// transaction, as sources.Sync does. It stores the catalog once in a temporary source of
 // the configured database, rolls back every measured diff and deletes the source at the end.
 func runBenchSync(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench sync", env)
@@ -49,7 +49,7 @@ func runBenchSync(ctx context.Context, env *cliEnv, args []string) error {
 	_, _ = rand.Read(suffix)
 	name := "bench-sync-" + hex.EncodeToString(suffix)
 	q := db.New(pool)
-	src, err := q.CreateSource(ctx, db.CreateSourceParams{Name: name, Kind: "mcp_http", Config: json.RawMessage(`{"url":"http://bench.invalid/mcp"}`)})
+	src, err := q.CreateSource(ctx, db.CreateSourceParams{Name: name, Kind: db.SourceMCPHTTP, Config: json.RawMessage(`{"url":"http://bench.invalid/mcp"}`)})
 	if err != nil {
 		return err
 	}

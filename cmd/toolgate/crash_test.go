@@ -26,7 +26,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/profiles"
 )
 
 // TestKilledServeResumesItsWork: `toolgate serve` is killed with SIGKILL while it enriches a
@@ -75,7 +75,7 @@ func TestKilledServeResumesItsWork(t *testing.T) {
 	// the re-weight then resumes) and locked, so that the job waits on it from its first write.
 	var setID int64
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		set, err := jobs.BeginReweight(ctx, tx, "default")
+		set, err := profiles.BeginReweight(ctx, tx, "default")
 		setID = set.ID
 		return err
 	}); err != nil {
@@ -89,7 +89,7 @@ func TestKilledServeResumesItsWork(t *testing.T) {
 	if _, err := lock.Exec(ctx, `SELECT 1 FROM vector_sets WHERE id = $1 FOR NO KEY UPDATE`, setID); err != nil {
 		t.Fatal(err)
 	}
-	var start jobs.ReweightStart
+	var start profiles.ReweightStart
 	call(t, http.MethodPost, base+"/admin/profiles/default/reweight", "", http.StatusAccepted, &start)
 	if start.SetID != setID || start.Duplicate {
 		t.Fatalf("re-weight %+v, want a new job building set %d", start, setID)

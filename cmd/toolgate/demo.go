@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -47,7 +48,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, res, err := jobs.ImportCatalog(ctx, pool, rc, "demo", dataset.Tools(companies))
+	_, res, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "demo", dataset.Tools(companies))
 	if err != nil {
 		return fmt.Errorf("load demo catalog: %w", err)
 	}

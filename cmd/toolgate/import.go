@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -41,7 +42,7 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, res, err := jobs.ImportCatalog(ctx, pool, rc, *source, tools)
+	_, res, err := sources.Import(ctx, pool, jobs.NewQueue(rc), *source, tools)
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 	name, args := leadingArg(args)
 	fs := newFlags("profiles reweight", env)
 	wait := fs.Bool("wait", false, "re-weight in this process and print progress instead of queueing a job")
-	batch := fs.Int("batch", jobs.ReweightBatch, "tools per transaction (with --wait)")
+	batch := fs.Int("batch", profiles.ReweightBatch, "tools per transaction (with --wait)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 		if err != nil {
 			return err
 		}
-		start, err := jobs.EnqueueReweight(ctx, pool, rc, name)
+		start, err := profiles.StartReweight(ctx, pool, jobs.NewQueue(rc), name)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 	}
 	began := time.Now()
 	last := time.Time{}
-	set, err := jobs.RunReweight(ctx, pool, name, jobs.ReweightOptions{BatchSize: *batch, Logger: env.log,
+	set, err := profiles.RunReweight(ctx, pool, name, profiles.ReweightOptions{BatchSize: *batch, Logger: env.log,
 		OnProgress: func(done, total int) {
 			if time.Since(last) >= time.Second || done == total {
 				last = time.Now()

@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 func TestProfilesCommand(t *testing.T) {
@@ -33,15 +32,9 @@ func TestProfilesCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler)}, jobs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := []catalog.Tool{{Name: "quote", Description: "Stock quote"}, {Name: "news", Description: "Company news"}}
-	if _, _, err := jobs.ImportCatalog(ctx, pool, rc, "fin", tools); err != nil {
-		t.Fatal(err)
-	}
-	// stored component vectors, as enrichment leaves them
+	testfactory.Catalog(ctx, t, pool, "fin", []catalog.Tool{{Name: "quote", Description: "Stock quote"}, {Name: "news", Description: "Company news"}}, nil)
+	// Stored component vectors of 3 dimensions, as enrichment would leave them, but with no
+	// vector set made: the state of profiles created after the catalog was enriched.
 	if _, err := pool.Exec(ctx, `INSERT INTO tool_components (tool_id, kind, text, text_hash, embedding, model)
 		SELECT id, k, name, 'h', CASE k WHEN 'name' THEN '[1,0,0]' ELSE '[0,1,0]' END::vector, 'm'
 		FROM tools, unnest(ARRAY['name', 'question']) k`); err != nil {

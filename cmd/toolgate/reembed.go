@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -38,7 +39,7 @@ func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := jobs.Reembed(ctx, pool, rc, e)
+	n, err := enrich.Reembed(ctx, pool, jobs.NewQueue(rc), e)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -43,7 +44,7 @@ func runSync(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, *timeout, stdioCommands(env.cfg))
+	rep, err := sources.Sync(ctx, pool, jobs.NewQueue(rc), src.ID, *timeout, stdioCommands(env.cfg))
 	if err != nil {
 		return err
 	}

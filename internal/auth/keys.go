@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/plan"
 )
 
@@ -39,13 +40,15 @@ var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(bas
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // ErrInvalidKey is a missing, malformed or unknown key, or a wrong secret.
-var ErrInvalidKey = errors.New("missing or invalid API key")
+var ErrInvalidKey error = &derrors.Sentinel{Category: derrors.Unauthorized, Message: "missing or invalid API key",
+	Public: "missing or invalid API key (send an Authorization: Bearer header)"}
 
 // ErrRevokedKey is a key whose secret is right but which was revoked.
-var ErrRevokedKey = errors.New("API key revoked")
+var ErrRevokedKey error = &derrors.Sentinel{Category: derrors.Unauthorized, Message: "API key revoked", APICode: "key_revoked"}
 
 // ErrKeyNotFound is a revocation of a key that does not exist.
-var ErrKeyNotFound = errors.New("no such API key (no key has that prefix and no active key has that name)")
+var ErrKeyNotFound error = &derrors.Sentinel{Category: derrors.NotFound,
+	Message: "no such API key (no key has that prefix and no active key has that name)", Public: "API key not found"}
 
 // ScopeError is a valid key used for something its scope does not allow.
 type ScopeError struct {
@@ -56,6 +59,8 @@ func (e *ScopeError) Error() string {
 	return fmt.Sprintf("this key has scope %q; %q is needed", e.Have, e.Need)
 }
 
+func (e *ScopeError) Is(target error) bool { return target == derrors.Forbidden }
+
 // RateLimitError is a request over its key's per-minute limit.
 type RateLimitError struct {
 	Limit int
@@ -65,6 +70,13 @@ type RateLimitError struct {
 
 func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("rate limit of %d requests per minute exceeded; retry in %ds", e.Limit, RetryAfterSeconds(e.RetryAfter))
+}
+
+func (e *RateLimitError) Is(target error) bool { return target == derrors.RateLimited }
+
+// Details are the limit and the seconds until the next window, for the API's error body.
+func (e *RateLimitError) Details() any {
+	return map[string]int{"limit_per_min": e.Limit, "retry_after_s": RetryAfterSeconds(e.RetryAfter)}
 }
 
 // RetryAfterSeconds rounds d up to whole seconds, at least 1, as Retry-After wants.
@@ -78,7 +90,8 @@ type InvalidSpecError struct {
 	Field, Reason string
 }
 
-func (e *InvalidSpecError) Error() string { return e.Field + ": " + e.Reason }
+func (e *InvalidSpecError) Error() string        { return e.Field + ": " + e.Reason }
+func (e *InvalidSpecError) Is(target error) bool { return target == derrors.Invalid }
 
 // NameTakenError is a new key named like an active key.
 type NameTakenError struct{ Name string }
@@ -86,6 +99,8 @@ type NameTakenError struct{ Name string }
 func (e *NameTakenError) Error() string {
 	return fmt.Sprintf("an active key is already named %q (revoke it first or pick another name)", e.Name)
 }
+
+func (e *NameTakenError) Is(target error) bool { return target == derrors.Conflict }
 
 // DefaultRatePerMin is the limit of a key created without one.
 const DefaultRatePerMin = 600

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"image/color"
 	"strings"
 	"time"
 
@@ -71,23 +70,6 @@ func LinePNG(path, title, xLabel, yLabel string, series []Series) error {
 	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.25
 	p.Legend.Top = true
 	p.Legend.Left = true
-	return p.Save(8*vg.Inch, 5*vg.Inch, path)
-}
-
-// BarPNG draws one bar per label and writes a PNG to path.
-func BarPNG(path, title, yLabel string, labels []string, values []float64) error {
-	if len(labels) != len(values) {
-		return fmt.Errorf("bench: %d labels for %d values", len(labels), len(values))
-	}
-	p := newPlot(title, "", yLabel)
-	bars, err := plotter.NewBarChart(plotter.Values(values), vg.Points(28))
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	bars.Color = plotutil.Color(0)
-	bars.LineStyle.Color = color.Black
-	p.Add(bars)
-	p.NominalX(labels...)
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
 }
 

@@ -44,12 +44,6 @@ type ApplyOptions struct {
 	Validate bool
 }
 
-// Review states of a tool and statuses of a revision.
-const (
-	ReviewApproved = "approved"
-	ReviewPending  = "pending"
-)
-
 // SourceDeletedError: the source was deleted while Apply waited to lock it.
 type SourceDeletedError struct{ Source string }
 
@@ -112,7 +106,7 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 	for _, s := range d.reinstated {
 		// The server serves the approved definition again: held changes are void.
 		w.supersede = append(w.supersede, ToolName(source.Name, s.OriginalName))
-		w.setState(s.ID, ReviewApproved)
+		w.setState(s.ID, db.ReviewApproved)
 	}
 	if len(d.changed) > 0 {
 		if err := w.change(ctx, q, source, d.changed, opts.Review, &res); err != nil {
@@ -120,12 +114,12 @@ func Apply(ctx context.Context, tx pgx.Tx, source db.Source, tools []Tool, opts 
 		}
 	}
 	for _, c := range d.created {
-		w.record(revision{ToolName(source.Name, c.tool.Name), "created", "", c.hash, &c.tool, presentFields(c.tool), "applied"})
+		w.record(revision{ToolName(source.Name, c.tool.Name), "created", "", c.hash, &c.tool, presentFields(c.tool), db.RevisionApplied})
 	}
 	for _, s := range d.gone {
 		name := ToolName(source.Name, s.OriginalName)
-		w.record(revision{name, "deleted", s.ContentHash, "", nil, nil, "applied"})
-		if s.ReviewState == ReviewPending {
+		w.record(revision{name, "deleted", s.ContentHash, "", nil, nil, db.RevisionApplied})
+		if s.ReviewState == db.ReviewPending {
 			w.supersede = append(w.supersede, name)
 		}
 	}
@@ -218,7 +212,7 @@ func diff(stored []db.ListToolStatesRow, tools []Tool, validate bool) (plan, err
 		switch {
 		case exists && old.ContentHash == l.hash:
 			p.unchanged++
-			if old.ReviewState == ReviewPending {
+			if old.ReviewState == db.ReviewPending {
 				p.reinstated = append(p.reinstated, old)
 			}
 		case exists:
@@ -365,14 +359,14 @@ type revision struct {
 	name, action, oldHash, newHash string
 	tool                           *Tool
 	fields                         []string
-	status                         string
+	status                         db.RevisionStatus
 }
 
 func (w *writes) record(r revision) { w.revisions = append(w.revisions, r) }
 
-func (w *writes) setState(id int64, state string) {
+func (w *writes) setState(id int64, state db.ReviewState) {
 	w.states.Ids = append(w.states.Ids, id)
-	w.states.ReviewStates = append(w.states.ReviewStates, state)
+	w.states.ReviewStates = append(w.states.ReviewStates, string(state))
 }
 
 // revisionParams encodes the revisions for InsertRevisions.
@@ -392,7 +386,7 @@ func (w *writes) revisionParams(source db.Source) (db.InsertRevisionsParams, err
 		p.NewHashes = append(p.NewHashes, r.newHash)
 		p.ChangedFields = append(p.ChangedFields, strings.Join(r.fields, ","))
 		p.Definitions = append(p.Definitions, string(def))
-		p.Statuses = append(p.Statuses, r.status)
+		p.Statuses = append(p.Statuses, string(r.status))
 	}
 	return p, nil
 }
@@ -426,21 +420,21 @@ func (w *writes) change(ctx context.Context, q *db.Queries, source db.Source, cs
 			case row.Held:
 				// This change is held already (pending, or rejected by an admin): it is not
 				// stored again, and the tool stays hidden.
-				if c.old.ReviewState != ReviewPending {
-					w.setState(c.old.ID, ReviewPending)
+				if c.old.ReviewState != db.ReviewPending {
+					w.setState(c.old.ID, db.ReviewPending)
 				}
 			default:
 				// An older pending change is superseded by this one.
 				w.supersede = append(w.supersede, name)
-				w.record(revision{name, "updated", c.old.ContentHash, c.hash, &c.tool, ChangedFields(storedTool(row), c.tool), ReviewPending})
-				w.setState(c.old.ID, ReviewPending)
+				w.record(revision{name, "updated", c.old.ContentHash, c.hash, &c.tool, ChangedFields(storedTool(row), c.tool), db.RevisionPending})
+				w.setState(c.old.ID, db.ReviewPending)
 			}
 			continue
 		}
-		if c.old.ReviewState == ReviewPending {
+		if c.old.ReviewState == db.ReviewPending {
 			w.supersede = append(w.supersede, name)
 		}
-		w.record(revision{name, "updated", c.old.ContentHash, c.hash, &c.tool, ChangedFields(storedTool(row), c.tool), "applied"})
+		w.record(revision{name, "updated", c.old.ContentHash, c.hash, &c.tool, ChangedFields(storedTool(row), c.tool), db.RevisionApplied})
 		u := &w.updates
 		u.Ids = append(u.Ids, c.old.ID)
 		u.Titles = append(u.Titles, c.tool.Title)

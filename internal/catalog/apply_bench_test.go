@@ -34,7 +34,7 @@ func benchTools(n int, changedEvery int) []catalog.Tool {
 }
 
 // benchmarkDiff measures toolgate's side of a sync of a 5,000-tool source whose catalog is
-// already stored, as jobs.SyncSource does it: hash the listed tools, validate the changed
+// already stored, as sources.Sync does it: hash the listed tools, validate the changed
 // ones and apply the diff in a transaction (rolled back, so every iteration sees the same
 // stored state).
 func benchmarkDiff(b *testing.B, changedEvery int) {
@@ -100,12 +100,12 @@ func BenchmarkSyncDiff5000OnePercentChanged(b *testing.B) { benchmarkDiff(b, 100
 // rolled back after each iteration:
 //
 //   - import: every tool is new (`toolgate import` or PUT /v1/sources/{name}/tools of a new
-//     source; the tools are validated beforehand, as jobs.ImportCatalog does);
+//     source; the tools are validated beforehand, as sources.Import does);
 //   - mixed: a stored catalog of n tools is synced with a list in which every 10th tool
 //     changed, every 20th is gone and n/20 are new (validated by Apply, as a sync does).
 //
 // The schema is as migrated: the statements' triggers queue the changed tools for the
-// lexical index (which is not flushed here; jobs.BenchmarkImportCatalog includes it).
+// lexical index (which is not flushed here; internal/sources BenchmarkImportCatalog includes it).
 func BenchmarkApply(b *testing.B) {
 	for _, n := range []int{5000, 50000} {
 		b.Run(fmt.Sprintf("import/tools=%d", n), func(b *testing.B) { benchmarkApply(b, n, false) })

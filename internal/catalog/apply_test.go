@@ -231,7 +231,7 @@ func history(t *testing.T, pool *pgxpool.Pool, src db.Source, scs []scenario, fi
 		if phase != 1 {
 			continue
 		}
-		// What an admin's reject does (jobs.RejectTool).
+		// What an admin's reject does (sources.Reject).
 		var rejected []string
 		for _, sc := range scs {
 			if sc.reject {

@@ -9,6 +9,9 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/derrors"
+	"github.com/toolgate/toolgate/internal/jsonl"
 )
 
 // Problem is one rejected entry of an imported catalog.
@@ -41,6 +44,12 @@ func (e *ParseError) Error() string {
 	}
 	return fmt.Sprintf("%d invalid catalog entries: %s", len(e.Problems), strings.Join(parts, "; "))
 }
+
+func (e *ParseError) Is(target error) bool { return target == derrors.Invalid }
+func (e *ParseError) Code() string         { return "invalid_catalog" }
+
+// Details are the problems, for the API's error body.
+func (e *ParseError) Details() any { return e.Problems }
 
 // MaxCatalogBytes bounds one imported catalog.
 const MaxCatalogBytes = 64 << 20
@@ -84,24 +93,22 @@ func Parse(r io.Reader) ([]Tool, error) {
 		ts, err := decodeEntry(doc)
 		add(1, ts, err)
 	} else {
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 64<<10), MaxLineLen)
-		n := 0
-		for sc.Scan() {
-			n++
-			line := bytes.TrimSpace(sc.Bytes())
-			if len(line) == 0 {
-				continue
+		rd := jsonl.NewReader(bytes.NewReader(data), MaxLineLen)
+		for {
+			n, line, ok := rd.Next()
+			if !ok {
+				break
 			}
 			ts, err := decodeEntry(line)
 			add(n, ts, err)
 		}
-		if err := sc.Err(); err != nil {
-			reason := err.Error()
-			if errors.Is(err, bufio.ErrTooLong) {
+		var le *jsonl.LineError
+		if errors.As(rd.Err(), &le) {
+			reason := le.Err.Error()
+			if errors.Is(le.Err, bufio.ErrTooLong) {
 				reason = fmt.Sprintf("line longer than %d bytes", MaxLineLen)
 			}
-			problems = append(problems, Problem{Line: n + 1, Reason: reason})
+			problems = append(problems, Problem{Line: le.Line, Reason: reason})
 		}
 	}
 	seen := make(map[string]int, len(tools))

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/toolgate/toolgate/internal/derrors"
 )
 
 // Limits on a single tool definition. A description of 32 KiB is several thousand tokens,
@@ -56,6 +58,15 @@ func (e *InvalidToolError) Error() string {
 	}
 	return fmt.Sprintf("invalid tool %q: %s", e.Name, e.Reason)
 }
+
+func (e *InvalidToolError) Is(target error) bool { return target == derrors.Invalid }
+func (e *InvalidToolError) Code() string         { return "invalid_tool" }
+
+// ToolNotFoundError is a tool name with no stored tool.
+type ToolNotFoundError struct{ Name string }
+
+func (e *ToolNotFoundError) Error() string        { return fmt.Sprintf("no tool named %q", e.Name) }
+func (e *ToolNotFoundError) Is(target error) bool { return target == derrors.NotFound }
 
 // ValidSourceName reports whether name may name a source: lowercase letters, digits and
 // '-', at most 32 characters. No underscore, so `source__tool` splits unambiguously.

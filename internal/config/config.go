@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // DefaultDatabaseURL is the cluster made by scripts/pg-setup.sh.
@@ -116,6 +118,8 @@ func (e *Error) Error() string {
 // Load reads the settings through getenv (os.Getenv in production).
 func Load(getenv func(string) string) (Config, error) {
 	r := reader{getenv: getenv}
+	// The search's defaults have one home: search.DefaultSettings.
+	sd := search.DefaultSettings()
 	c := Config{
 		DatabaseURL:     r.str("DATABASE_URL", DefaultDatabaseURL),
 		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
@@ -145,8 +149,8 @@ func Load(getenv func(string) string) (Config, error) {
 		RerankKey:       r.str("TOOLGATE_RERANK_KEY", ""),
 		RerankModel:     r.str("TOOLGATE_RERANK_MODEL", ""),
 		RerankStyle:     r.str("TOOLGATE_RERANK_STYLE", "cohere"),
-		RerankTopN:      r.integer("TOOLGATE_RERANK_TOP_N", 30, 1, 1000),
-		RerankTimeout:   r.duration("TOOLGATE_RERANK_TIMEOUT", 2*time.Second),
+		RerankTopN:      r.integer("TOOLGATE_RERANK_TOP_N", sd.RerankTopN, 1, 1000),
+		RerankTimeout:   r.duration("TOOLGATE_RERANK_TIMEOUT", sd.RerankTimeout),
 
 		Embedder:         r.str("TOOLGATE_EMBEDDER", "local"),
 		EmbedDims:        r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000),
@@ -163,7 +167,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LLMTimeout:       r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second),
 		LLMConcurrency:   r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256),
 		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
-		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, 50),
+		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, enrich.MaxQuestions),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
 
 		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
@@ -174,19 +178,19 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 
-		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", 1.2, 0, 10),
-		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", 0.75, 0, 1),
-		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", "minmax"),
-		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", 60, 0, 10000),
-		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", 1.5, 0, 100),
-		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", 1, 0, 100),
-		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", 40, 10, 1000),
-		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", 20, 1, 1000),
-		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", 30, 1, 100000),
-		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", 10, 1, 1000),
-		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", 2*time.Second),
-		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", false),
-		SearchPlan:          r.str("TOOLGATE_SEARCH_PLAN", "decompose"),
+		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", sd.K1, 0, 10),
+		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", sd.B, 0, 1),
+		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", string(sd.Fusion)),
+		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", sd.KRRF, 0, 10000),
+		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", sd.WeightLexical, 0, 100),
+		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", sd.WeightVector, 0, 100),
+		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", sd.EfSearch, 10, 1000),
+		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", sd.Candidates, 1, 1000),
+		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", sd.Postings, 1, 100000),
+		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", sd.LexicalTerms, 1, 1000),
+		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", sd.EmbedTimeout),
+		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", sd.QueryIDF),
+		SearchPlan:          r.str("TOOLGATE_SEARCH_PLAN", string(sd.DefaultPlan)),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {

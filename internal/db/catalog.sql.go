@@ -33,7 +33,7 @@ RETURNING id, name, kind, config, sync_interval, review_mode, created_at, update
 
 type CreateSourceParams struct {
 	Name         string          `json:"name"`
-	Kind         string          `json:"kind"`
+	Kind         SourceKind      `json:"kind"`
 	Config       json.RawMessage `json:"config"`
 	SyncInterval pgtype.Interval `json:"sync_interval"`
 	ReviewMode   bool            `json:"review_mode"`
@@ -163,7 +163,7 @@ RETURNING id, source_id, state, created, updated, deleted, unchanged, skipped, e
 
 type InsertFinishedSyncRunParams struct {
 	SourceID  int64           `json:"source_id"`
-	State     string          `json:"state"`
+	State     SyncRunState    `json:"state"`
 	Created   int32           `json:"created"`
 	Updated   int32           `json:"updated"`
 	Deleted   int32           `json:"deleted"`
@@ -352,7 +352,7 @@ WITH per_tool AS (
 SELECT s.id, s.name, s.kind, s.config, s.sync_interval, s.review_mode, s.created_at, s.updated_at,
        coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
        coalesce(c.embedded, 0)::bigint AS embedded, coalesce(c.indexed, 0)::bigint AS indexed,
-       r.state AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
+       coalesce(r.state, '') AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
        r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
 FROM sources s
@@ -369,7 +369,7 @@ type ListSourceSummariesRow struct {
 	Enriched      int64           `json:"enriched"`
 	Embedded      int64           `json:"embedded"`
 	Indexed       int64           `json:"indexed"`
-	RunState      *string         `json:"run_state"`
+	RunState      SyncRunState    `json:"run_state"`
 	RunCreated    pgtype.Int4     `json:"run_created"`
 	RunUpdated    pgtype.Int4     `json:"run_updated"`
 	RunDeleted    pgtype.Int4     `json:"run_deleted"`
@@ -388,7 +388,10 @@ type ListSourceSummariesRow struct {
 // indexed when the lexical index holds it and no change of it waits in the index's queue.
 // The steps are counted per tool first: joined on the current hash, the enrichments of
 // only the tools asked for are read (about 50 ms for one source of 5,000 tools, 150 ms for
-// a list of 55,000 tools, on a shared 2-core machine).
+// a list of 55,000 tools, on a shared 2-core machine). A source without a sync run has
+// run_state ” and every other run column NULL: coalesce, because sqlc gives the typed
+// sync_runs.state (sqlc.yaml) no pointer on the nullable side of a LEFT JOIN
+// (sqlc-dev/sqlc#2632).
 func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]ListSourceSummariesRow, error) {
 	rows, err := q.db.Query(ctx, listSourceSummaries, name)
 	if err != nil {
@@ -469,7 +472,8 @@ const lockSource = `-- name: LockSource :exec
 SELECT pg_advisory_xact_lock(74200, $1::int)
 `
 
-// Serializes writers of one source's catalog for the rest of the transaction.
+// Serializes writers of one source's catalog for the rest of the transaction (key
+// LockSource of internal/postgres/locks.go).
 func (q *Queries) LockSource(ctx context.Context, sourceID int32) error {
 	_, err := q.db.Exec(ctx, lockSource, sourceID)
 	return err
@@ -531,7 +535,7 @@ type UpdateToolDefinitionParams struct {
 	OutputSchema json.RawMessage `json:"output_schema"`
 	Annotations  json.RawMessage `json:"annotations"`
 	ContentHash  string          `json:"content_hash"`
-	ReviewState  string          `json:"review_state"`
+	ReviewState  ReviewState     `json:"review_state"`
 }
 
 func (q *Queries) UpdateToolDefinition(ctx context.Context, arg UpdateToolDefinitionParams) error {

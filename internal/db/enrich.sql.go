@@ -42,8 +42,8 @@ RETURNING id
 `
 
 type CreateVectorSetParams struct {
-	State     string `json:"state"`
-	ProfileID int64  `json:"profile_id"`
+	State     VectorSetState `json:"state"`
+	ProfileID int64          `json:"profile_id"`
 }
 
 // The set keeps the profile's weights of now (migration 0010).
@@ -65,17 +65,20 @@ func (q *Queries) DeleteAllToolVectors(ctx context.Context) error {
 
 const deleteStaleToolComponents = `-- name: DeleteStaleToolComponents :exec
 DELETE FROM tool_components
-WHERE tool_id = $1 AND (kind || ':' || ordinal::text) <> ALL ($2::text[])
+WHERE tool_id = $1
+  AND (kind, ordinal) NOT IN (SELECT unnest($2::text[]), unnest($3::int[]))
 `
 
 type DeleteStaleToolComponentsParams struct {
-	ToolID int64    `json:"tool_id"`
-	Keep   []string `json:"keep"`
+	ToolID   int64    `json:"tool_id"`
+	Kinds    []string `json:"kinds"`
+	Ordinals []int32  `json:"ordinals"`
 }
 
-// Deletes the tool's components whose "kind:ordinal" key is not in keep.
+// Deletes the tool's components whose key (kind, ordinal) is not one of the pairs to keep,
+// given as UpsertToolComponents takes them: kinds[i] with ordinals[i].
 func (q *Queries) DeleteStaleToolComponents(ctx context.Context, arg DeleteStaleToolComponentsParams) error {
-	_, err := q.db.Exec(ctx, deleteStaleToolComponents, arg.ToolID, arg.Keep)
+	_, err := q.db.Exec(ctx, deleteStaleToolComponents, arg.ToolID, arg.Kinds, arg.Ordinals)
 	return err
 }
 

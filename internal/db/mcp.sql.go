@@ -88,7 +88,7 @@ type GetCallableToolRow struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	ContentHash  string          `json:"content_hash"`
 	SourceName   string          `json:"source_name"`
-	SourceKind   string          `json:"source_kind"`
+	SourceKind   SourceKind      `json:"source_kind"`
 	SourceConfig json.RawMessage `json:"source_config"`
 }
 

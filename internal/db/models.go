@@ -196,7 +196,7 @@ type SearchZeroResultQuery struct {
 type Source struct {
 	ID           int64           `json:"id"`
 	Name         string          `json:"name"`
-	Kind         string          `json:"kind"`
+	Kind         SourceKind      `json:"kind"`
 	Config       json.RawMessage `json:"config"`
 	SyncInterval pgtype.Interval `json:"sync_interval"`
 	ReviewMode   bool            `json:"review_mode"`
@@ -207,7 +207,7 @@ type Source struct {
 type SyncRun struct {
 	ID         int64           `json:"id"`
 	SourceID   int64           `json:"source_id"`
-	State      string          `json:"state"`
+	State      SyncRunState    `json:"state"`
 	Created    int32           `json:"created"`
 	Updated    int32           `json:"updated"`
 	Deleted    int32           `json:"deleted"`
@@ -231,7 +231,7 @@ type Tool struct {
 	Annotations  json.RawMessage `json:"annotations"`
 	ContentHash  string          `json:"content_hash"`
 	Enabled      bool            `json:"enabled"`
-	ReviewState  string          `json:"review_state"`
+	ReviewState  ReviewState     `json:"review_state"`
 	CreatedAt    time.Time       `json:"created_at"`
 	UpdatedAt    time.Time       `json:"updated_at"`
 }
@@ -267,7 +267,7 @@ type ToolRevision struct {
 	NewHash       *string         `json:"new_hash"`
 	ChangedFields []string        `json:"changed_fields"`
 	Definition    json.RawMessage `json:"definition"`
-	Status        string          `json:"status"`
+	Status        RevisionStatus  `json:"status"`
 	CreatedAt     time.Time       `json:"created_at"`
 	DecidedAt     *time.Time      `json:"decided_at"`
 }
@@ -281,7 +281,7 @@ type ToolVector struct {
 type VectorSet struct {
 	ID         int64           `json:"id"`
 	ProfileID  int64           `json:"profile_id"`
-	State      string          `json:"state"`
+	State      VectorSetState  `json:"state"`
 	Total      int32           `json:"total"`
 	Done       int32           `json:"done"`
 	Error      *string         `json:"error"`

@@ -319,7 +319,7 @@ ORDER BY vs.id
 type ListProfileSetsRow struct {
 	ID         int64           `json:"id"`
 	ProfileID  int64           `json:"profile_id"`
-	State      string          `json:"state"`
+	State      VectorSetState  `json:"state"`
 	Total      int32           `json:"total"`
 	Done       int32           `json:"done"`
 	Error      *string         `json:"error"`

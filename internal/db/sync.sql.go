@@ -34,8 +34,8 @@ UPDATE tool_revisions SET status = $2, decided_at = now() WHERE id = $1
 `
 
 type DecideRevisionParams struct {
-	ID     int64  `json:"id"`
-	Status string `json:"status"`
+	ID     int64          `json:"id"`
+	Status RevisionStatus `json:"status"`
 }
 
 func (q *Queries) DecideRevision(ctx context.Context, arg DecideRevisionParams) error {
@@ -52,7 +52,7 @@ WHERE id = $1
 
 type FinishSyncRunParams struct {
 	ID        int64           `json:"id"`
-	State     string          `json:"state"`
+	State     SyncRunState    `json:"state"`
 	Created   int32           `json:"created"`
 	Updated   int32           `json:"updated"`
 	Deleted   int32           `json:"deleted"`
@@ -227,10 +227,10 @@ SELECT id, original_name, content_hash, review_state FROM tools WHERE source_id 
 `
 
 type ListToolStatesRow struct {
-	ID           int64  `json:"id"`
-	OriginalName string `json:"original_name"`
-	ContentHash  string `json:"content_hash"`
-	ReviewState  string `json:"review_state"`
+	ID           int64       `json:"id"`
+	OriginalName string      `json:"original_name"`
+	ContentHash  string      `json:"content_hash"`
+	ReviewState  ReviewState `json:"review_state"`
 }
 
 func (q *Queries) ListToolStates(ctx context.Context, sourceID int64) ([]ListToolStatesRow, error) {

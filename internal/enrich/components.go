@@ -3,7 +3,6 @@ package enrich
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/embed"
@@ -24,8 +23,17 @@ type Component struct {
 	Text    string
 }
 
+// ComponentKey identifies a component within its tool: its kind and its ordinal among the
+// components of that kind (questions have several). With the tool's id it is the primary
+// key of tool_components; DeleteStaleToolComponents takes the keys to keep as the same two
+// arrays UpsertToolComponents writes.
+type ComponentKey struct {
+	Kind    string
+	Ordinal int
+}
+
 // Key identifies the component within its tool.
-func (c Component) Key() string { return fmt.Sprintf("%s:%d", c.Kind, c.Ordinal) }
+func (c Component) Key() ComponentKey { return ComponentKey{Kind: c.Kind, Ordinal: c.Ordinal} }
 
 // Hash is the hex SHA-256 of the text: a component is embedded again only when it changes.
 func (c Component) Hash() string {

@@ -1,7 +1,9 @@
 // Package enrich expands a tool's document so that more requests find it: a Tool-DE
 // tool_profile (seed 004), synthetic user questions and key topics (seeds 000 and 001),
 // produced by an LLM or by the built-in heuristic enricher, and the split of the expanded
-// document into the components that are embedded one by one.
+// document into the components that are embedded one by one. Service (tool.go) enriches a
+// stored tool: the outputs, the embedding of its changed components and its TDWA vectors,
+// written in one transaction; it is the enrich_tool job's work.
 package enrich
 
 import (

@@ -94,24 +94,24 @@ func TestComponents(t *testing.T) {
 		Questions: []string{"q1", "q2"},
 		Topics:    []string{"t1", "t2"},
 	})
-	got := map[string]string{}
+	got := map[ComponentKey]string{}
 	for _, c := range cs {
 		got[c.Key()] = c.Text
 	}
-	want := map[string]string{
-		"name:0": "get apple stock price history", "question:0": "q1", "question:1": "q2", "topics:0": "t1; t2",
-		"profile_function:0": "F.", "profile_tags:0": "a, b, c", "profile_example_usage:0": "q c()",
-		"parameters:0": "timeline (d, w, m): Resolution of the history: d (daily), w (weekly) or m (monthly).",
+	want := map[ComponentKey]string{
+		{"name", 0}: "get apple stock price history", {"question", 0}: "q1", {"question", 1}: "q2", {"topics", 0}: "t1; t2",
+		{"profile_function", 0}: "F.", {"profile_tags", 0}: "a, b, c", {"profile_example_usage", 0}: "q c()",
+		{"parameters", 0}: "timeline (d, w, m): Resolution of the history: d (daily), w (weekly) or m (monthly).",
 	}
 	for k, v := range want {
 		if got[k] != v {
-			t.Errorf("%s = %q, want %q", k, got[k], v)
+			t.Errorf("%v = %q, want %q", k, got[k], v)
 		}
 	}
-	if _, ok := got["profile_when_to_use:0"]; ok {
+	if _, ok := got[ComponentKey{"profile_when_to_use", 0}]; ok {
 		t.Error("empty when_to_use kept")
 	}
-	if c := got["concat:0"]; strings.Contains(c, "c()") || !strings.Contains(c, "q2") || !strings.Contains(c, "Resolution") {
+	if c := got[ComponentKey{"concat", 0}]; strings.Contains(c, "c()") || !strings.Contains(c, "q2") || !strings.Contains(c, "Resolution") {
 		t.Errorf("concat %q", c)
 	}
 }

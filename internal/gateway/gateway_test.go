@@ -132,7 +132,7 @@ func upstreamTools() []catalog.Tool {
 }
 
 // addSource stores a source and its tools as a sync would.
-func addSource(t testing.TB, pool *pgxpool.Pool, name, kind string, config any, tools []catalog.Tool) {
+func addSource(t testing.TB, pool *pgxpool.Pool, name string, kind db.SourceKind, config any, tools []catalog.Tool) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := json.Marshal(config)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 )
 
@@ -21,7 +22,7 @@ import (
 // toolgate's own environment. The pool reconnects a broken session itself, so the HTTP
 // transport does not retry on its own. A stdio command that commands does not allow is
 // never started (*mcpclient.CommandNotAllowedError).
-func Connect(ctx context.Context, kind string, config json.RawMessage, commands mcpclient.CommandPolicy) (*mcp.ClientSession, error) {
+func Connect(ctx context.Context, kind db.SourceKind, config json.RawMessage, commands mcpclient.CommandPolicy) (*mcp.ClientSession, error) {
 	cfg, err := mcpclient.ParseConfig(config)
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func Connect(ctx context.Context, kind string, config json.RawMessage, commands 
 // upstreamPool keeps one client session per source, reused by every call, reconnected after
 // a failure, with at most `limit` calls in flight per source.
 type upstreamPool struct {
-	connect func(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error)
+	connect func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error)
 	limit   int
 
 	mu    sync.Mutex
@@ -47,13 +48,13 @@ type upstream struct {
 	sem chan struct{}
 
 	mu      sync.Mutex
-	kind    string
+	kind    db.SourceKind
 	config  json.RawMessage
 	session *mcp.ClientSession
 }
 
 func newUpstreamPool(limit int, commands mcpclient.CommandPolicy) *upstreamPool {
-	connect := func(ctx context.Context, kind string, config json.RawMessage) (*mcp.ClientSession, error) {
+	connect := func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
 		return Connect(ctx, kind, config, commands)
 	}
 	return &upstreamPool{connect: connect, limit: limit, conns: map[string]*upstream{}}
@@ -61,7 +62,7 @@ func newUpstreamPool(limit int, commands mcpclient.CommandPolicy) *upstreamPool 
 
 // call runs tools/call of the tool `name` (as the source server knows it) on a source. ctx
 // bounds the whole call: waiting for a slot, connecting and the call itself.
-func (p *upstreamPool) call(ctx context.Context, source, kind string, config json.RawMessage, name string, args map[string]any) (*mcp.CallToolResult, error) {
+func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKind, config json.RawMessage, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	// Every error below is scrubbed of the source's credentials: the transport's errors
 	// quote the URL it called.
 	cfg, _ := mcpclient.ParseConfig(config)
@@ -107,7 +108,7 @@ func (p *upstreamPool) call(ctx context.Context, source, kind string, config jso
 }
 
 // get returns the source's session, connecting (or reconnecting after a config change) first.
-func (u *upstream) get(ctx context.Context, connect func(context.Context, string, json.RawMessage) (*mcp.ClientSession, error), kind string, config json.RawMessage) (*mcp.ClientSession, error) {
+func (u *upstream) get(ctx context.Context, connect func(context.Context, db.SourceKind, json.RawMessage) (*mcp.ClientSession, error), kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session != nil && u.kind == kind && bytes.Equal(u.config, config) {

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/derrors"
 )
 
 // CrossOriginError is a request a browser sent for a page of another origin.
@@ -24,6 +26,9 @@ func (e *CrossOriginError) Error() string {
 	}
 	return fmt.Sprintf("request sent by a browser for a page of another origin (Origin: %s): toolgate serves no web pages and takes no cross-origin requests", e.Origin)
 }
+
+func (e *CrossOriginError) Is(target error) bool { return target == derrors.Forbidden }
+func (e *CrossOriginError) Code() string         { return "cross_origin" }
 
 // CheckOrigin fails with a *CrossOriginError when r was sent by a browser for a page of
 // another origin: its Sec-Fetch-Site is cross-site or same-site (another port of the same
@@ -56,6 +61,9 @@ type HostError struct {
 func (e *HostError) Error() string {
 	return fmt.Sprintf("Host %q is refused: this server answers only to localhost and IP addresses (a page served under another name could be a DNS-rebinding attack)", e.Host)
 }
+
+func (e *HostError) Is(target error) bool { return target == derrors.Forbidden }
+func (e *HostError) Code() string         { return "forbidden_host" }
 
 // CheckRebindingHost fails with a *HostError unless the Host header of r is localhost or an
 // IP address. A DNS-rebinding page reaches the server under a domain name its attacker

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/derrors"
 )
 
 // CommandPolicy is the operator's allowlist of the programs mcp_stdio sources may start
@@ -67,6 +69,9 @@ func (e *CommandNotAllowedError) Error() string {
 	}
 	return fmt.Sprintf("command %q with arguments %q is not in TOOLGATE_STDIO_COMMANDS; %s", e.Command, e.Args, allowed)
 }
+
+func (e *CommandNotAllowedError) Is(target error) bool { return target == derrors.Forbidden }
+func (e *CommandNotAllowedError) Code() string         { return "command_not_allowed" }
 
 // Check fails with a *CommandNotAllowedError unless p allows the command, arguments and
 // environment of an mcp_stdio source's cfg.

@@ -23,16 +23,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 )
 
-// Source kinds served by this package.
+// Source kinds served by this package (db.SourceKind lists every kind).
 const (
-	KindStdio = "mcp_stdio"
-	KindHTTP  = "mcp_http"
+	KindStdio = db.SourceMCPStdio
+	KindHTTP  = db.SourceMCPHTTP
 )
-
-// IsMCPKind reports whether a source of this kind is an MCP server (not a pushed catalog).
-func IsMCPKind(kind string) bool { return kind == KindStdio || kind == KindHTTP }
 
 // ParseConfig reads a source's stored config (the sources.config column).
 func ParseConfig(raw []byte) (Config, error) {
@@ -59,7 +58,9 @@ type Config struct {
 // ConfigError says why a source configuration cannot be used.
 type ConfigError struct{ Reason string }
 
-func (e *ConfigError) Error() string { return "invalid MCP source config: " + e.Reason }
+func (e *ConfigError) Error() string        { return "invalid MCP source config: " + e.Reason }
+func (e *ConfigError) Is(target error) bool { return target == derrors.Invalid }
+func (e *ConfigError) Code() string         { return "invalid_source_config" }
 
 var (
 	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -67,7 +68,7 @@ var (
 )
 
 // Validate checks cfg for a source of kind.
-func (c Config) Validate(kind string) error {
+func (c Config) Validate(kind db.SourceKind) error {
 	bad := func(format string, args ...any) error { return &ConfigError{Reason: fmt.Sprintf(format, args...)} }
 	switch kind {
 	case KindStdio:
@@ -232,7 +233,7 @@ type Options struct {
 // opts.Commands does not allow is never started (*CommandNotAllowedError): every path to a
 // stdio server comes through here, so a command stored before the allowlist changed is
 // refused too.
-func Connect(ctx context.Context, kind string, cfg Config, opts Options) (*Session, error) {
+func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) (*Session, error) {
 	if err := cfg.Validate(kind); err != nil {
 		return nil, err
 	}
@@ -339,7 +340,7 @@ func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 
 // List connects with cfg, lists the tools and closes the session, all within timeout; a
 // stdio source's command must be one commands allows.
-func List(ctx context.Context, kind string, cfg Config, timeout time.Duration, commands CommandPolicy) ([]catalog.Tool, error) {
+func List(ctx context.Context, kind db.SourceKind, cfg Config, timeout time.Duration, commands CommandPolicy) ([]catalog.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cs, err := Connect(ctx, kind, cfg, Options{Commands: commands})

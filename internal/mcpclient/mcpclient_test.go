@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
 )
@@ -36,8 +37,8 @@ func sampleTools(n int) []catalog.Tool {
 
 type server interface{ Config() mcpclient.Config }
 
-func transports(t *testing.T, tools []catalog.Tool, b mcptest.Behavior, pageSize int) map[string]server {
-	return map[string]server{
+func transports(t *testing.T, tools []catalog.Tool, b mcptest.Behavior, pageSize int) map[db.SourceKind]server {
+	return map[db.SourceKind]server{
 		mcpclient.KindHTTP:  mcptest.NewHTTP(t, tools, b, pageSize),
 		mcpclient.KindStdio: mcptest.NewStdio(t, tools, b, pageSize),
 	}
@@ -46,7 +47,7 @@ func transports(t *testing.T, tools []catalog.Tool, b mcptest.Behavior, pageSize
 func TestListFollowsPagination(t *testing.T) {
 	want := sampleTools(7)
 	for kind, srv := range transports(t, want, mcptest.Normal, 3) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +118,7 @@ func TestFailures(t *testing.T) {
 	tools := sampleTools(4)
 	cases := []struct {
 		name    string
-		kind    string
+		kind    db.SourceKind
 		cfg     mcpclient.Config
 		timeout time.Duration
 		want    mcpclient.ErrorKind
@@ -144,7 +145,7 @@ func TestFailures(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	bad := []struct {
-		kind string
+		kind db.SourceKind
 		cfg  mcpclient.Config
 	}{
 		{mcpclient.KindStdio, mcpclient.Config{}},

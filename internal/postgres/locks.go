@@ -1,7 +1,8 @@
 package postgres
 
 // Advisory lock keys: every advisory lock toolgate takes, in one list. SQL that takes one
-// names its key in a comment that points here.
+// names its key in a comment that points here; locks_test.go fails on a key taken anywhere
+// in Go or SQL that is not listed here.
 const (
 	// LockSource (two-key form: LockSource, source id) serializes the writers of one
 	// source's catalog (catalog.Apply; sql/queries/catalog.sql LockSource).
@@ -18,6 +19,12 @@ const (
 	// LockApplyFunctions serializes applying sql/functions after the migrations.
 	LockApplyFunctions = 7250012
 )
+
+// RetiredLocks are keys that only old migrations take: no current code does, and no new
+// lock may reuse them.
+var RetiredLocks = map[int64]string{
+	7250004: "the lexical index v1's refresh (migration 0004; its down migration 0011 restores it)",
+}
 
 // The lock order of everything that writes the catalog (docs/architecture.md#lock-order).
 // A transaction takes the locks it needs in this order and never goes back to an earlier

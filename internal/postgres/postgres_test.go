@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 func TestMigrateDownToZeroAndUpWithData(t *testing.T) {
@@ -17,13 +19,7 @@ func TestMigrateDownToZeroAndUpWithData(t *testing.T) {
 	if err := postgres.Ready(ctx, pool); err != nil {
 		t.Fatalf("fresh database not ready: %v", err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO sources (name, kind) VALUES ('demo', 'catalog')`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT id, 'demo__t', 't', 'd', '{"type":"object"}', 'h' FROM sources`); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Catalog(ctx, t, pool, "demo", []catalog.Tool{testfactory.Tool("t", "d")}, nil)
 
 	if err := postgres.MigrateDown(ctx, pool, 0); err != nil {
 		t.Fatalf("down: %v", err)

@@ -1,6 +1,7 @@
 // Package profiles administers TDWA weight profiles: their definitions, which one is active,
-// and what their vector sets hold. Re-weighting itself (building a profile's vectors) is the
-// reweight job in package jobs.
+// what their vector sets hold, and re-weighting (reweight.go): building a profile's vectors
+// from the stored component vectors into a new vector set and switching to it. The reweight
+// job of package jobs runs Reweight; docs/vector-sets.md draws a set's life cycle.
 package profiles
 
 import (
@@ -15,13 +16,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
 // NotFoundError is returned for an unknown profile name.
 type NotFoundError struct{ Name string }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("no weight profile named %q", e.Name) }
+func (e *NotFoundError) Error() string        { return fmt.Sprintf("no weight profile named %q", e.Name) }
+func (e *NotFoundError) Is(target error) bool { return target == derrors.NotFound }
 
 // ActiveError is returned when deleting the active profile.
 type ActiveError struct{ Name string }
@@ -29,6 +32,9 @@ type ActiveError struct{ Name string }
 func (e *ActiveError) Error() string {
 	return fmt.Sprintf("weight profile %q is active; activate another one first", e.Name)
 }
+
+func (e *ActiveError) Is(target error) bool { return target == derrors.Conflict }
+func (e *ActiveError) Code() string         { return "profile_active" }
 
 // NotBuiltError is returned when activating a profile whose current set holds no vectors
 // while the catalog has embedded tools: searches would find nothing.
@@ -38,19 +44,22 @@ func (e *NotBuiltError) Error() string {
 	return fmt.Sprintf("weight profile %q has no vectors yet; re-weight it first", e.Name)
 }
 
+func (e *NotBuiltError) Is(target error) bool { return target == derrors.Conflict }
+func (e *NotBuiltError) Code() string         { return "profile_not_built" }
+
 // validName is the database's constraint on profile names.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 // Set is a vector set as shown to operators.
 type Set struct {
-	ID         int64      `json:"id"`
-	State      string     `json:"state"`
-	Total      int        `json:"total"`
-	Done       int        `json:"done"`
-	Vectors    int        `json:"vectors"`
-	Error      *string    `json:"error,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	ID         int64             `json:"id"`
+	State      db.VectorSetState `json:"state"`
+	Total      int               `json:"total"`
+	Done       int               `json:"done"`
+	Vectors    int               `json:"vectors"`
+	Error      *string           `json:"error,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
 }
 
 // View is a profile with its current set and the set being built, if any.

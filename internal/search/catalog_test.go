@@ -10,13 +10,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	tgcatalog "github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 const dims = 32
@@ -77,7 +83,7 @@ type tool struct {
 	source, name, desc string
 	schema             string
 	disabled           bool
-	review             string
+	review             string // a review state other than approved
 	tags               string
 	questions          []string
 	vector             []float32 // nil: hashVector(name + desc)
@@ -116,54 +122,90 @@ func setup(t *testing.T) (*pgxpool.Pool, map[string]int64) {
 }
 
 // fill writes the catalog, its vectors in the default profile's set and the HNSW index to
-// a migrated database, and returns the tools' ids by name.
+// a migrated database, through the code that writes them in production, and returns the
+// tools' ids by name: each source's tools are imported (sources.Import), switched off or
+// held for review with the queries the admin API and a sync use, given their tags and
+// questions as enrichment stores components, and their hand-made vectors (which the
+// ranking tests rely on) go into a ready set of the embedding space testEmbedder fixes.
 func fill(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('acme', 'catalog'), ('beta', 'catalog')`)
+	q := db.New(pool)
+	for _, src := range []string{"acme", "beta"} {
+		var tools []tgcatalog.Tool
+		for _, tl := range catalog {
+			if tl.source == src {
+				def := testfactory.Tool(tl.name, tl.desc)
+				if tl.schema != "" {
+					def.InputSchema = json.RawMessage(tl.schema)
+				}
+				tools = append(tools, def)
+			}
+		}
+		testfactory.Catalog(ctx, t, pool, src, tools, nil)
+	}
+	if err := embed.EnsureSpace(ctx, pool, testEmbedder); err != nil {
+		t.Fatal(err)
+	}
 	ids := map[string]int64{}
 	for _, tl := range catalog {
-		schema := tl.schema
-		if schema == "" {
-			schema = `{"type":"object"}`
-		}
-		review := tl.review
-		if review == "" {
-			review = "approved"
-		}
-		var id int64
-		err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash, enabled, review_state)
-			SELECT id, $2 || '__' || $3, $3, $4, $5, 'h', $6, $7 FROM sources WHERE name = $1 RETURNING id`,
-			tl.source, tl.source, tl.name, tl.desc, schema, !tl.disabled, review).Scan(&id)
+		name := tl.source + "__" + tl.name
+		stored, err := q.GetToolByName(ctx, name)
 		if err != nil {
-			t.Fatalf("insert %s: %v", tl.name, err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		ids[tl.source+"__"+tl.name] = id
+		ids[name] = stored.ID
+		if tl.disabled {
+			if _, err := q.SetToolEnabled(ctx, db.SetToolEnabledParams{Name: name, Enabled: false}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tl.review != "" {
+			if err := q.SetToolReviewStates(ctx, db.SetToolReviewStatesParams{Ids: []int64{stored.ID}, ReviewStates: []string{tl.review}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		comps := db.UpsertToolComponentsParams{ToolID: stored.ID, Model: testEmbedder.Model()}
+		add := func(kind string, ordinal int, text string) {
+			comps.Kinds = append(comps.Kinds, kind)
+			comps.Ordinals = append(comps.Ordinals, int32(ordinal))
+			comps.Texts = append(comps.Texts, text)
+			comps.TextHashes = append(comps.TextHashes, enrich.Component{Text: text}.Hash())
+			comps.Embeddings = append(comps.Embeddings, pgvector.NewVector(hashVector(text)).String())
+		}
 		if tl.tags != "" {
-			exec(t, pool, `INSERT INTO tool_components (tool_id, kind, text, text_hash) VALUES ($1, 'profile_tags', $2, 'h')`, id, tl.tags)
+			add(tdwa.KindProfileTags, 0, tl.tags)
 		}
-		for i, q := range tl.questions {
-			exec(t, pool, `INSERT INTO tool_components (tool_id, kind, ordinal, text, text_hash) VALUES ($1, 'question', $2, $3, 'h')`, id, i, q)
+		for i, question := range tl.questions {
+			add(tdwa.KindQuestion, i, question)
+		}
+		if len(comps.Kinds) > 0 {
+			if err := q.UpsertToolComponents(ctx, comps); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	ensureSpace(t, pool)
-	q := db.New(pool)
 	profile, err := q.GetProfileByName(ctx, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	setID, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: profile.ID, State: "ready"})
+	setID, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: profile.ID, State: db.VectorSetReady})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, pool, `UPDATE weight_profiles SET current_set = $1 WHERE name = 'default'`, setID)
+	if err := q.SetProfileCurrentSet(ctx, db.SetProfileCurrentSetParams{ID: profile.ID, CurrentSet: pgtype.Int8{Int64: setID, Valid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	var vectors []db.UpsertToolVectorParams
 	for _, tl := range catalog {
 		v := tl.vector
 		if v == nil {
 			v = hashVector(tl.name + " " + tl.desc)
 		}
-		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`,
-			setID, ids[tl.source+"__"+tl.name], pgvector.NewVector(normalized(v)))
+		vectors = append(vectors, db.UpsertToolVectorParams{SetID: setID, ToolID: ids[tl.source+"__"+tl.name], Embedding: pgvector.NewVector(normalized(v))})
+	}
+	if err := db.ExecBatch(q.UpsertToolVector(ctx, vectors)); err != nil {
+		t.Fatal(err)
 	}
 	flush(t, pool)
 	return ids
@@ -176,15 +218,6 @@ func flush(t testing.TB, pool *pgxpool.Pool) {
 	if _, err := lexical.Flush(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// ensureSpace does what embed.EnsureSpace does at run time: fix the vector dimension and
-// build the HNSW index.
-func ensureSpace(t *testing.T, pool *pgxpool.Pool) {
-	t.Helper()
-	exec(t, pool, `INSERT INTO embedding_space (model, dims) VALUES ('test-hash', 32)`)
-	exec(t, pool, `ALTER TABLE tool_vectors ALTER COLUMN embedding TYPE vector(32)`)
-	exec(t, pool, `CREATE INDEX tool_vectors_embedding_hnsw ON tool_vectors USING hnsw (embedding vector_cosine_ops)`)
 }
 
 func exec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) {

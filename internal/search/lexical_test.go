@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -187,7 +188,7 @@ func TestBM25MatchesReferenceAfterBulkChanges(t *testing.T) {
 	queries := []string{"stock price", "revenue of the company", "dividend history", "convert currency amount", "analyst price targets"}
 	importCatalog := func(source string, tools []tgcatalog.Tool) {
 		t.Helper()
-		if _, _, err := jobs.ImportCatalog(ctx, pool, rc, source, tools); err != nil {
+		if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), source, tools); err != nil {
 			t.Fatal(err)
 		}
 	}

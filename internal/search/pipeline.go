@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,10 +33,29 @@ type pipeline struct {
 
 func newPipeline(to batcher) *pipeline { return &pipeline{to: to, pending: &pgx.Batch{}} }
 
-// Exec queues the statement for the next Query; its errors are reported by that Query.
+// Exec queues the statement for the next Query; its errors are reported by that Query. Its
+// command tag is not known yet, so only a statement whose caller never reads it may be
+// queued: a sqlc :exec query (SearchSetConfig, SearchLogAsync). Anything else (an :execrows
+// or :execresult query, whose caller would read a zero count, or SQL of another origin) is
+// refused with an error rather than answered with a made-up tag.
 func (p *pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if !isExecQuery(sql) {
+		return pgconn.CommandTag{}, fmt.Errorf("search pipeline: cannot queue %q: only sqlc :exec queries, whose command tag is never read", firstLine(sql))
+	}
 	p.pending.Queue(sql, args...)
 	return pgconn.CommandTag{}, nil
+}
+
+// isExecQuery reports whether sql is the text of a sqlc :exec query, which starts with
+// sqlc's "-- name: Name :exec" line.
+func isExecQuery(sql string) bool {
+	name, ok := strings.CutPrefix(firstLine(sql), "-- name: ")
+	return ok && strings.HasSuffix(name, " :exec")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
 }
 
 // Query sends the queued statements and this one as one batch and returns this one's rows.

@@ -22,7 +22,7 @@ func TestPipeline(t *testing.T) {
 	defer pool.Close()
 
 	p := newPipeline(pool)
-	if _, err := p.Exec(ctx, `SELECT set_config('work_mem', '1234kB', true)`); err != nil {
+	if _, err := p.Exec(ctx, "-- name: SetWorkMem :exec\nSELECT set_config('work_mem', '1234kB', true)"); err != nil {
 		t.Fatal(err)
 	}
 	var inBatch string
@@ -35,7 +35,9 @@ func TestPipeline(t *testing.T) {
 	}
 
 	p = newPipeline(pool)
-	p.Exec(ctx, `SELECT set_config('work_mem', 'lots', true)`)
+	if _, err := p.Exec(ctx, "-- name: SetWorkMem :exec\nSELECT set_config('work_mem', 'lots', true)"); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := p.Query(ctx, `SELECT 1`)
 	if err == nil {
 		rows.Close()
@@ -47,5 +49,29 @@ func TestPipeline(t *testing.T) {
 	var one int // the pool is usable afterwards
 	if err := pool.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
 		t.Fatalf("pool after a failed batch: %v", err)
+	}
+}
+
+// TestPipelineExecTakesOnlyExecQueries: Exec cannot know a queued statement's command tag,
+// so it refuses any statement whose caller could read one (an :execrows or :execresult
+// query, or raw SQL) instead of answering a zero tag.
+func TestPipelineExecTakesOnlyExecQueries(t *testing.T) {
+	p := newPipeline(nil) // nothing is sent: Exec only queues
+	for _, sql := range []string{
+		"-- name: DeleteThings :execrows\nDELETE FROM t",
+		"-- name: UpdateThings :execresult\nUPDATE t SET a = 1",
+		"-- name: GetThing :one\nSELECT 1",
+		"SELECT set_config('jit', 'off', true)",
+		"",
+	} {
+		if _, err := p.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "only sqlc :exec queries") {
+			t.Errorf("%q: %v, want a refusal", sql, err)
+		}
+	}
+	if _, err := p.Exec(context.Background(), "-- name: SearchSetConfig :exec\nSELECT 1"); err != nil {
+		t.Errorf("an :exec query: %v", err)
+	}
+	if p.pending.Len() != 1 {
+		t.Errorf("%d statements queued, want the :exec one", p.pending.Len())
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // datasetDB creates a database holding the ScaleMCP tools of the first n companies in the
@@ -31,13 +32,7 @@ func datasetDB(t *testing.T, n int) (*pgxpool.Pool, []dataset.Company, *plan.Heu
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('demo', 'catalog')`)
-	for _, tl := range dataset.Tools(cs) {
-		exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash, enabled, review_state)
-			SELECT id, 'demo__' || $1, $1, $2, $3, 'h', true, 'approved' FROM sources WHERE name = 'demo'`,
-			tl.Name, tl.Description, string(tl.InputSchema))
-	}
-	flush(t, pool)
+	testfactory.Catalog(context.Background(), t, pool, "demo", dataset.Tools(cs), nil)
 	return pool, cs, plan.NewHeuristic(dataset.Aliases(cs))
 }
 

@@ -2,10 +2,11 @@ package search
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
@@ -13,42 +14,38 @@ import (
 )
 
 // A hot standby refuses any plan that writes, even one that would write nothing, so a
-// search on a read replica cannot carry the retrieval log row in its statement. It runs the
-// Search statement with the log CTE's INSERT INTO search_log (...) SELECT ... RETURNING id
-// turned into SELECT 0 AS id FROM (SELECT ...) logged: the same parameters (every one still
-// referenced, so the prepared statement's types are the same), the same rows, search id 0.
-// The row is then written to the primary by InsertSearchLog.
-var (
-	logInsertHead = regexp.MustCompile(`INSERT INTO search_log \([^)]*\)\s*SELECT `)
-	logInsertTail = regexp.MustCompile(`\s*RETURNING id\s*\)`)
-)
+// search on a read replica cannot carry the retrieval log row in its statement. It runs
+// readOnlySearchSQL instead of the Search statement: the same parameters and rows, search
+// id 0, no insert. The row is then written to the primary by InsertSearchLog.
+// replica_sql.go is generated from sqlc's Search statement at build time (replicagen).
 
-// readOnlySearch is the read-replica variant of the Search statement sql.
-func readOnlySearch(sql string) (string, error) {
-	if n := len(logInsertHead.FindAllStringIndex(sql, -1)); n != 1 {
-		return "", fmt.Errorf("read-only search: want one INSERT INTO search_log in the Search statement, found %d", n)
-	}
-	if n := len(logInsertTail.FindAllStringIndex(sql, -1)); n != 1 {
-		return "", fmt.Errorf("read-only search: want one RETURNING id in the Search statement, found %d", n)
-	}
-	sql = logInsertHead.ReplaceAllLiteralString(sql, "SELECT 0::bigint AS id FROM (SELECT ")
-	return logInsertTail.ReplaceAllLiteralString(sql, "\n    ) logged\n)"), nil
-}
+//go:generate go run ./replicagen
 
-// readOnlyStatement derives the read-only statement once per Service.
+// readOnlyStatement swaps the Search statement for its read-replica variant.
 type readOnlyStatement struct {
-	once     sync.Once
-	from, to string
-	err      error
+	once sync.Once
+	from string
+	err  error
 }
 
-// rewrite is readOnlySearch(sql), computed once: sql is always the Search statement.
+// rewrite returns readOnlySearchSQL for the Search statement sql. It fails when sql is not
+// the statement replica_sql.go was generated from (make generate was not run after a
+// change of sql/queries/search.sql; replicagen's test fails then too), or when asked for
+// any other statement.
 func (r *readOnlyStatement) rewrite(sql string) (string, error) {
-	r.once.Do(func() { r.from = sql; r.to, r.err = readOnlySearch(sql) })
+	r.once.Do(func() {
+		r.from = sql
+		if sum := sha256.Sum256([]byte(sql)); hex.EncodeToString(sum[:]) != searchSQLSHA256 {
+			r.err = errors.New("read-only search: the Search statement is not the one replica_sql.go was generated from; run make generate")
+		}
+	})
+	if r.err != nil {
+		return "", r.err
+	}
 	if sql != r.from {
 		return "", errors.New("read-only search: asked to rewrite a statement other than Search")
 	}
-	return r.to, r.err
+	return readOnlySearchSQL, nil
 }
 
 // searchReplica runs the search on the read replica and writes its log row to the primary.

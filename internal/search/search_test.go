@@ -4,18 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	tgcatalog "github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 func TestRankingPerMode(t *testing.T) {
@@ -197,21 +203,34 @@ func TestFiltersNeverLeak(t *testing.T) {
 // ef_search 40 would return none of the small ones.
 func TestVectorFilterFillsK(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
 	pool, _ := setup(t)
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('big', 'catalog'), ('small', 'catalog')`)
-	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT s.id, s.name || '__t' || g, 't' || g, 'filler', '{"type":"object"}'::jsonb, 'h'
-		FROM sources s, generate_series(1, 300) g WHERE s.name = 'big'
-		UNION ALL
-		SELECT s.id, s.name || '__t' || g, 't' || g, 'filler', '{"type":"object"}'::jsonb, 'h'
-		FROM sources s, generate_series(1, 12) g WHERE s.name = 'small'`)
-	exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding)
-		SELECT w.current_set, t.id,
-		       CASE WHEN s.name = 'big' THEN (SELECT array_agg(CASE WHEN i = 8 THEN 1 ELSE (random() * 0.1 + t.id * 0)::real END) FROM generate_series(1, 32) i)
-		            ELSE (SELECT array_agg(CASE WHEN i = 9 THEN 1 ELSE (random() * 0.1 + t.id * 0)::real END) FROM generate_series(1, 32) i) END::vector
-		FROM tools t JOIN sources s ON s.id = t.source_id, weight_profiles w
-		WHERE s.name IN ('big', 'small') AND w.is_active`)
-	flush(t, pool)
+	// Each tool's vector is its source's axis (8 for big, 9 for small) plus a little noise.
+	rng := rand.New(rand.NewPCG(1, 2))
+	setID := testfactory.CurrentSet(ctx, t, pool, "default")
+	var vectors []db.UpsertToolVectorParams
+	// The big source's first: the HNSW graph is built in insertion order.
+	for _, src := range []struct {
+		name       string
+		tools, dim int
+	}{{"big", 300, 8}, {"small", 12, 9}} {
+		var tools []tgcatalog.Tool
+		for i := 1; i <= src.tools; i++ {
+			tools = append(tools, testfactory.Tool(fmt.Sprintf("t%d", i), "filler"))
+		}
+		_, res := testfactory.Catalog(ctx, t, pool, src.name, tools, nil)
+		for _, id := range res.Changed {
+			v := make([]float32, dims)
+			for i := range v {
+				v[i] = rng.Float32() * 0.1
+			}
+			v[src.dim-1] = 1
+			vectors = append(vectors, db.UpsertToolVectorParams{SetID: setID, ToolID: id, Embedding: pgvector.NewVector(v)})
+		}
+	}
+	if err := db.ExecBatch(db.New(pool).UpsertToolVector(ctx, vectors)); err != nil {
+		t.Fatal(err)
+	}
 	// On so small a table the planner would rather sort every vector than use the index:
 	// make it use the HNSW index, as it does on real catalogs.
 	cfg := pool.Config().Copy()
@@ -226,7 +245,7 @@ func TestVectorFilterFillsK(t *testing.T) {
 	st := search.DefaultSettings()
 	st.EfSearch = 40
 	s := search.New(indexed, testEmbedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	resp := mustSearch(t, context.Background(), s, search.Request{Query: "acme filler vec", Mode: search.ModeVector, K: 10, Sources: []string{"small"}})
+	resp := mustSearch(t, ctx, s, search.Request{Query: "acme filler vec", Mode: search.ModeVector, K: 10, Sources: []string{"small"}})
 	if len(resp.Results) != 10 {
 		t.Fatalf("got %d results, want 10: %v", len(resp.Results), names(resp))
 	}

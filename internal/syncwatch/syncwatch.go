@@ -11,13 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
 )
 
 // Timings of the watcher. Rescan picks up added, changed and deleted sources; Ping detects
@@ -33,34 +30,36 @@ const (
 )
 
 // watchedKinds are the kinds of source with a server to watch.
-var watchedKinds = []string{mcpclient.KindHTTP, mcpclient.KindStdio}
+var watchedKinds = []string{string(db.SourceMCPHTTP), string(db.SourceMCPStdio)}
+
+// Queue queues a sync of a source (package jobs implements it: jobs.Queue).
+type Queue interface {
+	// Sync queues a sync of the source; when one is already waiting or running, its id is
+	// returned with duplicate set.
+	Sync(ctx context.Context, sourceID int64) (jobID int64, duplicate bool, err error)
+}
 
 // Watcher watches the MCP sources of a database.
 type Watcher struct {
 	pool    *pgxpool.Pool
-	rc      *river.Client[pgx.Tx]
+	queue   Queue
 	log     *slog.Logger
 	timeout time.Duration
 	rescan  time.Duration
 	// commands are the programs a watched mcp_stdio source may start (TOOLGATE_STDIO_COMMANDS)
 	commands mcpclient.CommandPolicy
 
+	// connected holds the sources with a session open now; the tests wait on it
+	// (export_test.go).
 	mu        sync.Mutex
 	connected map[int64]bool
 }
 
 // New makes a watcher; timeout bounds each connection attempt; commands are the programs
 // its stdio sources may start, as for their syncs.
-func New(pool *pgxpool.Pool, rc *river.Client[pgx.Tx], log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
-	return &Watcher{pool: pool, rc: rc, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
+func New(pool *pgxpool.Pool, queue Queue, log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
+	return &Watcher{pool: pool, queue: queue, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
 		commands: commands, connected: map[int64]bool{}}
-}
-
-// Connected reports whether a session to the source is open now.
-func (w *Watcher) Connected(sourceID int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.connected[sourceID]
 }
 
 type watch struct {
@@ -148,7 +147,7 @@ func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Conf
 	onChange := func(context.Context) {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		id, dup, err := jobs.EnqueueSync(ectx, w.rc, src.ID)
+		id, dup, err := w.queue.Sync(ectx, src.ID)
 		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)

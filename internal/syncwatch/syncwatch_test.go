@@ -55,11 +55,11 @@ func TestListChangedQueuesSync(t *testing.T) {
 		return n
 	}
 
-	w := syncwatch.New(pool, rc, log, 10*time.Second, mcptest.Commands())
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands())
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
-	waitFor(func() bool { return w.Connected(src.ID) })
+	waitFor(func() bool { return syncwatch.Connected(w, src.ID) })
 	if n := jobsOf(); n != 0 {
 		t.Fatalf("%d sync jobs before any change", n)
 	}
@@ -69,7 +69,7 @@ func TestListChangedQueuesSync(t *testing.T) {
 
 	stop()
 	<-done
-	if w.Connected(src.ID) {
+	if syncwatch.Connected(w, src.ID) {
 		t.Fatal("still connected after shutdown")
 	}
 }
@@ -107,12 +107,12 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	// package's process (no t.Parallel), so every child of the test binary is one.
 	servers := func() []int { return mcptest.Descendants(os.Getpid()) }
 
-	w := syncwatch.New(pool, rc, log, 10*time.Second, mcptest.Commands())
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands())
 	syncwatch.SetRescan(w, 100*time.Millisecond)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
-	waitFor(func() bool { return w.Connected(src.ID) })
+	waitFor(func() bool { return syncwatch.Connected(w, src.ID) })
 	first := servers()
 	if len(first) != 1 || syncJobs(t, pool, src.ID) != 0 {
 		t.Fatalf("watching: server processes %v, %d sync jobs; want one process and no job", first, syncJobs(t, pool, src.ID))
@@ -131,7 +131,7 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	}
 	waitFor(func() bool {
 		now := servers()
-		return len(now) == 1 && now[0] != first[0] && w.Connected(src.ID)
+		return len(now) == 1 && now[0] != first[0] && syncwatch.Connected(w, src.ID)
 	})
 	second := servers()
 
@@ -144,24 +144,24 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	}
 	waitFor(func() bool {
 		now := servers()
-		return len(now) == 1 && !slices.Contains(now, second[0]) && w.Connected(src.ID)
+		return len(now) == 1 && !slices.Contains(now, second[0]) && syncwatch.Connected(w, src.ID)
 	})
 
 	// The source is deleted: its server is stopped.
 	if _, err := q.DeleteSource(ctx, src.Name); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(func() bool { return !w.Connected(src.ID) && len(servers()) == 0 })
+	waitFor(func() bool { return !syncwatch.Connected(w, src.ID) && len(servers()) == 0 })
 
 	// A new source's server is stopped with the watcher.
 	other, err := q.CreateSource(ctx, db.CreateSourceParams{Name: "other", Kind: "mcp_stdio", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(func() bool { return w.Connected(other.ID) })
+	waitFor(func() bool { return syncwatch.Connected(w, other.ID) })
 	stop()
 	<-done
-	if w.Connected(other.ID) || len(servers()) != 0 {
-		t.Fatalf("after shutdown: connected %v, server processes %v", w.Connected(other.ID), servers())
+	if syncwatch.Connected(w, other.ID) || len(servers()) != 0 {
+		t.Fatalf("after shutdown: connected %v, server processes %v", syncwatch.Connected(w, other.ID), servers())
 	}
 }

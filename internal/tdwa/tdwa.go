@@ -6,6 +6,7 @@ package tdwa
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/embed"
 	"math"
 	"slices"
@@ -51,7 +52,9 @@ type Profile struct {
 // InvalidProfileError says why a profile cannot be used.
 type InvalidProfileError struct{ Reason string }
 
-func (e *InvalidProfileError) Error() string { return "invalid weight profile: " + e.Reason }
+func (e *InvalidProfileError) Error() string        { return "invalid weight profile: " + e.Reason }
+func (e *InvalidProfileError) Is(target error) bool { return target == derrors.Invalid }
+func (e *InvalidProfileError) Code() string         { return "invalid_profile" }
 
 // NoComponentsError is returned when a tool has none of the components a profile uses.
 type NoComponentsError struct{ Strategy string }

@@ -22,17 +22,19 @@
 --      of the tools it changed to search_queue (statement-level triggers below). That is the
 --      only index work inside a writer's transaction: an insert into an append-only table,
 --      which waits for nobody.
---   2. One indexer at a time (transaction-level advisory lock 7250011, internal/lexical)
+--   2. One indexer at a time (transaction-level advisory lock 7250011, LockLexicalIndexer
+--      of internal/postgres/locks.go; internal/lexical)
 --      drains the queue: toolgate_search_index claims a batch of queued tools and recomputes
 --      their documents, postings, document frequencies and the corpus totals, set-based.
 --      Only the indexer writes search_docs, search_postings, search_lexemes and
 --      search_corpus, so it waits for no one but another indexer, and no writer waits for it.
---   3. Postings carry an impact (the BM25 term weight with k1 1.2, b 0.75 and the average
---      document length at write time) that only chooses a term's candidates; scores are
+--   3. Postings carry an impact (the BM25 term weight with the default k1 1.2 and b 0.75 of
+--      search.DefaultSettings, and the average document length at write time) that only chooses a term's candidates; scores are
 --      computed exactly at search time. When the average length drifts, the indexer
 --      recomputes every impact (toolgate_search_reimpact, in batches).
 
--- BM25 term weight of a posting with the default k1 = 1.2 and b = 0.75.
+-- BM25 term weight of a posting with the default k1 = 1.2 and b = 0.75 (their home is
+-- search.DefaultSettings; internal/lexical's TestImpactUsesDefaultBM25 keeps these equal).
 CREATE OR REPLACE FUNCTION toolgate_bm25_impact(tf real, doc_len real, avgdl double precision) RETURNS real
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
     SELECT (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / greatest(avgdl, 1e-9))))::real

@@ -19,7 +19,10 @@ SELECT * FROM sources ORDER BY name;
 -- indexed when the lexical index holds it and no change of it waits in the index's queue.
 -- The steps are counted per tool first: joined on the current hash, the enrichments of
 -- only the tools asked for are read (about 50 ms for one source of 5,000 tools, 150 ms for
--- a list of 55,000 tools, on a shared 2-core machine).
+-- a list of 55,000 tools, on a shared 2-core machine). A source without a sync run has
+-- run_state '' and every other run column NULL: coalesce, because sqlc gives the typed
+-- sync_runs.state (sqlc.yaml) no pointer on the nullable side of a LEFT JOIN
+-- (sqlc-dev/sqlc#2632).
 WITH per_tool AS (
     SELECT t.id, t.source_id, count(e.tool_id) AS steps
     FROM tools t
@@ -41,7 +44,7 @@ WITH per_tool AS (
 SELECT sqlc.embed(s),
        coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
        coalesce(c.embedded, 0)::bigint AS embedded, coalesce(c.indexed, 0)::bigint AS indexed,
-       r.state AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
+       coalesce(r.state, '') AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
        r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
 FROM sources s
@@ -55,7 +58,8 @@ ORDER BY s.name;
 DELETE FROM sources WHERE name = $1;
 
 -- name: LockSource :exec
--- Serializes writers of one source's catalog for the rest of the transaction.
+-- Serializes writers of one source's catalog for the rest of the transaction (key
+-- LockSource of internal/postgres/locks.go).
 SELECT pg_advisory_xact_lock(74200, sqlc.arg(source_id)::int);
 
 -- name: LockSourceRow :one

@@ -34,9 +34,11 @@ SET content_hash = excluded.content_hash, model = excluded.model, output = exclu
 SELECT * FROM tool_components WHERE tool_id = $1 ORDER BY kind, ordinal;
 
 -- name: DeleteStaleToolComponents :exec
--- Deletes the tool's components whose "kind:ordinal" key is not in keep.
+-- Deletes the tool's components whose key (kind, ordinal) is not one of the pairs to keep,
+-- given as UpsertToolComponents takes them: kinds[i] with ordinals[i].
 DELETE FROM tool_components
-WHERE tool_id = $1 AND (kind || ':' || ordinal::text) <> ALL (sqlc.arg(keep)::text[]);
+WHERE tool_id = sqlc.arg(tool_id)
+  AND (kind, ordinal) NOT IN (SELECT unnest(sqlc.arg(kinds)::text[]), unnest(sqlc.arg(ordinals)::int[]));
 
 -- name: UpsertToolComponents :exec
 -- Writes all of a tool's components in ONE statement: the lexical index is maintained by

@@ -140,7 +140,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, n int, logf func(format stri
 	if err != nil {
 		return err
 	}
-	setID, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: profile.ID, State: "ready"})
+	setID, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: profile.ID, State: db.VectorSetReady})
 	if err != nil {
 		return err
 	}

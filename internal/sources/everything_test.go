@@ -1,4 +1,4 @@
-package jobs_test
+package sources_test
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/jobs"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // everythingServer is the reference MCP server installed by scripts/test.sh.
-const everythingServer = "../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+const everythingServer = "../../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 func TestSyncServerEverythingOverStdio(t *testing.T) {
 	t.Parallel()
@@ -27,7 +27,7 @@ func TestSyncServerEverythingOverStdio(t *testing.T) {
 	pool, rc := setup(t)
 	src := createSource(t, pool, "everything", mcpclient.KindStdio, mcpclient.Config{Command: "node", Args: []string{path, "stdio"}}, false)
 	commands := mcpclient.NewCommandPolicy([][]string{{"node", path, "stdio"}})
-	rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, commands)
+	rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, commands)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestSyncServerEverythingOverStdio(t *testing.T) {
 	if err != nil || echo.OriginalName != "echo" || echo.Description == "" {
 		t.Fatalf("echo tool: %+v %v", echo, err)
 	}
-	again, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, commands)
+	again, err := sources.Sync(ctx, pool, rc, src.ID, timeout, commands)
 	if err != nil {
 		t.Fatal(err)
 	}

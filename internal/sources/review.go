@@ -1,4 +1,4 @@
-package jobs
+package sources
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/lexical"
 )
 
@@ -22,9 +22,12 @@ func (e *NothingToReviewError) Error() string {
 	return fmt.Sprintf("tool %q has no held change to decide", e.Tool)
 }
 
-// ApproveTool applies the newest held change of a tool (pending, or rejected earlier),
+func (e *NothingToReviewError) Is(target error) bool { return target == derrors.Conflict }
+func (e *NothingToReviewError) Code() string         { return "nothing_to_review" }
+
+// Approve applies the newest held change of a tool (pending, or rejected earlier),
 // makes the tool visible to search again and queues its enrichment, in one transaction.
-func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], name string) (db.Tool, error) {
+func Approve(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string) (db.Tool, error) {
 	var out db.Tool
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -45,20 +48,20 @@ func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.T
 		}
 		if err := q.UpdateToolDefinition(ctx, db.UpdateToolDefinitionParams{
 			ID: tool.ID, Title: title, Description: t.Description, InputSchema: t.InputSchema,
-			OutputSchema: t.OutputSchema, Annotations: t.Annotations, ContentHash: t.Hash(), ReviewState: catalog.ReviewApproved,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations, ContentHash: t.Hash(), ReviewState: db.ReviewApproved,
 		}); err != nil {
 			return err
 		}
-		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: "approved"}); err != nil {
+		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: db.RevisionApproved}); err != nil {
 			return err
 		}
 		if _, err := q.SupersedePendingRevisions(ctx, name); err != nil {
 			return err
 		}
-		if err := enqueueChanged(ctx, tx, rc, []int64{tool.ID}); err != nil {
+		if err := queue.EnrichTx(ctx, tx, []int64{tool.ID}); err != nil {
 			return err
 		}
-		out, err = q.GetToolByName(ctx, name)
+		out, err = toolByName(ctx, q, name)
 		return err
 	})
 	if err != nil {
@@ -70,10 +73,10 @@ func ApproveTool(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.T
 	return out, nil
 }
 
-// RejectTool rejects a tool's pending change. The tool keeps its old definition and stays
+// Reject rejects a tool's pending change. The tool keeps its old definition and stays
 // hidden from search (its server serves something else) until the server serves the
 // approved definition again or an admin approves the change after all.
-func RejectTool(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, error) {
+func Reject(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, error) {
 	var out db.Tool
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -81,10 +84,10 @@ func RejectTool(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, 
 		if err != nil {
 			return err
 		}
-		if rev.Status != "pending" {
+		if rev.Status != db.RevisionPending {
 			return &NothingToReviewError{Tool: name}
 		}
-		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: "rejected"}); err != nil {
+		if err := q.DecideRevision(ctx, db.DecideRevisionParams{ID: rev.ID, Status: db.RevisionRejected}); err != nil {
 			return err
 		}
 		out = tool
@@ -95,7 +98,7 @@ func RejectTool(ctx context.Context, pool *pgxpool.Pool, name string) (db.Tool, 
 
 // heldChange locks the tool's source and returns the tool with its newest held change.
 func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.ToolRevision, error) {
-	tool, err := q.GetToolByName(ctx, name)
+	tool, err := toolByName(ctx, q, name)
 	if err != nil {
 		return tool, db.ToolRevision{}, err
 	}
@@ -103,7 +106,7 @@ func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.To
 		return tool, db.ToolRevision{}, err
 	}
 	// Re-read under the lock: a sync may have changed it meanwhile.
-	if tool, err = q.GetToolByName(ctx, name); err != nil {
+	if tool, err = toolByName(ctx, q, name); err != nil {
 		return tool, db.ToolRevision{}, err
 	}
 	rev, err := q.LatestHeldRevision(ctx, db.LatestHeldRevisionParams{ToolName: name, OldHash: &tool.ContentHash})
@@ -111,4 +114,13 @@ func heldChange(ctx context.Context, q *db.Queries, name string) (db.Tool, db.To
 		return tool, rev, &NothingToReviewError{Tool: name}
 	}
 	return tool, rev, err
+}
+
+// toolByName reads the tool called name: a *catalog.ToolNotFoundError when there is none.
+func toolByName(ctx context.Context, q *db.Queries, name string) (db.Tool, error) {
+	tool, err := q.GetToolByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tool, &catalog.ToolNotFoundError{Name: name}
+	}
+	return tool, err
 }

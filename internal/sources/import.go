@@ -1,4 +1,4 @@
-package jobs
+package sources
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/lexical"
 )
 
@@ -18,17 +18,21 @@ import (
 // source (an MCP source's tools come from its server only).
 type SourceKindError struct {
 	Source string
-	Kind   string
+	Kind   db.SourceKind
 }
 
 func (e *SourceKindError) Error() string {
 	return fmt.Sprintf("source %q is of kind %s; only catalog sources accept pushed tools", e.Source, e.Kind)
 }
 
-// ImportCatalog makes the tools of the catalog source called name equal to tools, creating
-// the source when it does not exist. The diff, its sync record and the follow-up jobs for
-// changed tools commit in one transaction: on any error nothing is written.
-func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], name string, tools []catalog.Tool) (db.Source, catalog.Result, error) {
+func (e *SourceKindError) Is(target error) bool { return target == derrors.Conflict }
+func (e *SourceKindError) Code() string         { return "wrong_source_kind" }
+
+// Import makes the tools of the catalog source called name equal to tools, creating the
+// source when it does not exist (`toolgate import`, PUT /v1/sources/{name}/tools). The diff,
+// its sync record and the follow-up jobs for changed tools commit in one transaction: on
+// any error nothing is written.
+func Import(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string, tools []catalog.Tool) (db.Source, catalog.Result, error) {
 	var (
 		src db.Source
 		res catalog.Result
@@ -49,18 +53,18 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 		if err != nil {
 			return err
 		}
-		if src.Kind != "catalog" {
+		if src.Kind != db.SourceCatalog {
 			return &SourceKindError{Source: name, Kind: src.Kind}
 		}
 		res, err = catalog.Apply(ctx, tx, src, tools, catalog.ApplyOptions{})
 		if err != nil {
 			return err
 		}
-		if err := enqueueChanged(ctx, tx, rc, res.Changed); err != nil {
+		if err := queue.EnrichTx(ctx, tx, res.Changed); err != nil {
 			return err
 		}
 		_, err = q.InsertFinishedSyncRun(ctx, db.InsertFinishedSyncRunParams{
-			SourceID: src.ID, State: "succeeded", Created: int32(res.Created), Updated: int32(res.Updated),
+			SourceID: src.ID, State: db.SyncSucceeded, Created: int32(res.Created), Updated: int32(res.Updated),
 			Deleted: int32(res.Deleted), Unchanged: int32(res.Unchanged), Skipped: []byte("[]"), StartedAt: started,
 		})
 		return err
@@ -75,19 +79,4 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx
 		return src, res, fmt.Errorf("catalog stored, lexical index not updated yet: %w", err)
 	}
 	return src, res, nil
-}
-
-// enqueueChanged queues, inside tx, the enrichment of the given tools' new definitions.
-func enqueueChanged(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], toolIDs []int64) error {
-	if len(toolIDs) == 0 {
-		return nil
-	}
-	params, err := EnrichJobsFor(ctx, db.New(tx), toolIDs)
-	if err != nil {
-		return err
-	}
-	if _, err := rc.InsertManyTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("enqueue enrichment: %w", err)
-	}
-	return nil
 }

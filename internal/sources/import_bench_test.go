@@ -1,4 +1,4 @@
-package jobs_test
+package sources_test
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
-// BenchmarkImportCatalog times jobs.ImportCatalog, the work behind `toolgate import` and
+// BenchmarkImportCatalog times sources.Import, the work behind `toolgate import` and
 // PUT /v1/sources/{name}/tools, of a new source of 5,000 and 50,000 tools into an empty
 // database: validation, the diff (catalog.Apply), the enrich_tool jobs queued in River and
 // the sync record, committed, then the lexical index flushed: the tools are searchable by
@@ -36,7 +37,7 @@ func BenchmarkImportCatalog(b *testing.B) {
 				}
 				list := append([]catalog.Tool(nil), tools...)
 				b.StartTimer()
-				_, res, err := jobs.ImportCatalog(ctx, pool, rc, "bench", list)
+				_, res, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "bench", list)
 				b.StopTimer()
 				if err != nil || res.Created != n {
 					b.Fatalf("%+v %v", res, err)

@@ -1,4 +1,4 @@
-package jobs
+package profiles_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // partition describes a vector set's partition of tool_vectors (migration 0008).
@@ -38,11 +39,11 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localDeps(pool), 1)
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
 
 	// every profile's first set (made ready by enrichment) has an indexed partition
 	for _, name := range []string{"default", "var-1", "var-2", "concat", "mean"} {
-		if p := partitionOf(t, pool, currentSet(t, pool, name)); p != (partition{true, true, true}) {
+		if p := partitionOf(t, pool, testfactory.CurrentSet(context.Background(), t, pool, name)); p != (partition{true, true, true}) {
 			t.Errorf("profile %s's current set partition: %+v", name, p)
 		}
 	}
@@ -51,14 +52,14 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	}
 
 	// a building set gets an attached partition without an index ...
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"name": 1})
-	set := beginSet(t, pool, "default")
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 	if p := partitionOf(t, pool, set.ID); p != (partition{true, true, false}) {
 		t.Fatalf("building set partition: %+v, want attached without HNSW index", p)
 	}
 	// ... its index once built; the retired set's partition and row are gone
-	if err := Reweight(ctx, pool, set.ID, ReweightOptions{BatchSize: 2}); err != nil {
+	if err := profiles.Reweight(ctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if p := partitionOf(t, pool, set.ID); p != (partition{true, true, true}) {
@@ -75,7 +76,7 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	}
 
 	// deleting a profile drops its sets' partitions
-	v1 := currentSet(t, pool, "var-1")
+	v1 := testfactory.CurrentSet(context.Background(), t, pool, "var-1")
 	if err := profiles.Delete(ctx, pool, "var-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +92,13 @@ func TestFailedReweightLeavesNoPartition(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	n := enrichedCatalog(t, pool, localDeps(pool), 1)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"description": 1})
-	set := beginSet(t, pool, "default")
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"description": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 
 	cctx, cancel := context.WithCancel(ctx)
-	_, err := RunReweight(cctx, pool, "default", ReweightOptions{BatchSize: 2, OnProgress: func(int, int) { cancel() }})
+	_, err := profiles.RunReweight(cctx, pool, "default", profiles.ReweightOptions{BatchSize: 2, OnProgress: func(int, int) { cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled re-weight: %v", err)
 	}
@@ -108,7 +109,7 @@ func TestFailedReweightLeavesNoPartition(t *testing.T) {
 	if err != nil || s.State != "failed" {
 		t.Fatalf("failed set: %+v %v", s, err)
 	}
-	if cur := currentSet(t, pool, "default"); cur != old {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != old {
 		t.Errorf("current set %d, want the old %d", cur, old)
 	}
 	if p := partitionOf(t, pool, old); p != (partition{true, true, true}) {
@@ -118,7 +119,7 @@ func TestFailedReweightLeavesNoPartition(t *testing.T) {
 		t.Errorf("old set holds %d vectors, want %d", got, n)
 	}
 	// a later re-weight works on a fresh partition
-	if _, err := RunReweight(ctx, pool, "default", ReweightOptions{}); err != nil {
+	if _, err := profiles.RunReweight(ctx, pool, "default", profiles.ReweightOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id WHERE p.name = 'default'`); got != n {
@@ -130,31 +131,21 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	deps := localDeps(pool)
-	n := enrichedCatalog(t, pool, deps, 1)
-	old := currentSet(t, pool, "default")
-	putWeights(t, pool, "default", map[string]float64{"question": 1})
-	set := beginSet(t, pool, "default")
+	svc := testfactory.LocalEnricher(pool, 10)
+	n := enrichedCatalog(t, pool, svc, 1)
+	old := testfactory.CurrentSet(context.Background(), t, pool, "default")
+	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"question": 1})
+	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
 
 	// the build stops after its first batch ...
 	cctx, cancel := context.WithCancel(ctx)
-	if err := Reweight(cctx, pool, set.ID, ReweightOptions{BatchSize: 2, OnProgress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
+	if err := profiles.Reweight(cctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 2, OnProgress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted: %v", err)
 	}
 	// ... while new tools are enriched: they go into the current set and the building one
-	tools := dataset.Tools(dataset.DemoCompanies[1:2])
-	_, res, err := ImportCatalog(ctx, pool, insertClient(t, pool), "fin2", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := testfactory.Catalog(ctx, t, pool, "fin2", dataset.Tools(dataset.DemoCompanies[1:2]), nil)
 	for _, id := range res.Changed {
-		tool, err := db.New(pool).GetToolByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: tool.ContentHash}); err != nil {
-			t.Fatal(err)
-		}
+		testfactory.Enrich(ctx, t, svc, id)
 		for _, s := range []int64{old, set.ID} {
 			if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1 AND tool_id = $2`, s, id); got != 1 {
 				t.Fatalf("tool %d has %d vectors in set %d, want 1", id, got, s)
@@ -162,14 +153,14 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 		}
 	}
 	// the build resumes, indexes the partition and switches; every tool is in the new set
-	if err := Reweight(ctx, pool, set.ID, ReweightOptions{BatchSize: 2}); err != nil {
+	if err := profiles.Reweight(ctx, pool, set.ID, profiles.ReweightOptions{BatchSize: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if cur := currentSet(t, pool, "default"); cur != set.ID {
+	if cur := testfactory.CurrentSet(context.Background(), t, pool, "default"); cur != set.ID {
 		t.Fatalf("current set %d, want %d", cur, set.ID)
 	}
-	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n+len(tools) {
-		t.Errorf("new set holds %d vectors, want %d", got, n+len(tools))
+	if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set.ID); got != n+len(res.Changed) {
+		t.Errorf("new set holds %d vectors, want %d", got, n+len(res.Changed))
 	}
 	if p := partitionOf(t, pool, set.ID); !p.hnsw {
 		t.Errorf("new set partition not indexed: %+v", p)
@@ -179,7 +170,7 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE tools SET description = description || ' (updated)', content_hash = 'changed' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EnrichTool(ctx, deps, EnrichToolArgs{ToolID: id, ContentHash: "changed"}); err != nil {
+	if _, err := svc.EnrichTool(ctx, id, "changed"); err != nil {
 		t.Fatalf("enrichment after the switch: %v", err)
 	}
 }

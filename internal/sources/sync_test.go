@@ -1,4 +1,4 @@
-package jobs_test
+package sources_test
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -46,25 +47,18 @@ const schemaQ = `{"type":"object","properties":{"q":{"type":"string"},"limit":{"
 const schemaQReordered = `{ "required": ["q"],
   "properties": {"limit": {"type": "integer"}, "q": {"type": "string"}}, "type": "object" }`
 
-func setup(t *testing.T) (*pgxpool.Pool, *river.Client[pgx.Tx]) {
+// setup makes a fresh database and a queue that only inserts jobs.
+func setup(t *testing.T) (*pgxpool.Pool, jobs.Queue) {
 	pool := pgtest.NewPool(t)
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, jobs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pool, rc
+	return pool, jobs.NewQueue(rc)
 }
 
-func createSource(t *testing.T, pool *pgxpool.Pool, name, kind string, cfg mcpclient.Config, review bool) db.Source {
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := db.New(pool).CreateSource(context.Background(), db.CreateSourceParams{Name: name, Kind: kind, Config: raw, ReviewMode: review})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
+func createSource(t *testing.T, pool *pgxpool.Pool, name string, kind db.SourceKind, cfg mcpclient.Config, review bool) db.Source {
+	return testfactory.MCPSource(context.Background(), t, pool, name, &testfactory.SourceOpts{Kind: kind, Config: cfg, ReviewMode: review})
 }
 
 func setConfig(t *testing.T, pool *pgxpool.Pool, src db.Source, cfg mcpclient.Config) {
@@ -76,7 +70,7 @@ func setConfig(t *testing.T, pool *pgxpool.Pool, src db.Source, cfg mcpclient.Co
 	}
 }
 
-func wantResult(t *testing.T, rep jobs.SyncReport, created, updated, deleted, unchanged, pending int) {
+func wantResult(t *testing.T, rep sources.SyncReport, created, updated, deleted, unchanged, pending int) {
 	t.Helper()
 	r := rep.Result
 	if r.Created != created || r.Updated != updated || r.Deleted != deleted || r.Unchanged != unchanged || r.Pending != pending {
@@ -85,8 +79,8 @@ func wantResult(t *testing.T, rep jobs.SyncReport, created, updated, deleted, un
 	}
 }
 
-func servers(t *testing.T, tools []catalog.Tool) map[string]testServer {
-	return map[string]testServer{
+func servers(t *testing.T, tools []catalog.Tool) map[db.SourceKind]testServer {
+	return map[db.SourceKind]testServer{
 		mcpclient.KindHTTP:  mcptest.NewHTTP(t, tools, mcptest.Normal, 2),
 		mcpclient.KindStdio: mcptest.NewStdio(t, tools, mcptest.Normal, 2),
 	}
@@ -109,13 +103,13 @@ func TestSyncDiffOverBothTransports(t *testing.T) {
 		mcpTool("weather", "Weather for a city.", schemaQ),
 	}
 	for kind, srv := range servers(t, v1) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
-			sync := func() jobs.SyncReport {
+			sync := func() sources.SyncReport {
 				t.Helper()
-				rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+				rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -168,7 +162,7 @@ func TestSyncDiffOverBothTransports(t *testing.T) {
 			if err != nil || run.State != "succeeded" || run.Unchanged != 2 {
 				t.Fatalf("last run: %+v %v", run, err)
 			}
-			var skipped []jobs.Skipped
+			var skipped []sources.Skipped
 			if err := json.Unmarshal(run.Skipped, &skipped); err != nil || len(skipped) != 2 || skipped[0].Reason == "" {
 				t.Fatalf("recorded skipped: %s", run.Skipped)
 			}
@@ -180,7 +174,7 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 	t.Parallel()
 	tools := []catalog.Tool{mcpTool("a", "A.", schemaQ), mcpTool("b", "B.", schemaQ), mcpTool("c", "C.", schemaQ)}
 	failing := map[string]struct {
-		kind string
+		kind db.SourceKind
 		cfg  mcpclient.Config
 		want mcpclient.ErrorKind
 	}{
@@ -199,11 +193,11 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 			if f.kind == mcpclient.KindHTTP {
 				src = createSource(t, pool, "web", f.kind, mcptest.NewHTTP(t, tools, mcptest.Normal, 0).Config(), false)
 			}
-			if _, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
+			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
 				t.Fatal(err)
 			}
 			setConfig(t, pool, src, f.cfg)
-			_, err := jobs.SyncSource(ctx, pool, rc, src.ID, time.Second, mcptest.Commands())
+			_, err := sources.Sync(ctx, pool, rc, src.ID, time.Second, mcptest.Commands())
 			var me *mcpclient.Error
 			if !errors.As(err, &me) || me.Kind != f.want {
 				t.Fatalf("got %v, want mcp error of kind %s", err, f.want)
@@ -227,10 +221,10 @@ func TestConcurrentSyncsEqualOne(t *testing.T) {
 	tools := []catalog.Tool{mcpTool("a", "A.", schemaQ), mcpTool("b", "B.", schemaQ), mcpTool("c", "C.", schemaQ)}
 	src := createSource(t, pool, "srv", mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Normal, 0).Config(), false)
 	var wg sync.WaitGroup
-	reps := make([]jobs.SyncReport, 4)
+	reps := make([]sources.SyncReport, 4)
 	errs := make([]error, 4)
 	for i := range reps {
-		wg.Go(func() { reps[i], errs[i] = jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands()) })
+		wg.Go(func() { reps[i], errs[i] = sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()) })
 	}
 	wg.Wait()
 	created := 0
@@ -252,12 +246,12 @@ func TestConcurrentSyncsEqualOne(t *testing.T) {
 	}
 
 	// River: asking for many syncs at once leaves one job.
-	first, dup, err := jobs.EnqueueSync(ctx, rc, src.ID)
+	first, dup, err := rc.Sync(ctx, src.ID)
 	if err != nil || dup {
 		t.Fatalf("first enqueue: %v dup=%v", err, dup)
 	}
 	for range 3 {
-		id, dup, err := jobs.EnqueueSync(ctx, rc, src.ID)
+		id, dup, err := rc.Sync(ctx, src.ID)
 		if err != nil || !dup || id != first {
 			t.Fatalf("repeat enqueue: id %d (first %d) dup=%v %v", id, first, dup, err)
 		}
@@ -270,9 +264,9 @@ func TestReviewModeHoldsChanges(t *testing.T) {
 	pool, rc := setup(t)
 	srv := mcptest.NewHTTP(t, []catalog.Tool{mcpTool("pay", "Pay an invoice.", schemaQ)}, mcptest.Normal, 0)
 	src := createSource(t, pool, "bank", mcpclient.KindHTTP, srv.Config(), true)
-	sync := func() jobs.SyncReport {
+	sync := func() sources.SyncReport {
 		t.Helper()
-		rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+		rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,17 +299,17 @@ func TestReviewModeHoldsChanges(t *testing.T) {
 func TestSyncRejectsCatalogSource(t *testing.T) {
 	t.Parallel()
 	pool, rc := setup(t)
-	src, _, err := jobs.ImportCatalog(context.Background(), pool, rc, "pushed", []catalog.Tool{mcpTool("a", "A.", schemaQ)})
+	src, _, err := sources.Import(context.Background(), pool, rc, "pushed", []catalog.Tool{mcpTool("a", "A.", schemaQ)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = jobs.SyncSource(context.Background(), pool, rc, src.ID, timeout, mcptest.Commands())
-	var kind *jobs.NotMCPSourceError
+	_, err = sources.Sync(context.Background(), pool, rc, src.ID, timeout, mcptest.Commands())
+	var kind *sources.NotMCPSourceError
 	if !errors.As(err, &kind) {
 		t.Fatalf("got %v", err)
 	}
-	_, err = jobs.SyncSource(context.Background(), pool, rc, src.ID+100, timeout, mcptest.Commands())
-	var gone *jobs.SourceNotFoundError
+	_, err = sources.Sync(context.Background(), pool, rc, src.ID+100, timeout, mcptest.Commands())
+	var gone *sources.SourceNotFoundError
 	if !errors.As(err, &gone) {
 		t.Fatalf("got %v", err)
 	}
@@ -332,16 +326,16 @@ func TestSyncSkipsToolsWithUnstorableText(t *testing.T) {
 		mcpTool("nul_key", "Keyed.", `{"type":"object","properties":{"pa\u0000th":{"type":"string"}}}`),
 	}
 	for kind, srv := range servers(t, tools) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
-			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}
 			wantResult(t, rep, 1, 0, 0, 0, 0)
-			want := []jobs.Skipped{
+			want := []sources.Skipped{
 				{Name: "nul_desc", Reason: "description contains a NUL character"},
 				{Name: "nul_key", Reason: `input_schema contains a NUL character (\u0000)`},
 			}
@@ -349,7 +343,7 @@ func TestSyncSkipsToolsWithUnstorableText(t *testing.T) {
 				t.Fatalf("skipped %+v, want %+v", rep.Skipped, want)
 			}
 			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
-			var recorded []jobs.Skipped
+			var recorded []sources.Skipped
 			if err != nil || json.Unmarshal(run.Skipped, &recorded) != nil || !slices.Equal(recorded, want) {
 				t.Fatalf("recorded run %+v (%v), want skipped %+v", run, err, want)
 			}
@@ -371,11 +365,11 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 		mcpTool("search", "Search the web.", schemaQ),
 	}
 	for kind, srv := range servers(t, tools) {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
 			src := createSource(t, pool, "srv", kind, srv.Config(), false)
-			rep, err := jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +387,7 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 					t.Errorf("%s: stored %+v, %v; want original name %q", name, got, err, original)
 				}
 			}
-			rep, err = jobs.SyncSource(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			rep, err = sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
 			if err != nil {
 				t.Fatal(err)
 			}

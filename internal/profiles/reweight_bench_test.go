@@ -1,4 +1,4 @@
-package jobs
+package profiles_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/profiles"
 )
 
 // benchTools is the catalog size of the re-weighting benchmark.
@@ -80,7 +81,7 @@ func seedBenchCatalog(b *testing.B, pool *pgxpool.Pool, n int) {
 // switch, drop the previous set's partition. The re-weight code takes no embedder, so it
 // makes no embedding call. build-s/op is the filling alone.
 //
-//	go test -run '^$' -bench BenchmarkReweight -benchtime 1x ./jobs
+//	go test -run '^$' -bench BenchmarkReweight -benchtime 1x ./internal/profiles
 func BenchmarkReweight(b *testing.B) {
 	b.Run("partitioned", func(b *testing.B) {
 		pool := pgtest.NewPool(b)
@@ -95,7 +96,7 @@ func BenchmarkReweight(b *testing.B) {
 				b.Fatal(err)
 			}
 			start := time.Now()
-			_, err := RunReweight(ctx, pool, "default", ReweightOptions{OnProgress: func(done, total int) {
+			_, err := profiles.RunReweight(ctx, pool, "default", profiles.ReweightOptions{OnProgress: func(done, total int) {
 				if done == total {
 					build = time.Since(start)
 				}

@@ -1,0 +1,67 @@
+package db
+
+// This file is written by hand; the others are sqlc's (make generate). sqlc.yaml's column
+// overrides give these types to the columns they name, in every row and parameter sqlc
+// generates for them, so that Go code compares and stores states only through the
+// constants below. The columns' CHECK constraints list the same values
+// (internal/postgres/states_test.go checks that they agree).
+
+// VectorSetState is vector_sets.state: where a profile's set of tool vectors is in its
+// life cycle (docs/vector-sets.md draws it).
+type VectorSetState string
+
+const (
+	// VectorSetBuilding: a re-weight is filling the set; searches never read it.
+	VectorSetBuilding VectorSetState = "building"
+	// VectorSetReady: the set is complete and may be its profile's current set.
+	VectorSetReady VectorSetState = "ready"
+	// VectorSetRetired: a newer set replaced it; its partition is dropped and its row deleted.
+	VectorSetRetired VectorSetState = "retired"
+	// VectorSetFailed: its re-weight failed or was cancelled; its vectors are dropped.
+	VectorSetFailed VectorSetState = "failed"
+)
+
+// ReviewState is tools.review_state: whether the stored definition may be searched.
+type ReviewState string
+
+const (
+	// ReviewApproved: the stored definition is the server's (or an admin approved it).
+	ReviewApproved ReviewState = "approved"
+	// ReviewPending: the server now serves a changed definition held for review; the
+	// tool is hidden from search until it is decided.
+	ReviewPending ReviewState = "pending"
+)
+
+// RevisionStatus is tool_revisions.status: what became of one change of a definition.
+type RevisionStatus string
+
+const (
+	RevisionApplied  RevisionStatus = "applied"  // stored at once (no review)
+	RevisionPending  RevisionStatus = "pending"  // held for review
+	RevisionApproved RevisionStatus = "approved" // held, then approved
+	RevisionRejected RevisionStatus = "rejected" // held, then rejected
+)
+
+// SyncRunState is sync_runs.state: one sync or import of a source.
+type SyncRunState string
+
+const (
+	SyncRunning   SyncRunState = "running"
+	SyncSucceeded SyncRunState = "succeeded"
+	SyncFailed    SyncRunState = "failed"
+)
+
+// SourceKind is sources.kind: where a source's tools come from.
+type SourceKind string
+
+const (
+	// SourceCatalog: tools pushed by import or PUT /v1/sources/{name}/tools.
+	SourceCatalog SourceKind = "catalog"
+	// SourceMCPStdio: an MCP server toolgate starts as a process and talks to over stdio.
+	SourceMCPStdio SourceKind = "mcp_stdio"
+	// SourceMCPHTTP: an MCP server reached over Streamable HTTP.
+	SourceMCPHTTP SourceKind = "mcp_http"
+)
+
+// IsMCP reports whether a source of kind k is an MCP server (not a pushed catalog).
+func (k SourceKind) IsMCP() bool { return k == SourceMCPStdio || k == SourceMCPHTTP }

@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/pgtext"
+	"github.com/toolgate/toolgate/internal/tracing"
+)
+
+// Calls of retrieved tools: by name, through call_tool(name, arguments, version) or
+// use_tool(query, params), proxied to the tool's source server after the caller, the
+// version and the arguments are checked.
+
+// callTool is call_tool(name, arguments, version).
+func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Version   string          `json:"version"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
+		return toolErrorf(CodeInvalidArguments, "call_tool: %v", err).result(), nil
+	}
+	if strings.TrimSpace(in.Name) == "" {
+		return toolErrorf(CodeInvalidArguments, "call_tool: name is required").result(), nil
+	}
+	return s.call(ctx, in.Name, in.Arguments, in.Version), nil
+}
+
+// useTool is use_tool(query, params): the best match for query, called with params.
+func (s *session) useTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Query  string          `json:"query"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
+		return toolErrorf(CodeInvalidArguments, "use_tool: %v", err).result(), nil
+	}
+	res, terr := s.find(ctx, in.Query, 1)
+	if terr != nil {
+		return terr.result(), nil
+	}
+	if len(res.Tools) == 0 {
+		return toolErrorf(CodeNoMatch, "no tool matched %q; rephrase the query", strings.TrimSpace(in.Query)).result(), nil
+	}
+	return s.call(ctx, res.Tools[0].Name, in.Params, ""), nil
+}
+
+// call runs a catalog tool on its source server: it checks the caller may use it, the
+// version, and the arguments against the tool's input schema, then proxies tools/call with
+// the tool's original name. Every failure is a structured tool error.
+func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage, version string) *mcp.CallToolResult {
+	if pgtext.Problem(name) != "" { // no tool has such a name, and the lookup would fail on it
+		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result()
+	}
+	tool, err := s.g.q.GetCallableTool(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(s.caller, tool.SourceName)) {
+		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result()
+	}
+	if err != nil {
+		s.g.log.Error("load tool for call", "tool", name, "err", err)
+		return toolErrorf(CodeInternal, "could not load tool %q; try again", name).result()
+	}
+	if version != "" && version != tool.ContentHash {
+		return toolErrorf(CodeStaleVersion, "tool %q changed since you retrieved it (version %s, current %s); call find_tools again to re-fetch its schema before calling it",
+			name, version, tool.ContentHash).result()
+	}
+	if !tool.SourceKind.IsMCP() {
+		return toolErrorf(CodeNotCallable, "tool %q comes from a %s source, which has no server to call", name, tool.SourceKind).result()
+	}
+	args := map[string]any{}
+	if len(rawArgs) > 0 && string(rawArgs) != "null" {
+		if err := json.Unmarshal(rawArgs, &args); err != nil {
+			return toolErrorf(CodeInvalidArguments, "arguments of %q must be a JSON object", name).result()
+		}
+	}
+	if schema := s.schema(name, tool.ContentHash, tool.InputSchema); schema != nil {
+		if err := schema.Validate(args); err != nil {
+			return toolErrorf(CodeInvalidArguments, "arguments do not match the inputSchema of %q: %v", name, err).result()
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, s.g.opts.CallTimeout)
+	defer cancel()
+	start := time.Now()
+	ctx, span := s.g.opts.Tracer.MCPProxy(ctx, tool.SourceName, "tools/call", name)
+	res, err := s.g.upstreams.call(ctx, tool.SourceName, tool.SourceKind, tool.SourceConfig, tool.OriginalName, args)
+	d := time.Since(start)
+	if err != nil {
+		tracing.End(span, err)
+		s.g.log.Warn("proxied call failed", "session", s.id, "tool", name, "source", tool.SourceName,
+			"duration_ms", d.Milliseconds(), "err", err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPTimeout, d)
+			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result()
+		}
+		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
+		var refused *mcpclient.CommandNotAllowedError
+		if errors.As(err, &refused) {
+			// the command itself is the operator's configuration, not the caller's business
+			return toolErrorf(CodeCommandNotAllowed, "source %s cannot be called: its command is not allowed by the operator's TOOLGATE_STDIO_COMMANDS", tool.SourceName).result()
+		}
+		return toolErrorf(CodeUpstreamError, "%s", upstreamMessage(tool.SourceName, err)).result()
+	}
+	// An isError result is the tool's own answer (bad input, not found upstream...), not a
+	// failure of the proxy: the span stays OK and says so in an attribute.
+	span.SetAttributes(attribute.Bool("toolgate.tool_error", res.IsError))
+	tracing.End(span, nil)
+	s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, map[bool]string{false: metrics.MCPOK, true: metrics.MCPToolError}[res.IsError], d)
+	s.g.log.Debug("proxied call", "session", s.id, "tool", name, "source", tool.SourceName,
+		"duration_ms", d.Milliseconds(), "is_error", res.IsError)
+	return res
+}

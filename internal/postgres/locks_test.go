@@ -1,0 +1,69 @@
+package postgres_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+// TestLockKeysAreListed: every advisory lock key written as a number in the SQL of the
+// migrations, the queries and the functions is one of internal/postgres/locks.go (current
+// or retired), and Go code writes none as a number (it uses those constants).
+func TestLockKeysAreListed(t *testing.T) {
+	known := map[int64]bool{}
+	for _, k := range []int64{postgres.LockSource, postgres.LockTestTemplate, postgres.LockEmbeddingSpace,
+		postgres.LockLexicalIndexer, postgres.LockApplyFunctions} {
+		if known[k] {
+			t.Errorf("lock key %d listed twice", k)
+		}
+		known[k] = true
+	}
+	for k := range postgres.RetiredLocks {
+		if known[k] {
+			t.Errorf("retired lock key %d is also a current one", k)
+		}
+		known[k] = true
+	}
+	lock := regexp.MustCompile(`pg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?\(\s*(\d+)`)
+	seen := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "../.." || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		ext := filepath.Ext(path)
+		if d.IsDir() || (ext != ".sql" && ext != ".go") || strings.HasSuffix(path, "_test.go") ||
+			filepath.Base(path) == "schema.sql" || strings.HasSuffix(path, ".sql.go") {
+			return nil // schema.sql is a dump, *.sql.go are sqlc's copies of sql/queries
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range lock.FindAllSubmatch(b, -1) {
+			seen++
+			k, _ := strconv.ParseInt(string(m[1]), 10, 64)
+			if !known[k] {
+				t.Errorf("%s: advisory lock key %d is not in internal/postgres/locks.go", path, k)
+			}
+			if ext == ".go" {
+				t.Errorf("%s: advisory lock key %d written as a number; use its constant of locks.go", path, k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 {
+		t.Fatal("no advisory lock found in SQL: the pattern is wrong")
+	}
+}
