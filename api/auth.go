@@ -101,6 +101,17 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// requestCaller is the caller the auth middleware found for the request. Every route that
+// reaches a handler has one; a handler registered without the middleware fails here
+// instead of acting for nobody in particular.
+func requestCaller(c echo.Context) (auth.Caller, error) {
+	caller := auth.FromContext(c.Request().Context())
+	if caller == nil {
+		return auth.Caller{}, errors.New("no caller on the request: the route lacks the auth middleware")
+	}
+	return *caller, nil
+}
+
 func setCaller(c echo.Context, caller *auth.Caller) {
 	c.SetRequest(c.Request().WithContext(auth.WithCaller(c.Request().Context(), caller)))
 }

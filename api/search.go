@@ -25,8 +25,12 @@ func (s *Server) search(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
+	caller, err := requestCaller(c)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	resp, err := s.deps.Search.Search(c.Request().Context(), req)
+	resp, err := s.deps.Search.Search(c.Request().Context(), caller, req)
 	if err != nil {
 		return err
 	}
@@ -57,7 +61,11 @@ func (s *Server) searchFeedback(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	if err := s.deps.Search.RecordFeedback(c.Request().Context(), id, body.Tools); err != nil {
+	caller, err := requestCaller(c)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Search.RecordFeedback(c.Request().Context(), caller, id, body.Tools); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, map[string]any{"search_id": id, "recorded": len(body.Tools)})

@@ -465,7 +465,7 @@ func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool, 
 	return func(ctx context.Context, query string, k int) ([]string, error) {
 		r := base
 		r.Query, r.K = query, k
-		resp, err := svc.Search(ctx, r)
+		resp, err := svc.Search(ctx, search.Internal(), r)
 		if err != nil {
 			return nil, err
 		}

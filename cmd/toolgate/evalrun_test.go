@@ -481,7 +481,7 @@ func TestEvalPlannedSearchesPerK(t *testing.T) {
 	for _, q := range ds.Queries {
 		var answers [][]string
 		for _, k := range []int{5, 1} {
-			resp, err := svc.Search(ctx, search.Request{Query: q.Query, K: k})
+			resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: q.Query, K: k})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,7 +85,7 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 	if limit < 1 || limit > maxFindLimit {
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
-	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.caller, SessionID: s.id})
+	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(), SessionID: s.id})
 	var invalid *QueryError
 	if errors.As(err, &invalid) {
 		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)

@@ -39,7 +39,7 @@ func (e *QueryError) Error() string { return e.Reason }
 type FindRequest struct {
 	Query     string
 	Limit     int
-	Caller    *auth.Caller
+	Caller    auth.Caller // whose search it is: the sources it may see, its default plan
 	SessionID string
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -20,14 +19,11 @@ type SearchFinder struct {
 
 // Find runs the search and returns the tools in MCP's shape.
 func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, error) {
-	if q.Caller != nil && auth.FromContext(ctx) == nil {
-		ctx = auth.WithCaller(ctx, q.Caller)
-	}
 	mode := f.Mode
 	if mode == "" {
 		mode = search.ModeHybrid
 	}
-	resp, err := f.Search.Search(ctx, search.Request{
+	resp, err := f.Search.Search(ctx, q.Caller, search.Request{
 		Query: q.Query, K: q.Limit, Mode: mode, Format: search.FormatRaw, SessionID: q.SessionID,
 	})
 	var invalid *search.InvalidRequestError

@@ -137,6 +137,15 @@ func (s *session) persist(ctx context.Context, req *mcp.InitializedRequest) {
 	}
 }
 
+// searchCaller is the caller the session's searches run for: its own, or in open mode (no
+// caller) the open caller, who sees every source.
+func (s *session) searchCaller() auth.Caller {
+	if s.caller == nil {
+		return auth.Caller{Name: callerName(nil)}
+	}
+	return *s.caller
+}
+
 // callerRow is the caller as stored with the session.
 func (s *session) callerRow() (string, []string) {
 	if s.caller == nil {

@@ -122,21 +122,21 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d/hybrid", n), func(b *testing.B) {
 			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
 			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), search.Request{Query: queries[i%len(queries)], K: 10})
+				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10})
 				return err
 			})
 		})
 		b.Run(fmt.Sprintf("tools=%d/hybrid-common-words", n), func(b *testing.B) {
 			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
 			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), search.Request{Query: queries[i%3], K: 10})
+				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%3], K: 10})
 				return err
 			})
 		})
 		b.Run(fmt.Sprintf("tools=%d/lexical", n), func(b *testing.B) {
 			s := search.New(setupOnce(b), nil, search.DefaultSettings(), discard())
 			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), search.Request{Query: queries[i%len(queries)], K: 10, Mode: search.ModeLexical})
+				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10, Mode: search.ModeLexical})
 				return err
 			})
 		})

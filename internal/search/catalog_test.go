@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolgate/toolgate/internal/auth"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -241,7 +242,7 @@ func names(r search.Response) []string {
 
 func mustSearch(t *testing.T, ctx context.Context, s *search.Service, r search.Request) search.Response {
 	t.Helper()
-	resp, err := s.Search(ctx, r)
+	resp, err := s.Search(ctx, callerOf(ctx), r)
 	if err != nil {
 		t.Fatalf("search %+v: %v", r, err)
 	}
@@ -267,3 +268,11 @@ func mustJSON(t *testing.T, raw json.RawMessage) map[string]any {
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// callerOf is the caller a test put in ctx with auth.WithCaller, or search.Internal().
+func callerOf(ctx context.Context) auth.Caller {
+	if c := auth.FromContext(ctx); c != nil {
+		return *c
+	}
+	return search.Internal()
+}

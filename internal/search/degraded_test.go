@@ -40,7 +40,7 @@ func TestEmbeddingProviderDown(t *testing.T) {
 	ctx := context.Background()
 
 	start := time.Now()
-	resp, err := s.Search(ctx, search.Request{Query: "latest stock price", K: 3})
+	resp, err := s.Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price", K: 3})
 	if err != nil {
 		t.Fatalf("hybrid search with the provider down: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestEmbeddingProviderDown(t *testing.T) {
 	}
 
 	start = time.Now()
-	_, err = s.Search(ctx, search.Request{Query: "latest stock price", Mode: search.ModeVector})
+	_, err = s.Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price", Mode: search.ModeVector})
 	var ee *search.EmbedError
 	if !errors.As(err, &ee) {
 		t.Fatalf("vector search with the provider down: %v, want an EmbedError", err)

@@ -159,7 +159,7 @@ func TestPlanValidation(t *testing.T) {
 		{Query: "revenue", Plan: plan.ModeFull, Queries: []string{"sales"}},
 		{Query: "revenue", Rerank: new(true)}, // no reranker configured
 	} {
-		_, err := svc.Search(context.Background(), r)
+		_, err := svc.Search(context.Background(), callerOf(context.Background()), r)
 		var ie *search.InvalidRequestError
 		if !errors.As(err, &ie) {
 			t.Errorf("%+v: err %v, want InvalidRequestError", r, err)

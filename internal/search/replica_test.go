@@ -70,12 +70,12 @@ func TestSearchOnReadReplica(t *testing.T) {
 			t.Errorf("%q: planned search logged without intents: %s", r.Query, results)
 		}
 	}
-	if err := onReplica.RecordFeedback(ctx, lastSearchID(t, primary), []search.Feedback{{Name: "beta__get_weather", Success: ptr(true)}}); err != nil {
+	if err := onReplica.RecordFeedback(ctx, callerOf(ctx), lastSearchID(t, primary), []search.Feedback{{Name: "beta__get_weather", Success: ptr(true)}}); err != nil {
 		t.Errorf("feedback on a replica search: %v", err)
 	}
 
 	// The standby is read-only: the primary's statement, with its log row, fails there.
-	_, err := newService(read).Search(ctx, search.Request{Query: "latest stock price"})
+	_, err := newService(read).Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price"})
 	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
 		t.Errorf("primary statement on the standby: %v, want a read-only transaction error", err)
 	}

@@ -357,15 +357,16 @@ func cleanList(field string, in []string, lower bool) ([]string, error) {
 	return out, nil
 }
 
-// Search runs r for the caller of ctx: it only ever sees the sources the caller may see.
-func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
-	c := auth.FromContext(ctx)
+// Search runs r for caller c: it only ever sees the sources c may see (c.Sources; nil
+// means every source), a request that asks for no plan gets c's default plan, and the
+// retrieval log names c. Code that searches on nobody's behalf passes Internal().
+func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Response, error) {
 	// A request that asks for no plan and brings no variants gets its key's default plan,
 	// or else the service's.
 	planner, defaulted := s.settings.Planner, false
 	if r.Plan == "" && len(r.Queries) == 0 {
 		switch {
-		case c != nil && c.Plan != "":
+		case c.Plan != "":
 			r.Plan = c.Plan
 		case s.settings.DefaultPlan != "" && s.settings.DefaultPlan != plan.ModeNone:
 			r.Plan, planner, defaulted = s.settings.DefaultPlan, s.settings.DefaultPlanner, true
@@ -376,14 +377,10 @@ func (s *Service) Search(ctx context.Context, r Request) (Response, error) {
 		return Response{}, err
 	}
 	var allowed []string
-	callerName, callerKey := internalCaller, pgtype.Int8{}
-	if c != nil {
-		callerName = c.Name
-		callerKey = pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}
-		if c.Sources != nil {
-			allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
-		}
+	if c.Sources != nil {
+		allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
 	}
+	callerName, callerKey := cmp.Or(c.Name, internalCaller), pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}
 	names := db.New(s.pool) // read where the search will read
 	if s.read != nil {
 		names = db.New(s.read)
@@ -793,11 +790,11 @@ type Feedback struct {
 	Success *bool  `json:"success"`
 }
 
-// RecordFeedback stores which tools the caller of ctx called after its search id. Only the
-// caller that made a search may report on it — the same API key (search_log.caller_key_id),
+// RecordFeedback stores which tools caller c called after its search id. Only the caller
+// that made a search may report on it — the same API key (search_log.caller_key_id),
 // or for a search made without a key the same caller name — and only about tools that
 // search returned. Another caller's search is not found, so search ids cannot be probed.
-func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback) error {
+func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, tools []Feedback) error {
 	if len(tools) == 0 || len(tools) > MaxK {
 		return &InvalidRequestError{Field: "tools", Reason: fmt.Sprintf("want 1 to %d tools", MaxK)}
 	}
@@ -829,7 +826,7 @@ func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback
 		if err != nil {
 			return err
 		}
-		if !madeBy(row, auth.FromContext(ctx)) {
+		if !madeBy(row, c) {
 			return &NotFoundError{ID: id}
 		}
 		for i, n := range names {
@@ -843,23 +840,23 @@ func (s *Service) RecordFeedback(ctx context.Context, id int64, tools []Feedback
 	})
 }
 
-// internalCaller is the caller name logged for searches whose context has no caller.
+// internalCaller is the caller name logged for searches made on nobody's behalf.
 const internalCaller = "internal"
+
+// Internal is the caller of searches made on nobody's behalf (evaluation, benchmarks, the
+// CLI against its own database): every source, no key, no default plan.
+func Internal() auth.Caller { return auth.Caller{Name: internalCaller} }
 
 // madeBy reports whether the search of row was made by c: the same key, or, for a search
 // without a key, the same caller name.
-func madeBy(row db.SearchLogForFeedbackRow, c *auth.Caller) bool {
+func madeBy(row db.SearchLogForFeedbackRow, c auth.Caller) bool {
 	if row.CallerKeyID.Valid {
-		return c != nil && c.KeyID == row.CallerKeyID.Int64
+		return c.KeyID == row.CallerKeyID.Int64
 	}
-	name := internalCaller
-	if c != nil {
-		if c.KeyID != 0 {
-			return false
-		}
-		name = c.Name
+	if c.KeyID != 0 {
+		return false
 	}
-	return row.Caller != nil && *row.Caller == name
+	return row.Caller != nil && *row.Caller == cmp.Or(c.Name, internalCaller)
 }
 
 func rank(r int32) *int {

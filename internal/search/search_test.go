@@ -186,7 +186,7 @@ func TestFiltersNeverLeak(t *testing.T) {
 	check("caller sees nothing", nothing, search.Request{}, func(string) bool { return false })
 
 	// a source the caller may not see is as unknown as a missing one
-	_, err := s.Search(beta, search.Request{Query: "stock", Sources: []string{"acme"}})
+	_, err := s.Search(beta, callerOf(beta), search.Request{Query: "stock", Sources: []string{"acme"}})
 	var unknown *search.UnknownError
 	if !errors.As(err, &unknown) || unknown.Kind != "source" {
 		t.Errorf("hidden source: got %v, want UnknownError", err)
@@ -316,20 +316,20 @@ func TestInputLimits(t *testing.T) {
 		{search.Request{Query: "x", Plan: "full\x00"}, "plan"},
 		{search.Request{Query: "x", Sources: []string{strings.Repeat("s", 201)}}, "sources[0]"},
 	} {
-		_, err := s.Search(ctx, tc.req)
+		_, err := s.Search(ctx, callerOf(ctx), tc.req)
 		var inv *search.InvalidRequestError
 		if !errors.As(err, &inv) || inv.Field != tc.field {
 			t.Errorf("%+v: got %v, want InvalidRequestError on %s", tc.req, err, tc.field)
 		}
 	}
-	if _, err := s.Search(ctx, search.Request{Query: strings.Repeat("é", 2000), Mode: search.ModeLexical}); err != nil {
+	if _, err := s.Search(ctx, callerOf(ctx), search.Request{Query: strings.Repeat("é", 2000), Mode: search.ModeLexical}); err != nil {
 		t.Errorf("2000 characters must be allowed: %v", err)
 	}
 	var unknown *search.UnknownError
-	if _, err := s.Search(ctx, search.Request{Query: "x", Profile: "nope"}); !errors.As(err, &unknown) || unknown.Kind != "profile" {
+	if _, err := s.Search(ctx, callerOf(ctx), search.Request{Query: "x", Profile: "nope"}); !errors.As(err, &unknown) || unknown.Kind != "profile" {
 		t.Errorf("unknown profile: %v", err)
 	}
-	if _, err := s.Search(ctx, search.Request{Query: "x", Sources: []string{"beta", "gamma"}}); !errors.As(err, &unknown) ||
+	if _, err := s.Search(ctx, callerOf(ctx), search.Request{Query: "x", Sources: []string{"beta", "gamma"}}); !errors.As(err, &unknown) ||
 		unknown.Kind != "source" || !slices.Equal(unknown.Names, []string{"gamma"}) {
 		t.Errorf("unknown source: %v", err)
 	}
@@ -381,13 +381,13 @@ func TestFeedbackIsTheSearchersOwn(t *testing.T) {
 
 	var nf *search.NotFoundError
 	for label, ctx := range map[string]context.Context{"another key": other, "a key with the same name": sameName, "no key": open} {
-		if err := s.RecordFeedback(ctx, resp.SearchID, fb(returned)); !errors.As(err, &nf) {
+		if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, fb(returned)); !errors.As(err, &nf) {
 			t.Errorf("%s: %v, want NotFoundError", label, err)
 		}
 	}
 	var inv *search.InvalidRequestError
 	for _, name := range []string{"beta__get_weather", "acme__hidden_price", strings.Repeat("x", 100_000), "a\x00b"} {
-		if err := s.RecordFeedback(owner, resp.SearchID, fb(name)); !errors.As(err, &inv) || inv.Field != "tools[0].name" {
+		if err := s.RecordFeedback(owner, callerOf(owner), resp.SearchID, fb(name)); !errors.As(err, &inv) || inv.Field != "tools[0].name" {
 			t.Errorf("%.40q: %v, want InvalidRequestError on tools[0].name", name, err)
 		}
 	}
@@ -395,15 +395,15 @@ func TestFeedbackIsTheSearchersOwn(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM search_feedback`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("refused feedback stored %d rows (%v)", n, err)
 	}
-	if err := s.RecordFeedback(owner, resp.SearchID, fb(returned)); err != nil {
+	if err := s.RecordFeedback(owner, callerOf(owner), resp.SearchID, fb(returned)); err != nil {
 		t.Fatalf("the searcher's own feedback: %v", err)
 	}
 	// A search without a key is its keyless caller's.
 	keyless := mustSearch(t, open, s, search.Request{Query: "stock price", Mode: search.ModeLexical, K: 2})
-	if err := s.RecordFeedback(owner, keyless.SearchID, fb(returned)); !errors.As(err, &nf) {
+	if err := s.RecordFeedback(owner, callerOf(owner), keyless.SearchID, fb(returned)); !errors.As(err, &nf) {
 		t.Errorf("a key on a keyless search: %v, want NotFoundError", err)
 	}
-	if err := s.RecordFeedback(open, keyless.SearchID, fb(returned)); err != nil {
+	if err := s.RecordFeedback(open, callerOf(open), keyless.SearchID, fb(returned)); err != nil {
 		t.Errorf("the keyless caller's own feedback: %v", err)
 	}
 }
@@ -419,7 +419,7 @@ func TestWithoutEmbedder(t *testing.T) {
 			t.Errorf("%s without embedder: %+v", mode, resp.Results)
 		}
 	}
-	if _, err := s.Search(ctx, search.Request{Query: "stock", Mode: search.ModeVector}); !errors.Is(err, search.ErrNoEmbedder) {
+	if _, err := s.Search(ctx, callerOf(ctx), search.Request{Query: "stock", Mode: search.ModeVector}); !errors.Is(err, search.ErrNoEmbedder) {
 		t.Errorf("vector without embedder: %v", err)
 	}
 }
@@ -468,7 +468,7 @@ func TestLogAndFeedback(t *testing.T) {
 	}
 
 	ok := true
-	if err := s.RecordFeedback(ctx, resp.SearchID, []search.Feedback{{Name: resp.Results[0].Name, Success: &ok}}); err != nil {
+	if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: resp.Results[0].Name, Success: &ok}}); err != nil {
 		t.Fatal(err)
 	}
 	var mrr float64
@@ -476,11 +476,11 @@ func TestLogAndFeedback(t *testing.T) {
 		t.Errorf("search_profile_quality mrr %v, %v", mrr, err)
 	}
 	var nf *search.NotFoundError
-	if err := s.RecordFeedback(ctx, resp.SearchID+1000, []search.Feedback{{Name: "x", Success: &ok}}); !errors.As(err, &nf) {
+	if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID+1000, []search.Feedback{{Name: "x", Success: &ok}}); !errors.As(err, &nf) {
 		t.Errorf("unknown search: %v", err)
 	}
 	var inv *search.InvalidRequestError
-	if err := s.RecordFeedback(ctx, resp.SearchID, []search.Feedback{{Name: "x"}}); !errors.As(err, &inv) {
+	if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: "x"}}); !errors.As(err, &inv) {
 		t.Errorf("missing success: %v", err)
 	}
 
