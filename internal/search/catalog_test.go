@@ -3,13 +3,14 @@ package search_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolgate/toolgate/internal/auth"
 	"hash/fnv"
 	"io"
 	"log/slog"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/auth"
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"

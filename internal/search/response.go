@@ -1,0 +1,143 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/rerank"
+)
+
+// Result is one ranked tool.
+type Result struct {
+	Name   string  `json:"name"`
+	Source string  `json:"source"`
+	Score  float64 `json:"score"`
+	// Ranks in each branch (best over the query variants); nil when the branch missed it.
+	LexicalRank *int `json:"lexical_rank"`
+	VectorRank  *int `json:"vector_rank"`
+	// BM25 is the tool's best Okapi BM25 score over the query variants (0 when the lexical
+	// branch missed it).
+	BM25 float64 `json:"bm25"`
+	// NameMatch is true when the tool's name matched the query, which puts it first.
+	NameMatch bool `json:"name_match"`
+	// Intent is the plan intent whose share placed the tool (only with a plan).
+	Intent *int `json:"intent,omitempty"`
+	// RerankScore is the reranker's score (only for tools the reranker scored).
+	RerankScore *float64 `json:"rerank_score,omitempty"`
+	// Version is the tool's content hash: it changes whenever the definition does.
+	Version string          `json:"version"`
+	Tool    json.RawMessage `json:"tool"`
+}
+
+// Response is the answer to a Request.
+type Response struct {
+	SearchID int64    `json:"search_id"`
+	Mode     Mode     `json:"mode"`
+	Format   Format   `json:"format"`
+	Results  []Result `json:"results"`
+	// Plan and Rerank are what the planner and the reranker did (absent when not asked for).
+	Plan   *plan.Plan       `json:"plan,omitempty"`
+	Rerank *rerank.Decision `json:"rerank,omitempty"`
+	// Degraded says why a branch was skipped: a hybrid search whose query could not be
+	// embedded ran its lexical branch only. Absent when both branches ran.
+	Degraded string `json:"degraded,omitempty"`
+	// Timings are where the search's time went, for metrics (not part of the answer).
+	Timings Timings `json:"-"`
+}
+
+// Timings of one search. Embed is zero when no query was embedded.
+type Timings struct {
+	Embed     time.Duration // embedding the query (the vector branch's own cost)
+	Statement time.Duration // the SQL statement(s), log row included, round trips included
+}
+
+// fill adds the results of rows to resp: as the statement ranked them, or, with a plan or a
+// reranker, the per-intent rankings merged by plan.Merge and reranked (mergeRerank), with
+// each result's intent and rerank score and the rerank decision.
+func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows []db.SearchRow) error {
+	if !pr.merges() {
+		return appendRows(resp, pr.req.Format, rows)
+	}
+	final, decision := s.mergeRerank(ctx, pr, rows)
+	if err := appendRows(resp, pr.req.Format, final.rows); err != nil {
+		return err
+	}
+	for i := range resp.Results {
+		res := &resp.Results[i]
+		if pr.plan != nil {
+			res.Intent = &final.intents[i]
+		}
+		if sc, ok := final.scores[res.Name]; ok {
+			res.RerankScore = &sc
+		}
+	}
+	resp.Rerank = decision
+	return nil
+}
+
+// logJSON is the results column of the search_log row of results (the entries the Search
+// statement writes, with intent and rerank score when present) and its rerank column.
+func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
+	logged := make([]map[string]any, len(results))
+	for i, res := range results {
+		e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
+			"vector_rank": res.VectorRank, "bm25": res.BM25, "name_match": res.NameMatch}
+		if res.Intent != nil {
+			e["intent"] = *res.Intent
+		}
+		if res.RerankScore != nil {
+			e["rerank_score"] = *res.RerankScore
+		}
+		logged[i] = e
+	}
+	out, err := json.Marshal(logged)
+	if err != nil || decision == nil {
+		return out, nil, err
+	}
+	rr, err := json.Marshal(decision)
+	return out, rr, err
+}
+
+// appendRows adds the tools of rows (in order) to resp.
+func appendRows(resp *Response, format Format, rows []db.SearchRow) error {
+	for _, row := range rows {
+		if row.Name == nil {
+			continue // the single row of an empty result
+		}
+		tool, err := formatTool(format, row)
+		if err != nil {
+			return err
+		}
+		resp.Results = append(resp.Results, Result{
+			Name: *row.Name, Source: deref(row.Source), Score: row.Score,
+			LexicalRank: rank(row.LexicalRank), VectorRank: rank(row.VectorRank),
+			BM25: row.Bm25, NameMatch: row.NameMatch > 0, Version: deref(row.ContentHash), Tool: tool,
+		})
+	}
+	return nil
+}
+
+func rank(r int32) *int {
+	if r <= 0 {
+		return nil
+	}
+	v := int(r)
+	return &v
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
