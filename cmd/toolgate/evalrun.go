@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -545,7 +546,7 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 		defer cancel()
 		_ = rc.StopAndCancel(sctx)
 	}()
-	if _, _, err := jobs.ImportCatalog(ctx, pool, rc, evalSource, tools); err != nil {
+	if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), evalSource, tools); err != nil {
 		return err
 	}
 	start, lastPrint := time.Now(), time.Time{}

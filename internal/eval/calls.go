@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/jsonl"
 )
 
 // Call is one tool call of an agent: a tool name and its arguments object.
@@ -33,14 +33,11 @@ func ParseTraces(r io.Reader) ([]Trace, error) {
 		problems []Problem
 		ids      = map[string]int{}
 	)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), catalog.MaxLineLen)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
+	rd := jsonl.NewReader(r, catalog.MaxLineLen)
+	for {
+		line, raw, ok := rd.Next()
+		if !ok {
+			break
 		}
 		var tr Trace
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -61,8 +58,8 @@ func ParseTraces(r io.Reader) ([]Trace, error) {
 			out = append(out, tr)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	if err := rd.Err(); err != nil {
+		return nil, err
 	}
 	if len(problems) > 0 {
 		return nil, &DatasetError{Problems: problems}

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/jsonl"
 )
 
 // File names of a dataset directory.
@@ -148,14 +148,11 @@ func ParseQueries(r io.Reader, tools []catalog.Tool) ([]Query, error) {
 		problems []Problem
 		ids      = map[string]int{}
 	)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), catalog.MaxLineLen)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
+	rd := jsonl.NewReader(r, catalog.MaxLineLen)
+	for {
+		line, raw, ok := rd.Next()
+		if !ok {
+			break
 		}
 		var q Query
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -189,14 +186,14 @@ func ParseQueries(r io.Reader, tools []catalog.Tool) ([]Query, error) {
 			out = append(out, q)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	if err := rd.Err(); err != nil {
+		return nil, err
 	}
 	if len(problems) > 0 {
 		return nil, &DatasetError{File: QueriesFile, Problems: problems}
 	}
 	if len(out) == 0 {
-		return nil, &DatasetError{File: QueriesFile, Problems: []Problem{{Line: line, Reason: "no queries"}}}
+		return nil, &DatasetError{File: QueriesFile, Problems: []Problem{{Line: rd.Line(), Reason: "no queries"}}}
 	}
 	return out, nil
 }

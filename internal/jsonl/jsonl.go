@@ -1,12 +1,8 @@
 // Package jsonl reads JSON-lines files, one JSON value per line: the catalogs of `toolgate
 // import` and PUT /v1/sources/{name}/tools (catalog.Parse), and the datasets and agent
 // traces of `toolgate eval` (internal/eval). Blank lines are skipped; a line that cannot be
-// read (longer than the limit) stops the reading with an error naming it.
-//
-// internal/eval still reads its two files with a scanner of its own, the same loop as
-// Reader: ParseQueries (dataset.go, queries.jsonl) and ParseTraces (calls.go, agent traces).
-// They switch to Reader with the evaluation work (issue 17's note); their strict decoding
-// of each line (DisallowUnknownFields) is theirs.
+// read (longer than the limit) stops the reading with an error naming it. How each line is
+// decoded (eval's are strict: DisallowUnknownFields) is the caller's.
 package jsonl
 
 import (

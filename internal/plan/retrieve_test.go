@@ -15,6 +15,23 @@ import (
 	"github.com/toolgate/toolgate/internal/eval"
 )
 
+// searchFunc returns the ranking of one intent, best first, at most n tools.
+type searchFunc func(ctx context.Context, query string, variants []string, n int) ([]Ranked, error)
+
+// retrieve runs a plan as the search does (internal/search): one ranking per intent for n
+// candidates each, then Merge into k. A plan of one intent is its ranking cut to k.
+func retrieve(ctx context.Context, p Plan, n, k int, search searchFunc) ([]Ranked, error) {
+	perIntent := make([][]Ranked, len(p.Intents))
+	for i, in := range p.Intents {
+		r, err := search(ctx, in.Query, in.Variants, n)
+		if err != nil {
+			return nil, err
+		}
+		perIntent[i] = r
+	}
+	return Merge(k, perIntent), nil
+}
+
 // bm25 is a small in-memory BM25 index over tool names (split at '_') and descriptions,
 // standing in for the search statement to measure what planning does to a lexical ranking.
 type bm25 struct {
@@ -102,7 +119,7 @@ func (b *bm25) search(_ context.Context, query string, variants []string, n int)
 	return out[:min(n, len(out))], nil
 }
 
-func TestRetrieve(t *testing.T) {
+func TestRetrieveMerges(t *testing.T) {
 	calls := 0
 	search := func(_ context.Context, q string, v []string, n int) ([]Ranked, error) {
 		calls++
@@ -112,12 +129,12 @@ func TestRetrieve(t *testing.T) {
 		return ranking(1, 0.1, q+"1", q+"2", q+"3"), nil
 	}
 	p := Plan{Intents: []Intent{{Query: "a"}, {Query: "b"}}}
-	got, err := Retrieve(context.Background(), p, 4, 3, search)
+	got, err := retrieve(context.Background(), p, 4, 3, search)
 	if err != nil || calls != 2 || !slices.Equal(ids(got), []string{"a1", "b1", "a2"}) {
 		t.Errorf("Retrieve = %v, %v (%d calls)", ids(got), err, calls)
 	}
 	boom := errors.New("boom")
-	if _, err := Retrieve(context.Background(), p, 4, 3, func(context.Context, string, []string, int) ([]Ranked, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := retrieve(context.Background(), p, 4, 3, func(context.Context, string, []string, int) ([]Ranked, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -149,7 +166,7 @@ func TestPlanningGain(t *testing.T) {
 	run := func(mode Mode) eval.Report {
 		search := func(ctx context.Context, query string, k int) ([]string, error) {
 			p, _ := h.Plan(ctx, query, mode)
-			r, err := Retrieve(ctx, p, n, k, idx.search)
+			r, err := retrieve(ctx, p, n, k, idx.search)
 			return ids(r), err
 		}
 		rep, err := eval.Run(context.Background(), queries, search, eval.Options{Ks: []int{10}})
