@@ -51,6 +51,6 @@ go test -count=1 -timeout 20m ./...
 
 if [ -x scripts/fuzz.sh ]; then
   echo "== fuzz (short)"
-  ./scripts/fuzz.sh 10s
+  ./scripts/fuzz.sh 5000x
 fi
 echo "== all tests passed"
