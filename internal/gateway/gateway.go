@@ -82,8 +82,8 @@ type Options struct {
 	// session, labels that search (TOOLGATE_MCP_LABEL_WINDOW); zero means
 	// DefaultLabelWindow, negative records no labels.
 	LabelWindow time.Duration
-	Backends            Backends
-	Logger              *slog.Logger
+	Backends    Backends
+	Logger      *slog.Logger
 	// Tracer makes an "mcp tools/call" client span per proxied call; nil makes none.
 	Tracer *tracing.Tracer
 	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.

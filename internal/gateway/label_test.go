@@ -2,15 +2,21 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -214,4 +220,83 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// everythingServer is @modelcontextprotocol/server-everything, installed by scripts/test.sh.
+const everythingServer = "../../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+// TestLabelsFromServerEverything drives real traffic: a source that is the reference MCP
+// server over stdio, its tools as it lists them, two sessions that find and call its
+// tools (by name and through call_tool) or only search; the calls are labelled.
+func TestLabelsFromServerEverything(t *testing.T) {
+	t.Parallel()
+	path, err := filepath.Abs(everythingServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%v: run scripts/test.sh, which installs @modelcontextprotocol/server-everything with npm", err)
+	}
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	cmd := []string{"node", path, "stdio"}
+	config := map[string]any{"command": "node", "args": cmd[1:]}
+	raw, _ := json.Marshal(config)
+	policy := mcpclient.NewCommandPolicy([][]string{cmd})
+	up, err := gateway.Connect(ctx, "mcp_stdio", raw, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := up.ListTools(ctx, nil)
+	_ = up.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []catalog.Tool
+	for _, tl := range listed.Tools {
+		schema, _ := json.Marshal(tl.InputSchema)
+		tools = append(tools, catalog.Tool{Name: tl.Name, Description: tl.Description, InputSchema: schema})
+	}
+	addSource(t, pool, "everything", "mcp_stdio", config, tools)
+
+	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: policy})
+	url := serveGateway(t, g.HTTPHandler(), &auth.Caller{Name: "agent", KeyID: 7, Scope: auth.ScopeSearch}).URL
+	a, b := connectHTTP(t, url), connectHTTP(t, url)
+
+	want := map[int64]int{} // search id → rank of the tool called after it
+	echo := find(t, a, "echo back a message", 5)
+	if want[echo.SearchID] = rankOf(echo, "everything__echo"); want[echo.SearchID] == 0 {
+		t.Fatalf("echo not found: %+v", echo.Tools)
+	}
+	if res := call(t, a, "everything__echo", map[string]any{"message": "hi"}); res.IsError {
+		t.Fatalf("echo: %s", text(res))
+	}
+	sum := find(t, a, "add two numbers", 5)
+	if want[sum.SearchID] = rankOf(sum, "everything__get-sum"); want[sum.SearchID] == 0 {
+		t.Fatalf("get-sum not found: %+v", sum.Tools)
+	}
+	if res := call(t, a, "call_tool", map[string]any{"name": "everything__get-sum", "arguments": map[string]any{"a": 1, "b": 2}}); res.IsError {
+		t.Fatalf("get-sum: %s", text(res))
+	}
+	find(t, b, "tiny image", 3)                   // searched, nothing called
+	unused := find(t, b, "structured content", 3) // searched; the call below is of a tool it did not return
+	if rankOf(unused, "everything__echo") != 0 {
+		t.Fatalf("want a search that does not return echo: %+v", unused.Tools)
+	}
+	call(t, b, "everything__echo", map[string]any{"message": "x"})
+	g.WaitLabels()
+
+	got := labels(t, pool)
+	if len(got) != len(want) {
+		t.Fatalf("labels %+v, want one for each of %v", got, want)
+	}
+	for _, l := range got {
+		if r, ok := want[l.SearchID]; !ok || int(l.Rank) != r || l.LabelSource != db.LabelCall || !l.Success.Bool || deref(l.ToolSource) != "everything" {
+			t.Errorf("label %+v, want rank %d for search %d", l, r, l.SearchID)
+		}
+	}
+	var searches, labelled int64
+	if err := pool.QueryRow(ctx, `SELECT searches, labelled FROM search_label_stats WHERE label_source = 'any'`).Scan(&searches, &labelled); err != nil || searches != 4 || labelled != 2 {
+		t.Fatalf("search_label_stats: %d of %d searches labelled, %v; want 2 of 4", labelled, searches, err)
+	}
 }
