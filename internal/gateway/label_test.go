@@ -167,11 +167,12 @@ func TestCallsThatLabelNothing(t *testing.T) {
 		t.Fatalf("labels %+v, want none", got)
 	}
 
-	// After the window: a gateway whose window is 300ms, a call 500ms after the search.
-	g := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: 300 * time.Millisecond})
+	// After the window: a gateway whose window is 2s, a call 2.5s after the search (a window
+	// wide enough that the call right after a search below is inside it on a loaded machine).
+	g := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: 2 * time.Second})
 	late := connectHTTP(t, serveGateway(t, g.HTTPHandler(), caller).URL)
 	out = find(t, late, "stock price of a company", 1)
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	call(t, late, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
 	g.WaitLabels()
 	if got := labels(t, e.pool); len(got) != 0 {
