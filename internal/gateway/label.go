@@ -44,11 +44,9 @@ func (s *session) label(tool, source string, start time.Time, ok bool) {
 		return
 	}
 	g.labelWG.Add(1)
-	key, name := pgtype.Int8{}, internalCaller
-	if s.caller != nil {
-		key = pgtype.Int8{Int64: s.caller.KeyID, Valid: s.caller.KeyID != 0}
-		name = s.caller.Name
-	}
+	// the caller the session's searches were logged with (search_log.caller, caller_key_id)
+	c := s.searchCaller()
+	key, name := pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}, c.Name
 	go func() {
 		defer func() {
 			<-g.labels.slots
@@ -72,10 +70,6 @@ func (s *session) label(tool, source string, start time.Time, ok bool) {
 		}
 	}()
 }
-
-// internalCaller is the caller name search_log holds for a search whose context had no
-// caller (search.Service logs "internal"); a session without a caller made its searches so.
-const internalCaller = "internal"
 
 func interval(d time.Duration) pgtype.Interval {
 	return pgtype.Interval{Microseconds: d.Microseconds(), Valid: true}

@@ -154,8 +154,7 @@ func TestCallsThatLabelNothing(t *testing.T) {
 	// A search made by another key that claims this session's id (POST /search takes any
 	// session_id) returning send_email: the session's call must not label it.
 	svc := search.New(e.pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))
-	ctx := auth.WithCaller(context.Background(), &auth.Caller{Name: "agent", KeyID: 8, Scope: auth.ScopeSearch})
-	resp, err := svc.Search(ctx, search.Request{Query: "send an email message", K: 3, SessionID: c.ID()})
+	resp, err := svc.Search(context.Background(), auth.Caller{Name: "agent", KeyID: 8, Scope: auth.ScopeSearch}, search.Request{Query: "send an email message", K: 3, SessionID: c.ID()})
 	if err != nil || len(resp.Results) == 0 {
 		t.Fatalf("foreign search: %v %+v", err, resp)
 	}
@@ -201,7 +200,7 @@ func TestFeedbackIsALabel(t *testing.T) {
 
 	svc := search.New(e.pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))
 	no := false
-	if err := svc.RecordFeedback(auth.WithCaller(context.Background(), caller), out.SearchID,
+	if err := svc.RecordFeedback(context.Background(), *caller, out.SearchID,
 		[]search.Feedback{{Name: "market__send_email", Success: &no}}); err != nil {
 		t.Fatal(err)
 	}
