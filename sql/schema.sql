@@ -135,6 +135,9 @@ BEGIN
           AND (to_date(substr(c.relname, 12), 'YYYYMM') + interval '1 month') <= now() - keep
     LOOP
         EXECUTE format('DROP TABLE %I', r.relname);
+        EXECUTE format('DELETE FROM search_labels WHERE search_created_at >= %L AND search_created_at < %L',
+                       to_date(substr(r.relname, 12), 'YYYYMM'),
+                       to_date(substr(r.relname, 12), 'YYYYMM') + interval '1 month');
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;
@@ -197,6 +200,34 @@ BEGIN
         m := (m + interval '1 month')::date;
     END LOOP;
     RETURN made;
+END $$;
+
+
+--
+-- Name: toolgate_feedback_label(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_feedback_label() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms,
+                               tool_source, success, created_at)
+    SELECT l.id, l.created_at, n.tool_name, 'feedback', r.pos,
+           greatest(0, floor(extract(epoch FROM n.created_at - l.created_at) * 1000))::bigint,
+           (SELECT s.name FROM tools t JOIN sources s ON s.id = t.source_id WHERE t.name = n.tool_name),
+           n.success, n.created_at
+    FROM new_rows n
+    JOIN search_log l ON l.id = n.search_id
+    CROSS JOIN LATERAL (
+        SELECT e.pos FROM jsonb_array_elements(l.results) WITH ORDINALITY AS e (value, pos)
+        WHERE e.value ->> 'name' = n.tool_name
+        ORDER BY e.pos LIMIT 1
+    ) r
+    ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
+        SET success = EXCLUDED.success, created_at = EXCLUDED.created_at,
+            delay_ms = EXCLUDED.delay_ms;
+    RETURN NULL;
 END $$;
 
 
@@ -814,6 +845,66 @@ ALTER TABLE public.search_feedback ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 
 
 --
+-- Name: search_labels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_labels (
+    search_id bigint NOT NULL,
+    search_created_at timestamp with time zone NOT NULL,
+    tool_name text NOT NULL,
+    label_source text NOT NULL,
+    rank integer NOT NULL,
+    delay_ms bigint NOT NULL,
+    tool_source text,
+    success boolean,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT search_labels_delay_ms_check CHECK ((delay_ms >= 0)),
+    CONSTRAINT search_labels_label_source_check CHECK ((label_source = ANY (ARRAY['call'::text, 'feedback'::text]))),
+    CONSTRAINT search_labels_rank_check CHECK ((rank >= 1))
+);
+
+
+--
+-- Name: search_label_stats; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_label_stats AS
+ WITH searches AS (
+         SELECT (date_trunc('day'::text, search_log.created_at))::date AS day,
+            COALESCE(search_log.profile, '(active)'::text) AS profile,
+            count(*) AS searches
+           FROM public.search_log
+          GROUP BY ((date_trunc('day'::text, search_log.created_at))::date), COALESCE(search_log.profile, '(active)'::text)
+        ), labels AS (
+         SELECT (date_trunc('day'::text, l.created_at))::date AS day,
+            COALESCE(l.profile, '(active)'::text) AS profile,
+            COALESCE(x.label_source, 'any'::text) AS label_source,
+            count(DISTINCT x.search_id) AS labelled,
+            count(*) AS labels,
+            avg(x.rank) AS mean_rank,
+            percentile_cont((0.5)::double precision) WITHIN GROUP (ORDER BY ((x.rank)::double precision)) AS median_rank,
+            avg((1.0 / (x.rank)::numeric)) AS mrr,
+            percentile_cont((0.5)::double precision) WITHIN GROUP (ORDER BY ((x.delay_ms)::double precision)) AS median_delay_ms
+           FROM (public.search_labels x
+             JOIN public.search_log l ON (((l.id = x.search_id) AND (l.created_at = x.search_created_at))))
+          GROUP BY GROUPING SETS ((((date_trunc('day'::text, l.created_at))::date), COALESCE(l.profile, '(active)'::text), x.label_source), (((date_trunc('day'::text, l.created_at))::date), COALESCE(l.profile, '(active)'::text)))
+        )
+ SELECT s.day,
+    s.profile,
+    b.label_source,
+    s.searches,
+    b.labelled,
+    round(((b.labelled)::numeric / (s.searches)::numeric), 4) AS label_rate,
+    b.labels,
+    round(b.mean_rank, 2) AS mean_rank,
+    round((b.median_rank)::numeric, 1) AS median_rank,
+    round(b.mrr, 4) AS mrr,
+    round((b.median_delay_ms)::numeric) AS median_delay_ms
+   FROM (searches s
+     JOIN labels b ON (((b.day = s.day) AND (b.profile = s.profile))));
+
+
+--
 -- Name: search_lexemes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1383,6 +1474,14 @@ ALTER TABLE ONLY public.search_feedback
 
 
 --
+-- Name: search_labels search_labels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_labels
+    ADD CONSTRAINT search_labels_pkey PRIMARY KEY (search_id, tool_name, label_source);
+
+
+--
 -- Name: search_lexemes search_lexemes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1610,6 +1709,13 @@ CREATE INDEX search_feedback_search ON public.search_feedback USING btree (searc
 
 
 --
+-- Name: search_labels_search_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_labels_search_created ON public.search_labels USING btree (search_created_at);
+
+
+--
 -- Name: search_log_created; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1670,6 +1776,13 @@ CREATE INDEX tool_vectors_tool ON ONLY public.tool_vectors USING btree (tool_id)
 --
 
 CREATE UNIQUE INDEX weight_profiles_one_active ON public.weight_profiles USING btree (is_active) WHERE is_active;
+
+
+--
+-- Name: search_feedback search_feedback_label; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER search_feedback_label AFTER INSERT ON public.search_feedback REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_feedback_label();
 
 
 --

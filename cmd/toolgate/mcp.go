@@ -63,6 +63,7 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		CallTimeout:         cfg.MCPCallTimeout,
 		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
 		SessionIdle:         cfg.MCPSessionIdle,
+		LabelWindow:         cfg.MCPLabelWindow,
 		Backends:            gateway.Backends{Lexical: true, Vector: true, Enricher: cfg.Enricher, Reranker: cmp.Or(cfg.Reranker, rerank.KindNone)},
 		Logger:              env.log,
 		Tracer:              env.spanTracer(),

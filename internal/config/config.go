@@ -88,6 +88,10 @@ type Config struct {
 	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
 	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
 	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
+	// MCPLabelWindow is TOOLGATE_MCP_LABEL_WINDOW: how long after a find_tools a call of a
+	// tool it returned labels that search (docs/analytics.md#labels); negative ("off")
+	// records no labels.
+	MCPLabelWindow time.Duration
 	// Search tuning (see docs/search.md).
 	SearchK1            float64       // TOOLGATE_SEARCH_BM25_K1
 	SearchB             float64       // TOOLGATE_SEARCH_BM25_B
@@ -177,6 +181,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
+		MCPLabelWindow:         r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute),
 
 		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", sd.K1, 0, 10),
 		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", sd.B, 0, 1),
@@ -390,6 +395,14 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		r.fail(name, v, "want a positive duration such as 30s, 5m or 90d")
 	}
 	return d
+}
+
+// durationOrOff reads a duration, or "off", which is -1.
+func (r *reader) durationOrOff(name string, def time.Duration) time.Duration {
+	if strings.EqualFold(strings.TrimSpace(r.getenv(name)), "off") {
+		return -1
+	}
+	return r.duration(name, def)
 }
 
 // commands reads a list of commands: entries separated by commas, the words of an entry

@@ -97,6 +97,32 @@ type SearchFeedback struct {
 	CreatedAt time.Time   `json:"created_at"`
 }
 
+type SearchLabel struct {
+	SearchID        int64       `json:"search_id"`
+	SearchCreatedAt time.Time   `json:"search_created_at"`
+	ToolName        string      `json:"tool_name"`
+	LabelSource     LabelSource `json:"label_source"`
+	Rank            int32       `json:"rank"`
+	DelayMs         int64       `json:"delay_ms"`
+	ToolSource      *string     `json:"tool_source"`
+	Success         pgtype.Bool `json:"success"`
+	CreatedAt       time.Time   `json:"created_at"`
+}
+
+type SearchLabelStat struct {
+	Day           pgtype.Date    `json:"day"`
+	Profile       string         `json:"profile"`
+	LabelSource   string         `json:"label_source"`
+	Searches      int64          `json:"searches"`
+	Labelled      int64          `json:"labelled"`
+	LabelRate     pgtype.Numeric `json:"label_rate"`
+	Labels        int64          `json:"labels"`
+	MeanRank      pgtype.Numeric `json:"mean_rank"`
+	MedianRank    pgtype.Numeric `json:"median_rank"`
+	Mrr           pgtype.Numeric `json:"mrr"`
+	MedianDelayMs float64        `json:"median_delay_ms"`
+}
+
 type SearchLexeme struct {
 	Lexeme string `json:"lexeme"`
 	Df     int32  `json:"df"`

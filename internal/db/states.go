@@ -65,3 +65,14 @@ const (
 
 // IsMCP reports whether a source of kind k is an MCP server (not a pushed catalog).
 func (k SourceKind) IsMCP() bool { return k == SourceMCPStdio || k == SourceMCPHTTP }
+
+// LabelSource is search_labels.label_source: how toolgate learnt which tool an agent chose
+// after a search (migration 0014).
+type LabelSource string
+
+const (
+	// LabelCall: the MCP session that made the search called the tool (an implicit label).
+	LabelCall LabelSource = "call"
+	// LabelFeedback: the agent reported the call (POST /search/{id}/feedback).
+	LabelFeedback LabelSource = "feedback"
+)

@@ -53,40 +53,59 @@ func (s *session) useTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if len(res.Tools) == 0 {
 		return toolErrorf(CodeNoMatch, "no tool matched %q; rephrase the query", strings.TrimSpace(in.Query)).result(), nil
 	}
-	return s.call(ctx, res.Tools[0].Name, in.Params, ""), nil
+	// Not s.call: the tool was picked by the search itself, not by the agent among the
+	// results, so the call labels nothing.
+	res2, _ := s.proxy(ctx, res.Tools[0].Name, in.Params, "")
+	return res2, nil
 }
 
-// call runs a catalog tool on its source server: it checks the caller may use it, the
-// version, and the arguments against the tool's input schema, then proxies tools/call with
-// the tool's original name. Every failure is a structured tool error.
+// call is a call the agent made of a tool by its name (a bound tool, a catalog tool not in
+// the list, or call_tool): proxied, then, when the name is a tool the caller may use,
+// recorded as an implicit label of the session's latest find_tools that returned it (see
+// label.go). The agent chose the tool whatever the call's outcome (invalid arguments, a
+// stale version, a failing source), so every such call labels; success says how it went.
 func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage, version string) *mcp.CallToolResult {
+	start := time.Now()
+	res, source := s.proxy(ctx, name, rawArgs, version)
+	if source != "" {
+		s.label(name, source, start, !res.IsError)
+	}
+	return res
+}
+
+// proxy runs a catalog tool on its source server: it checks the caller may use it, the
+// version, and the arguments against the tool's input schema, then proxies tools/call with
+// the tool's original name. Every failure is a structured tool error. source is the tool's
+// source when name is a tool the caller may use, whatever the outcome; "" otherwise.
+func (s *session) proxy(ctx context.Context, name string, rawArgs json.RawMessage, version string) (_ *mcp.CallToolResult, source string) {
 	if pgtext.Problem(name) != "" { // no tool has such a name, and the lookup would fail on it
-		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result()
+		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result(), ""
 	}
 	tool, err := s.g.q.GetCallableTool(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(s.caller, tool.SourceName)) {
-		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result()
+		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result(), ""
 	}
 	if err != nil {
 		s.g.log.Error("load tool for call", "tool", name, "err", err)
-		return toolErrorf(CodeInternal, "could not load tool %q; try again", name).result()
+		return toolErrorf(CodeInternal, "could not load tool %q; try again", name).result(), ""
 	}
+	source = tool.SourceName
 	if version != "" && version != tool.ContentHash {
 		return toolErrorf(CodeStaleVersion, "tool %q changed since you retrieved it (version %s, current %s); call find_tools again to re-fetch its schema before calling it",
-			name, version, tool.ContentHash).result()
+			name, version, tool.ContentHash).result(), source
 	}
 	if !tool.SourceKind.IsMCP() {
-		return toolErrorf(CodeNotCallable, "tool %q comes from a %s source, which has no server to call", name, tool.SourceKind).result()
+		return toolErrorf(CodeNotCallable, "tool %q comes from a %s source, which has no server to call", name, tool.SourceKind).result(), source
 	}
 	args := map[string]any{}
 	if len(rawArgs) > 0 && string(rawArgs) != "null" {
 		if err := json.Unmarshal(rawArgs, &args); err != nil {
-			return toolErrorf(CodeInvalidArguments, "arguments of %q must be a JSON object", name).result()
+			return toolErrorf(CodeInvalidArguments, "arguments of %q must be a JSON object", name).result(), source
 		}
 	}
 	if schema := s.schema(name, tool.ContentHash, tool.InputSchema); schema != nil {
 		if err := schema.Validate(args); err != nil {
-			return toolErrorf(CodeInvalidArguments, "arguments do not match the inputSchema of %q: %v", name, err).result()
+			return toolErrorf(CodeInvalidArguments, "arguments do not match the inputSchema of %q: %v", name, err).result(), source
 		}
 	}
 
@@ -102,15 +121,15 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 			"duration_ms", d.Milliseconds(), "err", err)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPTimeout, d)
-			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result()
+			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result(), source
 		}
 		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
 		var refused *mcpclient.CommandNotAllowedError
 		if errors.As(err, &refused) {
 			// the command itself is the operator's configuration, not the caller's business
-			return toolErrorf(CodeCommandNotAllowed, "source %s cannot be called: its command is not allowed by the operator's TOOLGATE_STDIO_COMMANDS", tool.SourceName).result()
+			return toolErrorf(CodeCommandNotAllowed, "source %s cannot be called: its command is not allowed by the operator's TOOLGATE_STDIO_COMMANDS", tool.SourceName).result(), source
 		}
-		return toolErrorf(CodeUpstreamError, "%s", upstreamMessage(tool.SourceName, err)).result()
+		return toolErrorf(CodeUpstreamError, "%s", upstreamMessage(tool.SourceName, err)).result(), source
 	}
 	// An isError result is the tool's own answer (bad input, not found upstream...), not a
 	// failure of the proxy: the span stays OK and says so in an attribute.
@@ -119,5 +138,5 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 	s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, map[bool]string{false: metrics.MCPOK, true: metrics.MCPToolError}[res.IsError], d)
 	s.g.log.Debug("proxied call", "session", s.id, "tool", name, "source", tool.SourceName,
 		"duration_ms", d.Milliseconds(), "is_error", res.IsError)
-	return res
+	return res, source
 }

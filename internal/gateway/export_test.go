@@ -6,3 +6,6 @@ func (h *HTTPHandler) InMemory() int {
 	defer h.mu.Unlock()
 	return len(h.sessions)
 }
+
+// WaitLabels waits for the implicit-label writes in flight (for tests).
+func (g *Gateway) WaitLabels() { g.labelWG.Wait() }

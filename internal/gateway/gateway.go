@@ -78,8 +78,12 @@ type Options struct {
 	CallTimeout         time.Duration // whole proxied call (TOOLGATE_MCP_CALL_TIMEOUT)
 	UpstreamConcurrency int           // calls in flight per source (TOOLGATE_MCP_UPSTREAM_CONCURRENCY)
 	SessionIdle         time.Duration // idle time before a session leaves memory (TOOLGATE_MCP_SESSION_IDLE)
-	Backends            Backends
-	Logger              *slog.Logger
+	// LabelWindow is how long after a find_tools a call of a tool it returned, in the same
+	// session, labels that search (TOOLGATE_MCP_LABEL_WINDOW); zero means
+	// DefaultLabelWindow, negative records no labels.
+	LabelWindow time.Duration
+	Backends    Backends
+	Logger      *slog.Logger
 	// Tracer makes an "mcp tools/call" client span per proxied call; nil makes none.
 	Tracer *tracing.Tracer
 	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.
@@ -111,6 +115,8 @@ type Gateway struct {
 	opts      Options
 	upstreams *upstreamPool
 	log       *slog.Logger
+	labels    labeler
+	labelWG   sync.WaitGroup // label writes in flight, waited for by Close
 
 	mu       sync.Mutex
 	handlers []*HTTPHandler // closed by Close
@@ -130,6 +136,9 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	if opts.SessionIdle <= 0 {
 		opts.SessionIdle = 30 * time.Minute
 	}
+	if opts.LabelWindow == 0 {
+		opts.LabelWindow = DefaultLabelWindow
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -137,12 +146,14 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 		pool: pool, q: db.New(pool), finder: finder, opts: opts,
 		upstreams: newUpstreamPool(opts.UpstreamConcurrency, opts.Commands),
 		log:       opts.Logger.With("component", "gateway"),
+		labels:    labeler{slots: make(chan struct{}, maxLabelWrites)},
 	}
 }
 
 // Close ends the in-memory MCP sessions of its HTTP handlers (their hanging SSE streams
 // would otherwise hold up a graceful shutdown; the stored rows stay for other instances)
-// and the upstream sessions (stopping stdio source processes). It may be called twice.
+// and the upstream sessions (stopping stdio source processes), then waits for the label
+// writes in flight (each bounded by labelTimeout). It may be called twice.
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	handlers := g.handlers
@@ -151,6 +162,7 @@ func (g *Gateway) Close() {
 		h.Close()
 	}
 	g.upstreams.close()
+	g.labelWG.Wait()
 }
 
 // Capabilities reports the active backends and the gateway's settings.

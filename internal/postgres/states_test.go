@@ -21,6 +21,7 @@ var stateColumns = []struct{ table, column, goType string }{
 	{"tool_revisions", "status", "RevisionStatus"},
 	{"sync_runs", "state", "SyncRunState"},
 	{"sources", "kind", "SourceKind"},
+	{"search_labels", "label_source", "LabelSource"},
 }
 
 // TestStateConstantsMatchChecks: the typed constants of each state column are exactly the
