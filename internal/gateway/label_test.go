@@ -166,21 +166,23 @@ func TestCallsThatLabelNothing(t *testing.T) {
 		t.Fatalf("labels %+v, want none", got)
 	}
 
-	// After the window: a gateway whose window is 2s, a call 2.5s after the search (a window
-	// wide enough that the call right after a search below is inside it on a loaded machine).
-	g := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: 2 * time.Second})
-	late := connectHTTP(t, serveGateway(t, g.HTTPHandler(), caller).URL)
-	out = find(t, late, "stock price of a company", 1)
-	time.Sleep(2500 * time.Millisecond)
+	// After the window: a gateway whose window is a microsecond, shorter than any time
+	// between a find_tools and the call after it, records nothing; the same calls through a
+	// gateway whose window is an hour record the label (the window, not something else,
+	// said no). No sleep: neither depends on how fast the machine is.
+	short := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: time.Microsecond})
+	late := connectHTTP(t, serveGateway(t, short.HTTPHandler(), caller).URL)
+	find(t, late, "stock price of a company", 1)
 	call(t, late, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
-	g.WaitLabels()
+	short.WaitLabels()
 	if got := labels(t, e.pool); len(got) != 0 {
 		t.Fatalf("labels %+v after the window, want none", got)
 	}
-	// and within it, the same gateway labels (the window, not something else, said no)
-	out = find(t, late, "stock price of a company", 1)
-	call(t, late, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
-	g.WaitLabels()
+	long := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: time.Hour})
+	inside := connectHTTP(t, serveGateway(t, long.HTTPHandler(), caller).URL)
+	out = find(t, inside, "stock price of a company", 1)
+	call(t, inside, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
+	long.WaitLabels()
 	if got := labels(t, e.pool); len(got) != 1 || got[0].SearchID != out.SearchID || got[0].Rank != 1 {
 		t.Fatalf("labels %+v within the window, want search %d rank 1", got, out.SearchID)
 	}
