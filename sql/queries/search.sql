@@ -1,7 +1,7 @@
 -- name: Search :many
 -- The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
--- cosine branch, reciprocal rank fusion over both branches and every query variant, exact
--- tool-name matches first, and the retrieval log row. Run it in a transaction prepared by
+-- cosine branch, fusion over both branches and every query variant (docs/search.md#fusion),
+-- exact tool-name matches first, and the retrieval log row. Run it in a transaction prepared by
 -- SearchSetConfig (jit, plan cache mode, synchronous_commit, HNSW iterative scans and
 -- ef_search, all set with set_config(..., true)).
 --
@@ -36,8 +36,15 @@
 --            search tool" → "search"), computed in Go (internal/search/names.go).
 --   anyname  searchable tools whose namespaced or original name key is one of them.
 --   named    those per intent, with the longest matching key.
---   fused    per intent, Σ w_branch / (k_rrf + rank) over branches and the intent's variants;
---            best rank per branch and best BM25 score over the variants.
+--   vecx     with a score fusion (minmax, dbsf), the cosine similarity of the lexical
+--            candidates the vector branch did not return (the vector candidates join the
+--            shortlist, so they get their exact BM25 in lex).
+--   branches each branch's candidates per text with their score and the statistics of their
+--            list (max, min, mean, standard deviation).
+--   fused    per intent, the sum over branches and the intent's texts of each candidate's
+--            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - min) / (max - min)
+--            (minmax) or w_branch · (s - (μ - 3σ)) / 6σ (dbsf); best rank per branch and best
+--            BM25 score over the texts.
 --   top      per intent the top `per_group`: name matches first (longest match first), then
 --            by fused score.
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
