@@ -103,6 +103,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &EnrichToolWorker{deps: deps})
 	river.AddWorker(workers, &MCPSessionCleanupWorker{deps: deps})
 	river.AddWorker(workers, &ReweightWorker{deps: deps})
+	river.AddWorker(workers, &TuneWorker{deps: deps})
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
 
 	cfg := &river.Config{

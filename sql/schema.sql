@@ -589,6 +589,47 @@ CREATE TABLE public.mcp_sessions (
 
 
 --
+-- Name: profile_tunes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.profile_tunes (
+    id bigint NOT NULL,
+    profile text NOT NULL,
+    baseline text NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    phase text,
+    done integer DEFAULT 0 NOT NULL,
+    total integer DEFAULT 0 NOT NULL,
+    options jsonb DEFAULT '{}'::jsonb NOT NULL,
+    result jsonb,
+    error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT profile_tunes_profile_check CHECK ((profile ~ '^[a-z0-9][a-z0-9_.-]{0,63}$'::text)),
+    CONSTRAINT profile_tunes_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+
+--
+-- Name: profile_tunes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.profile_tunes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: profile_tunes_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.profile_tunes_id_seq OWNED BY public.profile_tunes.id;
+
+
+--
 -- Name: river_job; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1312,6 +1353,7 @@ CREATE TABLE public.weight_profiles (
     current_set bigint,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    tune_id bigint,
     CONSTRAINT weight_profiles_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9_.-]{0,63}$'::text)),
     CONSTRAINT weight_profiles_strategy_check CHECK ((strategy = ANY (ARRAY['tdwa'::text, 'concat'::text, 'mean'::text])))
 );
@@ -1329,6 +1371,13 @@ ALTER TABLE public.weight_profiles ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
     NO MAXVALUE
     CACHE 1
 );
+
+
+--
+-- Name: profile_tunes id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.profile_tunes ALTER COLUMN id SET DEFAULT nextval('public.profile_tunes_id_seq'::regclass);
 
 
 --
@@ -1391,6 +1440,14 @@ ALTER TABLE ONLY public.mcp_session_tools
 
 ALTER TABLE ONLY public.mcp_sessions
     ADD CONSTRAINT mcp_sessions_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: profile_tunes profile_tunes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.profile_tunes
+    ADD CONSTRAINT profile_tunes_pkey PRIMARY KEY (id);
 
 
 --
@@ -1912,6 +1969,14 @@ ALTER TABLE ONLY public.vector_sets
 
 ALTER TABLE ONLY public.weight_profiles
     ADD CONSTRAINT weight_profiles_current_set_fk FOREIGN KEY (current_set) REFERENCES public.vector_sets(id) ON DELETE SET NULL;
+
+
+--
+-- Name: weight_profiles weight_profiles_tune_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.weight_profiles
+    ADD CONSTRAINT weight_profiles_tune_id_fkey FOREIGN KEY (tune_id) REFERENCES public.profile_tunes(id) ON DELETE SET NULL;
 
 
 --

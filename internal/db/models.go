@@ -54,6 +54,21 @@ type McpSessionTool struct {
 	BoundAt   time.Time `json:"bound_at"`
 }
 
+type ProfileTune struct {
+	ID         int64           `json:"id"`
+	Profile    string          `json:"profile"`
+	Baseline   string          `json:"baseline"`
+	State      TuneState       `json:"state"`
+	Phase      *string         `json:"phase"`
+	Done       int32           `json:"done"`
+	Total      int32           `json:"total"`
+	Options    json.RawMessage `json:"options"`
+	Result     json.RawMessage `json:"result"`
+	Error      *string         `json:"error"`
+	CreatedAt  time.Time       `json:"created_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+}
+
 type SchemaFunction struct {
 	File      string    `json:"file"`
 	Sha256    string    `json:"sha256"`
@@ -326,4 +341,5 @@ type WeightProfile struct {
 	CurrentSet pgtype.Int8     `json:"current_set"`
 	CreatedAt  time.Time       `json:"created_at"`
 	UpdatedAt  time.Time       `json:"updated_at"`
+	TuneID     pgtype.Int8     `json:"tune_id"`
 }

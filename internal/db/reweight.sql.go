@@ -158,7 +158,7 @@ func (q *Queries) GetBuildingSet(ctx context.Context, profileID int64) (VectorSe
 }
 
 const getProfileByID = `-- name: GetProfileByID :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles WHERE id = $1
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE id = $1
 `
 
 func (q *Queries) GetProfileByID(ctx context.Context, id int64) (WeightProfile, error) {
@@ -173,12 +173,13 @@ func (q *Queries) GetProfileByID(ctx context.Context, id int64) (WeightProfile, 
 		&i.CurrentSet,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TuneID,
 	)
 	return i, err
 }
 
 const getProfileByName = `-- name: GetProfileByName :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles WHERE name = $1
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE name = $1
 `
 
 func (q *Queries) GetProfileByName(ctx context.Context, name string) (WeightProfile, error) {
@@ -193,6 +194,7 @@ func (q *Queries) GetProfileByName(ctx context.Context, name string) (WeightProf
 		&i.CurrentSet,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TuneID,
 	)
 	return i, err
 }
@@ -365,7 +367,7 @@ func (q *Queries) ListProfileSets(ctx context.Context, profileID int64) ([]ListP
 
 const listProfiles = `-- name: ListProfiles :many
 
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles ORDER BY name
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles ORDER BY name
 `
 
 // Weight profiles and re-weighting: profile administration, building a new vector set for a
@@ -388,6 +390,7 @@ func (q *Queries) ListProfiles(ctx context.Context) ([]WeightProfile, error) {
 			&i.CurrentSet,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.TuneID,
 		); err != nil {
 			return nil, err
 		}
@@ -454,7 +457,7 @@ func (q *Queries) ListToolsChangedSince(ctx context.Context, updatedAt time.Time
 }
 
 const lockProfileByID = `-- name: LockProfileByID :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles WHERE id = $1 FOR UPDATE
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) LockProfileByID(ctx context.Context, id int64) (WeightProfile, error) {
@@ -469,12 +472,13 @@ func (q *Queries) LockProfileByID(ctx context.Context, id int64) (WeightProfile,
 		&i.CurrentSet,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TuneID,
 	)
 	return i, err
 }
 
 const lockProfileByName = `-- name: LockProfileByName :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at FROM weight_profiles WHERE name = $1 FOR UPDATE
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE name = $1 FOR UPDATE
 `
 
 func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightProfile, error) {
@@ -489,6 +493,7 @@ func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightPro
 		&i.CurrentSet,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TuneID,
 	)
 	return i, err
 }
@@ -536,7 +541,7 @@ func (q *Queries) ProfileSearchable(ctx context.Context, id int64) (bool, error)
 const putProfile = `-- name: PutProfile :one
 INSERT INTO weight_profiles (name, strategy, weights) VALUES ($1, $2, $3)
 ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights, updated_at = now()
-RETURNING id, name, strategy, weights, is_active, current_set, created_at, updated_at, (xmax = 0)::boolean AS created
+RETURNING id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, (xmax = 0)::boolean AS created
 `
 
 type PutProfileParams struct {
@@ -554,6 +559,7 @@ type PutProfileRow struct {
 	CurrentSet pgtype.Int8     `json:"current_set"`
 	CreatedAt  time.Time       `json:"created_at"`
 	UpdatedAt  time.Time       `json:"updated_at"`
+	TuneID     pgtype.Int8     `json:"tune_id"`
 	Created    bool            `json:"created"`
 }
 
@@ -571,6 +577,7 @@ func (q *Queries) PutProfile(ctx context.Context, arg PutProfileParams) (PutProf
 		&i.CurrentSet,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TuneID,
 		&i.Created,
 	)
 	return i, err

@@ -76,3 +76,13 @@ const (
 	// LabelFeedback: the agent reported the call (POST /search/{id}/feedback).
 	LabelFeedback LabelSource = "feedback"
 )
+
+// TuneState is profile_tunes.state: one tuning of TDWA weights from labels.
+type TuneState string
+
+const (
+	TuneQueued    TuneState = "queued"    // its profile_tune job has not started
+	TuneRunning   TuneState = "running"   // the job is working (phase, done, total)
+	TuneSucceeded TuneState = "succeeded" // the tuned profile exists and its re-weight was queued
+	TuneFailed    TuneState = "failed"    // see error; nothing was created
+)

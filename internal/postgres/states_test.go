@@ -22,6 +22,7 @@ var stateColumns = []struct{ table, column, goType string }{
 	{"sync_runs", "state", "SyncRunState"},
 	{"sources", "kind", "SourceKind"},
 	{"search_labels", "label_source", "LabelSource"},
+	{"profile_tunes", "state", "TuneState"},
 }
 
 // TestStateConstantsMatchChecks: the typed constants of each state column are exactly the

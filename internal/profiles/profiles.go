@@ -70,13 +70,31 @@ type View struct {
 	Active     bool               `json:"active"`
 	CurrentSet *Set               `json:"current_set"`
 	Building   *Set               `json:"building"`
-	UpdatedAt  time.Time          `json:"updated_at"`
+	// Tune is the evidence of the tune that made the profile; absent for other profiles.
+	Tune      *Evidence `json:"tune,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Evidence is what the tune that made a profile measured (package tune): the held-out gain
+// over its baseline with its confidence interval, and the label counts it used.
+type Evidence struct {
+	TuneID   int64           `json:"tune_id"`
+	Baseline string          `json:"baseline"`
+	Gain     json.RawMessage `json:"gain"`
+	Labels   json.RawMessage `json:"labels"`
 }
 
 func view(ctx context.Context, q *db.Queries, p db.WeightProfile) (View, error) {
 	v := View{Name: p.Name, Strategy: p.Strategy, Weights: map[string]float64{}, Active: p.IsActive, UpdatedAt: p.UpdatedAt}
 	if err := json.Unmarshal(p.Weights, &v.Weights); err != nil {
 		return v, fmt.Errorf("profile %s weights: %w", p.Name, err)
+	}
+	if p.TuneID.Valid {
+		e, err := q.TuneEvidence(ctx, p.TuneID.Int64)
+		if err != nil {
+			return v, fmt.Errorf("profile %s tune: %w", p.Name, err)
+		}
+		v.Tune = &Evidence{TuneID: e.ID, Baseline: e.Baseline, Gain: e.Gain, Labels: e.Labels}
 	}
 	sets, err := q.ListProfileSets(ctx, p.ID)
 	if err != nil {
@@ -148,7 +166,7 @@ func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile) (
 		return View{}, false, err
 	}
 	v, err = view(ctx, q, db.WeightProfile{ID: row.ID, Name: row.Name, Strategy: row.Strategy, Weights: row.Weights,
-		IsActive: row.IsActive, CurrentSet: row.CurrentSet, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt})
+		IsActive: row.IsActive, CurrentSet: row.CurrentSet, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, TuneID: row.TuneID})
 	return v, row.Created, err
 }
 

@@ -1,0 +1,159 @@
+package tune
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/tdwa"
+)
+
+// TestScoreIsCosineOfCombinedVector: scoring a weighting from the Gram matrix and the
+// per-kind dot products gives the cosine of the query and the vector tdwa.Combine builds,
+// for TDWA weights (with kinds a tool lacks and several questions), mean and concat.
+func TestScoreIsCosineOfCombinedVector(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	const dims = 16
+	unit := func() []float32 {
+		v := make([]float64, dims)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return embed.Normalize64(v)
+	}
+	q := unit()
+	for trial := range 50 {
+		var comps []tdwa.Component
+		for _, k := range tdwa.Kinds {
+			if rng.IntN(3) == 0 {
+				continue // the tool lacks this kind
+			}
+			n := 1
+			if k == tdwa.KindQuestion {
+				n = 1 + rng.IntN(4)
+			}
+			for o := range n {
+				comps = append(comps, tdwa.Component{Kind: k, Ordinal: o, Vector: unit()})
+			}
+		}
+		comps = append(comps, tdwa.Component{Kind: tdwa.KindConcat, Vector: unit()})
+		kinds := make([][]float64, nKinds+1)
+		counts := make([]int, nKinds+1)
+		for _, c := range comps {
+			k, _ := kindIndex(c.Kind)
+			if kinds[k] == nil {
+				kinds[k] = make([]float64, dims)
+			}
+			for i, x := range c.Vector {
+				kinds[k][i] += float64(x)
+			}
+			counts[k]++
+		}
+		for k, v := range kinds {
+			for i := range v {
+				v[i] /= float64(counts[k])
+			}
+		}
+		tl := newTool(1, kinds)
+		dots := make([]float64, nKinds+1)
+		for k, v := range kinds {
+			if v != nil {
+				dots[k] = dot(q, v)
+			}
+		}
+		c := candidate{dots: dots}
+
+		weights := map[string]float64{}
+		for _, k := range tdwa.Kinds {
+			weights[k] = rng.Float64()
+		}
+		weights[tdwa.Kinds[0]] += 0.01 // at least one positive
+		for _, p := range []tdwa.Profile{
+			{Strategy: tdwa.StrategyTDWA, Weights: weights},
+			{Strategy: tdwa.StrategyMean},
+			{Strategy: tdwa.StrategyConcat},
+		} {
+			want, err := tdwa.Combine(comps, p)
+			wt := weightsOf(p)
+			got, ok := score(c, &tl, wt, tl.norm(wt))
+			if err != nil {
+				if ok {
+					t.Fatalf("trial %d %s: Combine fails (%v) but score gives %v", trial, p.Strategy, err, got)
+				}
+				continue
+			}
+			cos := 0.0
+			for i := range q {
+				cos += float64(q[i]) * float64(want[i])
+			}
+			if !ok || math.Abs(got-cos) > 1e-5 {
+				t.Fatalf("trial %d %s: score %v (ok %v), cosine of the combined vector %v", trial, p.Strategy, got, ok, cos)
+			}
+		}
+	}
+}
+
+// TestReciprocalRanksCountTiesAgainst: a labelled tool tied with another ranks after it, and
+// a labelled tool with no vector under the weighting scores 0.
+func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
+	t.Parallel()
+	has := func(k int) []bool { h := make([]bool, nKinds); h[k] = true; return h }
+	gram := func(k int) []float64 { g := make([]float64, nKinds*nKinds); g[k*nKinds+k] = 1; return g }
+	dots := func(k int, x float64) []float64 { d := make([]float64, nKinds+1); d[k] = x; return d }
+	m := &model{
+		tools: []tool{
+			{id: 10, has: has(0), gram: gram(0)},
+			{id: 11, has: has(0), gram: gram(0)},
+			{id: 12, has: has(1), gram: gram(1)},
+		},
+		queries: []query{
+			{positives: map[int64]bool{11: true}, pool: []candidate{{0, dots(0, 0.5)}, {1, dots(0, 0.5)}, {2, dots(1, 0.9)}}},
+			{positives: map[int64]bool{12: true}, pool: []candidate{{0, dots(0, 0.5)}, {2, dots(1, 0.9)}}},
+		},
+	}
+	w := make([]float64, nKinds)
+	w[0] = 1
+	rr := m.reciprocalRanks(weighting{w: w}, []int{0, 1})
+	if rr[0] != 0.5 || rr[1] != 0 {
+		t.Errorf("name-only weighting: reciprocal ranks %v, want [0.5 0] (tie counted against; tool 12 has no vector)", rr)
+	}
+	w[1] = 1
+	rr = m.reciprocalRanks(weighting{w: w}, []int{0, 1})
+	if rr[0] != 1.0/3 || rr[1] != 1 {
+		t.Errorf("two kinds: reciprocal ranks %v, want [1/3 1]", rr)
+	}
+}
+
+// TestPairedGain: the bootstrap interval brackets the mean, a constant improvement is
+// "better" with a zero-width interval, and no difference is inconclusive.
+func TestPairedGain(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := []float64{0.5, 0.25, 1, 0, 0.2}
+	up := []float64{1, 0.5, 1, 0.1, 0.7}
+	g := pairedGain(up, base, rng)
+	if math.Abs(g.Mean-0.27) > 1e-12 || g.CI95[0] > g.Mean || g.CI95[1] < g.Mean || g.Verdict != "better" {
+		t.Errorf("improvement: %+v", g)
+	}
+	g = pairedGain(base, base, rng)
+	if g.Mean != 0 || g.CI95 != [2]float64{0, 0} || g.Verdict != "inconclusive" {
+		t.Errorf("no difference: %+v", g)
+	}
+	mixed := []float64{1, 0, 1, 0, 0.2}
+	if g := pairedGain(mixed, base, rng); g.Verdict != "inconclusive" || g.CI95[0] >= 0 || g.CI95[1] <= 0 {
+		t.Errorf("mixed: %+v", g)
+	}
+}
+
+// TestRounded: weights are rounded to three decimals, tiny ones dropped, summing to 1.
+func TestRounded(t *testing.T) {
+	t.Parallel()
+	w := make([]float64, nKinds)
+	w[0], w[1], w[2] = 0.6666666, 0.3303, 0.003
+	r := rounded(w)
+	if r[0] != 0.669 || r[1] != 0.331 || r[2] != 0 {
+		t.Errorf("rounded %v", r)
+	}
+}

@@ -1,0 +1,194 @@
+package tune
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Weight search over the simplex of the kinds the catalog has: random starting points
+// (Dirichlet(1), uniform on the simplex) plus every stored TDWA profile, then coordinate
+// search from the best few: each kind's weight is set to 0, halved, doubled, or raised by a
+// tenth of the total, and a change is kept when it raises the training MRR. Cheap, since a
+// weighting is scored from the model without touching a vector, and deterministic for a
+// seed.
+
+const (
+	randomStarts = 150 // random weightings tried first
+	refineStarts = 3   // best starting points refined by coordinate search
+	refineRounds = 12  // coordinate search passes at most
+	// minImprovement is the least training-MRR gain a coordinate step must bring: below
+	// it, a step only fits noise.
+	minImprovement = 1e-4
+)
+
+// optimize returns the weighting with the best MRR on the training searches, starting from
+// starts and random points, and how many weightings it scored.
+func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand) (weighting, float64, int) {
+	evals := 0
+	mrr := func(wt weighting) float64 {
+		evals++
+		return mean(m.reciprocalRanks(wt, train))
+	}
+	kinds := m.presentKinds()
+	type scored struct {
+		wt  weighting
+		mrr float64
+	}
+	var tried []scored
+	for _, s := range starts {
+		if s.concat {
+			continue
+		}
+		w := normalized(s.w, kinds)
+		if w == nil {
+			continue
+		}
+		tried = append(tried, scored{weighting{w: w}, mrr(weighting{w: w})})
+	}
+	for range randomStarts {
+		w := make([]float64, nKinds)
+		for _, k := range kinds {
+			w[k] = rng.ExpFloat64() // normalized exponentials are Dirichlet(1)
+		}
+		w = normalized(w, kinds)
+		tried = append(tried, scored{weighting{w: w}, mrr(weighting{w: w})})
+	}
+	// best first; equal MRR keeps the earlier (the stored profiles come first)
+	sort.SliceStable(tried, func(i, j int) bool { return tried[i].mrr > tried[j].mrr })
+	best := tried[0]
+	for _, s := range tried[:min(refineStarts, len(tried))] {
+		w, score := s.wt.w, s.mrr
+		for range refineRounds {
+			improved := false
+			for _, k := range kinds {
+				total := 0.0
+				for _, x := range w {
+					total += x
+				}
+				for _, x := range []float64{0, w[k] / 2, w[k] * 2, w[k] + total/10} {
+					next := slices.Clone(w)
+					next[k] = x
+					next = normalized(next, kinds)
+					if next == nil {
+						continue
+					}
+					if s := mrr(weighting{w: next}); s > score+minImprovement {
+						w, score, improved = next, s, true
+					}
+				}
+			}
+			if !improved {
+				break
+			}
+		}
+		if score > best.mrr {
+			best = scored{weighting{w: w}, score}
+		}
+	}
+	return best.wt, best.mrr, evals
+}
+
+// presentKinds are the indexes of the kinds some tool has.
+func (m *model) presentKinds() []int {
+	var ks []int
+	for k, p := range m.present {
+		if p {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// normalized returns w restricted to kinds, summing to 1; nil when no weight is positive.
+func normalized(w []float64, kinds []int) []float64 {
+	out := make([]float64, nKinds)
+	total := 0.0
+	for _, k := range kinds {
+		out[k] = w[k]
+		total += w[k]
+	}
+	if total <= 0 || math.IsNaN(total) || math.IsInf(total, 0) {
+		return nil
+	}
+	for _, k := range kinds {
+		out[k] /= total
+	}
+	return out
+}
+
+// rounded rounds weights to three decimals, dropping those below 0.005, and renormalizes:
+// the profile stores what an operator can read.
+func rounded(w []float64) []float64 {
+	out := make([]float64, len(w))
+	total := 0.0
+	for k, x := range w {
+		if x >= 0.005 {
+			out[k] = x
+			total += x
+		}
+	}
+	for k := range out {
+		out[k] = math.Round(out[k]/total*1000) / 1000
+	}
+	return out
+}
+
+// Gain is the held-out difference of the tuned weights' metric and the baseline's, with a
+// 95% confidence interval from a paired bootstrap over the held-out searches.
+type Gain struct {
+	Metric string     `json:"metric"`
+	Mean   float64    `json:"mean"`
+	CI95   [2]float64 `json:"ci95"`
+	// Verdict: "better" when the whole interval is above 0, "worse" when it is below,
+	// "inconclusive" otherwise (the labels cannot tell the two weightings apart).
+	Verdict string `json:"verdict"`
+}
+
+// bootstrapResamples is the number of bootstrap resamples of the held-out searches.
+const bootstrapResamples = 2000
+
+// pairedGain returns the mean of tuned[i] - base[i] with its 95% percentile bootstrap
+// interval (resampling searches with replacement, rng-seeded so a tune is reproducible).
+func pairedGain(tuned, base []float64, rng *rand.Rand) Gain {
+	n := len(tuned)
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = tuned[i] - base[i]
+	}
+	g := Gain{Metric: "mrr", Mean: mean(d)}
+	if n == 0 {
+		g.Verdict = "inconclusive"
+		return g
+	}
+	means := make([]float64, bootstrapResamples)
+	for b := range means {
+		s := 0.0
+		for range n {
+			s += d[rng.IntN(n)]
+		}
+		means[b] = s / float64(n)
+	}
+	slices.Sort(means)
+	g.CI95 = [2]float64{percentile(means, 0.025), percentile(means, 0.975)}
+	switch {
+	case g.CI95[0] > 0:
+		g.Verdict = "better"
+	case g.CI95[1] < 0:
+		g.Verdict = "worse"
+	default:
+		g.Verdict = "inconclusive"
+	}
+	return g
+}
+
+// percentile of sorted xs, linear between closest ranks.
+func percentile(xs []float64, p float64) float64 {
+	h := float64(len(xs)-1) * p
+	lo := int(math.Floor(h))
+	if lo+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+}

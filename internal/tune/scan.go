@@ -1,0 +1,208 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/tdwa"
+)
+
+// scanBatch is how many tools' component vectors one read returns.
+const scanBatch = 500
+
+// kindIndex maps a weightable kind to its index in tdwa.Kinds; concat is nKinds.
+func kindIndex(kind string) (int, bool) {
+	if kind == tdwa.KindConcat {
+		return nKinds, true
+	}
+	i := slices.Index(tdwa.Kinds, kind)
+	return i, i >= 0
+}
+
+// scan reads the stored component vectors of every tool once, in id order, and builds the
+// model: each tool's kinds and Gram matrix, and for each query the union of the poolPerKind
+// tools closest to it by each kind's vector alone, plus its labelled tools. A tool that
+// ranks high under some weighting is close to the query by at least one of the kinds it
+// weighs, so the pools hold the tools that compete with the labelled ones; ranks are
+// computed among them. progress is called after each batch with tools scanned and total.
+func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives []map[int64]bool, poolPerKind int,
+	progress func(done, total int)) (*model, error) {
+	q := db.New(pool)
+	total, err := q.CountAllTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := &model{present: make([]bool, nKinds), queries: make([]query, len(vecs))}
+	heaps := make([][]topK, len(vecs))
+	found := make([][]candidate, len(vecs))
+	for j := range heaps {
+		heaps[j] = make([]topK, nKinds+1)
+		for k := range heaps[j] {
+			heaps[j][k].k = poolPerKind
+		}
+	}
+	dims := -1
+	dots := make([]float64, nKinds+1)
+	scanned := 0
+	for cursor := int64(0); ; {
+		ids, err := q.ListToolIDsAfter(ctx, db.ListToolIDsAfterParams{ID: cursor, Limit: scanBatch})
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			break
+		}
+		cursor = ids[len(ids)-1]
+		rows, err := q.ListComponentVectors(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for start := 0; start < len(rows); {
+			end := start
+			for end < len(rows) && rows[end].ToolID == rows[start].ToolID {
+				end++
+			}
+			kinds, err := kindVectors(rows[start:end], &dims)
+			if err != nil {
+				return nil, err
+			}
+			start = end
+			if kinds == nil {
+				continue
+			}
+			t := newTool(rows[end-1].ToolID, kinds)
+			if !t.anyKind() && !t.concat {
+				continue
+			}
+			for k, v := range kinds[:nKinds] {
+				m.present[k] = m.present[k] || v != nil
+			}
+			ti := len(m.tools)
+			m.tools = append(m.tools, t)
+			for j, qv := range vecs {
+				if len(qv) != dims {
+					return nil, fmt.Errorf("query vectors have %d dimensions, the stored components %d: were they embedded by another model?", len(qv), dims)
+				}
+				keep := positives[j][t.id]
+				for k, v := range kinds {
+					dots[k] = 0
+					if v != nil {
+						dots[k] = dot(qv, v)
+						keep = keep || heaps[j][k].wants(dots[k])
+					}
+				}
+				if !keep {
+					continue
+				}
+				c := candidate{tool: ti, dots: slices.Clone(dots)}
+				if positives[j][t.id] {
+					found[j] = append(found[j], c)
+				}
+				for k, v := range kinds {
+					if v != nil {
+						heaps[j][k].offer(c, dots[k])
+					}
+				}
+			}
+		}
+		scanned += len(ids)
+		if progress != nil {
+			progress(scanned, int(max(total, int64(scanned))))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for j := range m.queries {
+		m.queries[j].positives = positives[j]
+		seen := map[int]bool{}
+		add := func(c candidate) {
+			if !seen[c.tool] {
+				seen[c.tool] = true
+				m.queries[j].pool = append(m.queries[j].pool, c)
+			}
+		}
+		for _, c := range found[j] {
+			add(c)
+		}
+		for k := range heaps[j] {
+			for _, e := range heaps[j][k].entries {
+				add(e.c)
+			}
+		}
+	}
+	return m, nil
+}
+
+// kindVectors returns one tool's per-kind vectors (index kindIndex; nil where absent): the
+// mean of its components of the kind, as tdwa.Combine averages the synthetic questions.
+// It returns nil for a tool with no embedded component.
+func kindVectors(rows []db.ListComponentVectorsRow, dims *int) ([][]float64, error) {
+	var kinds [][]float64
+	counts := make([]int, nKinds+1)
+	for _, r := range rows {
+		if r.Embedding == nil {
+			continue
+		}
+		k, ok := kindIndex(r.Kind)
+		if !ok {
+			continue
+		}
+		v := r.Embedding.Slice()
+		if *dims >= 0 && len(v) != *dims {
+			return nil, fmt.Errorf("tool %d: component %s/%d has %d dimensions, others %d", r.ToolID, r.Kind, r.Ordinal, len(v), *dims)
+		}
+		*dims = len(v)
+		if kinds == nil {
+			kinds = make([][]float64, nKinds+1)
+		}
+		if kinds[k] == nil {
+			kinds[k] = make([]float64, len(v))
+		}
+		for i, x := range v {
+			kinds[k][i] += float64(x)
+		}
+		counts[k]++
+	}
+	for k, v := range kinds {
+		for i := range v {
+			v[i] /= float64(counts[k])
+		}
+	}
+	return kinds, nil
+}
+
+func newTool(id int64, kinds [][]float64) tool {
+	t := tool{id: id, has: make([]bool, nKinds), gram: make([]float64, nKinds*nKinds), concat: kinds[nKinds] != nil}
+	for i := range nKinds {
+		if kinds[i] == nil {
+			continue
+		}
+		t.has[i] = true
+		for j := i; j < nKinds; j++ {
+			if kinds[j] == nil {
+				continue
+			}
+			g := 0.0
+			for d, x := range kinds[i] {
+				g += x * kinds[j][d]
+			}
+			t.gram[i*nKinds+j], t.gram[j*nKinds+i] = g, g
+		}
+	}
+	return t
+}
+
+func (t *tool) anyKind() bool { return slices.Contains(t.has, true) }
+
+func dot(q []float32, v []float64) float64 {
+	s := 0.0
+	for i, x := range q {
+		s += float64(x) * v[i]
+	}
+	return s
+}

@@ -1,0 +1,631 @@
+// Package tune chooses TDWA weights from a deployment's own traffic: from the searches
+// whose results an agent then used (search_labels), it searches the weight space over the
+// component kinds with the stored component vectors only (no tool is re-embedded; each
+// labelled query is embedded once), scores each weighting by the rank of the used tool on a
+// training split, measures the winner against a baseline profile on held-out searches with
+// a bootstrap confidence interval, and creates a new, inactive profile with those weights
+// and that evidence (docs/profiles.md#tuning-weights-from-labels). The profile_tune job of
+// package jobs runs Run.
+package tune
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/tdwa"
+)
+
+// Defaults and bounds of Options.
+const (
+	DefaultSinceDays   = 90
+	DefaultHoldout     = 0.3
+	DefaultMinSearches = 50
+	DefaultMaxSearches = 2000
+	// MinSearchesFloor is the least MinSearches a caller may ask for, and minSplit the
+	// least labelled searches each split needs: below them no interval says anything.
+	MinSearchesFloor = 20
+	minSplit         = 10
+	maxMaxSearches   = 20000
+	// poolPerKind is how many tools closest to a query by each kind's vector join its pool.
+	poolPerKind = 50
+	// embedBatch is how many query texts one embedding call carries.
+	embedBatch = 64
+)
+
+// Options is what a tune is asked for; zero fields take the defaults.
+type Options struct {
+	// Profile is the name of the profile to create; it must not exist.
+	Profile string `json:"profile"`
+	// Baseline is the profile the tuned weights are compared with; "" means the active one.
+	Baseline string `json:"baseline"`
+	// SinceDays: only searches of the last SinceDays days count.
+	SinceDays int `json:"since_days"`
+	// Holdout is the share of the labelled searches held out to measure the gain (split by
+	// the query text, so one query is never on both sides).
+	Holdout float64 `json:"holdout"`
+	// MinSearches: fewer labelled searches than this, and the tune is refused.
+	MinSearches int `json:"min_searches"`
+	// MaxSearches: the most recent labelled searches used, at most.
+	MaxSearches int `json:"max_searches"`
+	// Seed makes the random starting points and the bootstrap reproducible.
+	Seed uint64 `json:"seed"`
+}
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// InvalidOptionsError says which option is wrong.
+type InvalidOptionsError struct{ Reason string }
+
+func (e *InvalidOptionsError) Error() string        { return "invalid tune: " + e.Reason }
+func (e *InvalidOptionsError) Is(target error) bool { return target == derrors.Invalid }
+func (e *InvalidOptionsError) Code() string         { return "invalid_tune" }
+
+// TooFewLabelsError refuses a tune that would have too few labelled searches to say
+// anything.
+type TooFewLabelsError struct {
+	Searches, Train, HeldOut int
+	Need                     int // labelled searches needed in all (each split needs minSplit)
+	SinceDays                int
+}
+
+func (e *TooFewLabelsError) Error() string {
+	return fmt.Sprintf("too few labels to tune: %d labelled searches in the last %d days (%d for training, %d held out); "+
+		"need at least %d, and %d on each side", e.Searches, e.SinceDays, e.Train, e.HeldOut, e.Need, minSplit)
+}
+func (e *TooFewLabelsError) Is(target error) bool { return target == derrors.Conflict }
+func (e *TooFewLabelsError) Code() string         { return "too_few_labels" }
+
+// ProfileExistsError refuses a tune whose profile name is taken: a tune never changes an
+// existing profile.
+type ProfileExistsError struct{ Name string }
+
+func (e *ProfileExistsError) Error() string {
+	return fmt.Sprintf("weight profile %q already exists; a tune creates a new profile", e.Name)
+}
+func (e *ProfileExistsError) Is(target error) bool { return target == derrors.Conflict }
+func (e *ProfileExistsError) Code() string         { return "profile_exists" }
+
+// NotFoundError is returned for an unknown tune id.
+type NotFoundError struct{ ID int64 }
+
+func (e *NotFoundError) Error() string        { return fmt.Sprintf("no tune %d", e.ID) }
+func (e *NotFoundError) Is(target error) bool { return target == derrors.NotFound }
+
+// withDefaults fills zero fields and validates the options.
+func (o Options) withDefaults(now time.Time) (Options, error) {
+	if o.Profile == "" {
+		o.Profile = "tuned-" + now.UTC().Format("20060102-150405")
+	}
+	if o.SinceDays == 0 {
+		o.SinceDays = DefaultSinceDays
+	}
+	if o.Holdout == 0 {
+		o.Holdout = DefaultHoldout
+	}
+	if o.MinSearches == 0 {
+		o.MinSearches = DefaultMinSearches
+	}
+	if o.MaxSearches == 0 {
+		o.MaxSearches = DefaultMaxSearches
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	switch {
+	case !validName.MatchString(o.Profile):
+		return o, &InvalidOptionsError{Reason: fmt.Sprintf("profile name %q must match %s", o.Profile, validName)}
+	case o.SinceDays < 1 || o.SinceDays > 3650:
+		return o, &InvalidOptionsError{Reason: "since_days must be 1 to 3650"}
+	case !(o.Holdout >= 0.1 && o.Holdout <= 0.5):
+		return o, &InvalidOptionsError{Reason: "holdout must be 0.1 to 0.5"}
+	case o.MinSearches < MinSearchesFloor:
+		return o, &InvalidOptionsError{Reason: fmt.Sprintf("min_searches must be at least %d", MinSearchesFloor)}
+	case o.MaxSearches < o.MinSearches || o.MaxSearches > maxMaxSearches:
+		return o, &InvalidOptionsError{Reason: fmt.Sprintf("max_searches must be min_searches to %d", maxMaxSearches)}
+	}
+	return o, nil
+}
+
+// Queue queues the jobs a tune needs (package jobs implements it).
+type Queue interface {
+	profiles.ReweightQueue
+	// TuneTx queues, inside tx, the profile_tune job of tune id.
+	TuneTx(ctx context.Context, tx pgx.Tx, id int64) (jobID int64, err error)
+}
+
+// Started is what Start did.
+type Started struct {
+	Tune  View  `json:"tune"`
+	JobID int64 `json:"job_id"`
+}
+
+// Start checks a tune can run (the options, the profile name free, the baseline known,
+// enough labelled searches on each side of the split) and records it with its
+// profile_tune job, in one transaction.
+func Start(ctx context.Context, pool *pgxpool.Pool, queue Queue, opts Options) (Started, error) {
+	opts, err := opts.withDefaults(time.Now())
+	if err != nil {
+		return Started{}, err
+	}
+	if opts, err = check(ctx, pool, opts); err != nil {
+		return Started{}, err
+	}
+	raw, err := json.Marshal(opts)
+	if err != nil {
+		return Started{}, err
+	}
+	var out Started
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		row, err := db.New(tx).CreateTune(ctx, db.CreateTuneParams{Profile: opts.Profile, Baseline: opts.Baseline, Options: raw})
+		if err != nil {
+			return err
+		}
+		if out.JobID, err = queue.TuneTx(ctx, tx, row.ID); err != nil {
+			return err
+		}
+		out.Tune, err = viewOf(row)
+		return err
+	})
+	return out, err
+}
+
+// check resolves the baseline and refuses a tune that cannot succeed now.
+func check(ctx context.Context, pool *pgxpool.Pool, opts Options) (Options, error) {
+	q := db.New(pool)
+	if _, err := q.GetProfileByName(ctx, opts.Profile); err == nil {
+		return opts, &ProfileExistsError{Name: opts.Profile}
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return opts, err
+	}
+	base, err := baseline(ctx, q, opts.Baseline)
+	if err != nil {
+		return opts, err
+	}
+	opts.Baseline = base.name
+	ls, err := loadLabels(ctx, q, opts, time.Now())
+	if err != nil {
+		return opts, err
+	}
+	_, _, err = ls.split(opts)
+	return opts, err
+}
+
+// labelled is one labelled search: its query and the tools the agent used.
+type labelled struct {
+	searchID int64
+	query    string
+	tools    map[int64]bool
+}
+
+type labelSet struct {
+	searches []labelled
+	labels   int
+}
+
+func loadLabels(ctx context.Context, q *db.Queries, opts Options, now time.Time) (labelSet, error) {
+	rows, err := q.LabelledSearches(ctx, db.LabelledSearchesParams{
+		Since: now.Add(-time.Duration(opts.SinceDays) * 24 * time.Hour), MaxSearches: int32(opts.MaxSearches)})
+	if err != nil {
+		return labelSet{}, err
+	}
+	var ls labelSet
+	for _, r := range rows {
+		if n := len(ls.searches); n == 0 || ls.searches[n-1].searchID != r.SearchID {
+			ls.searches = append(ls.searches, labelled{searchID: r.SearchID, query: r.Query, tools: map[int64]bool{}})
+		}
+		ls.searches[len(ls.searches)-1].tools[r.ToolID] = true
+		ls.labels++
+	}
+	return ls, nil
+}
+
+// split divides the searches into training and held-out indexes by a hash of the
+// normalized query text, so that a query asked many times is on one side only and a
+// search stays on its side as labels accumulate.
+func (ls labelSet) split(opts Options) (train, heldOut []int, err error) {
+	for i, s := range ls.searches {
+		h := fnv.New64a()
+		h.Write([]byte(strings.Join(strings.Fields(strings.ToLower(s.query)), " ")))
+		if float64(h.Sum64()%10000) < opts.Holdout*10000 {
+			heldOut = append(heldOut, i)
+		} else {
+			train = append(train, i)
+		}
+	}
+	if len(ls.searches) < opts.MinSearches || len(train) < minSplit || len(heldOut) < minSplit {
+		return nil, nil, &TooFewLabelsError{Searches: len(ls.searches), Train: len(train), HeldOut: len(heldOut),
+			Need: opts.MinSearches, SinceDays: opts.SinceDays}
+	}
+	return train, heldOut, nil
+}
+
+// baseProfile is the baseline: its name and the definition its current vectors were made
+// with (what its searches see), or its definition when it has no vectors yet.
+type baseProfile struct {
+	name    string
+	profile tdwa.Profile
+}
+
+func baseline(ctx context.Context, q *db.Queries, name string) (baseProfile, error) {
+	var p db.WeightProfile
+	var err error
+	if name == "" {
+		p, err = q.GetActiveProfile(ctx)
+	} else {
+		p, err = q.GetProfileByName(ctx, name)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return baseProfile{}, &profiles.NotFoundError{Name: name}
+	}
+	if err != nil {
+		return baseProfile{}, err
+	}
+	strategy, weights := p.Strategy, p.Weights
+	if p.CurrentSet.Valid {
+		set, err := q.GetVectorSet(ctx, p.CurrentSet.Int64)
+		if err != nil {
+			return baseProfile{}, err
+		}
+		strategy, weights = set.Strategy, set.Weights
+	}
+	prof, err := tdwa.ParseProfile(strategy, weights)
+	return baseProfile{name: p.Name, profile: prof}, err
+}
+
+// Result is what a tune found (profile_tunes.result).
+type Result struct {
+	// Weights of the created profile (summing to 1 over the kinds the catalog has).
+	Weights  map[string]float64 `json:"weights"`
+	Baseline struct {
+		Name     string             `json:"name"`
+		Strategy string             `json:"strategy"`
+		Weights  map[string]float64 `json:"weights,omitempty"`
+	} `json:"baseline"`
+	Labels struct {
+		Searches int `json:"searches"` // labelled searches used
+		Labels   int `json:"labels"`   // their labels (a search may have several)
+		Train    int `json:"train"`
+		HeldOut  int `json:"held_out"`
+		// Unranked: labelled searches left out because no labelled tool has a vector.
+		Unranked int `json:"unranked"`
+	} `json:"labels"`
+	Train   Comparison `json:"train"`
+	HeldOut Comparison `json:"held_out"`
+	Gain    Gain       `json:"gain"`
+	Search  struct {
+		Weightings      int `json:"weightings"`       // weightings scored
+		PoolPerKind     int `json:"pool_per_kind"`    // tools per kind in each query's pool
+		QueryEmbeddings int `json:"query_embeddings"` // query texts embedded (tools: none)
+		Tools           int `json:"tools"`            // tools with embedded components
+	} `json:"search"`
+	// The re-weight that builds the new profile's vectors.
+	Reweight profiles.ReweightStart `json:"reweight"`
+}
+
+// Comparison is the baseline's and the tuned weights' metrics on one split.
+type Comparison struct {
+	Baseline Metrics `json:"baseline"`
+	Tuned    Metrics `json:"tuned"`
+}
+
+// RunOptions tunes Run.
+type RunOptions struct {
+	Logger *slog.Logger
+	// OnProgress is called with each phase's progress as it is recorded.
+	OnProgress func(phase string, done, total int)
+}
+
+// Run works tune id: loads its labels, embeds their queries, scans the stored component
+// vectors, searches the weights, measures them on the held-out searches, and in one
+// transaction creates the profile (inactive), records the result and queues the profile's
+// re-weight. A tune that already succeeded is done. Every step is read-only until that
+// last transaction, so a run interrupted anywhere is simply run again.
+func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue profiles.ReweightQueue, id int64, ro RunOptions) (View, error) {
+	log := ro.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	q := db.New(pool)
+	row, err := q.GetTune(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return View{}, &NotFoundError{ID: id}
+	}
+	if err != nil {
+		return View{}, err
+	}
+	if row.State == db.TuneSucceeded {
+		return viewOf(row)
+	}
+	if embedder == nil {
+		return View{}, errors.New("tune: no embedder to embed the labelled queries")
+	}
+	var opts Options
+	if err := json.Unmarshal(row.Options, &opts); err != nil {
+		return View{}, fmt.Errorf("tune %d options: %w", id, err)
+	}
+	if err := q.TuneRunning(ctx, id); err != nil {
+		return View{}, err
+	}
+	progress := func(phase string, done, total int) error {
+		if ro.OnProgress != nil {
+			ro.OnProgress(phase, done, total)
+		}
+		return q.TuneProgress(ctx, db.TuneProgressParams{ID: id, Phase: &phase, Done: int32(done), Total: int32(total)})
+	}
+	start := time.Now()
+
+	base, err := baseline(ctx, q, opts.Baseline)
+	if err != nil {
+		return View{}, err
+	}
+	if err := progress("labels", 0, 0); err != nil {
+		return View{}, err
+	}
+	ls, err := loadLabels(ctx, q, opts, row.CreatedAt)
+	if err != nil {
+		return View{}, err
+	}
+	train, heldOut, err := ls.split(opts)
+	if err != nil {
+		return View{}, err
+	}
+
+	// Each distinct query text is embedded once.
+	texts, textOf := distinctQueries(ls)
+	vecs := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += embedBatch {
+		if err := progress("embed", i, len(texts)); err != nil {
+			return View{}, err
+		}
+		vs, err := embedder.Embed(ctx, texts[i:min(i+embedBatch, len(texts))])
+		if err != nil {
+			return View{}, fmt.Errorf("embed the labelled queries: %w", err)
+		}
+		vecs = append(vecs, vs...)
+	}
+	queryVecs := make([][]float32, len(ls.searches))
+	positives := make([]map[int64]bool, len(ls.searches))
+	for i, s := range ls.searches {
+		queryVecs[i], positives[i] = vecs[textOf[i]], s.tools
+	}
+
+	var perr error
+	m, err := scan(ctx, pool, queryVecs, positives, poolPerKind, func(done, total int) {
+		if perr == nil {
+			perr = progress("scan", done, total)
+		}
+	})
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		return View{}, err
+	}
+	for i := range m.queries {
+		m.queries[i].text = ls.searches[i].query
+	}
+	// A search none of whose labelled tools has a vector ranks nothing: leave it out.
+	train, unrankedTrain := m.ranked(train)
+	heldOut, unrankedHeld := m.ranked(heldOut)
+	if len(train) < minSplit || len(heldOut) < minSplit {
+		return View{}, &TooFewLabelsError{Searches: len(train) + len(heldOut), Train: len(train), HeldOut: len(heldOut),
+			Need: opts.MinSearches, SinceDays: opts.SinceDays}
+	}
+
+	if err := progress("search", 0, 0); err != nil {
+		return View{}, err
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x746f6f6c67617465))
+	starts := []weighting{weightsOf(base.profile)}
+	stored, err := q.TdwaProfileWeights(ctx)
+	if err != nil {
+		return View{}, err
+	}
+	for _, s := range stored {
+		if p, err := tdwa.ParseProfile(tdwa.StrategyTDWA, s.Weights); err == nil {
+			starts = append(starts, weightsOf(p))
+		}
+	}
+	best, _, evals := m.optimize(train, starts, rng)
+	tuned := weighting{w: rounded(best.w)}
+
+	if err := progress("evaluate", 0, 0); err != nil {
+		return View{}, err
+	}
+	baseW := weightsOf(base.profile)
+	var res Result
+	res.Weights = map[string]float64{}
+	for k, w := range tuned.w {
+		if w > 0 {
+			res.Weights[tdwa.Kinds[k]] = w
+		}
+	}
+	res.Baseline.Name, res.Baseline.Strategy, res.Baseline.Weights = base.name, base.profile.Strategy, base.profile.Weights
+	res.Labels.Searches, res.Labels.Labels = len(ls.searches), ls.labels
+	res.Labels.Train, res.Labels.HeldOut, res.Labels.Unranked = len(train), len(heldOut), unrankedTrain+unrankedHeld
+	res.Train = Comparison{Baseline: metricsOf(m.reciprocalRanks(baseW, train)), Tuned: metricsOf(m.reciprocalRanks(tuned, train))}
+	baseHeld, tunedHeld := m.reciprocalRanks(baseW, heldOut), m.reciprocalRanks(tuned, heldOut)
+	res.HeldOut = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
+	res.Gain = pairedGain(tunedHeld, baseHeld, rng)
+	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, len(texts), len(m.tools)
+
+	v, err := finish(ctx, pool, queue, id, opts.Profile, &res)
+	if err != nil {
+		return View{}, err
+	}
+	log.Info("tune done", "tune", id, "profile", opts.Profile, "searches", len(ls.searches), "weightings", evals,
+		"held_out_gain", res.Gain.Mean, "verdict", res.Gain.Verdict, "duration_ms", time.Since(start).Milliseconds())
+	return v, nil
+}
+
+// ranked keeps the searches of split that have a labelled tool in their pool.
+func (m *model) ranked(split []int) (kept []int, dropped int) {
+	for _, i := range split {
+		ok := false
+		for _, c := range m.queries[i].pool {
+			if m.queries[i].positives[m.tools[c.tool].id] {
+				ok = true
+				break
+			}
+		}
+		if ok {
+			kept = append(kept, i)
+		} else {
+			dropped++
+		}
+	}
+	return kept, dropped
+}
+
+func distinctQueries(ls labelSet) (texts []string, textOf []int) {
+	index := map[string]int{}
+	textOf = make([]int, len(ls.searches))
+	for i, s := range ls.searches {
+		j, ok := index[s.query]
+		if !ok {
+			j = len(texts)
+			index[s.query] = j
+			texts = append(texts, s.query)
+		}
+		textOf[i] = j
+	}
+	return texts, textOf
+}
+
+// finish creates the tuned profile, records the result and queues the profile's re-weight,
+// in one transaction.
+func finish(ctx context.Context, pool *pgxpool.Pool, queue profiles.ReweightQueue, id int64, name string, res *Result) (View, error) {
+	var out View
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		row, err := q.LockTune(ctx, id)
+		if err != nil {
+			return err
+		}
+		if row.State == db.TuneSucceeded {
+			out, err = viewOf(row)
+			return err
+		}
+		weights, err := json.Marshal(res.Weights)
+		if err != nil {
+			return err
+		}
+		_, err = q.InsertTunedProfile(ctx, db.InsertTunedProfileParams{Name: name, Weights: weights, TuneID: pgtype.Int8{Int64: id, Valid: true}})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return &ProfileExistsError{Name: name}
+		}
+		if err != nil {
+			return err
+		}
+		set, err := profiles.BeginReweight(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		jobID, setID, _, err := queue.ReweightTx(ctx, tx, name, set.ID)
+		if err != nil {
+			return err
+		}
+		res.Reweight = profiles.ReweightStart{JobID: jobID, SetID: setID}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		if err := q.TuneSucceeded(ctx, db.TuneSucceededParams{ID: id, Result: raw}); err != nil {
+			return err
+		}
+		row, err = q.GetTune(ctx, id)
+		if err != nil {
+			return err
+		}
+		out, err = viewOf(row)
+		return err
+	})
+	return out, err
+}
+
+// Fail marks the tune failed with err (a tune that succeeded stays so).
+func Fail(ctx context.Context, pool *pgxpool.Pool, id int64, cause error) error {
+	msg := cause.Error()
+	return db.New(pool).TuneFailed(ctx, db.TuneFailedParams{ID: id, Error: &msg})
+}
+
+// Permanent says whether err fails the tune for good: running it again gives the same.
+func Permanent(err error) bool {
+	return errors.Is(err, derrors.Invalid) || errors.Is(err, derrors.Conflict) || errors.Is(err, derrors.NotFound)
+}
+
+// View is a tune as operators see it.
+type View struct {
+	ID         int64        `json:"id"`
+	Profile    string       `json:"profile"`
+	Baseline   string       `json:"baseline"`
+	State      db.TuneState `json:"state"`
+	Phase      *string      `json:"phase,omitempty"`
+	Done       int          `json:"done"`
+	Total      int          `json:"total"`
+	Options    Options      `json:"options"`
+	Result     *Result      `json:"result"`
+	Error      *string      `json:"error,omitempty"`
+	CreatedAt  time.Time    `json:"created_at"`
+	FinishedAt *time.Time   `json:"finished_at,omitempty"`
+}
+
+func viewOf(r db.ProfileTune) (View, error) {
+	v := View{ID: r.ID, Profile: r.Profile, Baseline: r.Baseline, State: r.State, Phase: r.Phase, Done: int(r.Done),
+		Total: int(r.Total), Error: r.Error, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+	if err := json.Unmarshal(r.Options, &v.Options); err != nil {
+		return v, fmt.Errorf("tune %d options: %w", r.ID, err)
+	}
+	if len(r.Result) > 0 {
+		v.Result = &Result{}
+		if err := json.Unmarshal(r.Result, v.Result); err != nil {
+			return v, fmt.Errorf("tune %d result: %w", r.ID, err)
+		}
+	}
+	return v, nil
+}
+
+// Get returns tune id.
+func Get(ctx context.Context, pool *pgxpool.Pool, id int64) (View, error) {
+	r, err := db.New(pool).GetTune(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return View{}, &NotFoundError{ID: id}
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return viewOf(r)
+}
+
+// List returns the most recent tunes, newest first.
+func List(ctx context.Context, pool *pgxpool.Pool, limit int) ([]View, error) {
+	rows, err := db.New(pool).ListTunes(ctx, int32(limit))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, 0, len(rows))
+	for _, r := range rows {
+		v, err := viewOf(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

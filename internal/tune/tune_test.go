@@ -1,0 +1,306 @@
+package tune_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/eval"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
+	"github.com/toolgate/toolgate/internal/tune"
+	"github.com/toolgate/toolgate/jobs"
+)
+
+// countingEmbedder counts the texts it embeds.
+type countingEmbedder struct {
+	embed.Embedder
+	texts atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.Embedder.Embed(ctx, texts)
+}
+
+type setup struct {
+	ctx   context.Context
+	pool  *pgxpool.Pool
+	queue jobs.Queue
+	svc   *search.Service
+}
+
+// newSetup is a fresh database with the tools of source src imported and enriched by the
+// built-in providers (questions synthetic questions per tool), and the search service of
+// POST /search.
+func newSetup(t *testing.T, src string, tools []catalog.Tool, questions int) setup {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res := testfactory.Catalog(ctx, t, pool, src, tools, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, questions), res.Changed...)
+	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	return setup{ctx: ctx, pool: pool, queue: jobs.NewQueue(rc),
+		svc: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log)}
+}
+
+// label searches each query as an agent would (k 10) and reports, as explicit feedback, the
+// gold tools the search returned: the labels an agent that then called them would leave.
+// It returns the number of searches labelled.
+func (s setup) label(t *testing.T, src string, queries []eval.Query) int {
+	t.Helper()
+	caller := search.Internal()
+	labelled, ok := 0, true
+	for _, q := range queries {
+		resp, err := s.svc.Search(s.ctx, caller, search.Request{Query: q.Query, K: 10})
+		if err != nil {
+			t.Fatalf("search %q: %v", q.Query, err)
+		}
+		var fb []search.Feedback
+		for _, r := range resp.Results {
+			if slices.Contains(q.Gold, strings.TrimPrefix(r.Name, src+"__")) {
+				fb = append(fb, search.Feedback{Name: r.Name, Success: &ok})
+			}
+		}
+		if len(fb) == 0 {
+			continue
+		}
+		if err := s.svc.RecordFeedback(s.ctx, caller, resp.SearchID, fb); err != nil {
+			t.Fatalf("feedback on %q: %v", q.Query, err)
+		}
+		labelled++
+	}
+	return labelled
+}
+
+// misleadingCatalog is a catalog whose descriptions each describe another tool (the next
+// one's job): names tell the tools apart, descriptions and everything enrichment derives
+// from them point at the wrong tool. Its queries ask for each tool's job in a user's words.
+func misleadingCatalog() ([]catalog.Tool, []eval.Query) {
+	verbs := []string{"archive", "restore", "export", "audit"}
+	objects := []string{"invoice", "contract", "certificate", "mailbox", "playlist", "warehouse",
+		"vaccine", "telescope", "glacier", "orchestra", "satellite", "greenhouse"}
+	type job struct{ verb, object string }
+	var jobsOf []job
+	for _, o := range objects {
+		for _, v := range verbs {
+			jobsOf = append(jobsOf, job{v, o})
+		}
+	}
+	var tools []catalog.Tool
+	var queries []eval.Query
+	for i, j := range jobsOf {
+		other := jobsOf[(i+5)%len(jobsOf)]
+		name := j.verb + "_" + j.object
+		tools = append(tools, testfactory.Tool(name,
+			fmt.Sprintf("Use this to %s a %s record of the workspace by its id.", other.verb, other.object)))
+		for n, q := range []string{
+			"%s the %s",
+			"please %s my %s now",
+			"I need to %s a %s",
+		} {
+			queries = append(queries, eval.Query{ID: fmt.Sprintf("%s-%d", name, n), Query: fmt.Sprintf(q, j.verb, j.object), Gold: []string{name}})
+		}
+	}
+	return tools, queries
+}
+
+// TestTuneFindsBetterWeightsWhereTheDefaultMisleads: on a catalog whose descriptions
+// mislead, labels from real searches and feedback let the tune find weights that rank the
+// used tools higher than the default profile on the held-out searches, with an interval
+// above zero; it embeds each labelled query once and no tool, creates the profile inactive
+// with its evidence, and queues its re-weight.
+func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
+	t.Parallel()
+	tools, queries := misleadingCatalog()
+	s := newSetup(t, "ws", tools, 3)
+	if n := s.label(t, "ws", queries); n < 100 {
+		t.Fatalf("only %d of %d searches found their tool: the fixture does not exercise the tune", n, len(queries))
+	}
+	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started.Tune.State != db.TuneQueued || started.Tune.Baseline != "default" || started.JobID == 0 {
+		t.Fatalf("started %+v", started)
+	}
+	emb := &countingEmbedder{Embedder: embed.NewLocal(384)}
+	v, err := tune.Run(s.ctx, s.pool, emb, s.queue, started.Tune.ID, tune.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := v.Result
+	if v.State != db.TuneSucceeded || r == nil {
+		t.Fatalf("tune %+v", v)
+	}
+	t.Logf("labels %+v; held-out baseline %+v tuned %+v; gain %+v; weights %v", r.Labels, r.HeldOut.Baseline, r.HeldOut.Tuned, r.Gain, r.Weights)
+	if r.Gain.Verdict != "better" || r.Gain.CI95[0] <= 0 || r.HeldOut.Tuned.MRR <= r.HeldOut.Baseline.MRR {
+		t.Errorf("gain %+v (held out: baseline %+v, tuned %+v), want better", r.Gain, r.HeldOut.Baseline, r.HeldOut.Tuned)
+	}
+	if r.Weights["description"] >= 0.2 {
+		t.Errorf("weights %v: the misleading description should weigh less than the default's 0.2", r.Weights)
+	}
+	if r.Train.Tuned.MRR < r.Train.Baseline.MRR {
+		t.Errorf("train MRR tuned %v < baseline %v: the baseline was a starting point", r.Train.Tuned.MRR, r.Train.Baseline.MRR)
+	}
+	if got := emb.texts.Load(); got != int64(r.Search.QueryEmbeddings) || got != int64(distinct(queries)) {
+		t.Errorf("embedded %d texts, result says %d, distinct labelled queries %d", got, r.Search.QueryEmbeddings, distinct(queries))
+	}
+	p, err := profiles.Get(s.ctx, s.pool, "learned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gain tune.Gain
+	if p.Tune != nil {
+		if err := json.Unmarshal(p.Tune.Gain, &gain); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.Active || p.Building == nil || p.Tune == nil || p.Tune.TuneID != v.ID || gain != r.Gain {
+		t.Errorf("profile %+v (gain %+v): want inactive, building its first set, with the tune's evidence", p, gain)
+	}
+	for k, w := range r.Weights {
+		if p.Weights[k] != w {
+			t.Errorf("profile weights %v, tune weights %v", p.Weights, r.Weights)
+			break
+		}
+	}
+	var kind string
+	if err := s.pool.QueryRow(s.ctx, `SELECT kind FROM river_job WHERE id = $1`, r.Reweight.JobID).Scan(&kind); err != nil || kind != "reweight" {
+		t.Errorf("re-weight job %d: %q %v", r.Reweight.JobID, kind, err)
+	}
+
+	// Running the tune again (a retried job) changes nothing.
+	again, err := tune.Run(s.ctx, s.pool, emb, s.queue, v.ID, tune.RunOptions{})
+	if err != nil || again.Result.Reweight != r.Reweight {
+		t.Errorf("second run: %v %+v", err, again.Result)
+	}
+}
+
+func distinct(qs []eval.Query) int {
+	seen := map[string]bool{}
+	for _, q := range qs {
+		seen[q.Query] = true
+	}
+	return len(seen)
+}
+
+// TestTuneRefusesWhatItCannotDo: too few labelled searches, a taken profile name, an unknown
+// baseline and bad options are refused before anything is stored; a tune whose labels
+// vanished before its job ran fails without creating a profile.
+func TestTuneRefusesWhatItCannotDo(t *testing.T) {
+	t.Parallel()
+	tools, queries := misleadingCatalog()
+	s := newSetup(t, "ws", tools, 0)
+	s.label(t, "ws", queries[:15])
+
+	var few *tune.TooFewLabelsError
+	if _, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"}); !errors.As(err, &few) || few.Searches > 15 {
+		t.Fatalf("15 labelled searches: %v, want TooFewLabelsError", err)
+	}
+	// below the floor, an operator cannot lower the bar
+	var inv *tune.InvalidOptionsError
+	if _, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{MinSearches: 5}); !errors.As(err, &inv) {
+		t.Errorf("min_searches 5: %v, want InvalidOptionsError", err)
+	}
+	for _, o := range []tune.Options{{Profile: "Bad Name"}, {Holdout: 0.9}, {SinceDays: -1}, {MaxSearches: 10}} {
+		if _, err := tune.Start(s.ctx, s.pool, s.queue, o); !errors.As(err, &inv) {
+			t.Errorf("%+v: %v, want InvalidOptionsError", o, err)
+		}
+	}
+	var exists *tune.ProfileExistsError
+	if _, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "default"}); !errors.As(err, &exists) {
+		t.Errorf("profile default: %v, want ProfileExistsError", err)
+	}
+	var nf *profiles.NotFoundError
+	if _, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Baseline: "nope"}); !errors.As(err, &nf) {
+		t.Errorf("baseline nope: %v, want profiles.NotFoundError", err)
+	}
+	if ts, err := tune.List(s.ctx, s.pool, 10); err != nil || len(ts) != 0 {
+		t.Fatalf("refused tunes were stored: %v %v", ts, err)
+	}
+
+	// Enough labels when it starts, none left when it runs.
+	s.label(t, "ws", queries[15:])
+	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(s.ctx, `DELETE FROM search_labels`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tune.Run(s.ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{})
+	if !errors.As(err, &few) || !tune.Permanent(err) {
+		t.Fatalf("run without labels: %v, want a permanent TooFewLabelsError", err)
+	}
+	if err := tune.Fail(s.ctx, s.pool, started.Tune.ID, err); err != nil {
+		t.Fatal(err)
+	}
+	v, err := tune.Get(s.ctx, s.pool, started.Tune.ID)
+	if err != nil || v.State != db.TuneFailed || v.Error == nil || !strings.Contains(*v.Error, "too few labels") {
+		t.Errorf("failed tune: %+v %v", v, err)
+	}
+	if _, err := profiles.Get(s.ctx, s.pool, "learned"); !errors.As(err, &nf) {
+		t.Errorf("a failed tune created its profile: %v", err)
+	}
+}
+
+// TestTuneOnTheMultiDomainSet seeds labels from the multi-domain development set (743
+// tools of 49 real MCP servers, 581 hand-written queries: the searches whose gold tools the
+// default search returned, reported as feedback) and tunes against the default profile. It
+// asserts what must hold on any data and logs the numbers docs/profiles.md quotes.
+func TestTuneOnTheMultiDomainSet(t *testing.T) {
+	t.Parallel()
+	ds, err := eval.Load("../../testdata/mcp-multidomain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSetup(t, "md", ds.Tools, 10)
+	n := s.label(t, "md", ds.Queries)
+	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "md-tuned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := tune.Run(s.ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := v.Result
+	t.Logf("%d of %d queries labelled; labels %+v; %d weightings scored", n, len(ds.Queries), r.Labels, r.Search.Weightings)
+	t.Logf("train: baseline %+v tuned %+v", r.Train.Baseline, r.Train.Tuned)
+	t.Logf("held out: baseline %+v tuned %+v", r.HeldOut.Baseline, r.HeldOut.Tuned)
+	t.Logf("gain %+v; weights %v", r.Gain, r.Weights)
+	if r.Train.Tuned.MRR < r.Train.Baseline.MRR {
+		t.Errorf("train MRR tuned %v < baseline %v", r.Train.Tuned.MRR, r.Train.Baseline.MRR)
+	}
+	if d := r.HeldOut.Tuned.MRR - r.HeldOut.Baseline.MRR - r.Gain.Mean; d > 1e-9 || d < -1e-9 {
+		t.Errorf("gain %v is not the held-out MRR difference %v", r.Gain.Mean, r.HeldOut.Tuned.MRR-r.HeldOut.Baseline.MRR)
+	}
+	if r.Gain.CI95[0] > r.Gain.Mean || r.Gain.CI95[1] < r.Gain.Mean {
+		t.Errorf("interval %v does not hold the mean %v", r.Gain.CI95, r.Gain.Mean)
+	}
+	if r.Labels.Train+r.Labels.HeldOut+r.Labels.Unranked != r.Labels.Searches || r.Labels.Searches != n {
+		t.Errorf("label counts %+v, %d searches labelled", r.Labels, n)
+	}
+}

@@ -1,0 +1,71 @@
+-- Tuning TDWA weights from labels (internal/tune, docs/profiles.md#tuning-weights-from-labels).
+
+-- name: LabelledSearches :many
+-- The labels of the most recent labelled searches since a time, one row per (search, tool
+-- still in the catalog): the searches' query text and the labelled tools' ids. A label whose
+-- call or feedback said the tool failed (success = false) does not count: the agent chose
+-- the tool, but it did not serve the request. Labels of tools deleted since are left out.
+WITH s AS (
+    SELECT DISTINCT x.search_id, x.search_created_at
+    FROM search_labels x
+    WHERE x.search_created_at >= sqlc.arg(since)::timestamptz AND x.success IS DISTINCT FROM false
+    ORDER BY x.search_created_at DESC, x.search_id DESC
+    LIMIT sqlc.arg(max_searches)::int
+)
+SELECT l.id AS search_id, l.query, t.id AS tool_id
+FROM s
+JOIN search_log l ON l.id = s.search_id AND l.created_at = s.search_created_at
+JOIN search_labels x ON x.search_id = s.search_id AND x.search_created_at = s.search_created_at
+                    AND x.success IS DISTINCT FROM false
+JOIN tools t ON t.name = x.tool_name
+GROUP BY l.id, l.query, t.id
+ORDER BY l.id, t.id;
+
+-- name: CreateTune :one
+INSERT INTO profile_tunes (profile, baseline, options) VALUES ($1, $2, $3) RETURNING *;
+
+-- name: GetTune :one
+SELECT * FROM profile_tunes WHERE id = $1;
+
+-- name: LockTune :one
+SELECT * FROM profile_tunes WHERE id = $1 FOR UPDATE;
+
+-- name: ListTunes :many
+SELECT * FROM profile_tunes ORDER BY id DESC LIMIT $1;
+
+-- name: TuneRunning :exec
+UPDATE profile_tunes SET state = 'running', phase = NULL, done = 0, total = 0, error = NULL
+WHERE id = $1 AND state <> 'succeeded';
+
+-- name: TuneProgress :exec
+UPDATE profile_tunes SET phase = $2, done = $3, total = $4 WHERE id = $1;
+
+-- name: TuneSucceeded :exec
+UPDATE profile_tunes SET state = 'succeeded', phase = NULL, result = $2, error = NULL, finished_at = now()
+WHERE id = $1;
+
+-- name: TuneFailed :exec
+UPDATE profile_tunes SET state = 'failed', error = $2, finished_at = now()
+WHERE id = $1 AND state <> 'succeeded';
+
+-- name: InsertTunedProfile :one
+-- A tuned profile is always a new one: an existing profile of that name is never changed
+-- (no row comes back).
+INSERT INTO weight_profiles (name, strategy, weights, tune_id) VALUES ($1, 'tdwa', $2, $3)
+ON CONFLICT (name) DO NOTHING
+RETURNING id;
+
+-- name: TdwaProfileWeights :many
+-- The weights of every TDWA profile, as starting points of the weight search.
+SELECT name, weights FROM weight_profiles WHERE strategy = 'tdwa' ORDER BY name;
+
+-- name: CountAllTools :one
+SELECT count(*) FROM tools;
+
+-- name: GetActiveProfile :one
+SELECT * FROM weight_profiles WHERE is_active;
+
+-- name: TuneEvidence :one
+-- What the tune that made a profile measured, for the profile's view.
+SELECT id, baseline, coalesce(result -> 'gain', 'null')::jsonb AS gain, coalesce(result -> 'labels', 'null')::jsonb AS labels
+FROM profile_tunes WHERE id = $1;
