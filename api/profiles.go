@@ -2,11 +2,13 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/tune"
 )
 
 // registerProfiles registers the weight profile and re-weighting endpoints under /admin.
@@ -17,6 +19,9 @@ func (s *Server) registerProfiles(g *echo.Group) {
 	g.DELETE("/profiles/:name", s.deleteProfile)
 	g.POST("/profiles/:name/activate", s.activateProfile)
 	g.POST("/profiles/:name/reweight", s.reweightProfile)
+	g.POST("/profiles/tune", s.startTune)
+	g.GET("/tunes", s.listTunes)
+	g.GET("/tunes/:id", s.getTune)
 }
 
 // putProfileRequest is the body of PUT /admin/profiles/:name.
@@ -82,4 +87,41 @@ func (s *Server) reweightProfile(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, start)
+}
+
+// startTune answers POST /admin/profiles/tune: 202 with the queued tune and its job, or
+// the reason it cannot run (too_few_labels, profile_exists, invalid_tune, not_found).
+func (s *Server) startTune(c echo.Context) error {
+	var opts tune.Options
+	if err := decodeJSON(c, &opts); err != nil {
+		return err
+	}
+	started, err := tune.Start(c.Request().Context(), s.deps.Pool, s.queue, opts)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, started)
+}
+
+// maxTunesListed bounds GET /admin/tunes.
+const maxTunesListed = 50
+
+func (s *Server) listTunes(c echo.Context) error {
+	ts, err := tune.List(c.Request().Context(), s.deps.Pool, maxTunesListed)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tunes": ts})
+}
+
+func (s *Server) getTune(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return badRequest("tune id %q is not a positive integer", c.Param("id"))
+	}
+	t, err := tune.Get(c.Request().Context(), s.deps.Pool, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, t)
 }
