@@ -32,6 +32,7 @@ commands:
   sync      NAME: sync an MCP source from its server now
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
+            | tune NEW [--baseline P] [--wait] | tunes: weights tuned from labelled searches
   eval      DIR [--mode all] [--profile all] [--vary k_rrf=30,60] [--out FILE]: retrieval quality on a
             dataset, in a fresh database
             | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)

@@ -9,17 +9,20 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/tune"
 	"github.com/toolgate/toolgate/jobs"
 )
 
-// runProfiles administers weight profiles: list, show, activate, reweight [--wait].
+// runProfiles administers weight profiles: list, show, activate, reweight [--wait], tune
+// NEW [--wait], tunes.
 func runProfiles(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 {
-		return &usageError{msg: "want list, show NAME, activate NAME or reweight NAME [--wait]"}
+		return &usageError{msg: "want list, show NAME, activate NAME, reweight NAME [--wait], tune NEW [--wait] or tunes"}
 	}
 	sub, args := args[0], args[1:]
 	var run func(context.Context, *cliEnv, *pgxpool.Pool, []string) error
@@ -32,10 +35,14 @@ func runProfiles(ctx context.Context, env *cliEnv, args []string) error {
 		run = profilesActivate
 	case "reweight":
 		run = profilesReweight
+	case "tune":
+		run = profilesTune
+	case "tunes":
+		run = profilesTunes
 	default:
-		return &usageError{msg: fmt.Sprintf("unknown profiles command %q: want list, show, activate or reweight", sub)}
+		return &usageError{msg: fmt.Sprintf("unknown profiles command %q: want list, show, activate, reweight, tune or tunes", sub)}
 	}
-	if sub != "list" && (len(args) == 0 || strings.HasPrefix(args[0], "-")) {
+	if sub != "list" && sub != "tunes" && (len(args) == 0 || strings.HasPrefix(args[0], "-")) {
 		return &usageError{msg: fmt.Sprintf("profiles %s wants a profile NAME", sub)}
 	}
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
@@ -157,4 +164,96 @@ func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 	}
 	fmt.Fprintf(env.stdout, "re-weight of %s done in %s: vector set %d is current\n", name, time.Since(began).Round(time.Millisecond), set)
 	return nil
+}
+
+// profilesTune tunes TDWA weights from the labelled searches into a new profile NEW: it
+// queues the profile_tune job, or with --wait runs it here with the configured embedder
+// and prints its progress and result.
+func profilesTune(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
+	name, args := leadingArg(args)
+	fs := newFlags("profiles tune", env)
+	opts := tune.Options{Profile: name}
+	fs.StringVar(&opts.Baseline, "baseline", "", "profile to compare with (default: the active one)")
+	fs.IntVar(&opts.SinceDays, "since-days", tune.DefaultSinceDays, "only searches of the last N days")
+	fs.Float64Var(&opts.Holdout, "holdout", tune.DefaultHoldout, "share of the labelled searches held out (0.1 to 0.5)")
+	fs.IntVar(&opts.MinSearches, "min-searches", tune.DefaultMinSearches, fmt.Sprintf("refuse with fewer labelled searches (at least %d)", tune.MinSearchesFloor))
+	fs.IntVar(&opts.MaxSearches, "max-searches", tune.DefaultMaxSearches, "the most recent labelled searches used")
+	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the random starting points and the bootstrap")
+	wait := fs.Bool("wait", false, "tune in this process and print progress instead of queueing a job")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &usageError{msg: "want profiles tune NEW [--baseline P] [--since-days N] [--holdout F] [--min-searches N] [--max-searches N] [--seed N] [--wait]"}
+	}
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	queue := jobs.NewQueue(rc)
+	if !*wait {
+		started, err := tune.Start(ctx, pool, queue, opts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "tune %d of %s against %s queued: job %d (GET /admin/tunes/%d)\n",
+			started.Tune.ID, started.Tune.Profile, started.Tune.Baseline, started.JobID, started.Tune.ID)
+		return nil
+	}
+	started, err := tune.Start(ctx, pool, runHere{queue}, opts)
+	if err != nil {
+		return err
+	}
+	last := time.Time{}
+	v, err := tune.Run(ctx, pool, newEmbedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Logger: env.log,
+		OnProgress: func(phase string, done, total int) {
+			if total > 0 && (time.Since(last) >= time.Second || done == total) {
+				last = time.Now()
+				fmt.Fprintf(env.stdout, "%s: %d/%d\n", phase, done, total)
+			}
+		}})
+	if err != nil {
+		if ferr := tune.Fail(context.WithoutCancel(ctx), pool, started.Tune.ID, err); ferr != nil {
+			env.log.Error("record the failed tune", "tune", started.Tune.ID, "err", ferr)
+		}
+		return err
+	}
+	r := v.Result
+	fmt.Fprintf(env.stdout, "labelled searches: %d (%d training, %d held out, %d unranked)\n",
+		r.Labels.Searches, r.Labels.Train, r.Labels.HeldOut, r.Labels.Unranked)
+	fmt.Fprintf(env.stdout, "held-out MRR: %s %.4f, tuned %.4f; gain %+.4f, 95%% CI [%+.4f, %+.4f]: %s\n",
+		r.Baseline.Name, r.HeldOut.Baseline.MRR, r.HeldOut.Tuned.MRR, r.Gain.Mean, r.Gain.CI95[0], r.Gain.CI95[1], r.Gain.Verdict)
+	fmt.Fprintf(env.stdout, "profile %s created (inactive): %s; re-weight job %d builds its vectors\n",
+		v.Profile, weightsText(r.Weights), r.Reweight.JobID)
+	return nil
+}
+
+// runHere queues every job but the tune's own, which profilesTune --wait runs itself.
+type runHere struct{ jobs.Queue }
+
+func (runHere) TuneTx(context.Context, pgx.Tx, int64) (int64, error) { return 0, nil }
+
+// profilesTunes lists the recent tunes.
+func profilesTunes(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
+	if len(args) > 0 {
+		return &usageError{msg: "profiles tunes takes no arguments"}
+	}
+	ts, err := tune.List(ctx, pool, 50)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROFILE\tBASELINE\tSTATE\tSEARCHES\tHELD-OUT GAIN (95% CI)\tVERDICT")
+	for _, t := range ts {
+		searches, gain, verdict := "-", "-", "-"
+		if r := t.Result; r != nil {
+			searches = fmt.Sprint(r.Labels.Searches)
+			gain = fmt.Sprintf("%+.4f [%+.4f, %+.4f]", r.Gain.Mean, r.Gain.CI95[0], r.Gain.CI95[1])
+			verdict = r.Gain.Verdict
+		} else if t.Error != nil {
+			verdict = *t.Error
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Profile, t.Baseline, t.State, searches, gain, verdict)
+	}
+	return tw.Flush()
 }

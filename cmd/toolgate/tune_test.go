@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
+)
+
+// TestProfilesTuneCommand: `profiles tune` refuses in one line without enough labels, with
+// them --wait tunes in the process and creates the profile, `profiles tunes` lists it, and
+// a second tune into the same name is refused.
+func TestProfilesTuneCommand(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDB(t)
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return url
+		}
+		return ""
+	}
+	toolgate := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(args, getenv, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	ctx := context.Background()
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	words := []string{"invoice", "contract", "mailbox", "playlist", "warehouse", "vaccine", "telescope", "glacier",
+		"orchestra", "satellite", "greenhouse", "bicycle", "volcano", "lighthouse", "museum", "harbor"}
+	var tools []catalog.Tool
+	for _, w := range words {
+		for _, verb := range []string{"archive", "inspect"} {
+			tools = append(tools, testfactory.Tool(verb+"_"+w, fmt.Sprintf("Use this to %s a %s record by its id.", verb, w)))
+		}
+	}
+	_, res := testfactory.Catalog(ctx, t, pool, "ws", tools, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), res.Changed...)
+
+	code, _, stderr := toolgate("profiles", "tune", "learned", "--wait")
+	if code != 1 || !strings.Contains(stderr, "too few labels") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("tune without labels: exit %d %q, want one line", code, stderr)
+	}
+
+	svc := search.New(pool, embed.NewLocal(384), search.DefaultSettings(), slog.New(slog.DiscardHandler))
+	ok := true
+	for _, w := range words {
+		for _, verb := range []string{"archive", "inspect"} {
+			for _, q := range []string{"%s the %s", "please %s my %s"} {
+				resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: fmt.Sprintf(q, verb, w), K: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range resp.Results {
+					if r.Name == "ws__"+verb+"_"+w {
+						if err := svc.RecordFeedback(ctx, search.Internal(), resp.SearchID, []search.Feedback{{Name: r.Name, Success: &ok}}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+	}
+
+	code, out, stderr := toolgate("profiles", "tune", "learned", "--wait", "--baseline", "var-2")
+	if code != 0 || !strings.Contains(out, "profile learned created (inactive)") || !strings.Contains(out, "held-out MRR: var-2") {
+		t.Fatalf("tune --wait: exit %d %q %q", code, out, stderr)
+	}
+	if code, out, _ := toolgate("profiles", "tunes"); code != 0 || !strings.Contains(out, "learned") || !strings.Contains(out, "succeeded") {
+		t.Errorf("tunes: exit %d %q", code, out)
+	}
+	if code, _, stderr := toolgate("profiles", "tune", "learned"); code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("second tune into learned: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := toolgate("profiles", "tune", "other", "--holdout", "0.95"); code == 0 || !strings.Contains(stderr, "holdout") {
+		t.Errorf("bad holdout: exit %d %q", code, stderr)
+	}
+}
