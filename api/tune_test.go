@@ -11,7 +11,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/api"
-	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
@@ -49,14 +48,7 @@ func TestTuneEndpoints(t *testing.T) {
 		Search: search.New(pool, emb, search.DefaultSettings(), log)}))
 	t.Cleanup(srv.Close)
 
-	words := []string{"invoice", "contract", "mailbox", "playlist", "warehouse", "vaccine", "telescope", "glacier",
-		"orchestra", "satellite", "greenhouse", "bicycle", "volcano", "lighthouse", "museum", "harbor"}
-	var tools []catalog.Tool
-	for _, w := range words {
-		for _, verb := range []string{"archive", "inspect"} {
-			tools = append(tools, testfactory.Tool(verb+"_"+w, fmt.Sprintf("Use this to %s a %s record by its id.", verb, w)))
-		}
-	}
+	tools, uses := testfactory.MisleadingCatalog()
 	_, res := testfactory.Catalog(ctx, t, pool, "ws", tools, nil)
 	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), res.Changed...)
 
@@ -66,23 +58,18 @@ func TestTuneEndpoints(t *testing.T) {
 
 	// An agent's traffic: a search, then feedback on the tool it used.
 	labelled := 0
-	for _, w := range words {
-		for _, verb := range []string{"archive", "inspect"} {
-			for _, q := range []string{"%s the %s", "please %s my %s"} {
-				code, resp := call(t, srv, "POST", "/search", fmt.Sprintf(`{"query":%q,"k":10}`, fmt.Sprintf(q, verb, w)))
-				if code != 200 {
-					t.Fatalf("search: %d %v", code, resp)
+	for _, u := range uses {
+		code, resp := call(t, srv, "POST", "/search", fmt.Sprintf(`{"query":%q,"k":10}`, u.Query))
+		if code != 200 {
+			t.Fatalf("search: %d %v", code, resp)
+		}
+		for _, r := range resp["results"].([]any) {
+			if name := "ws__" + u.Tool; r.(map[string]any)["name"] == name {
+				path := fmt.Sprintf("/search/%v/feedback", resp["search_id"])
+				if code, resp := call(t, srv, "POST", path, fmt.Sprintf(`{"tools":[{"name":%q,"success":true}]}`, name)); code >= 300 {
+					t.Fatalf("feedback: %d %v", code, resp)
 				}
-				want := "ws__" + verb + "_" + w
-				for _, r := range resp["results"].([]any) {
-					if r.(map[string]any)["name"] == want {
-						path := fmt.Sprintf("/search/%v/feedback", resp["search_id"])
-						if code, resp := call(t, srv, "POST", path, fmt.Sprintf(`{"tools":[{"name":%q,"success":true}]}`, want)); code >= 300 {
-							t.Fatalf("feedback: %d %v", code, resp)
-						}
-						labelled++
-					}
-				}
+				labelled++
 			}
 		}
 	}
@@ -103,7 +90,7 @@ func TestTuneEndpoints(t *testing.T) {
 		}
 	}
 
-	code, resp := call(t, srv, "POST", "/admin/profiles/tune", `{"profile":"learned","baseline":"var-1","seed":7}`)
+	code, resp := call(t, srv, "POST", "/admin/profiles/tune", `{"profile":"learned","baseline":"var-1"}`)
 	if code != 202 || resp["job_id"] == nil {
 		t.Fatalf("tune: %d %v", code, resp)
 	}
@@ -120,7 +107,7 @@ func TestTuneEndpoints(t *testing.T) {
 
 	code, tuneView := call(t, srv, "GET", fmt.Sprintf("/admin/tunes/%v", id), "")
 	result, _ := tuneView["result"].(map[string]any)
-	if code != 200 || tuneView["state"] != "succeeded" || result == nil || tuneView["baseline"] != "var-1" {
+	if code != 200 || tuneView["state"] != "succeeded" || result == nil || tuneView["baseline"] != "var-1" || result["created"] != true {
 		t.Fatalf("tune: %d %v", code, tuneView)
 	}
 	labels := result["labels"].(map[string]any)

@@ -223,6 +223,10 @@ func profilesTune(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []s
 		r.Labels.Searches, r.Labels.Train, r.Labels.HeldOut, r.Labels.Unranked)
 	fmt.Fprintf(env.stdout, "held-out MRR: %s %.4f, tuned %.4f; gain %+.4f, 95%% CI [%+.4f, %+.4f]: %s\n",
 		r.Baseline.Name, r.HeldOut.Baseline.MRR, r.HeldOut.Tuned.MRR, r.Gain.Mean, r.Gain.CI95[0], r.Gain.CI95[1], r.Gain.Verdict)
+	if !r.Created {
+		fmt.Fprintf(env.stdout, "no weights better than %s's found on these labels: no profile created\n", r.Baseline.Name)
+		return nil
+	}
 	fmt.Fprintf(env.stdout, "profile %s created (inactive): %s; re-weight job %d builds its vectors\n",
 		v.Profile, weightsText(r.Weights), r.Reweight.JobID)
 	return nil

@@ -16,9 +16,10 @@ import (
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
-// TestProfilesTuneCommand: `profiles tune` refuses in one line without enough labels, with
-// them --wait tunes in the process and creates the profile, `profiles tunes` lists it, and
-// a second tune into the same name is refused.
+// TestProfilesTuneCommand: `profiles tune` refuses in one line without enough labels; with
+// them, on a catalog every weighting ranks perfectly, --wait tunes in the process and says
+// it found nothing better than the baseline (and creates no copy of it); `profiles tunes`
+// lists the tune; a taken name and bad flags are refused.
 func TestProfilesTuneCommand(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDB(t)
@@ -76,14 +77,17 @@ func TestProfilesTuneCommand(t *testing.T) {
 	}
 
 	code, out, stderr := toolgate("profiles", "tune", "learned", "--wait", "--baseline", "var-2")
-	if code != 0 || !strings.Contains(out, "profile learned created (inactive)") || !strings.Contains(out, "held-out MRR: var-2") {
+	if code != 0 || !strings.Contains(out, "held-out MRR: var-2 1.0000, tuned 1.0000") || !strings.Contains(out, "no profile created") {
 		t.Fatalf("tune --wait: exit %d %q %q", code, out, stderr)
+	}
+	if code, _, stderr := toolgate("profiles", "show", "learned"); code != 1 || !strings.Contains(stderr, "no weight profile") {
+		t.Errorf("show learned: exit %d %q, want no such profile", code, stderr)
 	}
 	if code, out, _ := toolgate("profiles", "tunes"); code != 0 || !strings.Contains(out, "learned") || !strings.Contains(out, "succeeded") {
 		t.Errorf("tunes: exit %d %q", code, out)
 	}
-	if code, _, stderr := toolgate("profiles", "tune", "learned"); code != 1 || !strings.Contains(stderr, "already exists") {
-		t.Errorf("second tune into learned: exit %d %q", code, stderr)
+	if code, _, stderr := toolgate("profiles", "tune", "var-1"); code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("tune into var-1: exit %d %q", code, stderr)
 	}
 	if code, _, stderr := toolgate("profiles", "tune", "other", "--holdout", "0.95"); code == 0 || !strings.Contains(stderr, "holdout") {
 		t.Errorf("bad holdout: exit %d %q", code, stderr)

@@ -13,6 +13,7 @@ package testfactory
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -197,4 +198,36 @@ func WaitJob(tb testing.TB, events <-chan *river.Event, timeout time.Duration, w
 			tb.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// Use is a request in a user's words and the tool that serves it.
+type Use struct{ Query, Tool string }
+
+// MisleadingCatalog is a catalog of 48 tools whose descriptions each describe another
+// tool's job (a catalog with copied or stale descriptions): the names tell the tools apart,
+// while the descriptions, and everything enrichment derives from them, point at the wrong
+// tool. Its uses ask for each tool's job in three phrasings. Weights that lean on the
+// descriptions rank the right tool lower: the case tuning weights from labels is for.
+func MisleadingCatalog() ([]catalog.Tool, []Use) {
+	verbs := []string{"archive", "restore", "export", "audit"}
+	objects := []string{"invoice", "contract", "certificate", "mailbox", "playlist", "warehouse",
+		"vaccine", "telescope", "glacier", "orchestra", "satellite", "greenhouse"}
+	type job struct{ verb, object string }
+	var jobs []job
+	for _, o := range objects {
+		for _, v := range verbs {
+			jobs = append(jobs, job{v, o})
+		}
+	}
+	var tools []catalog.Tool
+	var uses []Use
+	for i, j := range jobs {
+		other := jobs[(i+5)%len(jobs)]
+		name := j.verb + "_" + j.object
+		tools = append(tools, Tool(name, fmt.Sprintf("Use this to %s a %s record of the workspace by its id.", other.verb, other.object)))
+		for _, q := range []string{"%s the %s", "please %s my %s now", "I need to %s a %s"} {
+			uses = append(uses, Use{Query: fmt.Sprintf(q, j.verb, j.object), Tool: name})
+		}
+	}
+	return tools, uses
 }

@@ -90,6 +90,59 @@ func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand) (weigh
 	return best.wt, best.mrr, evals
 }
 
+// shrinkGrid are the shares of the way from the baseline to the searched weights that
+// cross-validation chooses among (0: keep the baseline's weights).
+var shrinkGrid = []float64{0, 0.25, 0.5, 0.75, 1}
+
+// fit searches the weights on train (optimize) and shrinks them toward the baseline's by
+// the share λ of shrinkGrid that two-fold cross-validation on train scores best (weights
+// searched on one half, scored on the other; a tie keeps the smaller λ). Searched weights
+// fit their training searches better than they generalize; shrinking toward the baseline
+// trades that back, and λ = 0 says the labels found nothing better than the baseline.
+// A concat baseline has no weights to shrink toward: λ is then 1.
+func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.Rand) (weighting, float64, int) {
+	best, _, evals := m.optimize(train, starts, rng)
+	kinds := m.presentKinds()
+	var b []float64
+	if !base.concat {
+		b = normalized(base.w, kinds)
+	}
+	if b == nil {
+		return best, 1, evals
+	}
+	folds := [2][]int{}
+	for i, j := range rng.Perm(len(train)) {
+		folds[i%2] = append(folds[i%2], train[j])
+	}
+	totals := make([]float64, len(shrinkGrid))
+	for f := range folds {
+		w, _, n := m.optimize(folds[1-f], starts, rng)
+		evals += n
+		for g, lambda := range shrinkGrid {
+			for _, rr := range m.reciprocalRanks(mix(b, w.w, lambda), folds[f]) {
+				totals[g] += rr
+			}
+			evals++
+		}
+	}
+	g := 0
+	for i := range totals {
+		if totals[i] > totals[g]+1e-9 {
+			g = i
+		}
+	}
+	return mix(b, best.w, shrinkGrid[g]), shrinkGrid[g], evals
+}
+
+// mix is (1-λ)·b + λ·w.
+func mix(b, w []float64, lambda float64) weighting {
+	out := make([]float64, nKinds)
+	for k := range out {
+		out[k] = (1-lambda)*b[k] + lambda*w[k]
+	}
+	return weighting{w: out}
+}
+
 // presentKinds are the indexes of the kinds some tool has.
 func (m *model) presentKinds() []int {
 	var ks []int

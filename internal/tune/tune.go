@@ -309,13 +309,19 @@ type Result struct {
 	HeldOut Comparison `json:"held_out"`
 	Gain    Gain       `json:"gain"`
 	Search  struct {
-		Weightings      int `json:"weightings"`       // weightings scored
-		PoolPerKind     int `json:"pool_per_kind"`    // tools per kind in each query's pool
-		QueryEmbeddings int `json:"query_embeddings"` // query texts embedded (tools: none)
-		Tools           int `json:"tools"`            // tools with embedded components
+		Weightings int `json:"weightings"` // weightings scored
+		// Shrink is the share of the way from the baseline's weights to the searched ones
+		// that cross-validation kept (0: the labels found nothing better than the baseline).
+		Shrink          float64 `json:"shrink"`
+		PoolPerKind     int     `json:"pool_per_kind"`    // tools per kind in each query's pool
+		QueryEmbeddings int     `json:"query_embeddings"` // query texts embedded (tools: none)
+		Tools           int     `json:"tools"`            // tools with embedded components
 	} `json:"search"`
-	// The re-weight that builds the new profile's vectors.
-	Reweight profiles.ReweightStart `json:"reweight"`
+	// Created says whether the profile was created: not when the weights are the
+	// baseline's (Search.Shrink 0).
+	Created bool `json:"created"`
+	// The re-weight that builds the new profile's vectors, when it was created.
+	Reweight *profiles.ReweightStart `json:"reweight,omitempty"`
 }
 
 // Comparison is the baseline's and the tuned weights' metrics on one split.
@@ -442,7 +448,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 			starts = append(starts, weightsOf(p))
 		}
 	}
-	best, _, evals := m.optimize(train, starts, rng)
+	best, shrink, evals := m.fit(train, weightsOf(base.profile), starts, rng)
 	tuned := weighting{w: rounded(best.w)}
 
 	if err := progress("evaluate", 0, 0); err != nil {
@@ -463,6 +469,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	baseHeld, tunedHeld := m.reciprocalRanks(baseW, heldOut), m.reciprocalRanks(tuned, heldOut)
 	res.HeldOut = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
 	res.Gain = pairedGain(tunedHeld, baseHeld, rng)
+	res.Search.Shrink = shrink
 	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, len(texts), len(m.tools)
 
 	v, err := finish(ctx, pool, queue, id, opts.Profile, &res)
@@ -509,7 +516,8 @@ func distinctQueries(ls labelSet) (texts []string, textOf []int) {
 }
 
 // finish creates the tuned profile, records the result and queues the profile's re-weight,
-// in one transaction.
+// in one transaction. When the weights are the baseline's (cross-validation kept none of
+// the searched change), no profile is created: it would be a copy of the baseline.
 func finish(ctx context.Context, pool *pgxpool.Pool, queue profiles.ReweightQueue, id int64, name string, res *Result) (View, error) {
 	var out View
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -522,26 +530,11 @@ func finish(ctx context.Context, pool *pgxpool.Pool, queue profiles.ReweightQueu
 			out, err = viewOf(row)
 			return err
 		}
-		weights, err := json.Marshal(res.Weights)
-		if err != nil {
-			return err
+		if res.Search.Shrink > 0 {
+			if err := createProfile(ctx, tx, queue, id, name, res); err != nil {
+				return err
+			}
 		}
-		_, err = q.InsertTunedProfile(ctx, db.InsertTunedProfileParams{Name: name, Weights: weights, TuneID: pgtype.Int8{Int64: id, Valid: true}})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return &ProfileExistsError{Name: name}
-		}
-		if err != nil {
-			return err
-		}
-		set, err := profiles.BeginReweight(ctx, tx, name)
-		if err != nil {
-			return err
-		}
-		jobID, setID, _, err := queue.ReweightTx(ctx, tx, name, set.ID)
-		if err != nil {
-			return err
-		}
-		res.Reweight = profiles.ReweightStart{JobID: jobID, SetID: setID}
 		raw, err := json.Marshal(res)
 		if err != nil {
 			return err
@@ -557,6 +550,33 @@ func finish(ctx context.Context, pool *pgxpool.Pool, queue profiles.ReweightQueu
 		return err
 	})
 	return out, err
+}
+
+// createProfile creates the tuned profile and queues its re-weight inside tx.
+func createProfile(ctx context.Context, tx pgx.Tx, queue profiles.ReweightQueue, id int64, name string, res *Result) error {
+	q := db.New(tx)
+	weights, err := json.Marshal(res.Weights)
+	if err != nil {
+		return err
+	}
+	_, err = q.InsertTunedProfile(ctx, db.InsertTunedProfileParams{Name: name, Weights: weights, TuneID: pgtype.Int8{Int64: id, Valid: true}})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &ProfileExistsError{Name: name}
+	}
+	if err != nil {
+		return err
+	}
+	set, err := profiles.BeginReweight(ctx, tx, name)
+	if err != nil {
+		return err
+	}
+	jobID, setID, _, err := queue.ReweightTx(ctx, tx, name, set.ID)
+	if err != nil {
+		return err
+	}
+	res.Created = true
+	res.Reweight = &profiles.ReweightStart{JobID: jobID, SetID: setID}
+	return nil
 }
 
 // Fail marks the tune failed with err (a tune that succeeded stays so).

@@ -94,38 +94,6 @@ func (s setup) label(t *testing.T, src string, queries []eval.Query) int {
 	return labelled
 }
 
-// misleadingCatalog is a catalog whose descriptions each describe another tool (the next
-// one's job): names tell the tools apart, descriptions and everything enrichment derives
-// from them point at the wrong tool. Its queries ask for each tool's job in a user's words.
-func misleadingCatalog() ([]catalog.Tool, []eval.Query) {
-	verbs := []string{"archive", "restore", "export", "audit"}
-	objects := []string{"invoice", "contract", "certificate", "mailbox", "playlist", "warehouse",
-		"vaccine", "telescope", "glacier", "orchestra", "satellite", "greenhouse"}
-	type job struct{ verb, object string }
-	var jobsOf []job
-	for _, o := range objects {
-		for _, v := range verbs {
-			jobsOf = append(jobsOf, job{v, o})
-		}
-	}
-	var tools []catalog.Tool
-	var queries []eval.Query
-	for i, j := range jobsOf {
-		other := jobsOf[(i+5)%len(jobsOf)]
-		name := j.verb + "_" + j.object
-		tools = append(tools, testfactory.Tool(name,
-			fmt.Sprintf("Use this to %s a %s record of the workspace by its id.", other.verb, other.object)))
-		for n, q := range []string{
-			"%s the %s",
-			"please %s my %s now",
-			"I need to %s a %s",
-		} {
-			queries = append(queries, eval.Query{ID: fmt.Sprintf("%s-%d", name, n), Query: fmt.Sprintf(q, j.verb, j.object), Gold: []string{name}})
-		}
-	}
-	return tools, queries
-}
-
 // TestTuneFindsBetterWeightsWhereTheDefaultMisleads: on a catalog whose descriptions
 // mislead, labels from real searches and feedback let the tune find weights that rank the
 // used tools higher than the default profile on the held-out searches, with an interval
@@ -133,7 +101,7 @@ func misleadingCatalog() ([]catalog.Tool, []eval.Query) {
 // with its evidence, and queues its re-weight.
 func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	t.Parallel()
-	tools, queries := misleadingCatalog()
+	tools, queries := misleading()
 	s := newSetup(t, "ws", tools, 3)
 	if n := s.label(t, "ws", queries); n < 100 {
 		t.Fatalf("only %d of %d searches found their tool: the fixture does not exercise the tune", n, len(queries))
@@ -151,8 +119,8 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := v.Result
-	if v.State != db.TuneSucceeded || r == nil {
-		t.Fatalf("tune %+v", v)
+	if v.State != db.TuneSucceeded || r == nil || !r.Created || r.Reweight == nil || r.Search.Shrink == 0 {
+		t.Fatalf("tune %+v (result %+v)", v, r)
 	}
 	t.Logf("labels %+v; held-out baseline %+v tuned %+v; gain %+v; weights %v", r.Labels, r.HeldOut.Baseline, r.HeldOut.Tuned, r.Gain, r.Weights)
 	if r.Gain.Verdict != "better" || r.Gain.CI95[0] <= 0 || r.HeldOut.Tuned.MRR <= r.HeldOut.Baseline.MRR {
@@ -193,9 +161,19 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 
 	// Running the tune again (a retried job) changes nothing.
 	again, err := tune.Run(s.ctx, s.pool, emb, s.queue, v.ID, tune.RunOptions{})
-	if err != nil || again.Result.Reweight != r.Reweight {
+	if err != nil || again.Result.Reweight == nil || *again.Result.Reweight != *r.Reweight {
 		t.Errorf("second run: %v %+v", err, again.Result)
 	}
+}
+
+// misleading is testfactory.MisleadingCatalog with its queries as eval queries.
+func misleading() ([]catalog.Tool, []eval.Query) {
+	tools, uses := testfactory.MisleadingCatalog()
+	qs := make([]eval.Query, len(uses))
+	for i, u := range uses {
+		qs[i] = eval.Query{ID: fmt.Sprint(i), Query: u.Query, Gold: []string{u.Tool}}
+	}
+	return tools, qs
 }
 
 func distinct(qs []eval.Query) int {
@@ -211,7 +189,7 @@ func distinct(qs []eval.Query) int {
 // vanished before its job ran fails without creating a profile.
 func TestTuneRefusesWhatItCannotDo(t *testing.T) {
 	t.Parallel()
-	tools, queries := misleadingCatalog()
+	tools, queries := misleading()
 	s := newSetup(t, "ws", tools, 0)
 	s.label(t, "ws", queries[:15])
 
@@ -290,7 +268,7 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 	t.Logf("%d of %d queries labelled; labels %+v; %d weightings scored", n, len(ds.Queries), r.Labels, r.Search.Weightings)
 	t.Logf("train: baseline %+v tuned %+v", r.Train.Baseline, r.Train.Tuned)
 	t.Logf("held out: baseline %+v tuned %+v", r.HeldOut.Baseline, r.HeldOut.Tuned)
-	t.Logf("gain %+v; weights %v", r.Gain, r.Weights)
+	t.Logf("gain %+v; shrink %v; created %v; weights %v", r.Gain, r.Search.Shrink, r.Created, r.Weights)
 	if r.Train.Tuned.MRR < r.Train.Baseline.MRR {
 		t.Errorf("train MRR tuned %v < baseline %v", r.Train.Tuned.MRR, r.Train.Baseline.MRR)
 	}
@@ -299,6 +277,11 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 	}
 	if r.Gain.CI95[0] > r.Gain.Mean || r.Gain.CI95[1] < r.Gain.Mean {
 		t.Errorf("interval %v does not hold the mean %v", r.Gain.CI95, r.Gain.Mean)
+	}
+	_, err = profiles.Get(s.ctx, s.pool, "md-tuned")
+	var nf *profiles.NotFoundError
+	if r.Created != (err == nil) || (!r.Created && !errors.As(err, &nf)) || r.Created != (r.Search.Shrink > 0) {
+		t.Errorf("created %v, shrink %v, the profile: %v", r.Created, r.Search.Shrink, err)
 	}
 	if r.Labels.Train+r.Labels.HeldOut+r.Labels.Unranked != r.Labels.Searches || r.Labels.Searches != n {
 		t.Errorf("label counts %+v, %d searches labelled", r.Labels, n)
