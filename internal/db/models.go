@@ -54,6 +54,17 @@ type McpSessionTool struct {
 	BoundAt   time.Time `json:"bound_at"`
 }
 
+type ObservedQueryForget struct {
+	SourceID    int64     `json:"source_id"`
+	ForgottenAt time.Time `json:"forgotten_at"`
+}
+
+type ObservedQuerySweep struct {
+	Singleton   bool      `json:"singleton"`
+	LabelsUntil time.Time `json:"labels_until"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
 type SchemaFunction struct {
 	File      string    `json:"file"`
 	Sha256    string    `json:"sha256"`
