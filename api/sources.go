@@ -16,8 +16,8 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/lexical"
-	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/sources"
 )
 
