@@ -17,11 +17,15 @@ UPDATE vector_sets
 
 -- The collection job sweeps the labels written since its last run (jobs.ObservedQueriesArgs):
 -- labels_until is the database time up to which it has looked (minus a margin for label
--- transactions still in flight, internal/observed). 1970: every label, the first time.
+-- transactions still in flight, internal/observed); 1970: every label, the first time. A
+-- sweep in progress records where it will stop (sweeping_until) and the last tool it
+-- refreshed (after_tool), so that a sweep cut short (a timeout, a restart) resumes there.
 CREATE TABLE observed_query_sweep (
-    singleton    boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    labels_until timestamptz NOT NULL DEFAULT '1970-01-01 00:00:00+00',
-    updated_at   timestamptz NOT NULL DEFAULT now()
+    singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    labels_until   timestamptz NOT NULL DEFAULT '1970-01-01 00:00:00+00',
+    sweeping_until timestamptz,
+    after_tool     bigint NOT NULL DEFAULT 0,
+    updated_at     timestamptz NOT NULL DEFAULT now()
 );
 INSERT INTO observed_query_sweep DEFAULT VALUES;
 CREATE INDEX search_labels_created ON search_labels (created_at);

@@ -606,6 +606,8 @@ CREATE TABLE public.observed_query_forgets (
 CREATE TABLE public.observed_query_sweep (
     singleton boolean DEFAULT true NOT NULL,
     labels_until timestamp with time zone DEFAULT '1970-01-01 00:00:00+00'::timestamp with time zone NOT NULL,
+    sweeping_until timestamp with time zone,
+    after_tool bigint DEFAULT 0 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT observed_query_sweep_singleton_check CHECK (singleton)
 );

@@ -60,9 +60,11 @@ type ObservedQueryForget struct {
 }
 
 type ObservedQuerySweep struct {
-	Singleton   bool      `json:"singleton"`
-	LabelsUntil time.Time `json:"labels_until"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	Singleton     bool       `json:"singleton"`
+	LabelsUntil   time.Time  `json:"labels_until"`
+	SweepingUntil *time.Time `json:"sweeping_until"`
+	AfterTool     int64      `json:"after_tool"`
+	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 type SchemaFunction struct {

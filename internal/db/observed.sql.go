@@ -26,6 +26,16 @@ func (q *Queries) DeleteToolComponentsFrom(ctx context.Context, arg DeleteToolCo
 	return err
 }
 
+const finishObservedSweep = `-- name: FinishObservedSweep :exec
+UPDATE observed_query_sweep
+   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0, updated_at = now()
+`
+
+func (q *Queries) FinishObservedSweep(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, finishObservedSweep)
+	return err
+}
+
 const forgetSourceObserved = `-- name: ForgetSourceObserved :exec
 INSERT INTO observed_query_forgets (source_id, forgotten_at) VALUES ($1, now())
 ON CONFLICT (source_id) DO UPDATE SET forgotten_at = excluded.forgotten_at
@@ -35,23 +45,6 @@ ON CONFLICT (source_id) DO UPDATE SET forgotten_at = excluded.forgotten_at
 func (q *Queries) ForgetSourceObserved(ctx context.Context, sourceID int64) error {
 	_, err := q.db.Exec(ctx, forgetSourceObserved, sourceID)
 	return err
-}
-
-const getObservedSweep = `-- name: GetObservedSweep :one
-SELECT labels_until, clock_timestamp()::timestamptz AS now FROM observed_query_sweep
-`
-
-type GetObservedSweepRow struct {
-	LabelsUntil time.Time `json:"labels_until"`
-	Now         time.Time `json:"now"`
-}
-
-// Where the last sweep stopped, and the time this one starts at (the next one's start).
-func (q *Queries) GetObservedSweep(ctx context.Context) (GetObservedSweepRow, error) {
-	row := q.db.QueryRow(ctx, getObservedSweep)
-	var i GetObservedSweepRow
-	err := row.Scan(&i.LabelsUntil, &i.Now)
-	return i, err
 }
 
 const listSourceToolsWithObserved = `-- name: ListSourceToolsWithObserved :many
@@ -123,13 +116,20 @@ func (q *Queries) ListToolComponentsOfKind(ctx context.Context, arg ListToolComp
 const listToolsLabelledSince = `-- name: ListToolsLabelledSince :many
 SELECT DISTINCT t.id
 FROM search_labels x JOIN tools t ON t.name = x.tool_name
-WHERE x.created_at > $1::timestamptz
+WHERE x.created_at > $1::timestamptz AND t.id > $2::bigint
 ORDER BY t.id
+LIMIT $3::int
 `
 
-// The tools with a label written after since.
-func (q *Queries) ListToolsLabelledSince(ctx context.Context, since time.Time) ([]int64, error) {
-	rows, err := q.db.Query(ctx, listToolsLabelledSince, since)
+type ListToolsLabelledSinceParams struct {
+	Since     time.Time `json:"since"`
+	AfterTool int64     `json:"after_tool"`
+	N         int32     `json:"n"`
+}
+
+// Up to n tools after after_tool (by id) with a label written after since.
+func (q *Queries) ListToolsLabelledSince(ctx context.Context, arg ListToolsLabelledSinceParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, listToolsLabelledSince, arg.Since, arg.AfterTool, arg.N)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +228,32 @@ func (q *Queries) ObservedQueries(ctx context.Context, arg ObservedQueriesParams
 	return items, nil
 }
 
-const setObservedSweep = `-- name: SetObservedSweep :exec
-UPDATE observed_query_sweep SET labels_until = $1, updated_at = now()
+const setObservedSweepProgress = `-- name: SetObservedSweepProgress :exec
+UPDATE observed_query_sweep SET after_tool = $1, updated_at = now()
 `
 
-func (q *Queries) SetObservedSweep(ctx context.Context, labelsUntil time.Time) error {
-	_, err := q.db.Exec(ctx, setObservedSweep, labelsUntil)
+func (q *Queries) SetObservedSweepProgress(ctx context.Context, afterTool int64) error {
+	_, err := q.db.Exec(ctx, setObservedSweepProgress, afterTool)
 	return err
+}
+
+const startObservedSweep = `-- name: StartObservedSweep :one
+UPDATE observed_query_sweep
+   SET sweeping_until = coalesce(sweeping_until, clock_timestamp()), updated_at = now()
+RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool
+`
+
+type StartObservedSweepRow struct {
+	LabelsUntil   time.Time `json:"labels_until"`
+	SweepingUntil time.Time `json:"sweeping_until"`
+	AfterTool     int64     `json:"after_tool"`
+}
+
+// The sweep to run: the one in progress, or a new one up to now. FOR UPDATE: one sweep at a
+// time, whatever runs it.
+func (q *Queries) StartObservedSweep(ctx context.Context) (StartObservedSweepRow, error) {
+	row := q.db.QueryRow(ctx, startObservedSweep)
+	var i StartObservedSweepRow
+	err := row.Scan(&i.LabelsUntil, &i.SweepingUntil, &i.AfterTool)
+	return i, err
 }

@@ -11,6 +11,7 @@
 package observed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ const (
 	// (bounded by 5 s in the gateway); refreshing a tool twice costs one query and no
 	// embedding.
 	sweepMargin = time.Minute
+	// defaultSweepBatch is how many tools a sweep refreshes between two records of its
+	// progress.
+	defaultSweepBatch = 100
 )
 
 // Service collects and removes observed queries.
@@ -50,6 +54,8 @@ type Service struct {
 	// collection off (the components already stored stay until removed).
 	Max    int
 	Logger *slog.Logger
+
+	batch int // tools per batch of a sweep; 0 is defaultSweepBatch (tests set it)
 }
 
 // SweepStats is what one Sweep did.
@@ -93,42 +99,56 @@ func (s *Service) Refresh(ctx context.Context, toolID int64) (enrich.ObservedRep
 	return s.Enrich.SetObserved(ctx, toolID, texts)
 }
 
-// Sweep refreshes every tool labelled since the last sweep (less a margin), then records
-// where it stopped and flushes the lexical index. Off (Max 0) it does nothing and leaves
-// the mark where it was, so that turning collection on later picks up the labels written
-// meanwhile.
+// Sweep refreshes every tool labelled since the last sweep (less a margin), a batch of
+// tools at a time in id order, recording its progress after each batch so that a sweep cut
+// short resumes where it stopped; then it records where it stopped and flushes the lexical
+// index. Off (Max 0) it does nothing and leaves the mark where it was, so that turning
+// collection on later picks up the labels written meanwhile.
 func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 	var st SweepStats
 	if s.Max <= 0 {
 		return st, nil
 	}
 	q := db.New(s.Pool)
-	mark, err := q.GetObservedSweep(ctx)
+	sw, err := q.StartObservedSweep(ctx)
 	if err != nil {
 		return st, err
 	}
-	ids, err := q.ListToolsLabelledSince(ctx, mark.LabelsUntil.Add(-sweepMargin))
-	if err != nil {
-		return st, err
-	}
-	for _, id := range ids {
-		rep, err := s.Refresh(ctx, id)
+	after := sw.AfterTool
+	batch := cmp.Or(s.batch, defaultSweepBatch)
+	for {
+		ids, err := q.ListToolsLabelledSince(ctx, db.ListToolsLabelledSinceParams{
+			Since: sw.LabelsUntil.Add(-sweepMargin), AfterTool: after, N: int32(batch)})
 		if err != nil {
-			return st, fmt.Errorf("observed queries of tool %d: %w", id, err)
-		}
-		st.Tools++
-		st.Embedded += rep.Embedded
-		if rep.Skipped == "" {
-			st.Changed++
-		}
-	}
-	if err := q.SetObservedSweep(ctx, mark.Now); err != nil {
-		return st, err
-	}
-	if st.Changed > 0 {
-		if _, err := lexical.Flush(ctx, s.Pool); err != nil {
 			return st, err
 		}
+		for _, id := range ids {
+			rep, err := s.Refresh(ctx, id)
+			if err != nil {
+				return st, fmt.Errorf("observed queries of tool %d: %w", id, err)
+			}
+			st.Tools++
+			st.Embedded += rep.Embedded
+			if rep.Skipped == "" {
+				st.Changed++
+			}
+		}
+		if st.Changed > 0 {
+			// what changed is searchable before the next batch starts
+			if _, err := lexical.Flush(ctx, s.Pool); err != nil {
+				return st, err
+			}
+		}
+		if len(ids) < batch {
+			break
+		}
+		after = ids[len(ids)-1]
+		if err := q.SetObservedSweepProgress(ctx, after); err != nil {
+			return st, err
+		}
+	}
+	if err := q.FinishObservedSweep(ctx); err != nil {
+		return st, err
 	}
 	if st.Tools > 0 && s.Logger != nil {
 		s.Logger.Debug("observed queries swept", "tools", st.Tools, "changed", st.Changed, "embedded", st.Embedded)

@@ -30,13 +30,21 @@ import (
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
-// counting counts the texts its embedder is asked to embed.
+// counting counts the texts its embedder is asked to embed; with limited set, it fails
+// every call after the next `left` (a provider going down).
 type counting struct {
 	embed.Embedder
-	texts atomic.Int64
+	texts   atomic.Int64
+	limited atomic.Bool
+	left    atomic.Int64
 }
 
+var errProviderDown = errors.New("the embedding provider is down")
+
 func (c *counting) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if c.limited.Load() && c.left.Add(-1) < 0 {
+		return nil, errProviderDown
+	}
 	c.texts.Add(int64(len(texts)))
 	return c.Embedder.Embed(ctx, texts)
 }
@@ -475,5 +483,39 @@ func TestForgetRestoresVectors(t *testing.T) {
 
 	if _, err := e.obs.Forget(ctx, "nope"); !errors.Is(err, derrors.NotFound) {
 		t.Fatalf("forget an unknown source: %v", err)
+	}
+}
+
+// TestSweepResumes: a sweep cut short (here by the embedding provider failing) records the
+// tools it finished, and the next sweep goes on from there instead of starting over.
+func TestSweepResumes(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 3)
+	observed.SetBatch(e.obs, 1)
+	me := search.Internal()
+	e.labelled(t, me, "stock price on the bourse", stock, true)
+	e.labelled(t, me, "mail a colleague by email", email, true)
+	e.labelled(t, me, "weather forecast for tomorrow's picnic", weather, true)
+
+	e.emb.left.Store(1) // the first tool's embedding works, the second's fails
+	e.emb.limited.Store(true)
+	if _, err := e.obs.Sweep(context.Background()); !errors.Is(err, errProviderDown) {
+		t.Fatalf("sweep with the provider down: %v", err)
+	}
+	done := 0
+	for _, tool := range []string{stock, email, weather} {
+		done += len(e.observedOf(t, tool))
+	}
+	if done != 1 {
+		t.Fatalf("%d tools refreshed before the provider failed, want 1", done)
+	}
+	e.emb.limited.Store(false)
+	if st := sweep(t, e.obs); st.Tools != 2 || st.Changed != 2 {
+		t.Fatalf("the resumed sweep %+v, want the 2 tools left", st)
+	}
+	for _, tool := range []string{stock, email, weather} {
+		if len(e.observedOf(t, tool)) != 1 {
+			t.Fatalf("%s has no observed query after the resumed sweep", tool)
+		}
 	}
 }

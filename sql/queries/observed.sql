@@ -46,19 +46,27 @@ WHERE NOT EXISTS (
 ORDER BY g.searches DESC, g.last DESC, g.norm
 LIMIT sqlc.arg(max_n)::int;
 
--- name: GetObservedSweep :one
--- Where the last sweep stopped, and the time this one starts at (the next one's start).
-SELECT labels_until, clock_timestamp()::timestamptz AS now FROM observed_query_sweep;
+-- name: StartObservedSweep :one
+-- The sweep to run: the one in progress (cut short, it resumes), or a new one up to now.
+-- One sweep runs at a time: the observed_queries job is unique while it waits or runs.
+UPDATE observed_query_sweep
+   SET sweeping_until = coalesce(sweeping_until, clock_timestamp()), updated_at = now()
+RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool;
 
--- name: SetObservedSweep :exec
-UPDATE observed_query_sweep SET labels_until = $1, updated_at = now();
+-- name: SetObservedSweepProgress :exec
+UPDATE observed_query_sweep SET after_tool = $1, updated_at = now();
+
+-- name: FinishObservedSweep :exec
+UPDATE observed_query_sweep
+   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0, updated_at = now();
 
 -- name: ListToolsLabelledSince :many
--- The tools with a label written after since.
+-- Up to n tools after after_tool (by id) with a label written after since.
 SELECT DISTINCT t.id
 FROM search_labels x JOIN tools t ON t.name = x.tool_name
-WHERE x.created_at > sqlc.arg(since)::timestamptz
-ORDER BY t.id;
+WHERE x.created_at > sqlc.arg(since)::timestamptz AND t.id > sqlc.arg(after_tool)::bigint
+ORDER BY t.id
+LIMIT sqlc.arg(n)::int;
 
 -- name: ListSourceToolsWithObserved :many
 -- The tools of a source that have observed components.
