@@ -29,6 +29,8 @@ CREATE TABLE observed_query_sweep (
 );
 INSERT INTO observed_query_sweep DEFAULT VALUES;
 CREATE INDEX search_labels_created ON search_labels (created_at);
+-- A tool's labels, for the selection of its observed queries (ObservedQueries).
+CREATE INDEX search_labels_tool ON search_labels (tool_name);
 
 -- Removing a source's observed queries (DELETE /v1/sources/{name}/observed-queries) forgets
 -- the searches made until then: later refreshes use only the searches after forgotten_at,

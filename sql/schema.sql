@@ -1764,6 +1764,13 @@ CREATE INDEX search_labels_search_created ON public.search_labels USING btree (s
 
 
 --
+-- Name: search_labels_tool; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_labels_tool ON public.search_labels USING btree (tool_name);
+
+
+--
 -- Name: search_log_created; Type: INDEX; Schema: public; Owner: -
 --
 

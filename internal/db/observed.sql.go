@@ -249,8 +249,8 @@ type StartObservedSweepRow struct {
 	AfterTool     int64     `json:"after_tool"`
 }
 
-// The sweep to run: the one in progress, or a new one up to now. FOR UPDATE: one sweep at a
-// time, whatever runs it.
+// The sweep to run: the one in progress (cut short, it resumes), or a new one up to now.
+// One sweep runs at a time: the observed_queries job is unique while it waits or runs.
 func (q *Queries) StartObservedSweep(ctx context.Context) (StartObservedSweepRow, error) {
 	row := q.db.QueryRow(ctx, startObservedSweep)
 	var i StartObservedSweepRow
