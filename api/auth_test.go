@@ -417,7 +417,7 @@ func TestExistingLimitedAdminKeyCannotEscalate(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	// Back to the schema before the refusal (version 11), where such a key could be stored,
 	// and forward.
-	if err := postgres.MigrateDown(ctx, pool, int(postgres.LatestVersion())-11); err != nil {
+	if err := postgres.MigrateDownTo(ctx, pool, 11); err != nil {
 		t.Fatal(err)
 	}
 	const prefix, secret = "limitedadm", "limited-admin-secret"

@@ -54,7 +54,9 @@ func concurrentCatalog(r, g int) []catalog.Tool {
 // Writers of every kind at once, in several rounds: 8 concurrent PUTs of one source's
 // catalog, 8 PUTs to 8 other sources, syncs of an MCP source whose tool list keeps changing,
 // the enrichment jobs all of them queue (worked by 4 River workers, with the debounced
-// lexical index runs) and re-weights of the default profile. No request answers 5xx, no job
+// lexical index runs), re-weights of the default profile, and observed queries written to
+// the tools (enrich.Service.SetObserved) and removed per source (DELETE
+// /v1/sources/shared/observed-queries). No request answers 5xx, no job
 // fails, PostgreSQL reports no deadlock, each catalog ends equal to the last write that
 // committed, and the lexical index holds exactly the searchable tools.
 func TestConcurrentWritersNeverDeadlock(t *testing.T) {
@@ -78,6 +80,7 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 	})
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true}))
 	defer srv.Close()
+	observedWriter := &enrich.Service{Pool: pool, Logger: log, Embedder: embed.NewLocal(64)}
 
 	var failures []string
 	var mu sync.Mutex
@@ -141,6 +144,26 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 			})
 		}
 		wg.Go(func() { call(http.MethodPost, "/admin/profiles/default/reweight", nil) })
+		// observed queries written to the tools the other writers change, and removed
+		wg.Go(func() {
+			ids, err := db.New(pool).ListToolIDsAndHashes(ctx)
+			if err != nil {
+				fail("list tools: %v", err)
+				return
+			}
+			for i, tl := range ids {
+				if i%7 != r {
+					continue
+				}
+				texts := []string{fmt.Sprintf("ledger record round %d", r), fmt.Sprintf("look up the ledger, query %d", i)}
+				if _, err := observedWriter.SetObserved(ctx, tl.ID, texts); err != nil {
+					fail("observed queries of tool %d: %v", tl.ID, err)
+				}
+			}
+			if r > 0 { // the shared source exists once a round's PUTs are done
+				call(http.MethodDelete, "/v1/sources/shared/observed-queries", nil)
+			}
+		})
 		wg.Wait()
 	}
 

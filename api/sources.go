@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/sources"
 )
 
@@ -26,6 +27,7 @@ func (s *Server) registerSources(g *echo.Group) {
 	g.GET("/sources/:name", s.getSource)
 	g.DELETE("/sources/:name", s.deleteSource)
 	g.PUT("/sources/:name/tools", s.replaceCatalog)
+	g.DELETE("/sources/:name/observed-queries", s.forgetObserved)
 }
 
 // sourceView is a source as the API shows it.
@@ -247,4 +249,16 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"source": v, "result": res})
+}
+
+// forgetObserved removes the observed queries of every tool of the source (admin only:
+// they are other users' words), recombines those tools' vectors and refreshes the lexical
+// index before it answers; the source's searches until now are forgotten.
+func (s *Server) forgetObserved(c echo.Context) error {
+	svc := observed.Service{Pool: s.deps.Pool, Logger: s.log}
+	rep, err := svc.Forget(context.WithoutCancel(c.Request().Context()), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
 }

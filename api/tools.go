@@ -9,9 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
 func (s *Server) registerTools(g *echo.Group) {
@@ -135,7 +137,17 @@ func (s *Server) getTool(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Observed queries are other callers' words: only an admin sees them (the route is
+	// admin-only today; this holds if it is ever opened to search keys).
+	caller, err := requestCaller(c)
+	if err != nil {
+		return err
+	}
+	admin := caller.Scope.Allows(auth.ScopeAdmin)
 	for _, cp := range comps {
+		if cp.Kind == tdwa.KindObserved && !admin {
+			continue
+		}
 		v.Components = append(v.Components, componentView(cp))
 	}
 	return c.JSON(http.StatusOK, v)

@@ -55,6 +55,9 @@ type Deps struct {
 	lexicalAsked *atomic.Int64
 	// MCPSessionKeep is how long an unused MCP gateway session is kept.
 	MCPSessionKeep time.Duration
+	// ObservedQueries is the most observed queries kept per tool (TOOLGATE_OBSERVED_QUERIES,
+	// internal/observed); 0 collects none and runs no observed_queries sweep.
+	ObservedQueries int
 }
 
 // Options tunes the River client.
@@ -105,6 +108,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &ReweightWorker{deps: deps})
 	river.AddWorker(workers, &TuneWorker{deps: deps})
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
+	river.AddWorker(workers, &ObservedQueriesWorker{deps: deps})
 
 	cfg := &river.Config{
 		Logger:     deps.Logger.With("component", "river"),
@@ -141,6 +145,11 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return LexicalIndexArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "lexical_index"}),
+		}
+		if deps.ObservedQueries > 0 {
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(observedEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return ObservedQueriesArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "observed_queries"}))
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

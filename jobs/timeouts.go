@@ -60,7 +60,7 @@ func (d Deps) syncJobTimeout() time.Duration { return d.syncTimeout() + d.jobTim
 // timeout its worker gives River. Kinds without their own timeout get the JobTimeout.
 func (d Deps) Timeout(kind string) time.Duration {
 	switch kind {
-	case EnrichToolArgs{}.Kind():
+	case EnrichToolArgs{}.Kind(), ObservedQueriesArgs{}.Kind():
 		return d.enrichTimeout()
 	case ReweightArgs{}.Kind(), TuneArgs{}.Kind():
 		return d.reweightTimeout()

@@ -85,7 +85,8 @@ CREATE FUNCTION public.toolgate_components_search_queue() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
-    kinds constant text[] := ARRAY['question', 'topics', 'profile_tags', 'profile_function', 'profile_when_to_use'];
+    kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
+                                   'profile_when_to_use'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
@@ -300,7 +301,7 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
             || setweight(to_tsvector('english', coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
-                      AND c.kind IN ('question', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
+                      AND c.kind IN ('question', 'observed', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
             || setweight(to_tsvector('english', t.description || ' ' || coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
@@ -585,6 +586,30 @@ CREATE TABLE public.mcp_sessions (
     state jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: observed_query_forgets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.observed_query_forgets (
+    source_id bigint NOT NULL,
+    forgotten_at timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: observed_query_sweep; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.observed_query_sweep (
+    singleton boolean DEFAULT true NOT NULL,
+    labels_until timestamp with time zone DEFAULT '1970-01-01 00:00:00+00'::timestamp with time zone NOT NULL,
+    sweeping_until timestamp with time zone,
+    after_tool bigint DEFAULT 0 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT observed_query_sweep_singleton_check CHECK (singleton)
 );
 
 
@@ -1443,6 +1468,22 @@ ALTER TABLE ONLY public.mcp_sessions
 
 
 --
+-- Name: observed_query_forgets observed_query_forgets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.observed_query_forgets
+    ADD CONSTRAINT observed_query_forgets_pkey PRIMARY KEY (source_id);
+
+
+--
+-- Name: observed_query_sweep observed_query_sweep_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.observed_query_sweep
+    ADD CONSTRAINT observed_query_sweep_pkey PRIMARY KEY (singleton);
+
+
+--
 -- Name: profile_tunes profile_tunes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1766,10 +1807,24 @@ CREATE INDEX search_feedback_search ON public.search_feedback USING btree (searc
 
 
 --
+-- Name: search_labels_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_labels_created ON public.search_labels USING btree (created_at);
+
+
+--
 -- Name: search_labels_search_created; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX search_labels_search_created ON public.search_labels USING btree (search_created_at);
+
+
+--
+-- Name: search_labels_tool; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_labels_tool ON public.search_labels USING btree (tool_name);
 
 
 --
@@ -1897,6 +1952,14 @@ CREATE TRIGGER vector_sets_partition AFTER INSERT OR DELETE ON public.vector_set
 
 ALTER TABLE ONLY public.mcp_session_tools
     ADD CONSTRAINT mcp_session_tools_session_id_fkey FOREIGN KEY (session_id) REFERENCES public.mcp_sessions(id) ON DELETE CASCADE;
+
+
+--
+-- Name: observed_query_forgets observed_query_forgets_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.observed_query_forgets
+    ADD CONSTRAINT observed_query_forgets_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
 
 
 --

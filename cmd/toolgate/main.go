@@ -30,6 +30,7 @@ commands:
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   sync      NAME: sync an MCP source from its server now
+  sources   forget-queries NAME: remove the observed queries of the source's tools
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
             | tune NEW [--baseline P] [--wait] | tunes: weights tuned from labelled searches
@@ -55,6 +56,7 @@ var commands = map[string]command{
 	"migrate":  runMigrate,
 	"import":   runImport,
 	"sync":     runSync,
+	"sources":  runSources,
 	"keys":     runKeys,
 	"profiles": runProfiles,
 	"eval":     runEval,

@@ -102,7 +102,7 @@ func TestMigrateUpIndexesAnUpgradedCatalog(t *testing.T) {
 	}
 	defer pool.Close()
 	// back to version 10, the last with migration 0004's index
-	if err := postgres.MigrateDown(ctx, pool, int(postgres.LatestVersion())-10); err != nil {
+	if err := postgres.MigrateDownTo(ctx, pool, 10); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `

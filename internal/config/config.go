@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -80,6 +81,9 @@ type Config struct {
 	ProviderRetries  int           // TOOLGATE_PROVIDER_RETRIES
 	Questions        int           // TOOLGATE_QUESTIONS
 	Judge            bool          // TOOLGATE_JUDGE
+	// ObservedQueries is TOOLGATE_OBSERVED_QUERIES: the most observed queries (queries of
+	// labelled searches) kept per tool as components; 0, the default, collects none.
+	ObservedQueries int
 
 	MCPCallTool            bool          // TOOLGATE_MCP_CALL_TOOL: expose the call_tool meta-tool
 	MCPUseTool             bool          // TOOLGATE_MCP_USE_TOOL: expose the use_tool meta-tool
@@ -173,6 +177,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
 		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, enrich.MaxQuestions),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
+		ObservedQueries:  r.integer("TOOLGATE_OBSERVED_QUERIES", 0, 0, observed.MaxPerTool),
 
 		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
 		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),

@@ -131,7 +131,7 @@ const listToolComponentViews = `-- name: ListToolComponentViews :many
 SELECT kind, ordinal, text, model, (embedding IS NOT NULL)::boolean AS has_embedding, updated_at
 FROM tool_components WHERE tool_id = $1
 ORDER BY array_position(ARRAY['name', 'description', 'parameters', 'question', 'topics', 'profile_function',
-    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'concat'], kind), ordinal
+    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'observed', 'concat'], kind), ordinal
 `
 
 type ListToolComponentViewsRow struct {

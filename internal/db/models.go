@@ -54,6 +54,19 @@ type McpSessionTool struct {
 	BoundAt   time.Time `json:"bound_at"`
 }
 
+type ObservedQueryForget struct {
+	SourceID    int64     `json:"source_id"`
+	ForgottenAt time.Time `json:"forgotten_at"`
+}
+
+type ObservedQuerySweep struct {
+	Singleton     bool       `json:"singleton"`
+	LabelsUntil   time.Time  `json:"labels_until"`
+	SweepingUntil *time.Time `json:"sweeping_until"`
+	AfterTool     int64      `json:"after_tool"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
 type ProfileTune struct {
 	ID         int64           `json:"id"`
 	Profile    string          `json:"profile"`

@@ -154,42 +154,25 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 		produced[StepTopics] = stepOutput{mustJSON(topicsOutput{Topics: ts}), u}
 	}
 
-	// Embed only the components whose text changed or that lack a vector of this space.
+	// Embed only the components whose text is new or that lack a vector of this space. The
+	// tool's observed queries (internal/observed) are not enrichment's, but they are kept,
+	// and embedded here when they lack a vector (after a reembed).
 	comps := Components(doc, out)
 	old, err := q.ListToolComponents(ctx, tool.ID)
 	if err != nil {
 		return rep, err
 	}
+	vectors := s.storedVectors(old)
+	pending := comps
+	for _, o := range old {
+		if o.Kind == tdwa.KindObserved {
+			pending = append(pending[:len(pending):len(pending)], Component{Kind: o.Kind, Ordinal: int(o.Ordinal), Text: o.Text})
+		}
+	}
+	if rep.Embedded, err = s.embedMissing(ctx, pending, vectors); err != nil {
+		return rep, err
+	}
 	emodel := deps.Embedder.Model()
-	oldByKey := map[ComponentKey]db.ToolComponent{}
-	for _, c := range old {
-		oldByKey[ComponentKey{Kind: c.Kind, Ordinal: int(c.Ordinal)}] = c
-	}
-	vectors := make([][]float32, len(comps))
-	var texts []string
-	var missing []int
-	for i, c := range comps {
-		o, ok := oldByKey[c.Key()]
-		if ok && o.TextHash == c.Hash() && o.Embedding != nil && o.Model != nil && *o.Model == emodel && len(o.Embedding.Slice()) == deps.Embedder.Dims() {
-			vectors[i] = o.Embedding.Slice()
-			continue
-		}
-		texts = append(texts, c.Text)
-		missing = append(missing, i)
-	}
-	if len(texts) > 0 {
-		vs, err := deps.Embedder.Embed(ctx, texts)
-		if err != nil {
-			return rep, err
-		}
-		if len(vs) != len(texts) {
-			return rep, fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), len(texts))
-		}
-		for j, i := range missing {
-			vectors[i] = vs[j]
-		}
-		rep.Embedded = len(texts)
-	}
 
 	if err := ensureCurrentSets(ctx, s.Pool); err != nil {
 		return rep, err
@@ -226,43 +209,28 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 			}
 			rep.Steps = append(rep.Steps, step)
 		}
-		params := db.UpsertToolComponentsParams{ToolID: tool.ID, Model: emodel,
-			Kinds: make([]string, len(comps)), Ordinals: make([]int32, len(comps)), Texts: make([]string, len(comps)),
-			TextHashes: make([]string, len(comps)), Embeddings: make([]string, len(comps))}
-		tc := make([]tdwa.Component, len(comps))
-		for i, c := range comps {
-			params.Kinds[i], params.Ordinals[i], params.Texts[i] = c.Kind, int32(c.Ordinal), c.Text
-			params.TextHashes[i], params.Embeddings[i] = c.Hash(), pgvector.NewVector(vectors[i]).String()
-			tc[i] = tdwa.Component{Kind: c.Kind, Ordinal: c.Ordinal, Vector: vectors[i]}
-		}
-		sets, err := q.ListWritableVectorSets(ctx)
+		// The observed queries as they are now, under the tool's lock: a refresh that
+		// committed since they were read above is kept, not undone.
+		observed, err := q.ListToolComponentsOfKind(ctx, db.ListToolComponentsOfKindParams{ToolID: tool.ID, Kind: tdwa.KindObserved})
 		if err != nil {
 			return err
 		}
-		var vp []db.UpsertToolVectorParams
-		for _, s := range sets {
-			prof, err := tdwa.ParseProfile(s.Strategy, s.Weights)
-			if err != nil {
-				return fmt.Errorf("weight profile %s: %w", s.Profile, err)
-			}
-			v, err := tdwa.Combine(tc, prof)
-			var nc *tdwa.NoComponentsError
-			if errors.As(err, &nc) {
-				// The tool has none of the kinds this profile weighs: it has no vector there.
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("weight profile %s: %w", s.Profile, err)
-			}
-			vp = append(vp, db.UpsertToolVectorParams{SetID: s.SetID, ToolID: tool.ID, Embedding: pgvector.NewVector(v)})
+		all := comps[:len(comps):len(comps)]
+		for k, v := range s.storedVectors(observed) {
+			vectors[k] = v
 		}
-		rep.Vectors = len(vp)
-		if err := db.ExecBatch(q.UpsertToolVector(ctx, vp)); err != nil {
-			return fmt.Errorf("write tool vectors: %w", err)
+		for _, o := range observed {
+			if _, ok := vectors[o.TextHash]; ok {
+				all = append(all, Component{Kind: o.Kind, Ordinal: int(o.Ordinal), Text: o.Text})
+			}
+		}
+		if rep.Vectors, err = storeToolVectors(ctx, q, tool.ID, tdwaComponents(all, vectors)); err != nil {
+			return err
 		}
 		// The components last (lock order, internal/postgres/locks.go: components before
 		// vector rows would be as good, but the vector upserts are the slow part and hold
 		// no lock another writer of this tool needs).
+		params := componentParams(tool.ID, emodel, all, vectors)
 		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Kinds: params.Kinds, Ordinals: params.Ordinals}); err != nil {
 			return err
 		}
@@ -279,6 +247,101 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 			"vectors", rep.Vectors, "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
 	}
 	return rep, nil
+}
+
+// storedVectors indexes the stored component vectors of the configured embedding space by
+// their text's hash: a text is embedded once, whatever kind or ordinal it moves to.
+func (s *Service) storedVectors(stored []db.ToolComponent) map[string][]float32 {
+	emodel, dims := s.Embedder.Model(), s.Embedder.Dims()
+	out := map[string][]float32{}
+	for _, c := range stored {
+		if c.Embedding != nil && c.Model != nil && *c.Model == emodel && len(c.Embedding.Slice()) == dims {
+			out[c.TextHash] = c.Embedding.Slice()
+		}
+	}
+	return out
+}
+
+// embedMissing embeds, in one provider call, the texts of comps that have no vector in
+// have (by text hash), adds their vectors to have and returns how many texts it embedded.
+func (s *Service) embedMissing(ctx context.Context, comps []Component, have map[string][]float32) (int, error) {
+	var texts, hashes []string
+	asked := map[string]bool{}
+	for _, c := range comps {
+		h := c.Hash()
+		if _, ok := have[h]; ok || asked[h] {
+			continue
+		}
+		asked[h] = true
+		texts = append(texts, c.Text)
+		hashes = append(hashes, h)
+	}
+	if len(texts) == 0 {
+		return 0, nil
+	}
+	vs, err := s.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return 0, err
+	}
+	if len(vs) != len(texts) {
+		return 0, fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	for i, h := range hashes {
+		have[h] = vs[i]
+	}
+	return len(texts), nil
+}
+
+// tdwaComponents pairs each component with its vector (by text hash) for tdwa.Combine.
+func tdwaComponents(comps []Component, vectors map[string][]float32) []tdwa.Component {
+	tc := make([]tdwa.Component, len(comps))
+	for i, c := range comps {
+		tc[i] = tdwa.Component{Kind: c.Kind, Ordinal: c.Ordinal, Vector: vectors[c.Hash()]}
+	}
+	return tc
+}
+
+// componentParams is the one statement that writes comps (each with its vector by text hash).
+func componentParams(toolID int64, model string, comps []Component, vectors map[string][]float32) db.UpsertToolComponentsParams {
+	params := db.UpsertToolComponentsParams{ToolID: toolID, Model: model,
+		Kinds: make([]string, len(comps)), Ordinals: make([]int32, len(comps)), Texts: make([]string, len(comps)),
+		TextHashes: make([]string, len(comps)), Embeddings: make([]string, len(comps))}
+	for i, c := range comps {
+		params.Kinds[i], params.Ordinals[i], params.Texts[i] = c.Kind, int32(c.Ordinal), c.Text
+		params.TextHashes[i], params.Embeddings[i] = c.Hash(), pgvector.NewVector(vectors[c.Hash()]).String()
+	}
+	return params
+}
+
+// storeToolVectors writes the tool's vector, combined from tc, into every ready and
+// building vector set, each with the weights it was built with, inside the caller's
+// transaction (which holds the tool's row, LockToolHash). Returns the vectors written.
+func storeToolVectors(ctx context.Context, q *db.Queries, toolID int64, tc []tdwa.Component) (int, error) {
+	sets, err := q.ListWritableVectorSets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var vp []db.UpsertToolVectorParams
+	for _, s := range sets {
+		prof, err := tdwa.ParseProfile(s.Strategy, s.Weights)
+		if err != nil {
+			return 0, fmt.Errorf("weight profile %s: %w", s.Profile, err)
+		}
+		v, err := tdwa.Combine(tc, prof)
+		var nc *tdwa.NoComponentsError
+		if errors.As(err, &nc) {
+			// The tool has none of the kinds this profile weighs: it has no vector there.
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("weight profile %s: %w", s.Profile, err)
+		}
+		vp = append(vp, db.UpsertToolVectorParams{SetID: s.SetID, ToolID: toolID, Embedding: pgvector.NewVector(v)})
+	}
+	if err := db.ExecBatch(q.UpsertToolVector(ctx, vp)); err != nil {
+		return 0, fmt.Errorf("write tool vectors: %w", err)
+	}
+	return len(vp), nil
 }
 
 // ensureCurrentSets gives every profile without a current vector set a new ready one while

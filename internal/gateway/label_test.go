@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -300,5 +301,36 @@ func TestLabelsFromServerEverything(t *testing.T) {
 	var searches, labelled int64
 	if err := pool.QueryRow(ctx, `SELECT searches, labelled FROM search_label_stats WHERE label_source = 'any'`).Scan(&searches, &labelled); err != nil || searches != 4 || labelled != 2 {
 		t.Fatalf("search_label_stats: %d of %d searches labelled, %v; want 2 of 4", labelled, searches, err)
+	}
+}
+
+// TestCallLabelsFeedObservedQueries: the query of a find_tools whose tool the session then
+// called successfully is an observed query of that tool (internal/observed); one whose call
+// failed is not.
+func TestCallLabelsFeedObservedQueries(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	c := connectHTTP(t, serveGateway(t, e.g.HTTPHandler(), &auth.Caller{Name: "agent", Scope: auth.ScopeSearch}).URL)
+	find(t, c, "send an email message", 3)
+	if res := call(t, c, "call_tool", map[string]any{"name": "market__send_email", "arguments": map[string]any{"to": "a", "body": "b"}}); res.IsError {
+		t.Fatalf("call failed: %s", text(res))
+	}
+	find(t, c, "email delivery that fails", 3)
+	wantToolError(t, call(t, c, "call_tool", map[string]any{"name": "market__send_email", "arguments": map[string]any{"to": "x"}}), gateway.CodeInvalidArguments)
+	e.g.WaitLabels()
+	if ls := labels(t, e.pool); len(ls) != 2 || !ls[0].Success.Bool || ls[1].Success.Bool {
+		t.Fatalf("labels %+v, want a successful call and a failed one", ls)
+	}
+
+	var id int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT id FROM tools WHERE name = 'market__send_email'`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	got, err := (&observed.Service{Pool: e.pool, Max: 3}).Queries(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "send an email message" {
+		t.Fatalf("observed queries %q, want the successful call's search only", got)
 	}
 }

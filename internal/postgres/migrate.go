@@ -126,6 +126,21 @@ func MigrateDown(ctx context.Context, pool *pgxpool.Pool, steps int) error {
 	return nil
 }
 
+// MigrateDownTo rolls toolgate's schema back to version (one of the migrations' numbers),
+// whatever numbers are missing in between (0015 and 0016 belong to other branches).
+// Tests use it to make a state of an older schema.
+func MigrateDownTo(ctx context.Context, pool *pgxpool.Pool, version uint) error {
+	m, done, err := newMigrate(pool)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate down to %d: %w", version, err)
+	}
+	return nil
+}
+
 // Status reports the applied schema version of toolgate and whether River's is current.
 func Status(ctx context.Context, pool *pgxpool.Pool) (MigrationStatus, error) {
 	st := MigrationStatus{Latest: LatestVersion()}

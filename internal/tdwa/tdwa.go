@@ -25,15 +25,21 @@ const (
 	KindProfileWhenToUse    = "profile_when_to_use"
 	KindProfileLimitation   = "profile_limitation"
 	KindProfileExampleUsage = "profile_example_usage"
-	KindConcat              = "concat"
+	// KindObserved is a search query that led to a call of the tool (opt-in,
+	// TOOLGATE_OBSERVED_QUERIES, internal/observed): one row per query, averaged into one
+	// vector first, like the questions. Not written by enrichment.
+	KindObserved = "observed"
+	KindConcat   = "concat"
 )
 
 // Kinds lists every component kind a weight may name, in document order. concat is not
-// weightable: it is the Concat strategy's single input.
+// weightable: it is the Concat strategy's single input. observed comes last: Combine sums
+// the kinds in this order, so a tool without observed queries gets bit for bit the vector
+// it had before the kind existed.
 var Kinds = []string{
 	KindName, KindDescription, KindParameters, KindQuestion, KindTopics,
 	KindProfileFunction, KindProfileTags, KindProfileWhenToUse, KindProfileLimitation,
-	KindProfileExampleUsage,
+	KindProfileExampleUsage, KindObserved,
 }
 
 // Strategies.

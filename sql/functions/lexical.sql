@@ -8,7 +8,9 @@
 -- parallel arrays of its sorted lexemes and their weighted term frequencies:
 --   A (weight 3.0): the namespaced name and the title, as words (`acme__getStockPrice` ->
 --                   "acme get stock price");
---   B (weight 2.0): synthetic questions, key topics, Tool-DE profile tags and function;
+--   B (weight 2.0): synthetic questions, observed queries (the words of the searches that
+--                   led to the tool, internal/observed), key topics, Tool-DE profile tags
+--                   and function;
 --   C (weight 1.0): the description and the profile's when_to_use;
 --   D (weight 0.5): parameter names and parameter descriptions of the input schema.
 -- A lexeme's term frequency is the sum of the weights of its positions, the document length
@@ -53,7 +55,7 @@ LANGUAGE sql STABLE AS $$
             || setweight(to_tsvector('english', coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
-                      AND c.kind IN ('question', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
+                      AND c.kind IN ('question', 'observed', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
             || setweight(to_tsvector('english', t.description || ' ' || coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
@@ -214,7 +216,8 @@ CREATE OR REPLACE TRIGGER tools_search_queue_delete AFTER DELETE ON tools
 CREATE OR REPLACE FUNCTION toolgate_components_search_queue() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
-    kinds constant text[] := ARRAY['question', 'topics', 'profile_tags', 'profile_function', 'profile_when_to_use'];
+    kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
+                                   'profile_when_to_use'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);

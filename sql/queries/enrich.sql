@@ -107,7 +107,7 @@ SELECT id, content_hash FROM tools WHERE id = ANY(sqlc.arg(ids)::bigint[]) ORDER
 SELECT kind, ordinal, text, model, (embedding IS NOT NULL)::boolean AS has_embedding, updated_at
 FROM tool_components WHERE tool_id = $1
 ORDER BY array_position(ARRAY['name', 'description', 'parameters', 'question', 'topics', 'profile_function',
-    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'concat'], kind), ordinal;
+    'profile_tags', 'profile_when_to_use', 'profile_limitation', 'profile_example_usage', 'observed', 'concat'], kind), ordinal;
 
 -- name: ToolHasActiveVector :one
 SELECT EXISTS (SELECT 1 FROM tool_vectors v JOIN weight_profiles p ON p.current_set = v.set_id

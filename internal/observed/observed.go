@@ -1,0 +1,226 @@
+// Package observed turns the queries that led agents to a tool into components of that
+// tool (kind `observed`, issue 18 point 4), so that the catalog learns the words its users
+// use: opt-in (TOOLGATE_OBSERVED_QUERIES, the most kept per tool; 0, the default, collects
+// nothing), bounded, de-duplicated, embedded once, weighted by TDWA like the synthetic
+// questions, kept within the searching key's sources, and removable per source.
+//
+// A query is observed when its search is labelled with the tool (search_labels, migration
+// 0014: the MCP gateway saw the tool called after the search, or the agent's feedback named
+// it). The selection itself is one SQL statement (ObservedQueries in sql/queries/observed.sql);
+// the components are written by enrich.Service.SetObserved, the path enrichment takes.
+package observed
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
+	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/tdwa"
+)
+
+const (
+	// MaxChars is the longest query kept (in characters, after whitespace is collapsed):
+	// a longer one is a whole task pasted in, not the words of a request, and is skipped.
+	MaxChars = 200
+	// MaxPerTool bounds TOOLGATE_OBSERVED_QUERIES.
+	MaxPerTool = 100
+	// sweepMargin is how far before the last sweep's start a sweep looks again: a label's
+	// created_at is its transaction's start, so a label committed just after a sweep read
+	// the labels may carry an earlier time. Label writes are single short statements
+	// (bounded by 5 s in the gateway); refreshing a tool twice costs one query and no
+	// embedding.
+	sweepMargin = time.Minute
+	// defaultSweepBatch is how many tools a sweep refreshes between two records of its
+	// progress.
+	defaultSweepBatch = 100
+)
+
+// Service collects and removes observed queries.
+type Service struct {
+	Pool *pgxpool.Pool
+	// Enrich writes the components (its Embedder embeds them).
+	Enrich *enrich.Service
+	// Max is the most observed queries kept per tool (TOOLGATE_OBSERVED_QUERIES); 0 turns
+	// collection off (the components already stored stay until removed).
+	Max    int
+	Logger *slog.Logger
+
+	batch int // tools per batch of a sweep; 0 is defaultSweepBatch (tests set it)
+}
+
+// SweepStats is what one Sweep did.
+type SweepStats struct {
+	Tools    int // tools refreshed (labelled since the last sweep)
+	Changed  int // tools whose observed queries changed
+	Embedded int // texts embedded
+}
+
+// SourceNotFoundError is a source name that does not exist.
+type SourceNotFoundError struct{ Name string }
+
+func (e *SourceNotFoundError) Error() string        { return fmt.Sprintf("source %q not found", e.Name) }
+func (e *SourceNotFoundError) Is(target error) bool { return target == derrors.NotFound }
+
+// Queries returns the observed queries tool toolID should have now, at most s.Max, best
+// first (ObservedQueries in sql/queries/observed.sql says how they are chosen).
+func (s *Service) Queries(ctx context.Context, toolID int64) ([]string, error) {
+	rows, err := db.New(s.Pool).ObservedQueries(ctx, db.ObservedQueriesParams{
+		ToolID: toolID, MaxN: int32(s.Max), MaxChars: MaxChars})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Text
+	}
+	return out, nil
+}
+
+// Refresh makes the tool's observed components equal to Queries. Off (Max 0) it does
+// nothing. The lexical index is not flushed (Sweep does it once for all the tools).
+func (s *Service) Refresh(ctx context.Context, toolID int64) (enrich.ObservedReport, error) {
+	if s.Max <= 0 {
+		return enrich.ObservedReport{Skipped: "off"}, nil
+	}
+	texts, err := s.Queries(ctx, toolID)
+	if err != nil {
+		return enrich.ObservedReport{}, err
+	}
+	return s.Enrich.SetObserved(ctx, toolID, texts)
+}
+
+// Sweep refreshes every tool labelled since the last sweep (less a margin), a batch of
+// tools at a time in id order, recording its progress after each batch so that a sweep cut
+// short resumes where it stopped; then it records where it stopped and flushes the lexical
+// index. Off (Max 0) it does nothing and leaves the mark where it was, so that turning
+// collection on later picks up the labels written meanwhile.
+func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
+	var st SweepStats
+	if s.Max <= 0 {
+		return st, nil
+	}
+	q := db.New(s.Pool)
+	sw, err := q.StartObservedSweep(ctx)
+	if err != nil {
+		return st, err
+	}
+	after := sw.AfterTool
+	batch := cmp.Or(s.batch, defaultSweepBatch)
+	for {
+		ids, err := q.ListToolsLabelledSince(ctx, db.ListToolsLabelledSinceParams{
+			Since: sw.LabelsUntil.Add(-sweepMargin), AfterTool: after, N: int32(batch)})
+		if err != nil {
+			return st, err
+		}
+		for _, id := range ids {
+			rep, err := s.Refresh(ctx, id)
+			if err != nil {
+				return st, fmt.Errorf("observed queries of tool %d: %w", id, err)
+			}
+			st.Tools++
+			st.Embedded += rep.Embedded
+			if rep.Skipped == "" {
+				st.Changed++
+			}
+		}
+		if st.Changed > 0 {
+			// what changed is searchable before the next batch starts
+			if _, err := lexical.Flush(ctx, s.Pool); err != nil {
+				return st, err
+			}
+		}
+		if len(ids) < batch {
+			break
+		}
+		after = ids[len(ids)-1]
+		if err := q.SetObservedSweepProgress(ctx, after); err != nil {
+			return st, err
+		}
+	}
+	if err := q.FinishObservedSweep(ctx); err != nil {
+		return st, err
+	}
+	if st.Tools > 0 && s.Logger != nil {
+		s.Logger.Debug("observed queries swept", "tools", st.Tools, "changed", st.Changed, "embedded", st.Embedded)
+	}
+	return st, nil
+}
+
+// ForgetReport is what Forget removed.
+type ForgetReport struct {
+	Source  string `json:"source"`
+	Tools   int    `json:"tools"`   // tools that had observed queries
+	Removed int    `json:"removed"` // observed components deleted
+}
+
+// Forget removes the observed queries of every tool of the named source, recombines those
+// tools' vectors (with the weights of each set, as without observed queries) and flushes
+// the lexical index, so that none of the removed words can find a tool when it returns.
+// The source's searches until now are forgotten: later refreshes use only later searches.
+// It works whether collection is on or off.
+func (s *Service) Forget(ctx context.Context, source string) (ForgetReport, error) {
+	rep := ForgetReport{Source: source}
+	q := db.New(s.Pool)
+	src, err := q.GetSourceByName(ctx, source)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rep, &SourceNotFoundError{Name: source}
+	}
+	if err != nil {
+		return rep, err
+	}
+	if err := q.ForgetSourceObserved(ctx, src.ID); err != nil {
+		return rep, err
+	}
+	ids, err := q.ListSourceToolsWithObserved(ctx, src.ID)
+	if err != nil || len(ids) == 0 {
+		return rep, err
+	}
+	// Removing embeds nothing: the vectors are recombined from the stored ones, in the
+	// stored embedding space, so that a process without an embedder (an API-only one, the
+	// CLI) can remove.
+	sp, err := q.GetEmbeddingSpace(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("the embedding space: %w", err)
+	}
+	remover := &enrich.Service{Pool: s.Pool, Embedder: storedSpace{model: sp.Model, dims: int(sp.Dims)}}
+	for _, id := range ids {
+		had, err := q.ListToolComponentsOfKind(ctx, db.ListToolComponentsOfKindParams{ToolID: id, Kind: tdwa.KindObserved})
+		if err != nil {
+			return rep, err
+		}
+		r, err := remover.SetObserved(ctx, id, nil)
+		if err != nil {
+			return rep, fmt.Errorf("remove the observed queries of tool %d: %w", id, err)
+		}
+		if r.Skipped == "" {
+			rep.Tools++
+			rep.Removed += len(had)
+		}
+	}
+	if _, err := lexical.Flush(ctx, s.Pool); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// storedSpace stands for the embedder of the stored vectors when nothing is embedded.
+type storedSpace struct {
+	model string
+	dims  int
+}
+
+func (e storedSpace) Model() string { return e.model }
+func (e storedSpace) Dims() int     { return e.dims }
+func (e storedSpace) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("observed queries: removing embeds nothing")
+}
