@@ -287,3 +287,49 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 		t.Errorf("label counts %+v, %d searches labelled", r.Labels, n)
 	}
 }
+
+// TestTuneInterruptedResumes: a tune cut off in the middle of its scan (its process killed,
+// its attempt timed out) has written nothing but its progress; running it again (River's
+// retry) finishes it, with one profile and one re-weight.
+func TestTuneInterruptedResumes(t *testing.T) {
+	t.Parallel()
+	tools, queries := misleading()
+	s := newSetup(t, "ws", tools, 3)
+	s.label(t, "ws", queries)
+	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	_, err = tune.Run(ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{
+		OnProgress: func(phase string, done, total int) {
+			if phase == "scan" {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) || tune.Permanent(err) {
+		t.Fatalf("interrupted run: %v, want a context error that is retried", err)
+	}
+	v, err := tune.Get(s.ctx, s.pool, started.Tune.ID)
+	if err != nil || v.State != db.TuneRunning || v.Result != nil {
+		t.Fatalf("after the interruption: %+v %v", v, err)
+	}
+	var nf *profiles.NotFoundError
+	if _, err := profiles.Get(s.ctx, s.pool, "learned"); !errors.As(err, &nf) {
+		t.Fatalf("an interrupted tune created its profile: %v", err)
+	}
+
+	v, err = tune.Run(s.ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{})
+	if err != nil || v.State != db.TuneSucceeded || !v.Result.Created {
+		t.Fatalf("second run: %+v %v", v, err)
+	}
+	var profilesMade, reweights int
+	if err := s.pool.QueryRow(s.ctx, `SELECT (SELECT count(*) FROM weight_profiles WHERE tune_id = $1),
+		(SELECT count(*) FROM river_job WHERE kind = 'reweight' AND args ->> 'profile' = 'learned')`, v.ID).Scan(&profilesMade, &reweights); err != nil {
+		t.Fatal(err)
+	}
+	if profilesMade != 1 || reweights != 1 {
+		t.Errorf("%d profiles and %d re-weight jobs from the tune, want 1 and 1", profilesMade, reweights)
+	}
+}
