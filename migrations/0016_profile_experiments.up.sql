@@ -49,8 +49,8 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
            / 4503599627370496::double precision
 $$;
 
--- Per experiment and arm, over the searches logged in that arm: searches, labelled
--- searches (at least one label of any source), and three metrics with their standard error
+-- Per experiment and arm, over the searches logged in that arm: units (distinct sessions or
+-- keys), searches, labelled searches (at least one label of any source), and three metrics with their standard error
 -- and a 95% confidence interval (normal approximation: mean ± 1.96·sd/√n, sd the sample
 -- standard deviation; NULL below two observations):
 --   label_rate  the mean over searches of 1 when labelled, else 0
@@ -61,19 +61,25 @@ $$;
 -- Both arms have a row from the start (0 searches, NULL metrics).
 CREATE VIEW profile_experiment_arms AS
 WITH per_search AS (
-    SELECT l.experiment_id, l.arm, min(x.rank) AS best_rank
+    -- each search of the experiment with its unit (as the Search statement's exp CTE
+    -- computes it) and the rank of its best-ranked label (NULL: unlabelled)
+    SELECT l.experiment_id, l.arm,
+           CASE WHEN e.unit = 'session' AND l.session_id IS NOT NULL THEN 'session:' || l.session_id
+                ELSE coalesce('key:' || l.caller_key_id, 'caller:' || coalesce(l.caller, '')) END AS unit,
+           (SELECT min(x.rank) FROM search_labels x
+            WHERE x.search_id = l.id AND x.search_created_at = l.created_at) AS best_rank
     FROM search_log l
-    LEFT JOIN search_labels x ON x.search_id = l.id AND x.search_created_at = l.created_at
+    JOIN profile_experiments e ON e.id = l.experiment_id
     WHERE l.experiment_id IS NOT NULL
-    GROUP BY l.experiment_id, l.arm, l.id, l.created_at
 ), per_search_values AS (
-    SELECT p.experiment_id, p.arm, p.best_rank,
+    SELECT p.experiment_id, p.arm, p.unit, p.best_rank,
            CASE WHEN p.best_rank IS NULL THEN 0 ELSE 1 END::double precision AS labelled,
            coalesce(1.0::double precision / p.best_rank, 0) AS rr
     FROM per_search p
 ), stats AS (
     SELECT e.id AS experiment_id, e.name AS experiment, a.arm,
            CASE a.arm WHEN 'candidate' THEN e.candidate_profile ELSE e.control_profile END AS profile,
+           count(DISTINCT s.unit) AS units,
            count(s.arm) AS searches,
            count(s.best_rank) AS labelled,
            avg(s.labelled) AS label_rate, stddev_samp(s.labelled) AS label_rate_sd,
@@ -91,7 +97,7 @@ WITH per_search AS (
            st.mean_rank_sd / sqrt(nullif(st.labelled, 0)) AS mean_rank_se
     FROM stats st
 )
-SELECT experiment_id, experiment, arm, profile::text AS profile, searches, labelled,
+SELECT experiment_id, experiment, arm, profile::text AS profile, units, searches, labelled,
        label_rate, label_rate_se::double precision AS label_rate_se,
        (label_rate - 1.96 * label_rate_se)::double precision AS label_rate_lo,
        (label_rate + 1.96 * label_rate_se)::double precision AS label_rate_hi,

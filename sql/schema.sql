@@ -696,14 +696,20 @@ CREATE VIEW public.profile_experiment_arms AS
  WITH per_search AS (
          SELECT l.experiment_id,
             l.arm,
-            min(x.rank) AS best_rank
+                CASE
+                    WHEN ((e.unit = 'session'::text) AND (l.session_id IS NOT NULL)) THEN ('session:'::text || l.session_id)
+                    ELSE COALESCE(('key:'::text || l.caller_key_id), ('caller:'::text || COALESCE(l.caller, ''::text)))
+                END AS unit,
+            ( SELECT min(x.rank) AS min
+                   FROM public.search_labels x
+                  WHERE ((x.search_id = l.id) AND (x.search_created_at = l.created_at))) AS best_rank
            FROM (public.search_log l
-             LEFT JOIN public.search_labels x ON (((x.search_id = l.id) AND (x.search_created_at = l.created_at))))
+             JOIN public.profile_experiments e ON ((e.id = l.experiment_id)))
           WHERE (l.experiment_id IS NOT NULL)
-          GROUP BY l.experiment_id, l.arm, l.id, l.created_at
         ), per_search_values AS (
          SELECT p.experiment_id,
             p.arm,
+            p.unit,
             p.best_rank,
             (
                 CASE
@@ -720,6 +726,7 @@ CREATE VIEW public.profile_experiment_arms AS
                     WHEN 'candidate'::text THEN e.candidate_profile
                     ELSE e.control_profile
                 END AS profile,
+            count(DISTINCT s.unit) AS units,
             count(s.arm) AS searches,
             count(s.best_rank) AS labelled,
             avg(s.labelled) AS label_rate,
@@ -739,6 +746,7 @@ CREATE VIEW public.profile_experiment_arms AS
             st.experiment,
             st.arm,
             st.profile,
+            st.units,
             st.searches,
             st.labelled,
             st.label_rate,
@@ -756,6 +764,7 @@ CREATE VIEW public.profile_experiment_arms AS
     se.experiment,
     se.arm,
     se.profile,
+    se.units,
     se.searches,
     se.labelled,
     se.label_rate,

@@ -57,7 +57,7 @@ func (q *Queries) CreateExperiment(ctx context.Context, arg CreateExperimentPara
 }
 
 const experimentArms = `-- name: ExperimentArms :many
-SELECT a.arm, a.profile, a.searches, a.labelled,
+SELECT a.arm, a.profile, a.units, a.searches, a.labelled,
        a.label_rate, a.label_rate_se, a.label_rate_lo, a.label_rate_hi,
        a.mrr, a.mrr_se, a.mrr_lo, a.mrr_hi,
        a.mean_rank, a.mean_rank_se, a.mean_rank_lo, a.mean_rank_hi
@@ -70,6 +70,7 @@ ORDER BY a.arm = 'candidate', a.arm
 type ExperimentArmsRow struct {
 	Arm         *string       `json:"arm"`
 	Profile     *string       `json:"profile"`
+	Units       pgtype.Int8   `json:"units"`
 	Searches    pgtype.Int8   `json:"searches"`
 	Labelled    pgtype.Int8   `json:"labelled"`
 	LabelRate   pgtype.Float8 `json:"label_rate"`
@@ -101,6 +102,7 @@ func (q *Queries) ExperimentArms(ctx context.Context, id int64) ([]ExperimentArm
 		if err := rows.Scan(
 			&i.Arm,
 			&i.Profile,
+			&i.Units,
 			&i.Searches,
 			&i.Labelled,
 			&i.LabelRate,

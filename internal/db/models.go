@@ -72,6 +72,7 @@ type ProfileExperimentArm struct {
 	Experiment   string  `json:"experiment"`
 	Arm          string  `json:"arm"`
 	Profile      string  `json:"profile"`
+	Units        int64   `json:"units"`
 	Searches     int64   `json:"searches"`
 	Labelled     int64   `json:"labelled"`
 	LabelRate    float64 `json:"label_rate"`

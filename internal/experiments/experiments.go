@@ -288,10 +288,14 @@ func estimate(v, se, lo, hi pgtype.Float8) Estimate {
 
 // Arm is one arm's searches and label metrics (view profile_experiment_arms).
 type Arm struct {
-	Arm      string `json:"arm"`
-	Profile  string `json:"profile"`
-	Searches int64  `json:"searches"`
-	Labelled int64  `json:"labelled"`
+	Arm     string `json:"arm"`
+	Profile string `json:"profile"`
+	// Units: the distinct sessions (or keys) whose searches the arm served. The standard
+	// errors treat searches as independent: when units are much fewer than searches, a
+	// unit's searches are alike and the intervals are too narrow (docs/experiments.md).
+	Units    int64 `json:"units"`
+	Searches int64 `json:"searches"`
+	Labelled int64 `json:"labelled"`
 	// LabelRate: the share of searches with at least one label.
 	LabelRate Estimate `json:"label_rate"`
 	// MRR: the mean over searches of 1/rank of the best-ranked label (0 when unlabelled).
@@ -336,7 +340,7 @@ func Get(ctx context.Context, pool *pgxpool.Pool, name string) (Report, error) {
 			if a.Arm == nil {
 				continue
 			}
-			rep.Arms = append(rep.Arms, Arm{Arm: *a.Arm, Profile: deref(a.Profile), Searches: a.Searches.Int64, Labelled: a.Labelled.Int64,
+			rep.Arms = append(rep.Arms, Arm{Arm: *a.Arm, Profile: deref(a.Profile), Units: a.Units.Int64, Searches: a.Searches.Int64, Labelled: a.Labelled.Int64,
 				LabelRate: estimate(a.LabelRate, a.LabelRateSe, a.LabelRateLo, a.LabelRateHi),
 				MRR:       estimate(a.Mrr, a.MrrSe, a.MrrLo, a.MrrHi),
 				MeanRank:  estimate(a.MeanRank, a.MeanRankSe, a.MeanRankLo, a.MeanRankHi)})

@@ -196,6 +196,16 @@ func TestAssignmentStablePerSession(t *testing.T) {
 		t.Errorf("%d rows in %d (session, arm) pairs, want %d rows in %d: one arm per session", logged, arms, sessions+18, sessions)
 	}
 
+	// The report counts each session once, in its arm.
+	rep, err := experiments.Get(ctx, pool, e.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Arms[1].Units != int64(candidates) || rep.Arms[0].Units != int64(sessions-candidates) ||
+		rep.Arms[0].Searches+rep.Arms[1].Searches != int64(sessions+18) {
+		t.Errorf("arms %+v, want %d and %d sessions, %d searches", rep.Arms, sessions-candidates, candidates, sessions+18)
+	}
+
 	// Not in the experiment: a search naming its profile, a lexical search.
 	for _, r := range []search.Request{
 		{Query: query, Profile: "default", SessionID: "mcp-session-000"},
@@ -213,7 +223,8 @@ func TestAssignmentStablePerSession(t *testing.T) {
 	}
 
 	// Stopping ends the routing at once: the next search reads the active profile.
-	stopped, err := experiments.Stop(ctx, pool, e.Name)
+	var stopped experiments.Experiment
+	stopped, err = experiments.Stop(ctx, pool, e.Name)
 	if err != nil || stopped.Running || stopped.StoppedAt == nil {
 		t.Fatalf("stop: %+v %v", stopped, err)
 	}
@@ -382,8 +393,8 @@ func TestComparisonMatchesHandComputation(t *testing.T) {
 		if n < 5 || nl < 2 {
 			t.Fatalf("arm %s: %d searches, %d labelled: too few for the test", a.Arm, n, nl)
 		}
-		if a.Searches != int64(n) || a.Labelled != int64(nl) {
-			t.Errorf("arm %s: %d searches, %d labelled, want %d, %d", a.Arm, a.Searches, a.Labelled, n, nl)
+		if a.Searches != int64(n) || a.Labelled != int64(nl) || a.Units != int64(n) {
+			t.Errorf("arm %s: %d units, %d searches, %d labelled, want %d (one per session), %d, %d", a.Arm, a.Units, a.Searches, a.Labelled, n, n, nl)
 		}
 		hand[a.Arm] = map[string]est{}
 		for metric, xs := range map[string][]float64{"label_rate": labelled[a.Arm], "mrr": rr[a.Arm], "mean_rank": ranks[a.Arm]} {

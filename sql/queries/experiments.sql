@@ -41,7 +41,7 @@ WHERE stopped_at IS NULL AND $1::bigint IN (control_profile_id, candidate_profil
 -- The comparison of the experiment's arms (view profile_experiment_arms), control first.
 -- The metrics are NULL for an arm without searches, the standard errors and intervals below
 -- two observations. (The join from profile_experiments tells sqlc that they may be NULL.)
-SELECT a.arm, a.profile, a.searches, a.labelled,
+SELECT a.arm, a.profile, a.units, a.searches, a.labelled,
        a.label_rate, a.label_rate_se, a.label_rate_lo, a.label_rate_hi,
        a.mrr, a.mrr_se, a.mrr_lo, a.mrr_hi,
        a.mean_rank, a.mean_rank_se, a.mean_rank_lo, a.mean_rank_hi
