@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/experiments"
 	"github.com/toolgate/toolgate/internal/pgtest"
@@ -64,13 +65,13 @@ func TestExperimentEndpoints(t *testing.T) {
 	}
 
 	// The search response names the arm; open mode has no key.
-	searches := map[string]int{}
+	searches := map[db.ExperimentArm]int{}
 	for i := range 12 {
 		session := fmt.Sprintf("rest-%d", i)
 		code, resp := call(t, srv, "POST", "/search", fmt.Sprintf(`{"query":"stock price","session_id":%q}`, session))
 		x, _ := resp["experiment"].(map[string]any)
 		want := experiments.ArmOf(e, experiments.UnitValue(e.Unit, session, 0, "open"))
-		if code != 200 || x == nil || x["arm"] != want || x["id"] != float64(e.ID) {
+		if code != 200 || x == nil || x["arm"] != string(want) || x["id"] != float64(e.ID) {
 			t.Fatalf("search %s: %d %v, want arm %s", session, code, resp["experiment"], want)
 		}
 		searches[want]++
@@ -84,9 +85,9 @@ func TestExperimentEndpoints(t *testing.T) {
 	if code != 200 || len(arms) != 2 || resp["difference"] == nil {
 		t.Fatalf("show: %d %v", code, resp)
 	}
-	for i, name := range []string{"control", "candidate"} {
+	for i, name := range []db.ExperimentArm{db.ArmControl, db.ArmCandidate} {
 		a := arms[i].(map[string]any)
-		if a["arm"] != name || a["searches"] != float64(searches[name]) || a["labelled"] != 0.0 {
+		if a["arm"] != string(name) || a["searches"] != float64(searches[name]) || a["labelled"] != 0.0 {
 			t.Errorf("arm %d: %v, want %s with %d searches", i, a, name, searches[name])
 		}
 	}

@@ -31,11 +31,15 @@ CREATE TABLE profile_experiments (
 CREATE UNIQUE INDEX profile_experiments_one_running ON profile_experiments ((true)) WHERE stopped_at IS NULL;
 
 -- The experiment and arm that served a search (NULL: not in an experiment: no experiment was
--- running, the search named its profile, or it ran no vector branch).
+-- running, the search named its profile, or it ran no vector branch). NOT VALID: the rows
+-- already logged have both columns NULL, so the constraint holds for them without a scan of
+-- the whole log under an exclusive lock; every new row is checked.
 ALTER TABLE search_log
     ADD COLUMN experiment_id bigint,
-    ADD COLUMN arm text CHECK (arm IN ('control', 'candidate')),
-    ADD CONSTRAINT search_log_arm_with_experiment CHECK ((experiment_id IS NULL) = (arm IS NULL));
+    ADD COLUMN arm text,
+    ADD CONSTRAINT search_log_arm CHECK ((experiment_id IS NULL AND arm IS NULL)
+                                         OR (experiment_id IS NOT NULL AND arm IN ('control', 'candidate'))) NOT VALID;
+-- The views read an experiment's searches only (its build reads the log once, and finds none).
 CREATE INDEX search_log_experiment ON search_log (experiment_id, arm) WHERE experiment_id IS NOT NULL;
 
 -- The arm's bucket of a unit: the first 52 bits of SHA-256(experiment || ':' || unit) as a

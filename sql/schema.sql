@@ -681,9 +681,7 @@ CREATE TABLE public.search_log (
     session_id text,
     caller_key_id bigint,
     experiment_id bigint,
-    arm text,
-    CONSTRAINT search_log_arm_check CHECK ((arm = ANY (ARRAY['control'::text, 'candidate'::text]))),
-    CONSTRAINT search_log_arm_with_experiment CHECK (((experiment_id IS NULL) = (arm IS NULL)))
+    arm text
 )
 PARTITION BY RANGE (created_at);
 
@@ -1685,6 +1683,14 @@ ALTER TABLE ONLY public.search_labels
 
 ALTER TABLE ONLY public.search_lexemes
     ADD CONSTRAINT search_lexemes_pkey PRIMARY KEY (lexeme);
+
+
+--
+-- Name: search_log search_log_arm; Type: CHECK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_log
+    ADD CONSTRAINT search_log_arm CHECK ((((experiment_id IS NULL) AND (arm IS NULL)) OR ((experiment_id IS NOT NULL) AND (arm = ANY (ARRAY['control'::text, 'candidate'::text]))))) NOT VALID;
 
 
 --

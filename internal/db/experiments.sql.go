@@ -19,13 +19,13 @@ RETURNING id, name, control_profile_id, candidate_profile_id, control_profile, c
 `
 
 type CreateExperimentParams struct {
-	Name               string      `json:"name"`
-	ControlProfileID   pgtype.Int8 `json:"control_profile_id"`
-	CandidateProfileID pgtype.Int8 `json:"candidate_profile_id"`
-	ControlProfile     string      `json:"control_profile"`
-	CandidateProfile   string      `json:"candidate_profile"`
-	Share              float64     `json:"share"`
-	Unit               string      `json:"unit"`
+	Name               string         `json:"name"`
+	ControlProfileID   pgtype.Int8    `json:"control_profile_id"`
+	CandidateProfileID pgtype.Int8    `json:"candidate_profile_id"`
+	ControlProfile     string         `json:"control_profile"`
+	CandidateProfile   string         `json:"candidate_profile"`
+	Share              float64        `json:"share"`
+	Unit               ExperimentUnit `json:"unit"`
 }
 
 // A unique violation of profile_experiments_one_running means another experiment runs; of

@@ -55,16 +55,16 @@ type McpSessionTool struct {
 }
 
 type ProfileExperiment struct {
-	ID                 int64       `json:"id"`
-	Name               string      `json:"name"`
-	ControlProfileID   pgtype.Int8 `json:"control_profile_id"`
-	CandidateProfileID pgtype.Int8 `json:"candidate_profile_id"`
-	ControlProfile     string      `json:"control_profile"`
-	CandidateProfile   string      `json:"candidate_profile"`
-	Share              float64     `json:"share"`
-	Unit               string      `json:"unit"`
-	StartedAt          time.Time   `json:"started_at"`
-	StoppedAt          *time.Time  `json:"stopped_at"`
+	ID                 int64          `json:"id"`
+	Name               string         `json:"name"`
+	ControlProfileID   pgtype.Int8    `json:"control_profile_id"`
+	CandidateProfileID pgtype.Int8    `json:"candidate_profile_id"`
+	ControlProfile     string         `json:"control_profile"`
+	CandidateProfile   string         `json:"candidate_profile"`
+	Share              float64        `json:"share"`
+	Unit               ExperimentUnit `json:"unit"`
+	StartedAt          time.Time      `json:"started_at"`
+	StoppedAt          *time.Time     `json:"stopped_at"`
 }
 
 type ProfileExperimentArm struct {
@@ -205,7 +205,7 @@ type SearchLog struct {
 	SessionID    *string         `json:"session_id"`
 	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
-	Arm          *string         `json:"arm"`
+	Arm          *ExperimentArm  `json:"arm"`
 }
 
 type SearchLowScoreQuery struct {

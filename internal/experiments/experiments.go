@@ -33,22 +33,22 @@ import (
 	"github.com/toolgate/toolgate/internal/profiles"
 )
 
-// Unit is what a search is assigned to an arm by.
-type Unit string
+// Unit is what a search is assigned to an arm by (profile_experiments.unit).
+type Unit = db.ExperimentUnit
 
 const (
 	// UnitSession assigns by the search's session (the MCP session of find_tools, or the
 	// session_id of POST /search); a search without one falls back to its key.
-	UnitSession Unit = "session"
+	UnitSession = db.ExperimentBySession
 	// UnitKey assigns by the caller's API key; without a key (open mode, stdio), by the
 	// caller's name.
-	UnitKey Unit = "key"
+	UnitKey = db.ExperimentByKey
 )
 
-// The arms.
+// The arms (search_log.arm).
 const (
-	ArmControl   = "control"
-	ArmCandidate = "candidate"
+	ArmControl   = db.ArmControl
+	ArmCandidate = db.ArmCandidate
 )
 
 // Bucket is toolgate_ab_bucket(experiment, unit) (migration 0016): the first 52 bits of
@@ -74,7 +74,7 @@ func UnitValue(unit Unit, sessionID string, keyID int64, caller string) string {
 }
 
 // ArmOf is the arm of the experiment that a search of this unit value is routed to.
-func ArmOf(e Experiment, unitValue string) string {
+func ArmOf(e Experiment, unitValue string) db.ExperimentArm {
 	if Bucket(e.ID, unitValue) < e.Share {
 		return ArmCandidate
 	}
@@ -96,7 +96,7 @@ type Experiment struct {
 
 func fromRow(r db.ProfileExperiment) Experiment {
 	return Experiment{ID: r.ID, Name: r.Name, Control: r.ControlProfile, Candidate: r.CandidateProfile,
-		Share: r.Share, Unit: Unit(r.Unit), Running: r.StoppedAt == nil, StartedAt: r.StartedAt, StoppedAt: r.StoppedAt}
+		Share: r.Share, Unit: r.Unit, Running: r.StoppedAt == nil, StartedAt: r.StartedAt, StoppedAt: r.StoppedAt}
 }
 
 // validName is the database's constraint on experiment names (the profiles' one).
@@ -221,7 +221,7 @@ func Start(ctx context.Context, pool *pgxpool.Pool, d Definition) (Experiment, e
 		}
 		row, err := q.CreateExperiment(ctx, db.CreateExperimentParams{Name: d.Name,
 			ControlProfileID: pgtype.Int8{Int64: ctl.ID, Valid: true}, CandidateProfileID: pgtype.Int8{Int64: cand.ID, Valid: true},
-			ControlProfile: ctl.Name, CandidateProfile: cand.Name, Share: d.Share, Unit: string(d.Unit)})
+			ControlProfile: ctl.Name, CandidateProfile: cand.Name, Share: d.Share, Unit: d.Unit})
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation {
 			if pgErr.ConstraintName == "profile_experiments_one_running" {
@@ -288,8 +288,8 @@ func estimate(v, se, lo, hi pgtype.Float8) Estimate {
 
 // Arm is one arm's searches and label metrics (view profile_experiment_arms).
 type Arm struct {
-	Arm     string `json:"arm"`
-	Profile string `json:"profile"`
+	Arm     db.ExperimentArm `json:"arm"`
+	Profile string           `json:"profile"`
 	// Units: the distinct sessions (or keys) whose searches the arm served. The standard
 	// errors treat searches as independent: when units are much fewer than searches, a
 	// unit's searches are alike and the intervals are too narrow (docs/experiments.md).
@@ -340,7 +340,7 @@ func Get(ctx context.Context, pool *pgxpool.Pool, name string) (Report, error) {
 			if a.Arm == nil {
 				continue
 			}
-			rep.Arms = append(rep.Arms, Arm{Arm: *a.Arm, Profile: deref(a.Profile), Units: a.Units.Int64, Searches: a.Searches.Int64, Labelled: a.Labelled.Int64,
+			rep.Arms = append(rep.Arms, Arm{Arm: db.ExperimentArm(*a.Arm), Profile: deref(a.Profile), Units: a.Units.Int64, Searches: a.Searches.Int64, Labelled: a.Labelled.Int64,
 				LabelRate: estimate(a.LabelRate, a.LabelRateSe, a.LabelRateLo, a.LabelRateHi),
 				MRR:       estimate(a.Mrr, a.MrrSe, a.MrrLo, a.MrrHi),
 				MeanRank:  estimate(a.MeanRank, a.MeanRankSe, a.MeanRankLo, a.MeanRankHi)})

@@ -159,12 +159,12 @@ func TestAssignmentStablePerSession(t *testing.T) {
 			if r.Experiment == nil || r.Experiment.ID != e.ID || r.Experiment.Arm != wantArm {
 				t.Fatalf("session %s search %d: experiment %+v, want arm %s", session, j, r.Experiment, wantArm)
 			}
-			wantProfile := map[string]string{experiments.ArmControl: "default", experiments.ArmCandidate: "concat"}[wantArm]
+			wantProfile := map[db.ExperimentArm]string{experiments.ArmControl: "default", experiments.ArmCandidate: "concat"}[wantArm]
 			if r.Experiment.Profile != wantProfile {
 				t.Fatalf("session %s: arm %+v, want profile %s", session, r.Experiment, wantProfile)
 			}
 			l := logRow(t, pool, r.SearchID)
-			if l.experimentID == nil || *l.experimentID != e.ID || str(l.arm) != wantArm || str(l.profile) != wantProfile {
+			if l.experimentID == nil || *l.experimentID != e.ID || str(l.arm) != string(wantArm) || str(l.profile) != wantProfile {
 				t.Fatalf("session %s: logged experiment %v arm %s profile %s, want %d %s %s",
 					session, l.experimentID, str(l.arm), str(l.profile), e.ID, wantArm, wantProfile)
 			}
@@ -254,7 +254,7 @@ func TestAssignmentByKey(t *testing.T) {
 	t.Parallel()
 	pool, s := setup(t)
 	e := start(t, pool, experiments.Definition{Name: "by-key", Candidate: "var-1", Control: "var-2", Share: 0.5, Unit: experiments.UnitKey})
-	seen := map[string]bool{}
+	seen := map[db.ExperimentArm]bool{}
 	for k := range 24 {
 		c := auth.Caller{Name: fmt.Sprintf("agent-%d", k), KeyID: int64(k)} // key 0: no key
 		wantArm := experiments.ArmOf(e, experiments.UnitValue(e.Unit, "any", c.KeyID, c.Name))
@@ -326,9 +326,9 @@ func TestComparisonMatchesHandComputation(t *testing.T) {
 	yes := true
 	queries := []string{"latest trading price of the stock", "company news headlines", "dividend history", "earnings report"}
 	// per arm: labelled (0/1) and reciprocal rank per search, rank per labelled search
-	labelled := map[string][]float64{}
-	rr := map[string][]float64{}
-	ranks := map[string][]float64{}
+	labelled := map[db.ExperimentArm][]float64{}
+	rr := map[db.ExperimentArm][]float64{}
+	ranks := map[db.ExperimentArm][]float64{}
 	for i := range 48 {
 		session := fmt.Sprintf("sess-%02d", i)
 		r := find(t, s, agent, search.Request{Query: queries[i%len(queries)], K: 5, SessionID: session})
@@ -387,7 +387,7 @@ func TestComparisonMatchesHandComputation(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	type est struct{ mean, se float64 }
-	hand := map[string]map[string]est{}
+	hand := map[db.ExperimentArm]map[string]est{}
 	for _, a := range rep.Arms {
 		n, nl := len(labelled[a.Arm]), len(ranks[a.Arm])
 		if n < 5 || nl < 2 {
@@ -401,9 +401,9 @@ func TestComparisonMatchesHandComputation(t *testing.T) {
 			m, se, _ := meanSE(xs)
 			hand[a.Arm][metric] = est{m, se}
 		}
-		checkEstimate(t, a.Arm+" label_rate", a.LabelRate, hand[a.Arm]["label_rate"].mean, hand[a.Arm]["label_rate"].se)
-		checkEstimate(t, a.Arm+" mrr", a.MRR, hand[a.Arm]["mrr"].mean, hand[a.Arm]["mrr"].se)
-		checkEstimate(t, a.Arm+" mean_rank", a.MeanRank, hand[a.Arm]["mean_rank"].mean, hand[a.Arm]["mean_rank"].se)
+		checkEstimate(t, string(a.Arm)+" label_rate", a.LabelRate, hand[a.Arm]["label_rate"].mean, hand[a.Arm]["label_rate"].se)
+		checkEstimate(t, string(a.Arm)+" mrr", a.MRR, hand[a.Arm]["mrr"].mean, hand[a.Arm]["mrr"].se)
+		checkEstimate(t, string(a.Arm)+" mean_rank", a.MeanRank, hand[a.Arm]["mean_rank"].mean, hand[a.Arm]["mean_rank"].se)
 	}
 	for metric, got := range map[string]experiments.Estimate{"label_rate": rep.Difference.LabelRate, "mrr": rep.Difference.MRR, "mean_rank": rep.Difference.MeanRank} {
 		c, k := hand[experiments.ArmCandidate][metric], hand[experiments.ArmControl][metric]

@@ -22,6 +22,8 @@ var stateColumns = []struct{ table, column, goType string }{
 	{"sync_runs", "state", "SyncRunState"},
 	{"sources", "kind", "SourceKind"},
 	{"search_labels", "label_source", "LabelSource"},
+	{"profile_experiments", "unit", "ExperimentUnit"},
+	{"search_log", "arm", "ExperimentArm"},
 }
 
 // TestStateConstantsMatchChecks: the typed constants of each state column are exactly the

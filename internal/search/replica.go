@@ -72,10 +72,10 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 	params := pr.params
 	// the arm the replica's statement chose (its exp CTE), logged as the primary's would
 	var experimentID pgtype.Int8
-	var arm *string
+	var arm *string // the statement's parameter is text
 	profile := params.Profile
 	if x := resp.Experiment; x != nil {
-		experimentID, arm = pgtype.Int8{Int64: x.ID, Valid: true}, &x.Arm
+		experimentID, arm = pgtype.Int8{Int64: x.ID, Valid: true}, optional(string(x.Arm))
 		if profile == nil {
 			profile = &x.Profile
 		}

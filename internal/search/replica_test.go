@@ -107,14 +107,14 @@ func TestSearchOnReadReplica(t *testing.T) {
 		session := fmt.Sprintf("replica-%d", i)
 		got := mustSearch(t, ctx, onReplica, search.Request{Query: rainQuery, Mode: search.ModeVector, K: 3, SessionID: session})
 		arm := experiments.ArmOf(e, experiments.UnitValue(e.Unit, session, caller.KeyID, caller.Name))
-		profile := map[string]string{experiments.ArmControl: "default", experiments.ArmCandidate: "twin"}[arm]
+		profile := map[db.ExperimentArm]string{experiments.ArmControl: "default", experiments.ArmCandidate: "twin"}[arm]
 		if got.Experiment == nil || got.Experiment.ID != e.ID || got.Experiment.Arm != arm || got.Experiment.Profile != profile {
 			t.Fatalf("%s: experiment %+v, want arm %s (%s)", session, got.Experiment, arm, profile)
 		}
 		var loggedID int64
 		var loggedArm, loggedProfile string
 		if err := primary.QueryRow(ctx, `SELECT experiment_id, arm, profile FROM search_log WHERE id = $1`, got.SearchID).
-			Scan(&loggedID, &loggedArm, &loggedProfile); err != nil || loggedID != e.ID || loggedArm != arm || loggedProfile != profile {
+			Scan(&loggedID, &loggedArm, &loggedProfile); err != nil || loggedID != e.ID || loggedArm != string(arm) || loggedProfile != profile {
 			t.Fatalf("%s: logged %d %s %s (%v), want %d %s %s", session, loggedID, loggedArm, loggedProfile, err, e.ID, arm, profile)
 		}
 	}

@@ -54,9 +54,9 @@ type Response struct {
 // ExperimentArm is the arm of the running A/B experiment between weight profiles that
 // served a search: its vectors came from Profile's current set.
 type ExperimentArm struct {
-	ID      int64  `json:"id"`
-	Arm     string `json:"arm"` // control or candidate
-	Profile string `json:"profile"`
+	ID      int64            `json:"id"`
+	Arm     db.ExperimentArm `json:"arm"`
+	Profile string           `json:"profile"`
 }
 
 // Timings of one search. Embed is zero when no query was embedded.

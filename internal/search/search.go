@@ -343,7 +343,7 @@ func experimentArm(row db.SearchRow) *ExperimentArm {
 	if !row.ExperimentID.Valid || row.Arm == nil {
 		return nil
 	}
-	return &ExperimentArm{ID: row.ExperimentID.Int64, Arm: *row.Arm, Profile: deref(row.ArmProfile)}
+	return &ExperimentArm{ID: row.ExperimentID.Int64, Arm: db.ExperimentArm(*row.Arm), Profile: deref(row.ArmProfile)}
 }
 
 // run sends the per-transaction settings and the Search statement (rewritten by rewrite,
