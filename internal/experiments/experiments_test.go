@@ -222,6 +222,14 @@ func TestAssignmentStablePerSession(t *testing.T) {
 		}
 	}
 
+	// A hybrid search that runs no vector branch (no embedder here; a failed embedding
+	// alike) reads no profile's vectors: it is in no arm.
+	lexicalOnly := search.New(pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))
+	resp := find(t, lexicalOnly, agent, search.Request{Query: query, SessionID: "mcp-session-000"})
+	if l := logRow(t, pool, resp.SearchID); resp.Experiment != nil || l.arm != nil || l.profile != nil {
+		t.Errorf("hybrid search without a query vector: experiment %+v, logged %s %s", resp.Experiment, str(l.arm), str(l.profile))
+	}
+
 	// Stopping ends the routing at once: the next search reads the active profile.
 	var stopped experiments.Experiment
 	stopped, err = experiments.Stop(ctx, pool, e.Name)
