@@ -57,8 +57,9 @@
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
 --   log      the search_log row, with results (by intent, then position), result count, top
---            score, timings, and the experiment, arm and arm's profile (exp). With several intents the caller merges the rankings and
---            rewrites results with SearchLogResults in the same transaction.
+--            score, timings, and the experiment, arm and arm's profile (exp). With several
+--            intents the caller merges the rankings and rewrites results with
+--            SearchLogResults in the same transaction.
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
 -- whose result columns are NULL or 0, every row carrying the search id and the experiment
 -- arm (NULL when the search is in no experiment).
