@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/experiments"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/profiles"
@@ -48,6 +49,11 @@ func TestErrorAnswers(t *testing.T) {
 		{&profiles.NotFoundError{Name: "p"}, 404, "not_found"},
 		{&profiles.ActiveError{Name: "p"}, 409, "profile_active"},
 		{&profiles.NotBuiltError{Name: "p"}, 409, "profile_not_built"},
+		{&profiles.InExperimentError{Name: "p", Experiment: "e"}, 409, "profile_in_experiment"},
+		{&experiments.InvalidError{Field: "share", Reason: "x"}, 400, "invalid_experiment"},
+		{&experiments.NotFoundError{Name: "e"}, 404, "not_found"},
+		{&experiments.RunningError{Name: "e"}, 409, "experiment_running"},
+		{&experiments.ExistsError{Name: "e"}, 409, "experiment_exists"},
 		{auth.ErrKeyNotFound, 404, "not_found"},
 		{&tdwa.InvalidProfileError{Reason: "x"}, 400, "invalid_profile"},
 		{&search.InvalidRequestError{Field: "k", Reason: "x"}, 400, "invalid_request"},

@@ -67,6 +67,18 @@ $$;
 
 
 --
+-- Name: toolgate_ab_bucket(bigint, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_ab_bucket(experiment bigint, unit text) RETURNS double precision
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT ('x' || left(encode(sha256(convert_to(experiment::text || ':' || unit, 'UTF8')), 'hex'), 13))::bit(52)::bigint
+           / 4503599627370496::double precision
+$$;
+
+
+--
 -- Name: toolgate_bm25_impact(real, real, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -614,6 +626,234 @@ CREATE TABLE public.observed_query_sweep (
 
 
 --
+-- Name: profile_experiments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.profile_experiments (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    control_profile_id bigint,
+    candidate_profile_id bigint,
+    control_profile text NOT NULL,
+    candidate_profile text NOT NULL,
+    share double precision NOT NULL,
+    unit text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    stopped_at timestamp with time zone,
+    CONSTRAINT profile_experiments_check CHECK ((candidate_profile <> control_profile)),
+    CONSTRAINT profile_experiments_check1 CHECK (((stopped_at IS NOT NULL) OR ((control_profile_id IS NOT NULL) AND (candidate_profile_id IS NOT NULL)))),
+    CONSTRAINT profile_experiments_check2 CHECK (((stopped_at IS NULL) OR (stopped_at >= started_at))),
+    CONSTRAINT profile_experiments_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9_.-]{0,63}$'::text)),
+    CONSTRAINT profile_experiments_share_check CHECK (((share > (0)::double precision) AND (share < (1)::double precision))),
+    CONSTRAINT profile_experiments_unit_check CHECK ((unit = ANY (ARRAY['session'::text, 'key'::text])))
+);
+
+
+--
+-- Name: search_labels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_labels (
+    search_id bigint NOT NULL,
+    search_created_at timestamp with time zone NOT NULL,
+    tool_name text NOT NULL,
+    label_source text NOT NULL,
+    rank integer NOT NULL,
+    delay_ms bigint NOT NULL,
+    tool_source text,
+    success boolean,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT search_labels_delay_ms_check CHECK ((delay_ms >= 0)),
+    CONSTRAINT search_labels_label_source_check CHECK ((label_source = ANY (ARRAY['call'::text, 'feedback'::text]))),
+    CONSTRAINT search_labels_rank_check CHECK ((rank >= 1))
+);
+
+
+--
+-- Name: search_log_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.search_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: search_log; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_log (
+    id bigint DEFAULT nextval('public.search_log_id_seq'::regclass) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query text NOT NULL,
+    variants text[] DEFAULT '{}'::text[] NOT NULL,
+    mode text NOT NULL,
+    k integer NOT NULL,
+    filters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    profile text,
+    format text,
+    plan jsonb,
+    rerank jsonb,
+    results jsonb DEFAULT '[]'::jsonb NOT NULL,
+    result_count integer DEFAULT 0 NOT NULL,
+    top_score double precision,
+    latency_ms double precision,
+    timings jsonb,
+    caller text,
+    session_id text,
+    caller_key_id bigint,
+    experiment_id bigint,
+    arm text
+)
+PARTITION BY RANGE (created_at);
+
+
+--
+-- Name: profile_experiment_arms; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.profile_experiment_arms AS
+ WITH per_search AS (
+         SELECT l.experiment_id,
+            l.arm,
+                CASE
+                    WHEN ((e.unit = 'session'::text) AND (l.session_id IS NOT NULL)) THEN ('session:'::text || l.session_id)
+                    ELSE COALESCE(('key:'::text || l.caller_key_id), ('caller:'::text || COALESCE(l.caller, ''::text)))
+                END AS unit,
+            ( SELECT min(x.rank) AS min
+                   FROM public.search_labels x
+                  WHERE ((x.search_id = l.id) AND (x.search_created_at = l.created_at))) AS best_rank
+           FROM (public.search_log l
+             JOIN public.profile_experiments e ON ((e.id = l.experiment_id)))
+          WHERE (l.experiment_id IS NOT NULL)
+        ), per_search_values AS (
+         SELECT p.experiment_id,
+            p.arm,
+            p.unit,
+            p.best_rank,
+            (
+                CASE
+                    WHEN (p.best_rank IS NULL) THEN 0
+                    ELSE 1
+                END)::double precision AS labelled,
+            COALESCE(((1.0)::double precision / (p.best_rank)::double precision), (0)::double precision) AS rr
+           FROM per_search p
+        ), stats AS (
+         SELECT e.id AS experiment_id,
+            e.name AS experiment,
+            a.arm,
+                CASE a.arm
+                    WHEN 'candidate'::text THEN e.candidate_profile
+                    ELSE e.control_profile
+                END AS profile,
+            count(DISTINCT s.unit) AS units,
+            count(s.arm) AS searches,
+            count(s.best_rank) AS labelled,
+            avg(s.labelled) AS label_rate,
+            stddev_samp(s.labelled) AS label_rate_sd,
+            avg(s.rr) AS mrr,
+            stddev_samp(s.rr) AS mrr_sd,
+            avg((s.best_rank)::double precision) AS mean_rank,
+            stddev_samp((s.best_rank)::double precision) AS mean_rank_sd
+           FROM ((public.profile_experiments e
+             CROSS JOIN ( SELECT 'control'::text AS arm
+                UNION ALL
+                 SELECT 'candidate'::text) a)
+             LEFT JOIN per_search_values s ON (((s.experiment_id = e.id) AND (s.arm = a.arm))))
+          GROUP BY e.id, e.name, a.arm, e.candidate_profile, e.control_profile
+        ), se AS (
+         SELECT st.experiment_id,
+            st.experiment,
+            st.arm,
+            st.profile,
+            st.units,
+            st.searches,
+            st.labelled,
+            st.label_rate,
+            st.label_rate_sd,
+            st.mrr,
+            st.mrr_sd,
+            st.mean_rank,
+            st.mean_rank_sd,
+            (st.label_rate_sd / sqrt((NULLIF(st.searches, 0))::double precision)) AS label_rate_se,
+            (st.mrr_sd / sqrt((NULLIF(st.searches, 0))::double precision)) AS mrr_se,
+            (st.mean_rank_sd / sqrt((NULLIF(st.labelled, 0))::double precision)) AS mean_rank_se
+           FROM stats st
+        )
+ SELECT se.experiment_id,
+    se.experiment,
+    se.arm,
+    se.profile,
+    se.units,
+    se.searches,
+    se.labelled,
+    se.label_rate,
+    se.label_rate_se,
+    (se.label_rate - ((1.96)::double precision * se.label_rate_se)) AS label_rate_lo,
+    (se.label_rate + ((1.96)::double precision * se.label_rate_se)) AS label_rate_hi,
+    se.mrr,
+    se.mrr_se,
+    (se.mrr - ((1.96)::double precision * se.mrr_se)) AS mrr_lo,
+    (se.mrr + ((1.96)::double precision * se.mrr_se)) AS mrr_hi,
+    se.mean_rank,
+    se.mean_rank_se,
+    (se.mean_rank - ((1.96)::double precision * se.mean_rank_se)) AS mean_rank_lo,
+    (se.mean_rank + ((1.96)::double precision * se.mean_rank_se)) AS mean_rank_hi
+   FROM se;
+
+
+--
+-- Name: profile_experiment_comparison; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.profile_experiment_comparison AS
+ SELECT c.experiment_id,
+    c.experiment,
+    k.profile AS control,
+    c.profile AS candidate,
+    k.searches AS control_searches,
+    c.searches AS candidate_searches,
+    d.label_rate_diff,
+    d.label_rate_diff_se,
+    (d.label_rate_diff - ((1.96)::double precision * d.label_rate_diff_se)) AS label_rate_diff_lo,
+    (d.label_rate_diff + ((1.96)::double precision * d.label_rate_diff_se)) AS label_rate_diff_hi,
+    d.mrr_diff,
+    d.mrr_diff_se,
+    (d.mrr_diff - ((1.96)::double precision * d.mrr_diff_se)) AS mrr_diff_lo,
+    (d.mrr_diff + ((1.96)::double precision * d.mrr_diff_se)) AS mrr_diff_hi,
+    d.mean_rank_diff,
+    d.mean_rank_diff_se,
+    (d.mean_rank_diff - ((1.96)::double precision * d.mean_rank_diff_se)) AS mean_rank_diff_lo,
+    (d.mean_rank_diff + ((1.96)::double precision * d.mean_rank_diff_se)) AS mean_rank_diff_hi
+   FROM ((public.profile_experiment_arms c
+     JOIN public.profile_experiment_arms k ON (((k.experiment_id = c.experiment_id) AND (k.arm = 'control'::text))))
+     CROSS JOIN LATERAL ( SELECT (c.label_rate - k.label_rate) AS label_rate_diff,
+            sqrt(((c.label_rate_se ^ (2)::double precision) + (k.label_rate_se ^ (2)::double precision))) AS label_rate_diff_se,
+            (c.mrr - k.mrr) AS mrr_diff,
+            sqrt(((c.mrr_se ^ (2)::double precision) + (k.mrr_se ^ (2)::double precision))) AS mrr_diff_se,
+            (c.mean_rank - k.mean_rank) AS mean_rank_diff,
+            sqrt(((c.mean_rank_se ^ (2)::double precision) + (k.mean_rank_se ^ (2)::double precision))) AS mean_rank_diff_se) d)
+  WHERE (c.arm = 'candidate'::text);
+
+
+--
+-- Name: profile_experiments_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.profile_experiments ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.profile_experiments_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: profile_tunes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -812,46 +1052,6 @@ CREATE TABLE public.search_corpus (
 
 
 --
--- Name: search_log_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
-CREATE SEQUENCE public.search_log_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
-
-
---
--- Name: search_log; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.search_log (
-    id bigint DEFAULT nextval('public.search_log_id_seq'::regclass) NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query text NOT NULL,
-    variants text[] DEFAULT '{}'::text[] NOT NULL,
-    mode text NOT NULL,
-    k integer NOT NULL,
-    filters jsonb DEFAULT '{}'::jsonb NOT NULL,
-    profile text,
-    format text,
-    plan jsonb,
-    rerank jsonb,
-    results jsonb DEFAULT '[]'::jsonb NOT NULL,
-    result_count integer DEFAULT 0 NOT NULL,
-    top_score double precision,
-    latency_ms double precision,
-    timings jsonb,
-    caller text,
-    session_id text,
-    caller_key_id bigint
-)
-PARTITION BY RANGE (created_at);
-
-
---
 -- Name: search_daily; Type: VIEW; Schema: public; Owner: -
 --
 
@@ -907,26 +1107,6 @@ ALTER TABLE public.search_feedback ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
-);
-
-
---
--- Name: search_labels; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.search_labels (
-    search_id bigint NOT NULL,
-    search_created_at timestamp with time zone NOT NULL,
-    tool_name text NOT NULL,
-    label_source text NOT NULL,
-    rank integer NOT NULL,
-    delay_ms bigint NOT NULL,
-    tool_source text,
-    success boolean,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT search_labels_delay_ms_check CHECK ((delay_ms >= 0)),
-    CONSTRAINT search_labels_label_source_check CHECK ((label_source = ANY (ARRAY['call'::text, 'feedback'::text]))),
-    CONSTRAINT search_labels_rank_check CHECK ((rank >= 1))
 );
 
 
@@ -1484,6 +1664,22 @@ ALTER TABLE ONLY public.observed_query_sweep
 
 
 --
+-- Name: profile_experiments profile_experiments_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.profile_experiments
+    ADD CONSTRAINT profile_experiments_name_key UNIQUE (name);
+
+
+--
+-- Name: profile_experiments profile_experiments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.profile_experiments
+    ADD CONSTRAINT profile_experiments_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: profile_tunes profile_tunes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1585,6 +1781,14 @@ ALTER TABLE ONLY public.search_labels
 
 ALTER TABLE ONLY public.search_lexemes
     ADD CONSTRAINT search_lexemes_pkey PRIMARY KEY (lexeme);
+
+
+--
+-- Name: search_log search_log_arm; Type: CHECK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_log
+    ADD CONSTRAINT search_log_arm CHECK ((((experiment_id IS NULL) AND (arm IS NULL)) OR ((experiment_id IS NOT NULL) AND (arm = ANY (ARRAY['control'::text, 'candidate'::text]))))) NOT VALID;
 
 
 --
@@ -1730,6 +1934,13 @@ CREATE INDEX mcp_sessions_last_seen ON public.mcp_sessions USING btree (last_see
 
 
 --
+-- Name: profile_experiments_one_running; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX profile_experiments_one_running ON public.profile_experiments USING btree ((true)) WHERE (stopped_at IS NULL);
+
+
+--
 -- Name: river_job_args_index; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1832,6 +2043,13 @@ CREATE INDEX search_labels_tool ON public.search_labels USING btree (tool_name);
 --
 
 CREATE INDEX search_log_created ON ONLY public.search_log USING btree (created_at);
+
+
+--
+-- Name: search_log_experiment; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_log_experiment ON ONLY public.search_log USING btree (experiment_id, arm) WHERE (experiment_id IS NOT NULL);
 
 
 --
@@ -1960,6 +2178,22 @@ ALTER TABLE ONLY public.mcp_session_tools
 
 ALTER TABLE ONLY public.observed_query_forgets
     ADD CONSTRAINT observed_query_forgets_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+
+--
+-- Name: profile_experiments profile_experiments_candidate_profile_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.profile_experiments
+    ADD CONSTRAINT profile_experiments_candidate_profile_id_fkey FOREIGN KEY (candidate_profile_id) REFERENCES public.weight_profiles(id) ON DELETE SET NULL;
+
+
+--
+-- Name: profile_experiments profile_experiments_control_profile_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.profile_experiments
+    ADD CONSTRAINT profile_experiments_control_profile_id_fkey FOREIGN KEY (control_profile_id) REFERENCES public.weight_profiles(id) ON DELETE SET NULL;
 
 
 --

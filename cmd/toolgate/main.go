@@ -34,6 +34,8 @@ commands:
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
             | tune NEW [--baseline P] [--wait] | tunes: weights tuned from labelled searches
+  experiments start NAME --candidate P [--control P] --share F [--unit session|key] | list | show NAME
+            | stop NAME: A/B experiments between weight profiles (docs/experiments.md)
   eval      DIR [--mode all] [--profile all] [--vary k_rrf=30,60] [--out FILE]: retrieval quality on a
             dataset, in a fresh database
             | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
@@ -51,20 +53,21 @@ Settings come from environment variables (see README); flags override them.
 type command func(ctx context.Context, env *cliEnv, args []string) error
 
 var commands = map[string]command{
-	"serve":    runServe,
-	"demo":     runDemo,
-	"migrate":  runMigrate,
-	"import":   runImport,
-	"sync":     runSync,
-	"sources":  runSources,
-	"keys":     runKeys,
-	"profiles": runProfiles,
-	"eval":     runEval,
-	"dataset":  runDataset,
-	"bench":    runBench,
-	"reembed":  runReembed,
-	"mcp":      runMCP,
-	"plan":     runPlan,
+	"serve":       runServe,
+	"demo":        runDemo,
+	"migrate":     runMigrate,
+	"import":      runImport,
+	"sync":        runSync,
+	"sources":     runSources,
+	"keys":        runKeys,
+	"profiles":    runProfiles,
+	"experiments": runExperiments,
+	"eval":        runEval,
+	"dataset":     runDataset,
+	"bench":       runBench,
+	"reembed":     runReembed,
+	"mcp":         runMCP,
+	"plan":        runPlan,
 }
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.

@@ -67,6 +67,62 @@ type ObservedQuerySweep struct {
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
+type ProfileExperiment struct {
+	ID                 int64          `json:"id"`
+	Name               string         `json:"name"`
+	ControlProfileID   pgtype.Int8    `json:"control_profile_id"`
+	CandidateProfileID pgtype.Int8    `json:"candidate_profile_id"`
+	ControlProfile     string         `json:"control_profile"`
+	CandidateProfile   string         `json:"candidate_profile"`
+	Share              float64        `json:"share"`
+	Unit               ExperimentUnit `json:"unit"`
+	StartedAt          time.Time      `json:"started_at"`
+	StoppedAt          *time.Time     `json:"stopped_at"`
+}
+
+type ProfileExperimentArm struct {
+	ExperimentID int64   `json:"experiment_id"`
+	Experiment   string  `json:"experiment"`
+	Arm          string  `json:"arm"`
+	Profile      string  `json:"profile"`
+	Units        int64   `json:"units"`
+	Searches     int64   `json:"searches"`
+	Labelled     int64   `json:"labelled"`
+	LabelRate    float64 `json:"label_rate"`
+	LabelRateSe  float64 `json:"label_rate_se"`
+	LabelRateLo  float64 `json:"label_rate_lo"`
+	LabelRateHi  float64 `json:"label_rate_hi"`
+	Mrr          float64 `json:"mrr"`
+	MrrSe        float64 `json:"mrr_se"`
+	MrrLo        float64 `json:"mrr_lo"`
+	MrrHi        float64 `json:"mrr_hi"`
+	MeanRank     float64 `json:"mean_rank"`
+	MeanRankSe   float64 `json:"mean_rank_se"`
+	MeanRankLo   float64 `json:"mean_rank_lo"`
+	MeanRankHi   float64 `json:"mean_rank_hi"`
+}
+
+type ProfileExperimentComparison struct {
+	ExperimentID      int64   `json:"experiment_id"`
+	Experiment        string  `json:"experiment"`
+	Control           string  `json:"control"`
+	Candidate         string  `json:"candidate"`
+	ControlSearches   int64   `json:"control_searches"`
+	CandidateSearches int64   `json:"candidate_searches"`
+	LabelRateDiff     float64 `json:"label_rate_diff"`
+	LabelRateDiffSe   float64 `json:"label_rate_diff_se"`
+	LabelRateDiffLo   float64 `json:"label_rate_diff_lo"`
+	LabelRateDiffHi   float64 `json:"label_rate_diff_hi"`
+	MrrDiff           float64 `json:"mrr_diff"`
+	MrrDiffSe         float64 `json:"mrr_diff_se"`
+	MrrDiffLo         float64 `json:"mrr_diff_lo"`
+	MrrDiffHi         float64 `json:"mrr_diff_hi"`
+	MeanRankDiff      float64 `json:"mean_rank_diff"`
+	MeanRankDiffSe    float64 `json:"mean_rank_diff_se"`
+	MeanRankDiffLo    float64 `json:"mean_rank_diff_lo"`
+	MeanRankDiffHi    float64 `json:"mean_rank_diff_hi"`
+}
+
 type ProfileTune struct {
 	ID         int64           `json:"id"`
 	Profile    string          `json:"profile"`
@@ -157,25 +213,27 @@ type SearchLexeme struct {
 }
 
 type SearchLog struct {
-	ID          int64           `json:"id"`
-	CreatedAt   time.Time       `json:"created_at"`
-	Query       string          `json:"query"`
-	Variants    []string        `json:"variants"`
-	Mode        string          `json:"mode"`
-	K           int32           `json:"k"`
-	Filters     json.RawMessage `json:"filters"`
-	Profile     *string         `json:"profile"`
-	Format      *string         `json:"format"`
-	Plan        json.RawMessage `json:"plan"`
-	Rerank      json.RawMessage `json:"rerank"`
-	Results     json.RawMessage `json:"results"`
-	ResultCount int32           `json:"result_count"`
-	TopScore    pgtype.Float8   `json:"top_score"`
-	LatencyMs   pgtype.Float8   `json:"latency_ms"`
-	Timings     json.RawMessage `json:"timings"`
-	Caller      *string         `json:"caller"`
-	SessionID   *string         `json:"session_id"`
-	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
+	ID           int64           `json:"id"`
+	CreatedAt    time.Time       `json:"created_at"`
+	Query        string          `json:"query"`
+	Variants     []string        `json:"variants"`
+	Mode         string          `json:"mode"`
+	K            int32           `json:"k"`
+	Filters      json.RawMessage `json:"filters"`
+	Profile      *string         `json:"profile"`
+	Format       *string         `json:"format"`
+	Plan         json.RawMessage `json:"plan"`
+	Rerank       json.RawMessage `json:"rerank"`
+	Results      json.RawMessage `json:"results"`
+	ResultCount  int32           `json:"result_count"`
+	TopScore     pgtype.Float8   `json:"top_score"`
+	LatencyMs    pgtype.Float8   `json:"latency_ms"`
+	Timings      json.RawMessage `json:"timings"`
+	Caller       *string         `json:"caller"`
+	SessionID    *string         `json:"session_id"`
+	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
+	ExperimentID pgtype.Int8     `json:"experiment_id"`
+	Arm          *ExperimentArm  `json:"arm"`
 }
 
 type SearchLowScoreQuery struct {

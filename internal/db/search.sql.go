@@ -34,36 +34,40 @@ func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeed
 
 const insertSearchLog = `-- name: InsertSearchLog :one
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
-                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
+                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
+                        experiment_id, arm)
 VALUES ($1::text, $2::text[], $3::text, $4::int,
         $5::jsonb, $6::text, $7::text, $8::jsonb,
         $9::jsonb, $10::jsonb, jsonb_array_length($10::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($10::jsonb) e),
         $11::float8, $12::jsonb, $13::text, $14::bigint,
-        $15::text)
+        $15::text, $16::bigint, $17::text)
 RETURNING id
 `
 
 type InsertSearchLogParams struct {
-	Query       string          `json:"query"`
-	Variants    []string        `json:"variants"`
-	Mode        string          `json:"mode"`
-	K           int32           `json:"k"`
-	Filters     json.RawMessage `json:"filters"`
-	Profile     *string         `json:"profile"`
-	Format      string          `json:"format"`
-	Plan        json.RawMessage `json:"plan"`
-	Rerank      json.RawMessage `json:"rerank"`
-	Results     json.RawMessage `json:"results"`
-	LatencyMs   float64         `json:"latency_ms"`
-	Timings     json.RawMessage `json:"timings"`
-	Caller      *string         `json:"caller"`
-	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
-	SessionID   *string         `json:"session_id"`
+	Query        string          `json:"query"`
+	Variants     []string        `json:"variants"`
+	Mode         string          `json:"mode"`
+	K            int32           `json:"k"`
+	Filters      json.RawMessage `json:"filters"`
+	Profile      *string         `json:"profile"`
+	Format       string          `json:"format"`
+	Plan         json.RawMessage `json:"plan"`
+	Rerank       json.RawMessage `json:"rerank"`
+	Results      json.RawMessage `json:"results"`
+	LatencyMs    float64         `json:"latency_ms"`
+	Timings      json.RawMessage `json:"timings"`
+	Caller       *string         `json:"caller"`
+	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
+	SessionID    *string         `json:"session_id"`
+	ExperimentID pgtype.Int8     `json:"experiment_id"`
+	Arm          *string         `json:"arm"`
 }
 
 // The retrieval log row of a search that ran on a read replica, written to the primary
 // (after SearchLogAsync in the same batch) with the results as the Search statement would.
+// experiment_id, arm and profile are the replica statement's (its exp CTE).
 func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams) (int64, error) {
 	row := q.db.QueryRow(ctx, insertSearchLog,
 		arg.Query,
@@ -81,6 +85,8 @@ func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams
 		arg.Caller,
 		arg.CallerKeyID,
 		arg.SessionID,
+		arg.ExperimentID,
+		arg.Arm,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -99,13 +105,30 @@ WITH src AS MATERIALIZED (
     -- which intents each text serves (a text shared by several intents is searched once)
     SELECT t.variant, ($3::int[])[t.ord] AS grp
     FROM unnest($4::int[]) WITH ORDINALITY AS t (variant, ord)
+), exp AS (
+    SELECT e.id, x.arm, p.name AS profile
+    FROM profile_experiments e
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN toolgate_ab_bucket(e.id,
+                             CASE WHEN e.unit = 'session' AND $5::text IS NOT NULL
+                                  THEN 'session:' || $5::text
+                                  ELSE coalesce('key:' || $6::bigint,
+                                                'caller:' || coalesce($7::text, '')) END) < e.share
+                    THEN 'candidate' ELSE 'control' END AS arm
+    ) x
+    JOIN weight_profiles p ON p.id = CASE x.arm WHEN 'candidate' THEN e.candidate_profile_id ELSE e.control_profile_id END
+    WHERE e.stopped_at IS NULL
+      AND $8::text IS NULL
+      AND cardinality($9::vector[]) > 0
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN $5::text IS NULL THEN wp.is_active ELSE wp.name = $5::text END
+    WHERE CASE WHEN $8::text IS NOT NULL THEN wp.name = $8::text
+               WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
+               ELSE wp.is_active END
 ), vec AS (
     SELECT q.ord AS variant, n.tool_id, 1 - n.dist AS sim,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
-    FROM unnest($6::vector[]) WITH ORDINALITY AS q (v, ord)
+    FROM unnest($9::vector[]) WITH ORDINALITY AS q (v, ord)
     CROSS JOIN LATERAL (
         SELECT tv.tool_id, tv.embedding <=> q.v AS dist
         FROM tool_vectors tv
@@ -113,14 +136,14 @@ WITH src AS MATERIALIZED (
           -- a correlated filter, not a join: the planner cannot start from search_docs and
           -- must walk the HNSW index (NULL for a tool that is not searchable)
           AND (SELECT d.source_id IN (SELECT id FROM src)
-                      AND ($7::text[] IS NULL OR d.tags && $7::text[])
+                      AND ($10::text[] IS NULL OR d.tags && $10::text[])
                FROM search_docs d WHERE d.tool_id = tv.tool_id)
         ORDER BY tv.embedding <=> q.v
-        LIMIT $8::int
+        LIMIT $11::int
     ) n
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest($9::text[]) WITH ORDINALITY AS v (txt, ord),
+    FROM unnest($12::text[]) WITH ORDINALITY AS v (txt, ord),
          unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
@@ -139,32 +162,32 @@ WITH src AS MATERIALIZED (
         SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
-        LIMIT $10::int
+        LIMIT $13::int
     ) p
-    WHERE t.rarity <= $11::int
+    WHERE t.rarity <= $14::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
         SELECT f.variant, f.tool_id,
                row_number() OVER (PARTITION BY f.variant ORDER BY sum(f.part) DESC, f.tool_id) AS r
         FROM fetched f
-        WHERE $7::text[] IS NULL
-           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $7::text[])
+        WHERE $10::text[] IS NULL
+           OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $10::text[])
         GROUP BY f.variant, f.tool_id
     ) x
-    WHERE x.r <= $12::int
+    WHERE x.r <= $15::int
     UNION
     -- a score-based fusion also scores the vector branch's candidates exactly (lex)
     SELECT v.variant, v.tool_id FROM vec v
-    WHERE $13::text <> 'rrf' AND v.variant <= cardinality($9::text[])
+    WHERE $16::text <> 'rrf' AND v.variant <= cardinality($12::text[])
 ), lex AS (
     SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
-               sum(t.idf * m.tf * ($14::float8 + 1)
-                   / (m.tf + $14::float8 * (1 - $15::float8
-                                                     + $15::float8 * m.doc_len / co.avgdl))) AS score
+               sum(t.idf * m.tf * ($17::float8 + 1)
+                   / (m.tf + $17::float8 * (1 - $18::float8
+                                                     + $18::float8 * m.doc_len / co.avgdl))) AS score
         FROM (
             SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
             FROM shortlist s
@@ -188,24 +211,24 @@ WITH src AS MATERIALIZED (
     -- not return: their cosine similarity, one primary-key lookup each
     SELECT l.variant, l.tool_id, 1 - (tv.embedding <=> q.v) AS sim
     FROM lex l
-    JOIN unnest($6::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
+    JOIN unnest($9::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = l.variant
     CROSS JOIN LATERAL (
         SELECT x.embedding FROM tool_vectors x
         WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
         LIMIT 1
     ) tv
-    WHERE $13::text <> 'rrf' AND l.rank <= $8::int
+    WHERE $16::text <> 'rrf' AND l.rank <= $11::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($16::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($17::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($19::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($20::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
     WHERE d.name_keys && ARRAY(SELECT key FROM qnames)
       AND d.source_id IN (SELECT id FROM src)
-      AND ($7::text[] IS NULL OR d.tags && $7::text[])
+      AND ($10::text[] IS NULL OR d.tags && $10::text[])
 ), named AS (
     SELECT q.grp, a.tool_id, max(q.len) AS len
     FROM anyname a
@@ -217,15 +240,15 @@ WITH src AS MATERIALIZED (
     SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
-        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, $18::float8 AS wb
+        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, $21::float8 AS wb
         FROM lex l
-        WHERE l.rank <= $8::int
-           OR ($13::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+        WHERE l.rank <= $11::int
+           OR ($16::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
-        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, $19::float8
+        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, $22::float8
         FROM vec v
         UNION ALL
-        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, $19::float8
+        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, $22::float8
         FROM vecx x
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
@@ -238,10 +261,10 @@ WITH src AS MATERIALIZED (
         --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id,
-               b.wb * CASE $13::text
+               b.wb * CASE $16::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / ($20::float8 + b.rank)
+                          ELSE 1 / ($23::float8 + b.rank)
                       END AS w,
                CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
                CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
@@ -260,7 +283,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $21::int
+    WHERE x.pos <= $24::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -285,9 +308,11 @@ WITH src AS MATERIALIZED (
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
-                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
-    SELECT $22::text, $23::text[], $24::text, $25::int,
-           $26::jsonb, $5::text, $27::text, $28::jsonb,
+                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
+                            experiment_id, arm)
+    SELECT $25::text, $26::text[], $27::text, $28::int,
+           $29::jsonb, coalesce($8::text, (SELECT profile FROM exp)),
+           $30::text, $31::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -296,21 +321,24 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $29::float8
+           $32::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $29::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $32::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $30::text)),
-           $31::text, $32::bigint, $33::text
+                              'degraded', $33::text)),
+           $7::text, $6::bigint, $5::text,
+           (SELECT id FROM exp), (SELECT arm FROM exp)
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
-       r.input_schema, r.output_schema, r.annotations, r.content_hash
+       r.input_schema, r.output_schema, r.annotations, r.content_hash,
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile
 FROM log
 LEFT JOIN ranked r ON true
+LEFT JOIN exp x ON true
 ORDER BY r.grp, r.pos
 `
 
@@ -319,6 +347,9 @@ type SearchParams struct {
 	Allowed      []string          `json:"allowed"`
 	TextGroups   []int32           `json:"text_groups"`
 	TextVariants []int32           `json:"text_variants"`
+	SessionID    *string           `json:"session_id"`
+	CallerKeyID  pgtype.Int8       `json:"caller_key_id"`
+	Caller       *string           `json:"caller"`
 	Profile      *string           `json:"profile"`
 	Vecs         []pgvector.Vector `json:"vecs"`
 	Tags         []string          `json:"tags"`
@@ -345,9 +376,6 @@ type SearchParams struct {
 	Plan         json.RawMessage   `json:"plan"`
 	EmbedMs      float64           `json:"embed_ms"`
 	Degraded     *string           `json:"degraded"`
-	Caller       *string           `json:"caller"`
-	CallerKeyID  pgtype.Int8       `json:"caller_key_id"`
-	SessionID    *string           `json:"session_id"`
 }
 
 type SearchRow struct {
@@ -368,6 +396,9 @@ type SearchRow struct {
 	OutputSchema json.RawMessage `json:"output_schema"`
 	Annotations  json.RawMessage `json:"annotations"`
 	ContentHash  *string         `json:"content_hash"`
+	ExperimentID pgtype.Int8     `json:"experiment_id"`
+	Arm          *string         `json:"arm"`
+	ArmProfile   *string         `json:"arm_profile"`
 }
 
 // The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
@@ -398,7 +429,14 @@ type SearchRow struct {
 //	         from the tool's document (search_docs: sorted lexemes and term frequencies, one
 //	         row read per tool), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), ranked per
 //	         variant.
-//	pset     the vector set of the requested profile, or of the active one.
+//	exp      the running A/B experiment (docs/experiments.md) and this search's arm, for a
+//	         search that names no profile and runs the vector branch (else no row): the
+//	         candidate when toolgate_ab_bucket(experiment, unit) < share, else the control.
+//	         The unit is the session ('session:' || session_id) or, for unit 'key' and for
+//	         a search without a session, the key ('key:' || caller_key_id, else
+//	         'caller:' || caller); experiments.UnitValue says the same in Go.
+//	pset     the vector set of the requested profile, else of the experiment arm's
+//	         profile, else of the active one.
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
@@ -421,11 +459,13 @@ type SearchRow struct {
 //	ranked   those joined to tools, enabled, approved and of an allowed source (checked
 //	         again, cheaply: the lexical index only holds searchable tools).
 //	log      the search_log row, with results (by intent, then position), result count, top
-//	         score and timings. With several intents the caller merges the rankings and
-//	         rewrites results with SearchLogResults in the same transaction.
+//	         score, timings, and the experiment, arm and arm's profile (exp). With several
+//	         intents the caller merges the rankings and rewrites results with
+//	         SearchLogResults in the same transaction.
 //
 // The final SELECT returns one row per result and intent, or, when nothing matched, one row
-// whose result columns are NULL or 0, every row carrying the search id.
+// whose result columns are NULL or 0, every row carrying the search id and the experiment
+// arm (NULL when the search is in no experiment).
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
 	rows, err := q.db.Query(ctx, search,
@@ -433,6 +473,9 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Allowed,
 		arg.TextGroups,
 		arg.TextVariants,
+		arg.SessionID,
+		arg.CallerKeyID,
+		arg.Caller,
 		arg.Profile,
 		arg.Vecs,
 		arg.Tags,
@@ -459,9 +502,6 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Plan,
 		arg.EmbedMs,
 		arg.Degraded,
-		arg.Caller,
-		arg.CallerKeyID,
-		arg.SessionID,
 	)
 	if err != nil {
 		return nil, err
@@ -488,6 +528,9 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 			&i.OutputSchema,
 			&i.Annotations,
 			&i.ContentHash,
+			&i.ExperimentID,
+			&i.Arm,
+			&i.ArmProfile,
 		); err != nil {
 			return nil, err
 		}

@@ -86,3 +86,23 @@ const (
 	TuneSucceeded TuneState = "succeeded" // the tuned profile exists and its re-weight was queued
 	TuneFailed    TuneState = "failed"    // see error; nothing was created
 )
+
+// ExperimentUnit is profile_experiments.unit: what an A/B experiment between weight
+// profiles assigns a search to an arm by (migration 0016, docs/experiments.md).
+type ExperimentUnit string
+
+const (
+	// ExperimentBySession: the search's session (falling back to its key without one).
+	ExperimentBySession ExperimentUnit = "session"
+	// ExperimentByKey: the search's API key (its caller name without a key).
+	ExperimentByKey ExperimentUnit = "key"
+)
+
+// ExperimentArm is search_log.arm: which arm of the running experiment served a search
+// (NULL: the search was in no experiment).
+type ExperimentArm string
+
+const (
+	ArmControl   ExperimentArm = "control"   // the control profile's vectors
+	ArmCandidate ExperimentArm = "candidate" // the candidate profile's vectors
+)

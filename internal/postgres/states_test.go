@@ -23,6 +23,8 @@ var stateColumns = []struct{ table, column, goType string }{
 	{"sources", "kind", "SourceKind"},
 	{"search_labels", "label_source", "LabelSource"},
 	{"profile_tunes", "state", "TuneState"},
+	{"profile_experiments", "unit", "ExperimentUnit"},
+	{"search_log", "arm", "ExperimentArm"},
 }
 
 // TestStateConstantsMatchChecks: the typed constants of each state column are exactly the

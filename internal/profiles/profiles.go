@@ -47,6 +47,17 @@ func (e *NotBuiltError) Error() string {
 func (e *NotBuiltError) Is(target error) bool { return target == derrors.Conflict }
 func (e *NotBuiltError) Code() string         { return "profile_not_built" }
 
+// InExperimentError is returned when deleting a profile that a running A/B experiment
+// routes searches to (docs/experiments.md).
+type InExperimentError struct{ Name, Experiment string }
+
+func (e *InExperimentError) Error() string {
+	return fmt.Sprintf("weight profile %q is an arm of the running experiment %q; stop the experiment first", e.Name, e.Experiment)
+}
+
+func (e *InExperimentError) Is(target error) bool { return target == derrors.Conflict }
+func (e *InExperimentError) Code() string         { return "profile_in_experiment" }
+
 // validName is the database's constraint on profile names.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
@@ -170,16 +181,25 @@ func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile) (
 	return v, row.Created, err
 }
 
-// Delete deletes an inactive profile with its vector sets.
+// Delete deletes an inactive profile with its vector sets. A profile of a running A/B
+// experiment is refused; a stopped experiment keeps the profile's name in its report.
 func Delete(ctx context.Context, pool *pgxpool.Pool, name string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		// FOR UPDATE: an experiment starting now holds the row FOR KEY SHARE until it is
+		// written, so this waits for it and then sees it.
 		p, err := lock(ctx, q, name)
 		if err != nil {
 			return err
 		}
 		if p.IsActive {
 			return &ActiveError{Name: name}
+		}
+		exp, err := q.ProfileRunningExperiment(ctx, p.ID)
+		if err == nil {
+			return &InExperimentError{Name: name, Experiment: exp}
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
 		}
 		return q.DeleteProfile(ctx, p.ID)
 	})

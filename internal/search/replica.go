@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/toolgate/toolgate/internal/db"
 )
 
@@ -58,7 +60,8 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 		return Response{}, fmt.Errorf("search on the read replica: %w", err)
 	}
 	dbMs := ms(time.Since(start))
-	resp := pr.response(0)
+	resp := pr.response(rows[0])
+	resp.SearchID = 0 // the replica's statement writes no row: the primary gives the id below
 	if err := s.fill(ctx, &resp, pr, rows); err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
@@ -67,6 +70,16 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 		return Response{}, err
 	}
 	params := pr.params
+	// the arm the replica's statement chose (its exp CTE), logged as the primary's would
+	var experimentID pgtype.Int8
+	var arm *string // the statement's parameter is text
+	profile := params.Profile
+	if x := resp.Experiment; x != nil {
+		experimentID, arm = pgtype.Int8{Int64: x.ID, Valid: true}, optional(string(x.Arm))
+		if profile == nil {
+			profile = &x.Profile
+		}
+	}
 	t := map[string]any{"embed_ms": params.EmbedMs, "db_ms": dbMs, "replica": true}
 	if pr.degraded != "" {
 		t["degraded"] = pr.degraded
@@ -81,9 +94,10 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 	}
 	id, err := qp.InsertSearchLog(ctx, db.InsertSearchLogParams{
 		Query: params.Query, Variants: params.Variants, Mode: params.Mode, K: params.K,
-		Filters: params.Filters, Profile: params.Profile, Format: params.Format, Plan: params.Plan,
+		Filters: params.Filters, Profile: profile, Format: params.Format, Plan: params.Plan,
 		Rerank: rerankJSON, Results: results, LatencyMs: params.EmbedMs + dbMs, Timings: timings,
 		Caller: params.Caller, CallerKeyID: params.CallerKeyID, SessionID: params.SessionID,
+		ExperimentID: experimentID, Arm: arm,
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search: write the log row to the primary: %w", err)

@@ -2,17 +2,22 @@ package search_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/experiments"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // TestSearchOnReadReplica runs searches on a real hot standby (streaming replication from
@@ -74,8 +79,48 @@ func TestSearchOnReadReplica(t *testing.T) {
 		t.Errorf("feedback on a replica search: %v", err)
 	}
 
+	// An A/B experiment routes replica searches as it routes the primary's: the replica's
+	// statement picks the arm, the primary's log row records it. The candidate "twin" holds
+	// a copy of the default profile's vectors (written by hand as fill writes those).
+	twin := testfactory.Weights(ctx, t, primary, "twin", map[string]float64{"name": 1})
+	q := db.New(primary)
+	p, err := q.GetProfileByName(ctx, twin.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: p.ID, State: db.VectorSetReady})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, primary, `INSERT INTO tool_vectors (set_id, tool_id, embedding) SELECT $1, tool_id, embedding FROM tool_vectors
+		WHERE set_id = (SELECT current_set FROM weight_profiles WHERE name = 'default')`, set)
+	if err := q.SetProfileCurrentSet(ctx, db.SetProfileCurrentSetParams{ID: p.ID, CurrentSet: pgtype.Int8{Int64: set, Valid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := experiments.Start(ctx, primary, experiments.Definition{Name: "replica", Candidate: "twin", Share: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReplay(t, primary, read)
+	caller := callerOf(ctx)
+	for i := range 8 {
+		session := fmt.Sprintf("replica-%d", i)
+		got := mustSearch(t, ctx, onReplica, search.Request{Query: rainQuery, Mode: search.ModeVector, K: 3, SessionID: session})
+		arm := experiments.ArmOf(e, experiments.UnitValue(e.Unit, session, caller.KeyID, caller.Name))
+		profile := map[db.ExperimentArm]string{experiments.ArmControl: "default", experiments.ArmCandidate: "twin"}[arm]
+		if got.Experiment == nil || got.Experiment.ID != e.ID || got.Experiment.Arm != arm || got.Experiment.Profile != profile {
+			t.Fatalf("%s: experiment %+v, want arm %s (%s)", session, got.Experiment, arm, profile)
+		}
+		var loggedID int64
+		var loggedArm, loggedProfile string
+		if err := primary.QueryRow(ctx, `SELECT experiment_id, arm, profile FROM search_log WHERE id = $1`, got.SearchID).
+			Scan(&loggedID, &loggedArm, &loggedProfile); err != nil || loggedID != e.ID || loggedArm != string(arm) || loggedProfile != profile {
+			t.Fatalf("%s: logged %d %s %s (%v), want %d %s %s", session, loggedID, loggedArm, loggedProfile, err, e.ID, arm, profile)
+		}
+	}
+
 	// The standby is read-only: the primary's statement, with its log row, fails there.
-	_, err := newService(read).Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price"})
+	_, err = newService(read).Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price"})
 	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
 		t.Errorf("primary statement on the standby: %v, want a read-only transaction error", err)
 	}

@@ -44,8 +44,19 @@ type Response struct {
 	// Degraded says why a branch was skipped: a hybrid search whose query could not be
 	// embedded ran its lexical branch only. Absent when both branches ran.
 	Degraded string `json:"degraded,omitempty"`
+	// Experiment is the A/B experiment arm that served the search (docs/experiments.md):
+	// absent when the search is in no experiment.
+	Experiment *ExperimentArm `json:"experiment,omitempty"`
 	// Timings are where the search's time went, for metrics (not part of the answer).
 	Timings Timings `json:"-"`
+}
+
+// ExperimentArm is the arm of the running A/B experiment between weight profiles that
+// served a search: its vectors came from Profile's current set.
+type ExperimentArm struct {
+	ID      int64            `json:"id"`
+	Arm     db.ExperimentArm `json:"arm"`
+	Profile string           `json:"profile"`
 }
 
 // Timings of one search. Embed is zero when no query was embedded.

@@ -282,7 +282,7 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 		if err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
-		resp := pr.response(rows[0].SearchID)
+		resp := pr.response(rows[0])
 		if err := s.fill(ctx, &resp, pr, rows); err != nil {
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
@@ -297,7 +297,7 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 		if err != nil {
 			return err
 		}
-		resp = pr.response(rows[0].SearchID)
+		resp = pr.response(rows[0])
 		if err := s.fill(ctx, &resp, pr, rows); err != nil {
 			return err
 		}
@@ -331,10 +331,19 @@ type prepared struct {
 // merges: the statement's per-intent rankings are merged (and maybe reranked) in Go.
 func (pr *prepared) merges() bool { return pr.plan != nil || pr.rerankOn }
 
-// response is the answer's frame, without results.
-func (pr *prepared) response(searchID int64) Response {
-	return Response{SearchID: searchID, Mode: pr.req.Mode, Format: pr.req.Format, Results: []Result{},
-		Plan: pr.plan, Degraded: pr.degraded}
+// response is the answer's frame, without results, from the statement's first row (every
+// row carries the search id and the experiment arm).
+func (pr *prepared) response(first db.SearchRow) Response {
+	return Response{SearchID: first.SearchID, Mode: pr.req.Mode, Format: pr.req.Format, Results: []Result{},
+		Plan: pr.plan, Degraded: pr.degraded, Experiment: experimentArm(first)}
+}
+
+// experimentArm is the A/B experiment arm that served the search, or nil.
+func experimentArm(row db.SearchRow) *ExperimentArm {
+	if !row.ExperimentID.Valid || row.Arm == nil {
+		return nil
+	}
+	return &ExperimentArm{ID: row.ExperimentID.Int64, Arm: db.ExperimentArm(*row.Arm), Profile: deref(row.ArmProfile)}
 }
 
 // run sends the per-transaction settings and the Search statement (rewritten by rewrite,

@@ -27,7 +27,14 @@
 --            from the tool's document (search_docs: sorted lexemes and term frequencies, one
 --            row read per tool), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), ranked per
 --            variant.
---   pset     the vector set of the requested profile, or of the active one.
+--   exp      the running A/B experiment (docs/experiments.md) and this search's arm, for a
+--            search that names no profile and runs the vector branch (else no row): the
+--            candidate when toolgate_ab_bucket(experiment, unit) < share, else the control.
+--            The unit is the session ('session:' || session_id) or, for unit 'key' and for
+--            a search without a session, the key ('key:' || caller_key_id, else
+--            'caller:' || caller); experiments.UnitValue says the same in Go.
+--   pset     the vector set of the requested profile, else of the experiment arm's
+--            profile, else of the active one.
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
@@ -50,10 +57,12 @@
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
 --   log      the search_log row, with results (by intent, then position), result count, top
---            score and timings. With several intents the caller merges the rankings and
---            rewrites results with SearchLogResults in the same transaction.
+--            score, timings, and the experiment, arm and arm's profile (exp). With several
+--            intents the caller merges the rankings and rewrites results with
+--            SearchLogResults in the same transaction.
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
--- whose result columns are NULL or 0, every row carrying the search id.
+-- whose result columns are NULL or 0, every row carrying the search id and the experiment
+-- arm (NULL when the search is in no experiment).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -65,9 +74,26 @@ WITH src AS MATERIALIZED (
     -- which intents each text serves (a text shared by several intents is searched once)
     SELECT t.variant, (sqlc.arg(text_groups)::int[])[t.ord] AS grp
     FROM unnest(sqlc.arg(text_variants)::int[]) WITH ORDINALITY AS t (variant, ord)
+), exp AS (
+    SELECT e.id, x.arm, p.name AS profile
+    FROM profile_experiments e
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN toolgate_ab_bucket(e.id,
+                             CASE WHEN e.unit = 'session' AND sqlc.narg(session_id)::text IS NOT NULL
+                                  THEN 'session:' || sqlc.narg(session_id)::text
+                                  ELSE coalesce('key:' || sqlc.narg(caller_key_id)::bigint,
+                                                'caller:' || coalesce(sqlc.narg(caller)::text, '')) END) < e.share
+                    THEN 'candidate' ELSE 'control' END AS arm
+    ) x
+    JOIN weight_profiles p ON p.id = CASE x.arm WHEN 'candidate' THEN e.candidate_profile_id ELSE e.control_profile_id END
+    WHERE e.stopped_at IS NULL
+      AND sqlc.narg(profile)::text IS NULL
+      AND cardinality(sqlc.arg(vecs)::vector[]) > 0
 ), pset AS (
     SELECT wp.current_set FROM weight_profiles wp
-    WHERE CASE WHEN sqlc.narg(profile)::text IS NULL THEN wp.is_active ELSE wp.name = sqlc.narg(profile)::text END
+    WHERE CASE WHEN sqlc.narg(profile)::text IS NOT NULL THEN wp.name = sqlc.narg(profile)::text
+               WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
+               ELSE wp.is_active END
 ), vec AS (
     SELECT q.ord AS variant, n.tool_id, 1 - n.dist AS sim,
            row_number() OVER (PARTITION BY q.ord ORDER BY n.dist, n.tool_id) AS rank
@@ -251,9 +277,11 @@ WITH src AS MATERIALIZED (
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
-                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
+                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
+                            experiment_id, arm)
     SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
-           sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
+           sqlc.arg(filters)::jsonb, coalesce(sqlc.narg(profile)::text, (SELECT profile FROM exp)),
+           sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -267,7 +295,8 @@ WITH src AS MATERIALIZED (
            jsonb_strip_nulls(jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', sqlc.narg(degraded)::text)),
-           sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint, sqlc.narg(session_id)::text
+           sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint, sqlc.narg(session_id)::text,
+           (SELECT id FROM exp), (SELECT arm FROM exp)
     RETURNING id
 )
 -- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
@@ -275,9 +304,11 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
-       r.input_schema, r.output_schema, r.annotations, r.content_hash
+       r.input_schema, r.output_schema, r.annotations, r.content_hash,
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile
 FROM log
 LEFT JOIN ranked r ON true
+LEFT JOIN exp x ON true
 ORDER BY r.grp, r.pos;
 
 -- name: SearchLogResults :exec
@@ -293,14 +324,16 @@ WHERE id = sqlc.arg(id)::bigint;
 -- name: InsertSearchLog :one
 -- The retrieval log row of a search that ran on a read replica, written to the primary
 -- (after SearchLogAsync in the same batch) with the results as the Search statement would.
+-- experiment_id, arm and profile are the replica statement's (its exp CTE).
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
-                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id)
+                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
+                        experiment_id, arm)
 VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
         sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
         sqlc.narg(rerank)::jsonb, sqlc.arg(results)::jsonb, jsonb_array_length(sqlc.arg(results)::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
         sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint,
-        sqlc.narg(session_id)::text)
+        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text)
 RETURNING id;
 
 -- name: SearchLogAsync :exec

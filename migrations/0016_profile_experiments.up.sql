@@ -1,0 +1,141 @@
+-- A/B experiments between weight profiles (issue 18, docs/experiments.md).
+--
+-- A running experiment routes the searches that name no profile and run the vector branch
+-- to one of two arms by a stable hash of the search's unit (its MCP session, or its API
+-- key): a share `share` of the units to the candidate profile's vector set, the rest to the
+-- control profile's. The Search statement (sql/queries/search.sql, CTEs exp and pset) does
+-- the routing and writes the experiment and the arm on the search_log row; the views below
+-- compare the arms on the implicit labels (search_labels, migration 0014).
+CREATE TABLE profile_experiments (
+    id                   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name                 text NOT NULL UNIQUE CHECK (name ~ '^[a-z0-9][a-z0-9_.-]{0,63}$'),
+    -- The arms' profiles. A running experiment's profiles cannot be deleted (profiles.Delete
+    -- answers 409 profile_in_experiment; the CHECK below is the backstop); a stopped
+    -- experiment outlives them: the ids become NULL and the names stay for its report.
+    control_profile_id   bigint REFERENCES weight_profiles (id) ON DELETE SET NULL,
+    candidate_profile_id bigint REFERENCES weight_profiles (id) ON DELETE SET NULL,
+    control_profile      text NOT NULL,
+    candidate_profile    text NOT NULL CHECK (candidate_profile <> control_profile),
+    -- the share of units routed to the candidate
+    share                double precision NOT NULL CHECK (share > 0 AND share < 1),
+    -- what a search is assigned by: its MCP session (falling back to its key when it has
+    -- none), or its API key (falling back to its caller name: open mode has no key)
+    unit                 text NOT NULL CHECK (unit IN ('session', 'key')),
+    started_at           timestamptz NOT NULL DEFAULT now(),
+    -- NULL while running
+    stopped_at           timestamptz,
+    CHECK (stopped_at IS NOT NULL OR (control_profile_id IS NOT NULL AND candidate_profile_id IS NOT NULL)),
+    CHECK (stopped_at IS NULL OR stopped_at >= started_at)
+);
+-- At most one running experiment: a search is in one experiment or none.
+CREATE UNIQUE INDEX profile_experiments_one_running ON profile_experiments ((true)) WHERE stopped_at IS NULL;
+
+-- The experiment and arm that served a search (NULL: not in an experiment: no experiment was
+-- running, the search named its profile, or it ran no vector branch). NOT VALID: the rows
+-- already logged have both columns NULL, so the constraint holds for them without a scan of
+-- the whole log under an exclusive lock; every new row is checked.
+ALTER TABLE search_log
+    ADD COLUMN experiment_id bigint,
+    ADD COLUMN arm text,
+    ADD CONSTRAINT search_log_arm CHECK ((experiment_id IS NULL AND arm IS NULL)
+                                         OR (experiment_id IS NOT NULL AND arm IN ('control', 'candidate'))) NOT VALID;
+-- The views read an experiment's searches only (its build reads the log once, and finds none).
+CREATE INDEX search_log_experiment ON search_log (experiment_id, arm) WHERE experiment_id IS NOT NULL;
+
+-- The arm's bucket of a unit: the first 52 bits of SHA-256(experiment || ':' || unit) as a
+-- number in [0, 1), exact in double precision. A unit whose bucket is below the experiment's
+-- share is in the candidate arm. Mirrored by experiments.Bucket in Go (a test checks that
+-- they agree), so that an operator can tell a session's arm in advance. Never change it: a
+-- running experiment would reshuffle its units.
+CREATE FUNCTION toolgate_ab_bucket(experiment bigint, unit text) RETURNS double precision
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT ('x' || left(encode(sha256(convert_to(experiment::text || ':' || unit, 'UTF8')), 'hex'), 13))::bit(52)::bigint
+           / 4503599627370496::double precision
+$$;
+
+-- Per experiment and arm, over the searches logged in that arm: units (distinct sessions or
+-- keys), searches, labelled searches (at least one label of any source), and three metrics with their standard error
+-- and a 95% confidence interval (normal approximation: mean ± 1.96·sd/√n, sd the sample
+-- standard deviation; NULL below two observations):
+--   label_rate  the mean over searches of 1 when labelled, else 0
+--   mrr         the mean over searches of 1/rank of the search's best-ranked label, 0 when
+--               unlabelled
+--   mean_rank   the mean over labelled searches of the best-ranked label's rank (lower is
+--               better)
+-- Both arms have a row from the start (0 searches, NULL metrics).
+CREATE VIEW profile_experiment_arms AS
+WITH per_search AS (
+    -- each search of the experiment with its unit (as the Search statement's exp CTE
+    -- computes it) and the rank of its best-ranked label (NULL: unlabelled)
+    SELECT l.experiment_id, l.arm,
+           CASE WHEN e.unit = 'session' AND l.session_id IS NOT NULL THEN 'session:' || l.session_id
+                ELSE coalesce('key:' || l.caller_key_id, 'caller:' || coalesce(l.caller, '')) END AS unit,
+           (SELECT min(x.rank) FROM search_labels x
+            WHERE x.search_id = l.id AND x.search_created_at = l.created_at) AS best_rank
+    FROM search_log l
+    JOIN profile_experiments e ON e.id = l.experiment_id
+    WHERE l.experiment_id IS NOT NULL
+), per_search_values AS (
+    SELECT p.experiment_id, p.arm, p.unit, p.best_rank,
+           CASE WHEN p.best_rank IS NULL THEN 0 ELSE 1 END::double precision AS labelled,
+           coalesce(1.0::double precision / p.best_rank, 0) AS rr
+    FROM per_search p
+), stats AS (
+    SELECT e.id AS experiment_id, e.name AS experiment, a.arm,
+           CASE a.arm WHEN 'candidate' THEN e.candidate_profile ELSE e.control_profile END AS profile,
+           count(DISTINCT s.unit) AS units,
+           count(s.arm) AS searches,
+           count(s.best_rank) AS labelled,
+           avg(s.labelled) AS label_rate, stddev_samp(s.labelled) AS label_rate_sd,
+           avg(s.rr) AS mrr, stddev_samp(s.rr) AS mrr_sd,
+           avg(s.best_rank::double precision) AS mean_rank,
+           stddev_samp(s.best_rank::double precision) AS mean_rank_sd
+    FROM profile_experiments e
+    CROSS JOIN (SELECT 'control'::text AS arm UNION ALL SELECT 'candidate') a
+    LEFT JOIN per_search_values s ON s.experiment_id = e.id AND s.arm = a.arm
+    GROUP BY e.id, e.name, a.arm, e.candidate_profile, e.control_profile
+), se AS (
+    SELECT st.*,
+           st.label_rate_sd / sqrt(nullif(st.searches, 0)) AS label_rate_se,
+           st.mrr_sd / sqrt(nullif(st.searches, 0)) AS mrr_se,
+           st.mean_rank_sd / sqrt(nullif(st.labelled, 0)) AS mean_rank_se
+    FROM stats st
+)
+SELECT experiment_id, experiment, arm, profile::text AS profile, units, searches, labelled,
+       label_rate, label_rate_se::double precision AS label_rate_se,
+       (label_rate - 1.96 * label_rate_se)::double precision AS label_rate_lo,
+       (label_rate + 1.96 * label_rate_se)::double precision AS label_rate_hi,
+       mrr, mrr_se::double precision AS mrr_se,
+       (mrr - 1.96 * mrr_se)::double precision AS mrr_lo, (mrr + 1.96 * mrr_se)::double precision AS mrr_hi,
+       mean_rank, mean_rank_se::double precision AS mean_rank_se,
+       (mean_rank - 1.96 * mean_rank_se)::double precision AS mean_rank_lo,
+       (mean_rank + 1.96 * mean_rank_se)::double precision AS mean_rank_hi
+FROM se;
+
+-- Per experiment, candidate − control of each metric, with the standard error of the
+-- difference sqrt(se_candidate² + se_control²) (Welch) and its 95% confidence interval. An
+-- interval that excludes 0 is a difference at the 5% level; for mean_rank a negative
+-- difference favours the candidate.
+CREATE VIEW profile_experiment_comparison AS
+SELECT c.experiment_id, c.experiment, k.profile AS control, c.profile AS candidate,
+       k.searches AS control_searches, c.searches AS candidate_searches,
+       d.label_rate_diff::double precision AS label_rate_diff, d.label_rate_diff_se::double precision AS label_rate_diff_se,
+       (d.label_rate_diff - 1.96 * d.label_rate_diff_se)::double precision AS label_rate_diff_lo,
+       (d.label_rate_diff + 1.96 * d.label_rate_diff_se)::double precision AS label_rate_diff_hi,
+       d.mrr_diff::double precision AS mrr_diff, d.mrr_diff_se::double precision AS mrr_diff_se,
+       (d.mrr_diff - 1.96 * d.mrr_diff_se)::double precision AS mrr_diff_lo,
+       (d.mrr_diff + 1.96 * d.mrr_diff_se)::double precision AS mrr_diff_hi,
+       d.mean_rank_diff::double precision AS mean_rank_diff, d.mean_rank_diff_se::double precision AS mean_rank_diff_se,
+       (d.mean_rank_diff - 1.96 * d.mean_rank_diff_se)::double precision AS mean_rank_diff_lo,
+       (d.mean_rank_diff + 1.96 * d.mean_rank_diff_se)::double precision AS mean_rank_diff_hi
+FROM profile_experiment_arms c
+JOIN profile_experiment_arms k ON k.experiment_id = c.experiment_id AND k.arm = 'control'
+CROSS JOIN LATERAL (
+    SELECT c.label_rate - k.label_rate AS label_rate_diff,
+           sqrt(c.label_rate_se ^ 2 + k.label_rate_se ^ 2) AS label_rate_diff_se,
+           c.mrr - k.mrr AS mrr_diff,
+           sqrt(c.mrr_se ^ 2 + k.mrr_se ^ 2) AS mrr_diff_se,
+           c.mean_rank - k.mean_rank AS mean_rank_diff,
+           sqrt(c.mean_rank_se ^ 2 + k.mean_rank_se ^ 2) AS mean_rank_diff_se
+) d
+WHERE c.arm = 'candidate';
