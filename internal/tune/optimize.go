@@ -52,8 +52,12 @@ func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand) (weigh
 		for _, k := range kinds {
 			w[k] = rng.ExpFloat64() // normalized exponentials are Dirichlet(1)
 		}
-		w = normalized(w, kinds)
-		tried = append(tried, scored{weighting{w: w}, mrr(weighting{w: w})})
+		if w = normalized(w, kinds); w != nil {
+			tried = append(tried, scored{weighting{w: w}, mrr(weighting{w: w})})
+		}
+	}
+	if len(tried) == 0 {
+		return weighting{}, 0, evals // no tool has a weightable kind: nothing to search
 	}
 	// best first; equal MRR keeps the earlier (the stored profiles come first)
 	sort.SliceStable(tried, func(i, j int) bool { return tried[i].mrr > tried[j].mrr })
@@ -99,10 +103,14 @@ var shrinkGrid = []float64{0, 0.25, 0.5, 0.75, 1}
 // searched on one half, scored on the other; a tie keeps the smaller λ). Searched weights
 // fit their training searches better than they generalize; shrinking toward the baseline
 // trades that back, and λ = 0 says the labels found nothing better than the baseline.
-// A concat baseline has no weights to shrink toward: λ is then 1.
+// A concat baseline has no weights to shrink toward: λ is then 1. With no weightable kind
+// in the catalog there is nothing to search: the baseline, λ 0.
 func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.Rand) (weighting, float64, int) {
-	best, _, evals := m.optimize(train, starts, rng)
 	kinds := m.presentKinds()
+	if len(kinds) == 0 {
+		return base, 0, 0
+	}
+	best, _, evals := m.optimize(train, starts, rng)
 	var b []float64
 	if !base.concat {
 		b = normalized(base.w, kinds)

@@ -449,7 +449,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		}
 	}
 	best, shrink, evals := m.fit(train, weightsOf(base.profile), starts, rng)
-	tuned := weighting{w: rounded(best.w)}
+	tuned := weightsOf(base.profile) // shrink 0: the labels found nothing better
+	if shrink > 0 {
+		tuned = weighting{w: rounded(best.w)}
+	}
 
 	if err := progress("evaluate", 0, 0); err != nil {
 		return View{}, err
