@@ -3,7 +3,9 @@ package tune
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -46,7 +48,6 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives [
 		}
 	}
 	dims := -1
-	dots := make([]float64, nKinds+1)
 	scanned := 0
 	for cursor := int64(0); ; {
 		ids, err := q.ListToolIDsAfter(ctx, db.ListToolIDsAfterParams{ID: cursor, Limit: scanBatch})
@@ -61,6 +62,10 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives [
 		if err != nil {
 			return nil, err
 		}
+		// The batch's tools, then their dot products with every query: the queries are
+		// split among the cores (each query's pools are its own, so no lock is needed).
+		var batchTools []int
+		var batchKinds [][][]float64
 		for start := 0; start < len(rows); {
 			end := start
 			for end < len(rows) && rows[end].ToolID == rows[start].ToolID {
@@ -81,34 +86,30 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives [
 			for k, v := range kinds[:nKinds] {
 				m.present[k] = m.present[k] || v != nil
 			}
-			ti := len(m.tools)
+			batchTools = append(batchTools, len(m.tools))
+			batchKinds = append(batchKinds, kinds)
 			m.tools = append(m.tools, t)
-			for j, qv := range vecs {
-				if len(qv) != dims {
-					return nil, fmt.Errorf("query vectors have %d dimensions, the stored components %d: were they embedded by another model?", len(qv), dims)
-				}
-				keep := positives[j][t.id]
-				for k, v := range kinds {
-					dots[k] = 0
-					if v != nil {
-						dots[k] = dot(qv, v)
-						keep = keep || heaps[j][k].wants(dots[k])
-					}
-				}
-				if !keep {
-					continue
-				}
-				c := candidate{tool: ti, dots: slices.Clone(dots)}
-				if positives[j][t.id] {
-					found[j] = append(found[j], c)
-				}
-				for k, v := range kinds {
-					if v != nil {
-						heaps[j][k].offer(c, dots[k])
-					}
-				}
+		}
+		for _, qv := range vecs {
+			if len(batchTools) > 0 && len(qv) != dims {
+				return nil, fmt.Errorf("query vectors have %d dimensions, the stored components %d: were they embedded by another model?", len(qv), dims)
 			}
 		}
+		var wg sync.WaitGroup
+		workers := min(runtime.GOMAXPROCS(0), max(len(vecs), 1))
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dots := make([]float64, nKinds+1)
+				for j := w; j < len(vecs); j += workers {
+					for b, ti := range batchTools {
+						offer(ti, m.tools[ti].id, batchKinds[b], vecs[j], positives[j], heaps[j], &found[j], dots)
+					}
+				}
+			}()
+		}
+		wg.Wait()
 		scanned += len(ids)
 		if progress != nil {
 			progress(scanned, int(max(total, int64(scanned))))
@@ -136,6 +137,32 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives [
 		}
 	}
 	return m, nil
+}
+
+// offer computes the query's dot products with the tool's kind vectors and keeps the tool
+// in the query's pools where it ranks among the closest by some kind, and among the found
+// labelled tools when it is one. dots is the caller's scratch space.
+func offer(ti int, id int64, kinds [][]float64, qv []float32, positives map[int64]bool, heaps []topK, found *[]candidate, dots []float64) {
+	keep := positives[id]
+	for k, v := range kinds {
+		dots[k] = 0
+		if v != nil {
+			dots[k] = dot(qv, v)
+			keep = keep || heaps[k].wants(dots[k])
+		}
+	}
+	if !keep {
+		return
+	}
+	c := candidate{tool: ti, dots: slices.Clone(dots)}
+	if positives[id] {
+		*found = append(*found, c)
+	}
+	for k, v := range kinds {
+		if v != nil {
+			heaps[k].offer(c, dots[k])
+		}
+	}
 }
 
 // kindVectors returns one tool's per-kind vectors (index kindIndex; nil where absent): the

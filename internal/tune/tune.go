@@ -41,7 +41,9 @@ const (
 	// least labelled searches each split needs: below them no interval says anything.
 	MinSearchesFloor = 20
 	minSplit         = 10
-	maxMaxSearches   = 20000
+	// maxMaxSearches bounds the searches a tune reads: its memory is about 50 KB per search
+	// (each query's pools) and its scan time grows with searches × tools.
+	maxMaxSearches = 5000
 	// poolPerKind is how many tools closest to a query by each kind's vector join its pool.
 	poolPerKind = 50
 	// embedBatch is how many query texts one embedding call carries.
