@@ -40,7 +40,6 @@ type candidate struct {
 // query is one labelled search: its vector's pool of candidate tools and which of them the
 // agent used.
 type query struct {
-	text      string
 	positives map[int64]bool // labelled tool ids
 	pool      []candidate    // the union of each kind's top tools, and the positives
 }

@@ -394,7 +394,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 
-	// Each distinct query text is embedded once.
+	// Each distinct query text is embedded once, in the space of the stored vectors.
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return embed.CheckSpace(ctx, tx, embedder) }); err != nil {
+		return View{}, err
+	}
 	texts, textOf := distinctQueries(ls)
 	vecs := make([][]float32, 0, len(texts))
 	for i := 0; i < len(texts); i += embedBatch {
@@ -424,9 +427,6 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	}
 	if err != nil {
 		return View{}, err
-	}
-	for i := range m.queries {
-		m.queries[i].text = ls.searches[i].query
 	}
 	// A search none of whose labelled tools has a vector ranks nothing: leave it out.
 	train, unrankedTrain := m.ranked(train)

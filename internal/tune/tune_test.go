@@ -300,6 +300,11 @@ func TestTuneInterruptedResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// queries embedded in another space than the stored vectors would rank nothing real
+	var space *embed.SpaceMismatchError
+	if _, err := tune.Run(s.ctx, s.pool, embed.NewLocal(64), s.queue, started.Tune.ID, tune.RunOptions{}); !errors.As(err, &space) {
+		t.Fatalf("run with a 64-dimension embedder: %v, want SpaceMismatchError", err)
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	_, err = tune.Run(ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{
