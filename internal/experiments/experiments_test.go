@@ -638,3 +638,49 @@ func TestStartValidation(t *testing.T) {
 		t.Errorf("list: %+v %v", list, err)
 	}
 }
+
+// TestComparisonOneUnit: however many searches one unit makes, it is one observation: its
+// arm has its metrics but no standard error or interval, and neither has the difference.
+func TestComparisonOneUnit(t *testing.T) {
+	t.Parallel()
+	pool, s := setup(t)
+	ctx := context.Background()
+	e := start(t, pool, experiments.Definition{Name: "one-key", Candidate: "var-1", Share: 0.5, Unit: experiments.UnitKey})
+	agent := auth.Caller{Name: "agent", KeyID: 3}
+	arm := experiments.ArmOf(e, experiments.UnitValue(e.Unit, "", agent.KeyID, agent.Name))
+	yes := true
+	for i := range 5 {
+		r := find(t, s, agent, search.Request{Query: "company news headlines", K: 5, SessionID: fmt.Sprintf("s-%d", i)})
+		if i%2 == 0 {
+			if err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: r.Results[i%3].Name, Success: &yes}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := experiments.Get(ctx, pool, e.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rep.Arms {
+		if a.Arm != arm {
+			if a.Units != 0 || a.Searches != 0 || a.LabelRate.Value != nil || a.MeanRank.Value != nil {
+				t.Errorf("arm %s without searches: %+v", a.Arm, a)
+			}
+			continue
+		}
+		if a.Units != 1 || a.Searches != 5 || a.Labelled != 3 {
+			t.Errorf("arm %s: %d units, %d searches, %d labelled, want 1, 5, 3", a.Arm, a.Units, a.Searches, a.Labelled)
+		}
+		for name, est := range map[string]experiments.Estimate{"label_rate": a.LabelRate, "mrr": a.MRR, "mean_rank": a.MeanRank} {
+			if est.Value == nil || est.SE != nil || est.CI95 != nil {
+				t.Errorf("arm %s %s from one unit: %+v, want a value and no se or interval", a.Arm, name, est)
+			}
+		}
+		if v := *a.LabelRate.Value; math.Abs(v-0.6) > 1e-12 {
+			t.Errorf("arm %s label rate %v, want 0.6", a.Arm, v)
+		}
+	}
+	if d := rep.Difference; d.LabelRate.Value != nil || d.LabelRate.SE != nil || d.MRR.SE != nil || d.MeanRank.SE != nil {
+		t.Errorf("difference with an empty arm: %+v", d)
+	}
+}
