@@ -54,14 +54,23 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
 $$;
 
 -- Per experiment and arm, over the searches logged in that arm: units (distinct sessions or
--- keys), searches, labelled searches (at least one label of any source), and three metrics with their standard error
--- and a 95% confidence interval (normal approximation: mean ± 1.96·sd/√n, sd the sample
--- standard deviation; NULL below two observations):
+-- keys), searches, labelled searches (at least one label of any source), and three metrics
+-- with their standard error and a 95% confidence interval (normal approximation: m ± 1.96·se):
 --   label_rate  the mean over searches of 1 when labelled, else 0
 --   mrr         the mean over searches of 1/rank of the search's best-ranked label, 0 when
 --               unlabelled
 --   mean_rank   the mean over labelled searches of the best-ranked label's rank (lower is
 --               better)
+-- The searches are assigned to arms by unit, and the searches of one unit are alike (same
+-- agent, same task), so they are not independent observations: the standard errors are
+-- cluster-robust, by unit (the ratio estimator's linearization, CR1). For a metric y, a
+-- unit u with n_u searches (for mean_rank: labelled searches) and total Y_u = Σ y over them,
+-- the arm's estimate is m = Σ_u Y_u / Σ_u n_u and
+--   se = sqrt( k/(k−1) · Σ_u (Y_u − m·n_u)² ) / Σ_u n_u
+-- with k the number of units with n_u > 0; NULL when k < 2. When every unit makes one
+-- search this is the sample standard deviation / √n. With few units (under ~30 per arm) the
+-- intervals are approximate, and rather too narrow: the se is then biased low and the normal
+-- quantile is too small.
 -- Both arms have a row from the start (0 searches, NULL metrics).
 CREATE VIEW profile_experiment_arms AS
 WITH per_search AS (
@@ -75,45 +84,66 @@ WITH per_search AS (
     FROM search_log l
     JOIN profile_experiments e ON e.id = l.experiment_id
     WHERE l.experiment_id IS NOT NULL
-), per_search_values AS (
-    SELECT p.experiment_id, p.arm, p.unit, p.best_rank,
-           CASE WHEN p.best_rank IS NULL THEN 0 ELSE 1 END::double precision AS labelled,
-           coalesce(1.0::double precision / p.best_rank, 0) AS rr
+), per_unit AS (
+    -- each unit of an arm: its searches n, labelled searches nl, and its totals of the three
+    -- metrics' values (labelled: 1 or 0; rr: 1/best rank or 0; best rank, labelled only)
+    SELECT p.experiment_id, p.arm, p.unit,
+           count(*) AS n,
+           count(p.best_rank) AS nl,
+           sum(CASE WHEN p.best_rank IS NULL THEN 0 ELSE 1 END)::double precision AS labelled_sum,
+           sum(coalesce(1.0::double precision / p.best_rank, 0)) AS rr_sum,
+           coalesce(sum(p.best_rank::double precision), 0) AS rank_sum
     FROM per_search p
+    GROUP BY p.experiment_id, p.arm, p.unit
+), per_unit_means AS (
+    -- with the arm's estimates m (a ratio of totals), which the residuals need
+    SELECT u.*,
+           sum(u.labelled_sum) OVER w / sum(u.n::double precision) OVER w AS label_rate,
+           sum(u.rr_sum) OVER w / sum(u.n::double precision) OVER w AS mrr,
+           sum(u.rank_sum) OVER w / nullif(sum(u.nl::double precision) OVER w, 0) AS mean_rank
+    FROM per_unit u
+    WINDOW w AS (PARTITION BY u.experiment_id, u.arm)
 ), stats AS (
     SELECT e.id AS experiment_id, e.name AS experiment, a.arm,
            CASE a.arm WHEN 'candidate' THEN e.candidate_profile ELSE e.control_profile END AS profile,
-           count(DISTINCT s.unit) AS units,
-           count(s.arm) AS searches,
-           count(s.best_rank) AS labelled,
-           avg(s.labelled) AS label_rate, stddev_samp(s.labelled) AS label_rate_sd,
-           avg(s.rr) AS mrr, stddev_samp(s.rr) AS mrr_sd,
-           avg(s.best_rank::double precision) AS mean_rank,
-           stddev_samp(s.best_rank::double precision) AS mean_rank_sd
+           count(u.unit) AS units,
+           coalesce(sum(u.n), 0)::bigint AS searches,
+           coalesce(sum(u.nl), 0)::bigint AS labelled,
+           -- k is units for label_rate and mrr; for mean_rank, the units with a labelled search
+           count(u.unit) FILTER (WHERE u.nl > 0) AS rank_units,
+           min(u.label_rate) AS label_rate, min(u.mrr) AS mrr, min(u.mean_rank) AS mean_rank,
+           -- Σ_u (Y_u − m·n_u)²
+           sum((u.labelled_sum - u.label_rate * u.n) ^ 2) AS label_rate_ss,
+           sum((u.rr_sum - u.mrr * u.n) ^ 2) AS mrr_ss,
+           sum((u.rank_sum - u.mean_rank * u.nl) ^ 2) FILTER (WHERE u.nl > 0) AS mean_rank_ss
     FROM profile_experiments e
     CROSS JOIN (SELECT 'control'::text AS arm UNION ALL SELECT 'candidate') a
-    LEFT JOIN per_search_values s ON s.experiment_id = e.id AND s.arm = a.arm
+    LEFT JOIN per_unit_means u ON u.experiment_id = e.id AND u.arm = a.arm
     GROUP BY e.id, e.name, a.arm, e.candidate_profile, e.control_profile
 ), se AS (
     SELECT st.*,
-           st.label_rate_sd / sqrt(nullif(st.searches, 0)) AS label_rate_se,
-           st.mrr_sd / sqrt(nullif(st.searches, 0)) AS mrr_se,
-           st.mean_rank_sd / sqrt(nullif(st.labelled, 0)) AS mean_rank_se
+           CASE WHEN st.units >= 2
+                THEN sqrt(st.units::double precision / (st.units - 1) * st.label_rate_ss) / st.searches END AS label_rate_se,
+           CASE WHEN st.units >= 2
+                THEN sqrt(st.units::double precision / (st.units - 1) * st.mrr_ss) / st.searches END AS mrr_se,
+           CASE WHEN st.rank_units >= 2
+                THEN sqrt(st.rank_units::double precision / (st.rank_units - 1) * st.mean_rank_ss) / st.labelled END AS mean_rank_se
     FROM stats st
 )
 SELECT experiment_id, experiment, arm, profile::text AS profile, units, searches, labelled,
-       label_rate, label_rate_se::double precision AS label_rate_se,
+       label_rate::double precision AS label_rate, label_rate_se::double precision AS label_rate_se,
        (label_rate - 1.96 * label_rate_se)::double precision AS label_rate_lo,
        (label_rate + 1.96 * label_rate_se)::double precision AS label_rate_hi,
-       mrr, mrr_se::double precision AS mrr_se,
+       mrr::double precision AS mrr, mrr_se::double precision AS mrr_se,
        (mrr - 1.96 * mrr_se)::double precision AS mrr_lo, (mrr + 1.96 * mrr_se)::double precision AS mrr_hi,
-       mean_rank, mean_rank_se::double precision AS mean_rank_se,
+       mean_rank::double precision AS mean_rank, mean_rank_se::double precision AS mean_rank_se,
        (mean_rank - 1.96 * mean_rank_se)::double precision AS mean_rank_lo,
        (mean_rank + 1.96 * mean_rank_se)::double precision AS mean_rank_hi
 FROM se;
 
 -- Per experiment, candidate − control of each metric, with the standard error of the
--- difference sqrt(se_candidate² + se_control²) (Welch) and its 95% confidence interval. An
+-- difference sqrt(se_candidate² + se_control²) (the arms are independent: their units are
+-- disjoint; each se is clustered by unit, above) and its 95% confidence interval. An
 -- interval that excludes 0 is a difference at the 5% level; for mean_rank a negative
 -- difference favours the candidate.
 CREATE VIEW profile_experiment_comparison AS

@@ -729,18 +729,35 @@ CREATE VIEW public.profile_experiment_arms AS
            FROM (public.search_log l
              JOIN public.profile_experiments e ON ((e.id = l.experiment_id)))
           WHERE (l.experiment_id IS NOT NULL)
-        ), per_search_values AS (
+        ), per_unit AS (
          SELECT p.experiment_id,
             p.arm,
             p.unit,
-            p.best_rank,
-            (
+            count(*) AS n,
+            count(p.best_rank) AS nl,
+            (sum(
                 CASE
                     WHEN (p.best_rank IS NULL) THEN 0
                     ELSE 1
-                END)::double precision AS labelled,
-            COALESCE(((1.0)::double precision / (p.best_rank)::double precision), (0)::double precision) AS rr
+                END))::double precision AS labelled_sum,
+            sum(COALESCE(((1.0)::double precision / (p.best_rank)::double precision), (0)::double precision)) AS rr_sum,
+            COALESCE(sum((p.best_rank)::double precision), (0)::double precision) AS rank_sum
            FROM per_search p
+          GROUP BY p.experiment_id, p.arm, p.unit
+        ), per_unit_means AS (
+         SELECT u.experiment_id,
+            u.arm,
+            u.unit,
+            u.n,
+            u.nl,
+            u.labelled_sum,
+            u.rr_sum,
+            u.rank_sum,
+            (sum(u.labelled_sum) OVER w / sum((u.n)::double precision) OVER w) AS label_rate,
+            (sum(u.rr_sum) OVER w / sum((u.n)::double precision) OVER w) AS mrr,
+            (sum(u.rank_sum) OVER w / NULLIF(sum((u.nl)::double precision) OVER w, (0)::double precision)) AS mean_rank
+           FROM per_unit u
+          WINDOW w AS (PARTITION BY u.experiment_id, u.arm)
         ), stats AS (
          SELECT e.id AS experiment_id,
             e.name AS experiment,
@@ -749,20 +766,21 @@ CREATE VIEW public.profile_experiment_arms AS
                     WHEN 'candidate'::text THEN e.candidate_profile
                     ELSE e.control_profile
                 END AS profile,
-            count(DISTINCT s.unit) AS units,
-            count(s.arm) AS searches,
-            count(s.best_rank) AS labelled,
-            avg(s.labelled) AS label_rate,
-            stddev_samp(s.labelled) AS label_rate_sd,
-            avg(s.rr) AS mrr,
-            stddev_samp(s.rr) AS mrr_sd,
-            avg((s.best_rank)::double precision) AS mean_rank,
-            stddev_samp((s.best_rank)::double precision) AS mean_rank_sd
+            count(u.unit) AS units,
+            (COALESCE(sum(u.n), (0)::numeric))::bigint AS searches,
+            (COALESCE(sum(u.nl), (0)::numeric))::bigint AS labelled,
+            count(u.unit) FILTER (WHERE (u.nl > 0)) AS rank_units,
+            min(u.label_rate) AS label_rate,
+            min(u.mrr) AS mrr,
+            min(u.mean_rank) AS mean_rank,
+            sum(((u.labelled_sum - (u.label_rate * (u.n)::double precision)) ^ (2)::double precision)) AS label_rate_ss,
+            sum(((u.rr_sum - (u.mrr * (u.n)::double precision)) ^ (2)::double precision)) AS mrr_ss,
+            sum(((u.rank_sum - (u.mean_rank * (u.nl)::double precision)) ^ (2)::double precision)) FILTER (WHERE (u.nl > 0)) AS mean_rank_ss
            FROM ((public.profile_experiments e
              CROSS JOIN ( SELECT 'control'::text AS arm
                 UNION ALL
                  SELECT 'candidate'::text) a)
-             LEFT JOIN per_search_values s ON (((s.experiment_id = e.id) AND (s.arm = a.arm))))
+             LEFT JOIN per_unit_means u ON (((u.experiment_id = e.id) AND (u.arm = a.arm))))
           GROUP BY e.id, e.name, a.arm, e.candidate_profile, e.control_profile
         ), se AS (
          SELECT st.experiment_id,
@@ -772,15 +790,25 @@ CREATE VIEW public.profile_experiment_arms AS
             st.units,
             st.searches,
             st.labelled,
+            st.rank_units,
             st.label_rate,
-            st.label_rate_sd,
             st.mrr,
-            st.mrr_sd,
             st.mean_rank,
-            st.mean_rank_sd,
-            (st.label_rate_sd / sqrt((NULLIF(st.searches, 0))::double precision)) AS label_rate_se,
-            (st.mrr_sd / sqrt((NULLIF(st.searches, 0))::double precision)) AS mrr_se,
-            (st.mean_rank_sd / sqrt((NULLIF(st.labelled, 0))::double precision)) AS mean_rank_se
+            st.label_rate_ss,
+            st.mrr_ss,
+            st.mean_rank_ss,
+                CASE
+                    WHEN (st.units >= 2) THEN (sqrt((((st.units)::double precision / ((st.units - 1))::double precision) * st.label_rate_ss)) / (st.searches)::double precision)
+                    ELSE NULL::double precision
+                END AS label_rate_se,
+                CASE
+                    WHEN (st.units >= 2) THEN (sqrt((((st.units)::double precision / ((st.units - 1))::double precision) * st.mrr_ss)) / (st.searches)::double precision)
+                    ELSE NULL::double precision
+                END AS mrr_se,
+                CASE
+                    WHEN (st.rank_units >= 2) THEN (sqrt((((st.rank_units)::double precision / ((st.rank_units - 1))::double precision) * st.mean_rank_ss)) / (st.labelled)::double precision)
+                    ELSE NULL::double precision
+                END AS mean_rank_se
            FROM stats st
         )
  SELECT se.experiment_id,

@@ -88,8 +88,9 @@ type ExperimentArmsRow struct {
 }
 
 // The comparison of the experiment's arms (view profile_experiment_arms), control first.
-// The metrics are NULL for an arm without searches, the standard errors and intervals below
-// two observations. (The join from profile_experiments tells sqlc that they may be NULL.)
+// The metrics are NULL for an arm without searches, the standard errors (clustered by unit)
+// and intervals below two units. (The join from profile_experiments tells sqlc that they may
+// be NULL.)
 func (q *Queries) ExperimentArms(ctx context.Context, id int64) ([]ExperimentArmsRow, error) {
 	rows, err := q.db.Query(ctx, experimentArms, id)
 	if err != nil {

@@ -265,7 +265,11 @@ func Stop(ctx context.Context, pool *pgxpool.Pool, name string) (Experiment, err
 }
 
 // Estimate is a metric's value with its standard error and 95% confidence interval (normal
-// approximation, value ± 1.96·SE). Value is nil without observations, SE and CI95 below two.
+// approximation, value ± 1.96·SE). In an arm, the standard error is clustered by unit
+// (profile_experiment_arms, migration 0016): the searches of a session (or key) are all in
+// one arm and alike, so the unit, not the search, is the independent observation. Value is
+// nil without observations, SE and CI95 below two units (for the mean rank, two units with a
+// labelled search).
 type Estimate struct {
 	Value *float64    `json:"value"`
 	SE    *float64    `json:"se"`
@@ -290,9 +294,9 @@ func estimate(v, se, lo, hi pgtype.Float8) Estimate {
 type Arm struct {
 	Arm     db.ExperimentArm `json:"arm"`
 	Profile string           `json:"profile"`
-	// Units: the distinct sessions (or keys) whose searches the arm served. The standard
-	// errors treat searches as independent: when units are much fewer than searches, a
-	// unit's searches are alike and the intervals are too narrow (docs/experiments.md).
+	// Units: the distinct sessions (or keys) whose searches the arm served, over which the
+	// standard errors are clustered. Under about 30 units the intervals are approximate, and
+	// rather too narrow (docs/experiments.md).
 	Units    int64 `json:"units"`
 	Searches int64 `json:"searches"`
 	Labelled int64 `json:"labelled"`
@@ -305,7 +309,8 @@ type Arm struct {
 }
 
 // Difference is candidate − control of each metric, its standard error
-// sqrt(se_candidate² + se_control²) and 95% interval (view profile_experiment_comparison).
+// sqrt(se_candidate² + se_control²) (the arms' units are disjoint, so the arms are
+// independent) and 95% interval (view profile_experiment_comparison).
 type Difference struct {
 	LabelRate Estimate `json:"label_rate"`
 	MRR       Estimate `json:"mrr"`

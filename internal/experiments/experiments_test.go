@@ -285,7 +285,8 @@ func TestAssignmentByKey(t *testing.T) {
 	}
 }
 
-// mean and the standard error of the mean (sample standard deviation / √n), by hand.
+// mean and the standard error of the mean (sample standard deviation / √n), by hand: what the
+// clustered standard error is when every unit makes one search.
 func meanSE(xs []float64) (mean float64, se float64, seOK bool) {
 	for _, x := range xs {
 		mean += x
@@ -301,6 +302,38 @@ func meanSE(xs []float64) (mean float64, se float64, seOK bool) {
 	return mean, math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs))), true
 }
 
+// clusteredSE is the ratio estimate m = Σ Y_u / Σ n_u over units and its cluster-robust
+// standard error sqrt(k/(k−1) · Σ (Y_u − m·n_u)²) / Σ n_u, k the units with n_u > 0, by
+// hand: each element of units is one unit's values of the metric (one per search, or per
+// labelled search).
+func clusteredSE(units [][]float64) (m float64, se float64, seOK bool) {
+	var n, y float64
+	k := 0
+	for _, u := range units {
+		if len(u) == 0 {
+			continue
+		}
+		k++
+		n += float64(len(u))
+		for _, x := range u {
+			y += x
+		}
+	}
+	m = y / n
+	if k < 2 {
+		return m, 0, false
+	}
+	var ss float64
+	for _, u := range units {
+		var yu float64
+		for _, x := range u {
+			yu += x
+		}
+		ss += (yu - m*float64(len(u))) * (yu - m*float64(len(u)))
+	}
+	return m, math.Sqrt(float64(k)/float64(k-1)*ss) / n, true
+}
+
 func checkEstimate(t *testing.T, what string, got experiments.Estimate, mean, se float64) {
 	t.Helper()
 	const tol = 1e-9
@@ -314,79 +347,113 @@ func checkEstimate(t *testing.T, what string, got experiments.Estimate, mean, se
 	}
 }
 
-// TestComparisonMatchesHandComputation: searches routed by an experiment are labelled
-// through the production paths (feedback, and the gateway's call labels); the report's
-// label rate, MRR and mean rank per arm, their standard errors and intervals, and the
-// candidate − control differences equal a computation by hand from the labels the test
-// made. Labels of searches outside the experiment do not count.
-func TestComparisonMatchesHandComputation(t *testing.T) {
-	t.Parallel()
-	pool, s := setup(t)
+// armValues is what a test labelled in one arm, per unit (session, in the order of their
+// first search): for each search 1 (labelled) or 0, and 1/best rank or 0; for each labelled
+// search its best rank.
+type armValues struct {
+	labelled, rr, ranks [][]float64
+}
+
+// metric is the per-unit values of one metric: label_rate, mrr or mean_rank.
+func (v armValues) metric(name string) [][]float64 {
+	return map[string][][]float64{"label_rate": v.labelled, "mrr": v.rr, "mean_rank": v.ranks}[name]
+}
+
+// flat is every search's value of the metric, units ignored.
+func flat(units [][]float64) []float64 {
+	var xs []float64
+	for _, u := range units {
+		xs = append(xs, u...)
+	}
+	return xs
+}
+
+var metrics = []string{"label_rate", "mrr", "mean_rank"}
+
+// labelExperiment starts an experiment named name (candidate var-1, half of the sessions),
+// makes searchesOf(i) searches in each session sess-<i> for i < sessions, and labels them
+// through the production paths (feedback, and the gateway's call labels) in a pattern that
+// varies with the session and the search; the sessions for which unlabelled(i) make no
+// label at all. It returns the report and what it labelled, per arm and unit. A labelled
+// search outside the experiment (a named profile) is made too: it must not count.
+func labelExperiment(t *testing.T, pool *pgxpool.Pool, s *search.Service, name string, sessions int,
+	searchesOf func(i int) int, unlabelled func(i int) bool) (experiments.Report, map[db.ExperimentArm]*armValues) {
+	t.Helper()
 	ctx := context.Background()
-	e := start(t, pool, experiments.Definition{Name: "hand", Candidate: "var-1", Share: 0.5})
+	e := start(t, pool, experiments.Definition{Name: name, Candidate: "var-1", Share: 0.5})
 	agent := auth.Caller{Name: "agent"}
 
-	rep, err := experiments.Get(ctx, pool, "hand")
+	rep, err := experiments.Get(ctx, pool, name)
 	if err != nil || len(rep.Arms) != 2 || rep.Arms[0].Searches != 0 || rep.Arms[0].LabelRate.Value != nil || rep.Difference.MRR.Value != nil {
 		t.Fatalf("report before any search: %+v %v", rep, err)
 	}
 
 	yes := true
 	queries := []string{"latest trading price of the stock", "company news headlines", "dividend history", "earnings report"}
-	// per arm: labelled (0/1) and reciprocal rank per search, rank per labelled search
-	labelled := map[db.ExperimentArm][]float64{}
-	rr := map[db.ExperimentArm][]float64{}
-	ranks := map[db.ExperimentArm][]float64{}
-	for i := range 48 {
+	got := map[db.ExperimentArm]*armValues{experiments.ArmControl: {}, experiments.ArmCandidate: {}}
+	g := 0 // searches made
+	for i := range sessions {
 		session := fmt.Sprintf("sess-%02d", i)
-		r := find(t, s, agent, search.Request{Query: queries[i%len(queries)], K: 5, SessionID: session})
-		if r.Experiment == nil || len(r.Results) < 4 {
-			t.Fatalf("search %d: experiment %+v, %d results", i, r.Experiment, len(r.Results))
-		}
-		arm := r.Experiment.Arm
-		best := 0 // best-ranked label, 0: none
-		label := func(pos int, call bool) {
-			name := r.Results[pos-1].Name
-			if call {
-				n, err := db.New(pool).RecordCallLabel(ctx, db.RecordCallLabelParams{ToolName: name, ToolSource: "fin", Success: true,
-					SessionID: session, Caller: agent.Name, Since: pgtype.Interval{Valid: true},
-					LabelWindow: pgtype.Interval{Microseconds: time.Hour.Microseconds(), Valid: true}})
-				if err != nil || n != 1 {
-					t.Fatalf("call label: %d %v", n, err)
+		var unit struct{ labelled, rr, ranks []float64 }
+		var arm db.ExperimentArm
+		for j := range searchesOf(i) {
+			r := find(t, s, agent, search.Request{Query: queries[g%len(queries)], K: 5, SessionID: session})
+			if r.Experiment == nil || len(r.Results) < 4 {
+				t.Fatalf("session %d search %d: experiment %+v, %d results", i, j, r.Experiment, len(r.Results))
+			}
+			if j > 0 && r.Experiment.Arm != arm {
+				t.Fatalf("session %d: search %d in arm %s, the first in %s", i, j, r.Experiment.Arm, arm)
+			}
+			arm = r.Experiment.Arm
+			best := 0 // best-ranked label, 0: none
+			label := func(pos int, call bool) {
+				tool := r.Results[pos-1].Name
+				if call {
+					// labels the session's most recent search that returned the tool: this one
+					n, err := db.New(pool).RecordCallLabel(ctx, db.RecordCallLabelParams{ToolName: tool, ToolSource: "fin", Success: true,
+						SessionID: session, Caller: agent.Name, Since: pgtype.Interval{Valid: true},
+						LabelWindow: pgtype.Interval{Microseconds: time.Hour.Microseconds(), Valid: true}})
+					if err != nil || n != 1 {
+						t.Fatalf("call label: %d %v", n, err)
+					}
+				} else if err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: tool, Success: &yes}}); err != nil {
+					t.Fatalf("feedback: %v", err)
 				}
-			} else if err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: name, Success: &yes}}); err != nil {
-				t.Fatalf("feedback: %v", err)
+				if best == 0 || pos < best {
+					best = pos
+				}
 			}
-			if best == 0 || pos < best {
-				best = pos
+			if !unlabelled(i) {
+				switch (i + j) % 4 {
+				case 1:
+					label(1+g%5%len(r.Results), false)
+				case 2:
+					label(1+(g/4)%3, true)
+				case 3: // two labels: the best-ranked counts
+					label(4, false)
+					label(2, true)
+					label(2, false) // the same tool from both sources
+				}
 			}
+			if best == 0 {
+				unit.labelled = append(unit.labelled, 0)
+				unit.rr = append(unit.rr, 0)
+			} else {
+				unit.labelled = append(unit.labelled, 1)
+				unit.rr = append(unit.rr, 1/float64(best))
+				unit.ranks = append(unit.ranks, float64(best))
+			}
+			g++
 		}
-		switch i % 4 {
-		case 1:
-			label(1+i%5%len(r.Results), false)
-		case 2:
-			label(1+(i/4)%3, true)
-		case 3: // two labels: the best-ranked counts
-			label(4, false)
-			label(2, true)
-			label(2, false) // the same tool from both sources
-		}
-		if best == 0 {
-			labelled[arm] = append(labelled[arm], 0)
-			rr[arm] = append(rr[arm], 0)
-		} else {
-			labelled[arm] = append(labelled[arm], 1)
-			rr[arm] = append(rr[arm], 1/float64(best))
-			ranks[arm] = append(ranks[arm], float64(best))
-		}
+		v := got[arm]
+		v.labelled, v.rr, v.ranks = append(v.labelled, unit.labelled), append(v.rr, unit.rr), append(v.ranks, unit.ranks)
 	}
-	// Outside the experiment (a named profile): its label must not count.
 	out := find(t, s, agent, search.Request{Query: queries[0], K: 5, Profile: "var-1", SessionID: "sess-00"})
 	if err := s.RecordFeedback(ctx, agent, out.SearchID, []search.Feedback{{Name: out.Results[0].Name, Success: &yes}}); err != nil {
 		t.Fatal(err)
 	}
 
-	rep, err = experiments.Get(ctx, pool, "hand")
+	rep, err = experiments.Get(ctx, pool, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,28 +461,108 @@ func TestComparisonMatchesHandComputation(t *testing.T) {
 		rep.Arms[0].Profile != "default" || rep.Arms[1].Profile != "var-1" {
 		t.Fatalf("report: %+v", rep)
 	}
+	for _, a := range rep.Arms {
+		v := got[a.Arm]
+		units, n, nl := len(v.labelled), len(flat(v.labelled)), len(flat(v.ranks))
+		if a.Units != int64(units) || a.Searches != int64(n) || a.Labelled != int64(nl) {
+			t.Errorf("arm %s: %d units, %d searches, %d labelled, want %d, %d, %d", a.Arm, a.Units, a.Searches, a.Labelled, units, n, nl)
+		}
+	}
+	return rep, got
+}
+
+// checkReport checks every number of the report against the clustered computation by hand
+// from what was labelled; it returns the hand standard errors per arm and metric.
+func checkReport(t *testing.T, rep experiments.Report, got map[db.ExperimentArm]*armValues) map[db.ExperimentArm]map[string]float64 {
+	t.Helper()
 	type est struct{ mean, se float64 }
 	hand := map[db.ExperimentArm]map[string]est{}
+	ses := map[db.ExperimentArm]map[string]float64{}
 	for _, a := range rep.Arms {
-		n, nl := len(labelled[a.Arm]), len(ranks[a.Arm])
-		if n < 5 || nl < 2 {
-			t.Fatalf("arm %s: %d searches, %d labelled: too few for the test", a.Arm, n, nl)
-		}
-		if a.Searches != int64(n) || a.Labelled != int64(nl) || a.Units != int64(n) {
-			t.Errorf("arm %s: %d units, %d searches, %d labelled, want %d (one per session), %d, %d", a.Arm, a.Units, a.Searches, a.Labelled, n, n, nl)
-		}
-		hand[a.Arm] = map[string]est{}
-		for metric, xs := range map[string][]float64{"label_rate": labelled[a.Arm], "mrr": rr[a.Arm], "mean_rank": ranks[a.Arm]} {
-			m, se, _ := meanSE(xs)
-			hand[a.Arm][metric] = est{m, se}
+		hand[a.Arm], ses[a.Arm] = map[string]est{}, map[string]float64{}
+		for _, metric := range metrics {
+			m, se, ok := clusteredSE(got[a.Arm].metric(metric))
+			if !ok {
+				t.Fatalf("arm %s %s: fewer than two units: too few for the test", a.Arm, metric)
+			}
+			hand[a.Arm][metric], ses[a.Arm][metric] = est{m, se}, se
 		}
 		checkEstimate(t, string(a.Arm)+" label_rate", a.LabelRate, hand[a.Arm]["label_rate"].mean, hand[a.Arm]["label_rate"].se)
 		checkEstimate(t, string(a.Arm)+" mrr", a.MRR, hand[a.Arm]["mrr"].mean, hand[a.Arm]["mrr"].se)
 		checkEstimate(t, string(a.Arm)+" mean_rank", a.MeanRank, hand[a.Arm]["mean_rank"].mean, hand[a.Arm]["mean_rank"].se)
 	}
-	for metric, got := range map[string]experiments.Estimate{"label_rate": rep.Difference.LabelRate, "mrr": rep.Difference.MRR, "mean_rank": rep.Difference.MeanRank} {
+	for metric, d := range map[string]experiments.Estimate{"label_rate": rep.Difference.LabelRate, "mrr": rep.Difference.MRR, "mean_rank": rep.Difference.MeanRank} {
 		c, k := hand[experiments.ArmCandidate][metric], hand[experiments.ArmControl][metric]
-		checkEstimate(t, "difference "+metric, got, c.mean-k.mean, math.Sqrt(c.se*c.se+k.se*k.se))
+		checkEstimate(t, "difference "+metric, d, c.mean-k.mean, math.Sqrt(c.se*c.se+k.se*k.se))
+	}
+	return ses
+}
+
+// TestComparisonMatchesHandComputation: units (sessions) make several searches each, from
+// one to four, and some units label none of theirs; the searches are labelled through the
+// production paths. The report's label rate, MRR and mean rank per arm, their standard
+// errors clustered by unit and intervals, and the candidate − control differences equal a
+// computation by hand from the labels the test made. Labels of searches outside the
+// experiment do not count.
+func TestComparisonMatchesHandComputation(t *testing.T) {
+	t.Parallel()
+	pool, s := setup(t)
+	rep, got := labelExperiment(t, pool, s, "hand", 32,
+		func(i int) int { return 1 + i*7%4 }, // 1, 4, 3, 2, 1, 4, ...
+		func(i int) bool { return i%6 == 5 }) // a few units label nothing
+	for _, a := range rep.Arms {
+		v := got[a.Arm]
+		several, unlabelled := 0, 0
+		for u := range v.labelled {
+			if len(v.labelled[u]) > 1 {
+				several++
+			}
+			if len(v.ranks[u]) == 0 {
+				unlabelled++
+			}
+		}
+		if several < 2 || len(flat(v.ranks)) < 4 {
+			t.Fatalf("arm %s: %d units with several searches, %d labelled searches: too few for the test", a.Arm, several, len(flat(v.ranks)))
+		}
+		t.Logf("arm %s: %d units (%d with several searches, %d without a label), %d searches",
+			a.Arm, len(v.labelled), several, unlabelled, len(flat(v.labelled)))
+	}
+	ses := checkReport(t, rep, got)
+	// The clustered standard errors are not the per-search ones: the test tells them apart.
+	differ := false
+	for arm, v := range got {
+		for _, metric := range metrics {
+			if _, naive, _ := meanSE(flat(v.metric(metric))); math.Abs(naive-ses[arm][metric]) > 1e-6 {
+				differ = true
+			}
+		}
+	}
+	if !differ {
+		t.Error("every clustered standard error equals sd/√n over searches: the test cannot tell them apart")
+	}
+}
+
+// TestComparisonOneSearchPerUnit: when every unit makes one search, the clustered standard
+// error is the sample standard deviation over searches / √n, and so is the report's.
+func TestComparisonOneSearchPerUnit(t *testing.T) {
+	t.Parallel()
+	pool, s := setup(t)
+	rep, got := labelExperiment(t, pool, s, "one-each", 48,
+		func(int) int { return 1 }, func(int) bool { return false })
+	ses := checkReport(t, rep, got)
+	for _, a := range rep.Arms {
+		v := got[a.Arm]
+		if a.Units != a.Searches {
+			t.Errorf("arm %s: %d units, %d searches, want one search per unit", a.Arm, a.Units, a.Searches)
+		}
+		for _, metric := range metrics {
+			m, naive, ok := meanSE(flat(v.metric(metric)))
+			if !ok || math.Abs(naive-ses[a.Arm][metric]) > 1e-12 {
+				t.Errorf("arm %s %s: clustered se %v, sd/√n %v (ok %v)", a.Arm, metric, ses[a.Arm][metric], naive, ok)
+			}
+			checkEstimate(t, string(a.Arm)+" "+metric+" as sd/√n", map[string]experiments.Estimate{
+				"label_rate": a.LabelRate, "mrr": a.MRR, "mean_rank": a.MeanRank}[metric], m, naive)
+		}
 	}
 }
 
@@ -489,5 +636,51 @@ func TestStartValidation(t *testing.T) {
 	list, err := experiments.List(ctx, pool)
 	if err != nil || len(list) != 1 || list[0].Name != "first" || list[0].Running {
 		t.Errorf("list: %+v %v", list, err)
+	}
+}
+
+// TestComparisonOneUnit: however many searches one unit makes, it is one observation: its
+// arm has its metrics but no standard error or interval, and neither has the difference.
+func TestComparisonOneUnit(t *testing.T) {
+	t.Parallel()
+	pool, s := setup(t)
+	ctx := context.Background()
+	e := start(t, pool, experiments.Definition{Name: "one-key", Candidate: "var-1", Share: 0.5, Unit: experiments.UnitKey})
+	agent := auth.Caller{Name: "agent", KeyID: 3}
+	arm := experiments.ArmOf(e, experiments.UnitValue(e.Unit, "", agent.KeyID, agent.Name))
+	yes := true
+	for i := range 5 {
+		r := find(t, s, agent, search.Request{Query: "company news headlines", K: 5, SessionID: fmt.Sprintf("s-%d", i)})
+		if i%2 == 0 {
+			if err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: r.Results[i%3].Name, Success: &yes}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := experiments.Get(ctx, pool, e.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rep.Arms {
+		if a.Arm != arm {
+			if a.Units != 0 || a.Searches != 0 || a.LabelRate.Value != nil || a.MeanRank.Value != nil {
+				t.Errorf("arm %s without searches: %+v", a.Arm, a)
+			}
+			continue
+		}
+		if a.Units != 1 || a.Searches != 5 || a.Labelled != 3 {
+			t.Errorf("arm %s: %d units, %d searches, %d labelled, want 1, 5, 3", a.Arm, a.Units, a.Searches, a.Labelled)
+		}
+		for name, est := range map[string]experiments.Estimate{"label_rate": a.LabelRate, "mrr": a.MRR, "mean_rank": a.MeanRank} {
+			if est.Value == nil || est.SE != nil || est.CI95 != nil {
+				t.Errorf("arm %s %s from one unit: %+v, want a value and no se or interval", a.Arm, name, est)
+			}
+		}
+		if v := *a.LabelRate.Value; math.Abs(v-0.6) > 1e-12 {
+			t.Errorf("arm %s label rate %v, want 0.6", a.Arm, v)
+		}
+	}
+	if d := rep.Difference; d.LabelRate.Value != nil || d.LabelRate.SE != nil || d.MRR.SE != nil || d.MeanRank.SE != nil {
+		t.Errorf("difference with an empty arm: %+v", d)
 	}
 }

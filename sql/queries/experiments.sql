@@ -39,8 +39,9 @@ WHERE stopped_at IS NULL AND $1::bigint IN (control_profile_id, candidate_profil
 
 -- name: ExperimentArms :many
 -- The comparison of the experiment's arms (view profile_experiment_arms), control first.
--- The metrics are NULL for an arm without searches, the standard errors and intervals below
--- two observations. (The join from profile_experiments tells sqlc that they may be NULL.)
+-- The metrics are NULL for an arm without searches, the standard errors (clustered by unit)
+-- and intervals below two units. (The join from profile_experiments tells sqlc that they may
+-- be NULL.)
 SELECT a.arm, a.profile, a.units, a.searches, a.labelled,
        a.label_rate, a.label_rate_se, a.label_rate_lo, a.label_rate_hi,
        a.mrr, a.mrr_se, a.mrr_lo, a.mrr_hi,
