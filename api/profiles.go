@@ -103,11 +103,8 @@ func (s *Server) startTune(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, started)
 }
 
-// maxTunesListed bounds GET /admin/tunes.
-const maxTunesListed = 50
-
 func (s *Server) listTunes(c echo.Context) error {
-	ts, err := tune.List(c.Request().Context(), s.deps.Pool, maxTunesListed)
+	ts, err := tune.List(c.Request().Context(), s.deps.Pool)
 	if err != nil {
 		return err
 	}

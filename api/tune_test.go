@@ -64,7 +64,7 @@ func TestTuneEndpoints(t *testing.T) {
 			t.Fatalf("search: %d %v", code, resp)
 		}
 		for _, r := range resp["results"].([]any) {
-			if name := "ws__" + u.Tool; r.(map[string]any)["name"] == name {
+			if name := "ws__" + u.Tools[0]; r.(map[string]any)["name"] == name {
 				path := fmt.Sprintf("/search/%v/feedback", resp["search_id"])
 				if code, resp := call(t, srv, "POST", path, fmt.Sprintf(`{"tools":[{"name":%q,"success":true}]}`, name)); code >= 300 {
 					t.Fatalf("feedback: %d %v", code, resp)

@@ -242,7 +242,7 @@ func profilesTunes(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []
 	if len(args) > 0 {
 		return &usageError{msg: "profiles tunes takes no arguments"}
 	}
-	ts, err := tune.List(ctx, pool, 50)
+	ts, err := tune.List(ctx, pool)
 	if err != nil {
 		return err
 	}

@@ -43,9 +43,14 @@ func TestProfilesTuneCommand(t *testing.T) {
 	words := []string{"invoice", "contract", "mailbox", "playlist", "warehouse", "vaccine", "telescope", "glacier",
 		"orchestra", "satellite", "greenhouse", "bicycle", "volcano", "lighthouse", "museum", "harbor"}
 	var tools []catalog.Tool
+	var uses []testfactory.Use
 	for _, w := range words {
 		for _, verb := range []string{"archive", "inspect"} {
-			tools = append(tools, testfactory.Tool(verb+"_"+w, fmt.Sprintf("Use this to %s a %s record by its id.", verb, w)))
+			name := verb + "_" + w
+			tools = append(tools, testfactory.Tool(name, fmt.Sprintf("Use this to %s a %s record by its id.", verb, w)))
+			for _, q := range []string{"%s the %s", "please %s my %s"} {
+				uses = append(uses, testfactory.Use{Query: fmt.Sprintf(q, verb, w), Tools: []string{name}})
+			}
 		}
 	}
 	_, res := testfactory.Catalog(ctx, t, pool, "ws", tools, nil)
@@ -57,23 +62,8 @@ func TestProfilesTuneCommand(t *testing.T) {
 	}
 
 	svc := search.New(pool, embed.NewLocal(384), search.DefaultSettings(), slog.New(slog.DiscardHandler))
-	ok := true
-	for _, w := range words {
-		for _, verb := range []string{"archive", "inspect"} {
-			for _, q := range []string{"%s the %s", "please %s my %s"} {
-				resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: fmt.Sprintf(q, verb, w), K: 10})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range resp.Results {
-					if r.Name == "ws__"+verb+"_"+w {
-						if err := svc.RecordFeedback(ctx, search.Internal(), resp.SearchID, []search.Feedback{{Name: r.Name, Success: &ok}}); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-			}
-		}
+	if n := testfactory.Labels(ctx, t, svc, "ws", uses); n < 50 {
+		t.Fatalf("only %d searches labelled", n)
 	}
 
 	code, out, stderr := toolgate("profiles", "tune", "learned", "--wait", "--baseline", "var-2")

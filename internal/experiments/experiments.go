@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -99,9 +98,6 @@ func fromRow(r db.ProfileExperiment) Experiment {
 		Share: r.Share, Unit: r.Unit, Running: r.StoppedAt == nil, StartedAt: r.StartedAt, StoppedAt: r.StoppedAt}
 }
 
-// validName is the database's constraint on experiment names (the profiles' one).
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
-
 // InvalidError is a definition that cannot be an experiment.
 type InvalidError struct{ Field, Reason string }
 
@@ -147,8 +143,8 @@ type Definition struct {
 }
 
 func (d *Definition) validate() error {
-	if !validName.MatchString(d.Name) {
-		return &InvalidError{Field: "name", Reason: fmt.Sprintf("%q must match %s", d.Name, validName)}
+	if !profiles.ValidName.MatchString(d.Name) {
+		return &InvalidError{Field: "name", Reason: fmt.Sprintf("%q must match %s", d.Name, profiles.ValidName)}
 	}
 	if d.Candidate == "" {
 		return &InvalidError{Field: "candidate", Reason: "a candidate profile is required"}

@@ -58,8 +58,9 @@ func (e *InExperimentError) Error() string {
 func (e *InExperimentError) Is(target error) bool { return target == derrors.Conflict }
 func (e *InExperimentError) Code() string         { return "profile_in_experiment" }
 
-// validName is the database's constraint on profile names.
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+// ValidName is the database's constraint on profile names (and on experiment names, which
+// follow the same rule).
+var ValidName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 // Set is a vector set as shown to operators.
 type Set struct {
@@ -158,8 +159,8 @@ func Get(ctx context.Context, pool *pgxpool.Pool, name string) (View, error) {
 // vectors are not changed: they follow the new definition once a re-weight completes.
 // created says whether the profile is new.
 func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile) (v View, created bool, err error) {
-	if !validName.MatchString(name) {
-		return View{}, false, &tdwa.InvalidProfileError{Reason: fmt.Sprintf("name %q must match %s", name, validName)}
+	if !ValidName.MatchString(name) {
+		return View{}, false, &tdwa.InvalidProfileError{Reason: fmt.Sprintf("name %q must match %s", name, ValidName)}
 	}
 	if p.Weights == nil {
 		p.Weights = map[string]float64{}

@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
@@ -200,8 +203,41 @@ func WaitJob(tb testing.TB, events <-chan *river.Event, timeout time.Duration, w
 	}
 }
 
-// Use is a request in a user's words and the tool that serves it.
-type Use struct{ Query, Tool string }
+// Use is a request in a user's words and the tools that serve it (names as in the catalog
+// file, without the source's prefix).
+type Use struct {
+	Query string
+	Tools []string
+}
+
+// Labels searches each use's query with svc as an agent would (k 10) and reports the use's
+// tools the search returned from source src as used (explicit feedback, success true): the
+// labels an agent that then called them leaves. It returns the number of searches labelled.
+func Labels(ctx context.Context, tb testing.TB, svc *search.Service, src string, uses []Use) int {
+	tb.Helper()
+	caller := search.Internal()
+	labelled, ok := 0, true
+	for _, u := range uses {
+		resp, err := svc.Search(ctx, caller, search.Request{Query: u.Query, K: 10})
+		if err != nil {
+			tb.Fatalf("search %q: %v", u.Query, err)
+		}
+		var fb []search.Feedback
+		for _, r := range resp.Results {
+			if slices.Contains(u.Tools, strings.TrimPrefix(r.Name, src+"__")) {
+				fb = append(fb, search.Feedback{Name: r.Name, Success: &ok})
+			}
+		}
+		if len(fb) == 0 {
+			continue
+		}
+		if err := svc.RecordFeedback(ctx, caller, resp.SearchID, fb); err != nil {
+			tb.Fatalf("feedback on %q: %v", u.Query, err)
+		}
+		labelled++
+	}
+	return labelled
+}
 
 // MisleadingCatalog is a catalog of 48 tools whose descriptions each describe another
 // tool's job (a catalog with copied or stale descriptions): the names tell the tools apart,
@@ -226,7 +262,7 @@ func MisleadingCatalog() ([]catalog.Tool, []Use) {
 		name := j.verb + "_" + j.object
 		tools = append(tools, Tool(name, fmt.Sprintf("Use this to %s a %s record of the workspace by its id.", other.verb, other.object)))
 		for _, q := range []string{"%s the %s", "please %s my %s now", "I need to %s a %s"} {
-			uses = append(uses, Use{Query: fmt.Sprintf(q, j.verb, j.object), Tool: name})
+			uses = append(uses, Use{Query: fmt.Sprintf(q, j.verb, j.object), Tools: []string{name}})
 		}
 	}
 	return tools, uses

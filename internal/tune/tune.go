@@ -16,7 +16,6 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
-	"regexp"
 	"strings"
 	"time"
 
@@ -68,8 +67,6 @@ type Options struct {
 	// Seed makes the random starting points and the bootstrap reproducible.
 	Seed uint64 `json:"seed"`
 }
-
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 // InvalidOptionsError says which option is wrong.
 type InvalidOptionsError struct{ Reason string }
@@ -130,8 +127,8 @@ func (o Options) withDefaults(now time.Time) (Options, error) {
 		o.Seed = 1
 	}
 	switch {
-	case !validName.MatchString(o.Profile):
-		return o, &InvalidOptionsError{Reason: fmt.Sprintf("profile name %q must match %s", o.Profile, validName)}
+	case !profiles.ValidName.MatchString(o.Profile):
+		return o, &InvalidOptionsError{Reason: fmt.Sprintf("profile name %q must match %s", o.Profile, profiles.ValidName)}
 	case o.SinceDays < 1 || o.SinceDays > 3650:
 		return o, &InvalidOptionsError{Reason: "since_days must be 1 to 3650"}
 	case !(o.Holdout >= 0.1 && o.Holdout <= 0.5):
@@ -440,7 +437,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x746f6f6c67617465))
-	starts := []weighting{weightsOf(base.profile)}
+	baseW := weightsOf(base.profile)
+	starts := []weighting{baseW}
 	stored, err := q.TdwaProfileWeights(ctx)
 	if err != nil {
 		return View{}, err
@@ -450,8 +448,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 			starts = append(starts, weightsOf(p))
 		}
 	}
-	best, shrink, evals := m.fit(train, weightsOf(base.profile), starts, rng)
-	tuned := weightsOf(base.profile) // shrink 0: the labels found nothing better
+	best, shrink, evals := m.fit(train, baseW, starts, rng)
+	tuned := baseW // shrink 0: the labels found nothing better
 	if shrink > 0 {
 		tuned = weighting{w: rounded(best.w)}
 	}
@@ -459,7 +457,6 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err := progress("evaluate", 0, 0); err != nil {
 		return View{}, err
 	}
-	baseW := weightsOf(base.profile)
 	var res Result
 	res.Weights = map[string]float64{}
 	for k, w := range tuned.w {
@@ -638,9 +635,12 @@ func Get(ctx context.Context, pool *pgxpool.Pool, id int64) (View, error) {
 	return viewOf(r)
 }
 
-// List returns the most recent tunes, newest first.
-func List(ctx context.Context, pool *pgxpool.Pool, limit int) ([]View, error) {
-	rows, err := db.New(pool).ListTunes(ctx, int32(limit))
+// Listed is how many tunes List returns.
+const Listed = 50
+
+// List returns the Listed most recent tunes, newest first.
+func List(ctx context.Context, pool *pgxpool.Pool) ([]View, error) {
+	rows, err := db.New(pool).ListTunes(ctx, Listed)
 	if err != nil {
 		return nil, err
 	}

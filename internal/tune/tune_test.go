@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -65,35 +63,6 @@ func newSetup(t *testing.T, src string, tools []catalog.Tool, questions int) set
 		svc: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log)}
 }
 
-// label searches each query as an agent would (k 10) and reports, as explicit feedback, the
-// gold tools the search returned: the labels an agent that then called them would leave.
-// It returns the number of searches labelled.
-func (s setup) label(t *testing.T, src string, queries []eval.Query) int {
-	t.Helper()
-	caller := search.Internal()
-	labelled, ok := 0, true
-	for _, q := range queries {
-		resp, err := s.svc.Search(s.ctx, caller, search.Request{Query: q.Query, K: 10})
-		if err != nil {
-			t.Fatalf("search %q: %v", q.Query, err)
-		}
-		var fb []search.Feedback
-		for _, r := range resp.Results {
-			if slices.Contains(q.Gold, strings.TrimPrefix(r.Name, src+"__")) {
-				fb = append(fb, search.Feedback{Name: r.Name, Success: &ok})
-			}
-		}
-		if len(fb) == 0 {
-			continue
-		}
-		if err := s.svc.RecordFeedback(s.ctx, caller, resp.SearchID, fb); err != nil {
-			t.Fatalf("feedback on %q: %v", q.Query, err)
-		}
-		labelled++
-	}
-	return labelled
-}
-
 // TestTuneFindsBetterWeightsWhereTheDefaultMisleads: on a catalog whose descriptions
 // mislead, labels from real searches and feedback let the tune find weights that rank the
 // used tools higher than the default profile on the held-out searches, with an interval
@@ -101,9 +70,9 @@ func (s setup) label(t *testing.T, src string, queries []eval.Query) int {
 // with its evidence, and queues its re-weight.
 func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	t.Parallel()
-	tools, queries := misleading()
+	tools, queries := testfactory.MisleadingCatalog()
 	s := newSetup(t, "ws", tools, 3)
-	if n := s.label(t, "ws", queries); n < 100 {
+	if n := testfactory.Labels(s.ctx, t, s.svc, "ws", queries); n < 100 {
 		t.Fatalf("only %d of %d searches found their tool: the fixture does not exercise the tune", n, len(queries))
 	}
 	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
@@ -166,20 +135,10 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	}
 }
 
-// misleading is testfactory.MisleadingCatalog with its queries as eval queries.
-func misleading() ([]catalog.Tool, []eval.Query) {
-	tools, uses := testfactory.MisleadingCatalog()
-	qs := make([]eval.Query, len(uses))
-	for i, u := range uses {
-		qs[i] = eval.Query{ID: fmt.Sprint(i), Query: u.Query, Gold: []string{u.Tool}}
-	}
-	return tools, qs
-}
-
-func distinct(qs []eval.Query) int {
+func distinct(uses []testfactory.Use) int {
 	seen := map[string]bool{}
-	for _, q := range qs {
-		seen[q.Query] = true
+	for _, u := range uses {
+		seen[u.Query] = true
 	}
 	return len(seen)
 }
@@ -189,9 +148,9 @@ func distinct(qs []eval.Query) int {
 // vanished before its job ran fails without creating a profile.
 func TestTuneRefusesWhatItCannotDo(t *testing.T) {
 	t.Parallel()
-	tools, queries := misleading()
+	tools, queries := testfactory.MisleadingCatalog()
 	s := newSetup(t, "ws", tools, 0)
-	s.label(t, "ws", queries[:15])
+	testfactory.Labels(s.ctx, t, s.svc, "ws", queries[:15])
 
 	var few *tune.TooFewLabelsError
 	if _, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"}); !errors.As(err, &few) || few.Searches > 15 {
@@ -215,12 +174,12 @@ func TestTuneRefusesWhatItCannotDo(t *testing.T) {
 	if _, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Baseline: "nope"}); !errors.As(err, &nf) {
 		t.Errorf("baseline nope: %v, want profiles.NotFoundError", err)
 	}
-	if ts, err := tune.List(s.ctx, s.pool, 10); err != nil || len(ts) != 0 {
+	if ts, err := tune.List(s.ctx, s.pool); err != nil || len(ts) != 0 {
 		t.Fatalf("refused tunes were stored: %v %v", ts, err)
 	}
 
 	// Enough labels when it starts, none left when it runs.
-	s.label(t, "ws", queries[15:])
+	testfactory.Labels(s.ctx, t, s.svc, "ws", queries[15:])
 	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +214,11 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSetup(t, "md", ds.Tools, 10)
-	n := s.label(t, "md", ds.Queries)
+	uses := make([]testfactory.Use, len(ds.Queries))
+	for i, q := range ds.Queries {
+		uses[i] = testfactory.Use{Query: q.Query, Tools: q.Gold}
+	}
+	n := testfactory.Labels(s.ctx, t, s.svc, "md", uses)
 	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "md-tuned"})
 	if err != nil {
 		t.Fatal(err)
@@ -293,9 +256,9 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 // retry) finishes it, with one profile and one re-weight.
 func TestTuneInterruptedResumes(t *testing.T) {
 	t.Parallel()
-	tools, queries := misleading()
+	tools, queries := testfactory.MisleadingCatalog()
 	s := newSetup(t, "ws", tools, 3)
-	s.label(t, "ws", queries)
+	testfactory.Labels(s.ctx, t, s.svc, "ws", queries)
 	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
 	if err != nil {
 		t.Fatal(err)
