@@ -28,9 +28,9 @@ import (
 	"github.com/toolgate/toolgate/jobs"
 )
 
-// TestObservedQueriesAreAdminOnly: a search key's labelled search becomes an observed query
-// (the observed_queries job, run by River), which finds the tool for that key, but no view a
-// search key has shows its text: GET /v1/tools/{name} is admin-only (and shows it to an
+// TestObservedQueriesAreAdminOnly: the labelled searches of three search keys (the default
+// threshold) make an observed query (the observed_queries job, run by River), which finds
+// the tool for those keys, but no view a search key has shows its text: GET /v1/tools/{name} is admin-only (and shows it to an
 // admin), and neither a raw search answer nor MCP find_tools carries components. Only an
 // admin removes a source's observed queries.
 func TestObservedQueriesAreAdminOnly(t *testing.T) {
@@ -69,13 +69,23 @@ func TestObservedQueriesAreAdminOnly(t *testing.T) {
 	e := api.New(api.Deps{Pool: pool, River: rc, Logger: log, Keys: keys, Search: svc, Gateway: g})
 
 	const query = "stock price on the bourse"
-	r := do(t, e, http.MethodPost, "/search", agent, `{"query":"`+query+`","mode":"lexical","plan":"none"}`)
-	if r.status != http.StatusOK {
-		t.Fatalf("search: %d %v", r.status, r.body)
+	others := []string{agent}
+	for _, name := range []string{"agent-2", "agent-3"} {
+		_, k, err := keys.Create(ctx, auth.Spec{Name: name, Scope: auth.ScopeSearch, Sources: []string{"fin"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, k)
 	}
-	path := "/search/" + strconv.FormatInt(int64(r.body["search_id"].(float64)), 10) + "/feedback"
-	if r := do(t, e, http.MethodPost, path, agent, `{"tools":[{"name":"fin__get_stock_price","success":true}]}`); r.status != http.StatusCreated {
-		t.Fatalf("feedback: %d %v", r.status, r.body)
+	for _, k := range others {
+		r := do(t, e, http.MethodPost, "/search", k, `{"query":"`+query+`","mode":"lexical","plan":"none"}`)
+		if r.status != http.StatusOK {
+			t.Fatalf("search: %d %v", r.status, r.body)
+		}
+		path := "/search/" + strconv.FormatInt(int64(r.body["search_id"].(float64)), 10) + "/feedback"
+		if r := do(t, e, http.MethodPost, path, k, `{"tools":[{"name":"fin__get_stock_price","success":true}]}`); r.status != http.StatusCreated {
+			t.Fatalf("feedback: %d %v", r.status, r.body)
+		}
 	}
 
 	// The sweep, as River runs it.
@@ -94,7 +104,7 @@ func TestObservedQueriesAreAdminOnly(t *testing.T) {
 	}
 
 	// An admin sees the observed query; a search key cannot read the tool at all.
-	r = do(t, e, http.MethodGet, "/v1/tools/fin__get_stock_price", admin, "")
+	r := do(t, e, http.MethodGet, "/v1/tools/fin__get_stock_price", admin, "")
 	if r.status != http.StatusOK || !hasObserved(r.body, query) {
 		t.Fatalf("admin GET tool: %d, observed %q missing: %v", r.status, query, r.body["components"])
 	}

@@ -58,6 +58,9 @@ type Deps struct {
 	// ObservedQueries is the most observed queries kept per tool (TOOLGATE_OBSERVED_QUERIES,
 	// internal/observed); 0 collects none and runs no observed_queries sweep.
 	ObservedQueries int
+	// ObservedMinKeys is how many distinct API keys must have searched a query before it
+	// is observed (TOOLGATE_OBSERVED_MIN_KEYS); 0 is observed.DefaultMinKeys.
+	ObservedMinKeys int
 }
 
 // Options tunes the River client.

@@ -49,5 +49,5 @@ func (w *ObservedQueriesWorker) Work(ctx context.Context, _ *river.Job[ObservedQ
 
 // observedService is the observed-queries service of the client's workers.
 func (d Deps) observedService() *observed.Service {
-	return &observed.Service{Pool: d.Pool, Enrich: d.enrichService(), Max: d.ObservedQueries, Logger: d.Logger}
+	return &observed.Service{Pool: d.Pool, Enrich: d.enrichService(), Max: d.ObservedQueries, MinKeys: d.ObservedMinKeys, Logger: d.Logger}
 }

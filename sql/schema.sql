@@ -621,6 +621,8 @@ CREATE TABLE public.observed_query_sweep (
     sweeping_until timestamp with time zone,
     after_tool bigint DEFAULT 0 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    min_keys integer,
+    CONSTRAINT observed_query_sweep_min_keys_check CHECK ((min_keys > 0)),
     CONSTRAINT observed_query_sweep_singleton_check CHECK (singleton)
 );
 

@@ -84,6 +84,10 @@ type Config struct {
 	// ObservedQueries is TOOLGATE_OBSERVED_QUERIES: the most observed queries (queries of
 	// labelled searches) kept per tool as components; 0, the default, collects none.
 	ObservedQueries int
+	// ObservedMinKeys is TOOLGATE_OBSERVED_MIN_KEYS: how many distinct API keys must have
+	// searched a query before it is observed (searches without a key or with an admin key
+	// are trusted on their own).
+	ObservedMinKeys int
 
 	MCPCallTool            bool          // TOOLGATE_MCP_CALL_TOOL: expose the call_tool meta-tool
 	MCPUseTool             bool          // TOOLGATE_MCP_USE_TOOL: expose the use_tool meta-tool
@@ -178,6 +182,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, enrich.MaxQuestions),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
 		ObservedQueries:  r.integer("TOOLGATE_OBSERVED_QUERIES", 0, 0, observed.MaxPerTool),
+		ObservedMinKeys:  r.integer("TOOLGATE_OBSERVED_MIN_KEYS", observed.DefaultMinKeys, 1, observed.MaxMinKeys),
 
 		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
 		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),

@@ -60,11 +60,12 @@ type ObservedQueryForget struct {
 }
 
 type ObservedQuerySweep struct {
-	Singleton     bool       `json:"singleton"`
-	LabelsUntil   time.Time  `json:"labels_until"`
-	SweepingUntil *time.Time `json:"sweeping_until"`
-	AfterTool     int64      `json:"after_tool"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	Singleton     bool        `json:"singleton"`
+	LabelsUntil   time.Time   `json:"labels_until"`
+	SweepingUntil *time.Time  `json:"sweeping_until"`
+	AfterTool     int64       `json:"after_tool"`
+	UpdatedAt     time.Time   `json:"updated_at"`
+	MinKeys       pgtype.Int4 `json:"min_keys"`
 }
 
 type ProfileExperiment struct {

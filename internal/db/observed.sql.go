@@ -8,6 +8,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const deleteToolComponentsFrom = `-- name: DeleteToolComponentsFrom :exec
@@ -28,11 +30,12 @@ func (q *Queries) DeleteToolComponentsFrom(ctx context.Context, arg DeleteToolCo
 
 const finishObservedSweep = `-- name: FinishObservedSweep :exec
 UPDATE observed_query_sweep
-   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0, updated_at = now()
+   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
+       min_keys = $1::int, updated_at = now()
 `
 
-func (q *Queries) FinishObservedSweep(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, finishObservedSweep)
+func (q *Queries) FinishObservedSweep(ctx context.Context, minKeys int32) error {
+	_, err := q.db.Exec(ctx, finishObservedSweep, minKeys)
 	return err
 }
 
@@ -113,23 +116,42 @@ func (q *Queries) ListToolComponentsOfKind(ctx context.Context, arg ListToolComp
 	return items, nil
 }
 
-const listToolsLabelledSince = `-- name: ListToolsLabelledSince :many
-SELECT DISTINCT t.id
-FROM search_labels x JOIN tools t ON t.name = x.tool_name
-WHERE x.created_at > $1::timestamptz AND t.id > $2::bigint
-ORDER BY t.id
-LIMIT $3::int
+const listToolsToRefresh = `-- name: ListToolsToRefresh :many
+SELECT u.id::bigint AS id FROM (
+    SELECT t.id
+    FROM search_labels x JOIN tools t ON t.name = x.tool_name
+    WHERE x.created_at > $1::timestamptz
+    UNION
+    SELECT c.tool_id
+    FROM tool_components c
+    WHERE c.kind = 'observed'
+      AND ($2::boolean
+           OR EXISTS (SELECT 1 FROM api_keys k WHERE k.revoked_at > $1::timestamptz))
+) u
+WHERE u.id > $3::bigint
+ORDER BY u.id
+LIMIT $4::int
 `
 
-type ListToolsLabelledSinceParams struct {
-	Since     time.Time `json:"since"`
-	AfterTool int64     `json:"after_tool"`
-	N         int32     `json:"n"`
+type ListToolsToRefreshParams struct {
+	Since       time.Time `json:"since"`
+	AllObserved bool      `json:"all_observed"`
+	AfterTool   int64     `json:"after_tool"`
+	N           int32     `json:"n"`
 }
 
-// Up to n tools after after_tool (by id) with a label written after since.
-func (q *Queries) ListToolsLabelledSince(ctx context.Context, arg ListToolsLabelledSinceParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, listToolsLabelledSince, arg.Since, arg.AfterTool, arg.N)
+// Up to n tools after after_tool (by id) whose observed queries may have changed: those
+// with a label written after since; and every tool that has observed queries when
+// all_observed (the threshold changed) or when a key was revoked after since (its searches
+// stop counting, and no label says which tools they fed: revocations are rare, and a
+// refresh that changes nothing embeds and writes nothing).
+func (q *Queries) ListToolsToRefresh(ctx context.Context, arg ListToolsToRefreshParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, listToolsToRefresh,
+		arg.Since,
+		arg.AllObserved,
+		arg.AfterTool,
+		arg.N,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +173,8 @@ func (q *Queries) ListToolsLabelledSince(ctx context.Context, arg ListToolsLabel
 const observedQueries = `-- name: ObservedQueries :many
 
 WITH hits AS (
-    SELECT DISTINCT ON (l.id) l.id, l.created_at,
+    SELECT DISTINCT ON (l.id) l.id, l.created_at, l.caller_key_id AS key_id,
+           (l.caller_key_id IS NULL OR k.scope = 'admin') AS trusted,
            btrim(regexp_replace(l.query, '\s+', ' ', 'g')) AS text
     FROM tools t
     JOIN sources s ON s.id = t.source_id
@@ -166,19 +189,22 @@ WITH hits AS (
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id
 ), groups AS (
-    SELECT lower(text) AS norm, count(*) AS searches, max(created_at) AS last,
+    SELECT lower(text) AS norm,
+           count(DISTINCT key_id) + count(*) FILTER (WHERE key_id IS NULL) AS callers,
+           max(created_at) AS last,
            (array_agg(text ORDER BY created_at DESC, id DESC))[1] AS text
     FROM hits
     WHERE text <> '' AND char_length(text) <= $3::int
     GROUP BY lower(text)
+    HAVING bool_or(trusted) OR count(DISTINCT key_id) >= $4::int
 )
-SELECT g.text::text AS text, g.searches
+SELECT g.text::text AS text, g.callers::bigint AS callers
 FROM groups g
 WHERE NOT EXISTS (
     SELECT 1 FROM tool_components c
     WHERE c.tool_id = $1::bigint AND c.kind = 'question'
       AND lower(btrim(regexp_replace(c.text, '\s+', ' ', 'g'))) = g.norm)
-ORDER BY g.searches DESC, g.last DESC, g.norm
+ORDER BY g.callers DESC, g.last DESC, g.norm
 LIMIT $2::int
 `
 
@@ -186,11 +212,12 @@ type ObservedQueriesParams struct {
 	ToolID   int64 `json:"tool_id"`
 	MaxN     int32 `json:"max_n"`
 	MaxChars int32 `json:"max_chars"`
+	MinKeys  int32 `json:"min_keys"`
 }
 
 type ObservedQueriesRow struct {
-	Text     string `json:"text"`
-	Searches int64  `json:"searches"`
+	Text    string `json:"text"`
+	Callers int64  `json:"callers"`
 }
 
 // Observed queries: the queries of labelled searches as `observed` components of the tool
@@ -199,17 +226,28 @@ type ObservedQueriesRow struct {
 // with the tool (search_labels, a call or a feedback; not those whose call failed or whose
 // feedback said it failed), trimmed and with runs of whitespace made one space, grouped
 // case-insensitively, at most max_chars characters, none equal (the same way) to one of the
-// tool's synthetic questions; the most frequent first (searches counted once however many
-// labels they have), ties the most recently searched first; at most max_n. A group shows
-// its most recent spelling.
+// tool's synthetic questions. A group shows its most recent spelling.
+//
+// Trust: a group is kept only when min_keys distinct API keys searched it, or when a
+// trusted caller did: a search without a key (open mode, the internal caller, a local stdio
+// gateway: the operator's own) or with an admin key (which can change the catalog anyway).
+// So no single key plants a query in a tool everyone searches, nor shows another key's
+// query to anyone. The most asked first: each key counts once however often it searched,
+// each search without a key counts (the operator's volume is its own); ties the most
+// recently searched first; at most max_n.
 //
 // Key and source limits: a search made with an API key counts only while that key is not
 // revoked and may still see the tool's source (api_keys.sources now, not when it searched);
-// a search without a key (open mode, the internal caller, a local stdio gateway) saw every
-// source. The search itself returned the tool (a label's rank says so). Searches made
-// before the source's observed queries were last removed are forgotten.
+// a search without a key saw every source. The search itself returned the tool (a label's
+// rank says so). Searches made before the source's observed queries were last removed are
+// forgotten.
 func (q *Queries) ObservedQueries(ctx context.Context, arg ObservedQueriesParams) ([]ObservedQueriesRow, error) {
-	rows, err := q.db.Query(ctx, observedQueries, arg.ToolID, arg.MaxN, arg.MaxChars)
+	rows, err := q.db.Query(ctx, observedQueries,
+		arg.ToolID,
+		arg.MaxN,
+		arg.MaxChars,
+		arg.MinKeys,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +255,7 @@ func (q *Queries) ObservedQueries(ctx context.Context, arg ObservedQueriesParams
 	items := []ObservedQueriesRow{}
 	for rows.Next() {
 		var i ObservedQueriesRow
-		if err := rows.Scan(&i.Text, &i.Searches); err != nil {
+		if err := rows.Scan(&i.Text, &i.Callers); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -240,20 +278,27 @@ func (q *Queries) SetObservedSweepProgress(ctx context.Context, afterTool int64)
 const startObservedSweep = `-- name: StartObservedSweep :one
 UPDATE observed_query_sweep
    SET sweeping_until = coalesce(sweeping_until, clock_timestamp()), updated_at = now()
-RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool
+RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool, min_keys
 `
 
 type StartObservedSweepRow struct {
-	LabelsUntil   time.Time `json:"labels_until"`
-	SweepingUntil time.Time `json:"sweeping_until"`
-	AfterTool     int64     `json:"after_tool"`
+	LabelsUntil   time.Time   `json:"labels_until"`
+	SweepingUntil time.Time   `json:"sweeping_until"`
+	AfterTool     int64       `json:"after_tool"`
+	MinKeys       pgtype.Int4 `json:"min_keys"`
 }
 
-// The sweep to run: the one in progress (cut short, it resumes), or a new one up to now.
+// The sweep to run: the one in progress (cut short, it resumes), or a new one up to now;
+// min_keys is the threshold the last finished sweep applied (NULL: none yet).
 // One sweep runs at a time: the observed_queries job is unique while it waits or runs.
 func (q *Queries) StartObservedSweep(ctx context.Context) (StartObservedSweepRow, error) {
 	row := q.db.QueryRow(ctx, startObservedSweep)
 	var i StartObservedSweepRow
-	err := row.Scan(&i.LabelsUntil, &i.SweepingUntil, &i.AfterTool)
+	err := row.Scan(
+		&i.LabelsUntil,
+		&i.SweepingUntil,
+		&i.AfterTool,
+		&i.MinKeys,
+	)
 	return i, err
 }

@@ -1,8 +1,13 @@
 // Package observed turns the queries that led agents to a tool into components of that
-// tool (kind `observed`, issue 18 point 4), so that the catalog learns the words its users
-// use: opt-in (TOOLGATE_OBSERVED_QUERIES, the most kept per tool; 0, the default, collects
-// nothing), bounded, de-duplicated, embedded once, weighted by TDWA like the synthetic
-// questions, kept within the searching key's sources, and removable per source.
+// tool (kind `observed`), so that the catalog learns the words its users use: opt-in
+// (TOOLGATE_OBSERVED_QUERIES, the most kept per tool; 0, the default, collects nothing),
+// bounded, de-duplicated, embedded once, weighted by TDWA like the synthetic questions,
+// kept within the searching key's sources, and removable per source.
+//
+// An observed query is shown to every caller (it finds the tool, lexically and by vector),
+// so one tenant must neither plant one nor have its own shown: a query counts only once
+// MinKeys distinct API keys searched it (TOOLGATE_OBSERVED_MIN_KEYS), or a trusted caller
+// did (no key: the operator's; an admin key), and each key counts once in its ranking.
 //
 // A query is observed when its search is labelled with the tool (search_labels, migration
 // 0014: the MCP gateway saw the tool called after the search, or the agent's feedback named
@@ -34,6 +39,12 @@ const (
 	MaxChars = 200
 	// MaxPerTool bounds TOOLGATE_OBSERVED_QUERIES.
 	MaxPerTool = 100
+	// DefaultMinKeys is TOOLGATE_OBSERVED_MIN_KEYS's default: a query is shown to every
+	// caller once three distinct keys asked it (k-anonymity with k = 3: one tenant cannot
+	// plant it alone, nor can two colluding ones, and no one key's query is seen by others).
+	DefaultMinKeys = 3
+	// MaxMinKeys bounds TOOLGATE_OBSERVED_MIN_KEYS.
+	MaxMinKeys = 1000
 	// sweepMargin is how far before the last sweep's start a sweep looks again: a label's
 	// created_at is its transaction's start, so a label committed just after a sweep read
 	// the labels may carry an earlier time. Label writes are single short statements
@@ -52,8 +63,12 @@ type Service struct {
 	Enrich *enrich.Service
 	// Max is the most observed queries kept per tool (TOOLGATE_OBSERVED_QUERIES); 0 turns
 	// collection off (the components already stored stay until removed).
-	Max    int
-	Logger *slog.Logger
+	Max int
+	// MinKeys is how many distinct API keys must have searched a query before it is
+	// observed (TOOLGATE_OBSERVED_MIN_KEYS); 0 is DefaultMinKeys. Searches without a key and
+	// with an admin key are trusted: one of them is enough.
+	MinKeys int
+	Logger  *slog.Logger
 
 	batch int // tools per batch of a sweep; 0 is defaultSweepBatch (tests set it)
 }
@@ -75,7 +90,7 @@ func (e *SourceNotFoundError) Is(target error) bool { return target == derrors.N
 // first (ObservedQueries in sql/queries/observed.sql says how they are chosen).
 func (s *Service) Queries(ctx context.Context, toolID int64) ([]string, error) {
 	rows, err := db.New(s.Pool).ObservedQueries(ctx, db.ObservedQueriesParams{
-		ToolID: toolID, MaxN: int32(s.Max), MaxChars: MaxChars})
+		ToolID: toolID, MaxN: int32(s.Max), MaxChars: MaxChars, MinKeys: int32(s.minKeys())})
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +100,8 @@ func (s *Service) Queries(ctx context.Context, toolID int64) ([]string, error) {
 	}
 	return out, nil
 }
+
+func (s *Service) minKeys() int { return cmp.Or(s.MinKeys, DefaultMinKeys) }
 
 // Refresh makes the tool's observed components equal to Queries. Off (Max 0) it does
 // nothing. The lexical index is not flushed (Sweep does it once for all the tools).
@@ -99,8 +116,9 @@ func (s *Service) Refresh(ctx context.Context, toolID int64) (enrich.ObservedRep
 	return s.Enrich.SetObserved(ctx, toolID, texts)
 }
 
-// Sweep refreshes every tool labelled since the last sweep (less a margin), a batch of
-// tools at a time in id order, recording its progress after each batch so that a sweep cut
+// Sweep refreshes every tool labelled since the last sweep (less a margin), and every
+// tool with observed queries when a key was revoked since or the threshold is not the one
+// the last sweep applied (both can take queries out), a batch of tools at a time in id order, recording its progress after each batch so that a sweep cut
 // short resumes where it stopped; then it records where it stopped and flushes the lexical
 // index. Off (Max 0) it does nothing and leaves the mark where it was, so that turning
 // collection on later picks up the labels written meanwhile.
@@ -116,9 +134,13 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 	}
 	after := sw.AfterTool
 	batch := cmp.Or(s.batch, defaultSweepBatch)
+	minKeys := s.minKeys()
+	// The threshold is recorded only when a sweep finishes, so a sweep cut short and resumed
+	// still refreshes every tool.
+	all := !sw.MinKeys.Valid || int(sw.MinKeys.Int32) != minKeys
 	for {
-		ids, err := q.ListToolsLabelledSince(ctx, db.ListToolsLabelledSinceParams{
-			Since: sw.LabelsUntil.Add(-sweepMargin), AfterTool: after, N: int32(batch)})
+		ids, err := q.ListToolsToRefresh(ctx, db.ListToolsToRefreshParams{
+			Since: sw.LabelsUntil.Add(-sweepMargin), AllObserved: all, AfterTool: after, N: int32(batch)})
 		if err != nil {
 			return st, err
 		}
@@ -147,7 +169,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			return st, err
 		}
 	}
-	if err := q.FinishObservedSweep(ctx); err != nil {
+	if err := q.FinishObservedSweep(ctx, int32(minKeys)); err != nil {
 		return st, err
 	}
 	if st.Tools > 0 && s.Logger != nil {

@@ -359,6 +359,7 @@ func TestKeyAndSourceLimits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := setup(t, 10)
+	e.obs.MinKeys = 1 // the limits of one key's searches, whatever the threshold
 	caller := func(name string, sources []string) (auth.Key, auth.Caller) {
 		k, _, err := e.keys.Create(ctx, auth.Spec{Name: name, Scope: auth.ScopeSearch, Sources: sources})
 		if err != nil {

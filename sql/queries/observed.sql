@@ -6,17 +6,24 @@
 -- with the tool (search_labels, a call or a feedback; not those whose call failed or whose
 -- feedback said it failed), trimmed and with runs of whitespace made one space, grouped
 -- case-insensitively, at most max_chars characters, none equal (the same way) to one of the
--- tool's synthetic questions; the most frequent first (searches counted once however many
--- labels they have), ties the most recently searched first; at most max_n. A group shows
--- its most recent spelling.
+-- tool's synthetic questions. A group shows its most recent spelling.
+--
+-- Trust: a group is kept only when min_keys distinct API keys searched it, or when a
+-- trusted caller did: a search without a key (open mode, the internal caller, a local stdio
+-- gateway: the operator's own) or with an admin key (which can change the catalog anyway).
+-- So no single key plants a query in a tool everyone searches, nor shows another key's
+-- query to anyone. The most asked first: each key counts once however often it searched,
+-- each search without a key counts (the operator's volume is its own); ties the most
+-- recently searched first; at most max_n.
 --
 -- Key and source limits: a search made with an API key counts only while that key is not
 -- revoked and may still see the tool's source (api_keys.sources now, not when it searched);
--- a search without a key (open mode, the internal caller, a local stdio gateway) saw every
--- source. The search itself returned the tool (a label's rank says so). Searches made
--- before the source's observed queries were last removed are forgotten.
+-- a search without a key saw every source. The search itself returned the tool (a label's
+-- rank says so). Searches made before the source's observed queries were last removed are
+-- forgotten.
 WITH hits AS (
-    SELECT DISTINCT ON (l.id) l.id, l.created_at,
+    SELECT DISTINCT ON (l.id) l.id, l.created_at, l.caller_key_id AS key_id,
+           (l.caller_key_id IS NULL OR k.scope = 'admin') AS trusted,
            btrim(regexp_replace(l.query, '\s+', ' ', 'g')) AS text
     FROM tools t
     JOIN sources s ON s.id = t.source_id
@@ -31,41 +38,59 @@ WITH hits AS (
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id
 ), groups AS (
-    SELECT lower(text) AS norm, count(*) AS searches, max(created_at) AS last,
+    SELECT lower(text) AS norm,
+           count(DISTINCT key_id) + count(*) FILTER (WHERE key_id IS NULL) AS callers,
+           max(created_at) AS last,
            (array_agg(text ORDER BY created_at DESC, id DESC))[1] AS text
     FROM hits
     WHERE text <> '' AND char_length(text) <= sqlc.arg(max_chars)::int
     GROUP BY lower(text)
+    HAVING bool_or(trusted) OR count(DISTINCT key_id) >= sqlc.arg(min_keys)::int
 )
-SELECT g.text::text AS text, g.searches
+SELECT g.text::text AS text, g.callers::bigint AS callers
 FROM groups g
 WHERE NOT EXISTS (
     SELECT 1 FROM tool_components c
     WHERE c.tool_id = sqlc.arg(tool_id)::bigint AND c.kind = 'question'
       AND lower(btrim(regexp_replace(c.text, '\s+', ' ', 'g'))) = g.norm)
-ORDER BY g.searches DESC, g.last DESC, g.norm
+ORDER BY g.callers DESC, g.last DESC, g.norm
 LIMIT sqlc.arg(max_n)::int;
 
 -- name: StartObservedSweep :one
--- The sweep to run: the one in progress (cut short, it resumes), or a new one up to now.
+-- The sweep to run: the one in progress (cut short, it resumes), or a new one up to now;
+-- min_keys is the threshold the last finished sweep applied (NULL: none yet).
 -- One sweep runs at a time: the observed_queries job is unique while it waits or runs.
 UPDATE observed_query_sweep
    SET sweeping_until = coalesce(sweeping_until, clock_timestamp()), updated_at = now()
-RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool;
+RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool, min_keys;
 
 -- name: SetObservedSweepProgress :exec
 UPDATE observed_query_sweep SET after_tool = $1, updated_at = now();
 
 -- name: FinishObservedSweep :exec
 UPDATE observed_query_sweep
-   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0, updated_at = now();
+   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
+       min_keys = sqlc.arg(min_keys)::int, updated_at = now();
 
--- name: ListToolsLabelledSince :many
--- Up to n tools after after_tool (by id) with a label written after since.
-SELECT DISTINCT t.id
-FROM search_labels x JOIN tools t ON t.name = x.tool_name
-WHERE x.created_at > sqlc.arg(since)::timestamptz AND t.id > sqlc.arg(after_tool)::bigint
-ORDER BY t.id
+-- name: ListToolsToRefresh :many
+-- Up to n tools after after_tool (by id) whose observed queries may have changed: those
+-- with a label written after since; and every tool that has observed queries when
+-- all_observed (the threshold changed) or when a key was revoked after since (its searches
+-- stop counting, and no label says which tools they fed: revocations are rare, and a
+-- refresh that changes nothing embeds and writes nothing).
+SELECT u.id::bigint AS id FROM (
+    SELECT t.id
+    FROM search_labels x JOIN tools t ON t.name = x.tool_name
+    WHERE x.created_at > sqlc.arg(since)::timestamptz
+    UNION
+    SELECT c.tool_id
+    FROM tool_components c
+    WHERE c.kind = 'observed'
+      AND (sqlc.arg(all_observed)::boolean
+           OR EXISTS (SELECT 1 FROM api_keys k WHERE k.revoked_at > sqlc.arg(since)::timestamptz))
+) u
+WHERE u.id > sqlc.arg(after_tool)::bigint
+ORDER BY u.id
 LIMIT sqlc.arg(n)::int;
 
 -- name: ListSourceToolsWithObserved :many

@@ -1,0 +1,1 @@
+ALTER TABLE observed_query_sweep DROP COLUMN IF EXISTS min_keys;
