@@ -178,13 +178,14 @@ func profilesTune(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []s
 	fs.Float64Var(&opts.Holdout, "holdout", tune.DefaultHoldout, "share of the labelled searches held out (0.1 to 0.5)")
 	fs.IntVar(&opts.MinSearches, "min-searches", tune.DefaultMinSearches, fmt.Sprintf("refuse with fewer labelled searches (at least %d)", tune.MinSearchesFloor))
 	fs.IntVar(&opts.MaxSearches, "max-searches", tune.DefaultMaxSearches, "the most recent labelled searches used")
+	fs.IntVar(&opts.MaxPerKey, "max-per-key", 0, "the most labelled searches of one search key used (0: a tenth of --max-searches)")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the random starting points and the bootstrap")
 	wait := fs.Bool("wait", false, "tune in this process and print progress instead of queueing a job")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return &usageError{msg: "want profiles tune NEW [--baseline P] [--since-days N] [--holdout F] [--min-searches N] [--max-searches N] [--seed N] [--wait]"}
+		return &usageError{msg: "want profiles tune NEW [--baseline P] [--since-days N] [--holdout F] [--min-searches N] [--max-searches N] [--max-per-key N] [--seed N] [--wait]"}
 	}
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
 	if err != nil {

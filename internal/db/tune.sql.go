@@ -122,25 +122,37 @@ func (q *Queries) InsertTunedProfile(ctx context.Context, arg InsertTunedProfile
 
 const labelledSearches = `-- name: LabelledSearches :many
 
-WITH s AS (
+WITH labelled AS (
     SELECT DISTINCT x.search_id, x.search_created_at
     FROM search_labels x
     WHERE x.search_created_at >= $1::timestamptz AND x.success IS DISTINCT FROM false
-    ORDER BY x.search_created_at DESC, x.search_id DESC
-    LIMIT $2::int
+), ranked AS (
+    SELECT a.search_id, a.search_created_at, c.key_id,
+           row_number() OVER (PARTITION BY c.key_id ORDER BY a.search_created_at DESC, a.search_id DESC) AS nth
+    FROM labelled a
+    JOIN search_log l ON l.id = a.search_id AND l.created_at = a.search_created_at
+    LEFT JOIN api_keys k ON k.id = l.caller_key_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN k.scope = 'admin' THEN NULL ELSE l.caller_key_id END AS key_id) c
+), s AS (
+    SELECT search_id, search_created_at, key_id
+    FROM ranked
+    WHERE key_id IS NULL OR nth <= $2::int
+    ORDER BY search_created_at DESC, search_id DESC
+    LIMIT $3::int
 )
-SELECT l.id AS search_id, l.query, t.id AS tool_id
+SELECT l.id AS search_id, l.query, t.id AS tool_id, coalesce(s.key_id, 0)::bigint AS key_id
 FROM s
 JOIN search_log l ON l.id = s.search_id AND l.created_at = s.search_created_at
 JOIN search_labels x ON x.search_id = s.search_id AND x.search_created_at = s.search_created_at
                     AND x.success IS DISTINCT FROM false
 JOIN tools t ON t.name = x.tool_name
-GROUP BY l.id, l.query, t.id
+GROUP BY l.id, l.query, t.id, s.key_id
 ORDER BY l.id, t.id
 `
 
 type LabelledSearchesParams struct {
 	Since       time.Time `json:"since"`
+	MaxPerKey   int32     `json:"max_per_key"`
 	MaxSearches int32     `json:"max_searches"`
 }
 
@@ -148,6 +160,7 @@ type LabelledSearchesRow struct {
 	SearchID int64  `json:"search_id"`
 	Query    string `json:"query"`
 	ToolID   int64  `json:"tool_id"`
+	KeyID    int64  `json:"key_id"`
 }
 
 // Tuning TDWA weights from labels (internal/tune, docs/profiles.md#tuning-weights-from-labels).
@@ -155,8 +168,13 @@ type LabelledSearchesRow struct {
 // still in the catalog): the searches' query text and the labelled tools' ids. A label whose
 // call or feedback said the tool failed (success = false) does not count: the agent chose
 // the tool, but it did not serve the request. Labels of tools deleted since are left out.
+//
+// One search key contributes at most max_per_key searches (its most recent), so that a
+// tenant flooding searches and feedback cannot outweigh the others in what the tune trains
+// and evaluates on. Searches without a key (the operator's) or with an admin key (which can
+// set weights itself) are not capped. key_id is the capped key (0: a trusted search).
 func (q *Queries) LabelledSearches(ctx context.Context, arg LabelledSearchesParams) ([]LabelledSearchesRow, error) {
-	rows, err := q.db.Query(ctx, labelledSearches, arg.Since, arg.MaxSearches)
+	rows, err := q.db.Query(ctx, labelledSearches, arg.Since, arg.MaxPerKey, arg.MaxSearches)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +182,12 @@ func (q *Queries) LabelledSearches(ctx context.Context, arg LabelledSearchesPara
 	items := []LabelledSearchesRow{}
 	for rows.Next() {
 		var i LabelledSearchesRow
-		if err := rows.Scan(&i.SearchID, &i.Query, &i.ToolID); err != nil {
+		if err := rows.Scan(
+			&i.SearchID,
+			&i.Query,
+			&i.ToolID,
+			&i.KeyID,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

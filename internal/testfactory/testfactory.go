@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/db"
@@ -215,7 +216,12 @@ type Use struct {
 // labels an agent that then called them leaves. It returns the number of searches labelled.
 func Labels(ctx context.Context, tb testing.TB, svc *search.Service, src string, uses []Use) int {
 	tb.Helper()
-	caller := search.Internal()
+	return LabelsAs(ctx, tb, svc, search.Internal(), src, uses)
+}
+
+// LabelsAs is Labels with the searches and feedback made as caller (an API key's, say).
+func LabelsAs(ctx context.Context, tb testing.TB, svc *search.Service, caller auth.Caller, src string, uses []Use) int {
+	tb.Helper()
 	labelled, ok := 0, true
 	for _, u := range uses {
 		resp, err := svc.Search(ctx, caller, search.Request{Query: u.Query, K: 10})

@@ -64,6 +64,10 @@ type Options struct {
 	MinSearches int `json:"min_searches"`
 	// MaxSearches: the most recent labelled searches used, at most.
 	MaxSearches int `json:"max_searches"`
+	// MaxPerKey: the most labelled searches of one search key used (its most recent), so
+	// that one tenant's volume cannot steer the weights; 0 is a tenth of MaxSearches.
+	// Searches without a key or with an admin key are not capped.
+	MaxPerKey int `json:"max_per_key"`
 	// Seed makes the random starting points and the bootstrap reproducible.
 	Seed uint64 `json:"seed"`
 }
@@ -123,6 +127,9 @@ func (o Options) withDefaults(now time.Time) (Options, error) {
 	if o.MaxSearches == 0 {
 		o.MaxSearches = DefaultMaxSearches
 	}
+	if o.MaxPerKey == 0 {
+		o.MaxPerKey = max(o.MaxSearches/10, 1)
+	}
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
@@ -137,6 +144,8 @@ func (o Options) withDefaults(now time.Time) (Options, error) {
 		return o, &InvalidOptionsError{Reason: fmt.Sprintf("min_searches must be at least %d", MinSearchesFloor)}
 	case o.MaxSearches < o.MinSearches || o.MaxSearches > maxMaxSearches:
 		return o, &InvalidOptionsError{Reason: fmt.Sprintf("max_searches must be min_searches to %d", maxMaxSearches)}
+	case o.MaxPerKey < 1 || o.MaxPerKey > o.MaxSearches:
+		return o, &InvalidOptionsError{Reason: "max_per_key must be 1 to max_searches"}
 	}
 	return o, nil
 }
@@ -210,6 +219,7 @@ type labelled struct {
 	searchID int64
 	query    string
 	tools    map[int64]bool
+	keyID    int64 // the search key that made it, capped; 0 for a trusted caller
 }
 
 type labelSet struct {
@@ -219,19 +229,33 @@ type labelSet struct {
 
 func loadLabels(ctx context.Context, q *db.Queries, opts Options, now time.Time) (labelSet, error) {
 	rows, err := q.LabelledSearches(ctx, db.LabelledSearchesParams{
-		Since: now.Add(-time.Duration(opts.SinceDays) * 24 * time.Hour), MaxSearches: int32(opts.MaxSearches)})
+		Since: now.Add(-time.Duration(opts.SinceDays) * 24 * time.Hour), MaxSearches: int32(opts.MaxSearches),
+		MaxPerKey: int32(opts.MaxPerKey)})
 	if err != nil {
 		return labelSet{}, err
 	}
 	var ls labelSet
 	for _, r := range rows {
 		if n := len(ls.searches); n == 0 || ls.searches[n-1].searchID != r.SearchID {
-			ls.searches = append(ls.searches, labelled{searchID: r.SearchID, query: r.Query, tools: map[int64]bool{}})
+			ls.searches = append(ls.searches, labelled{searchID: r.SearchID, query: r.Query, tools: map[int64]bool{}, keyID: r.KeyID})
 		}
 		ls.searches[len(ls.searches)-1].tools[r.ToolID] = true
 		ls.labels++
 	}
 	return ls, nil
+}
+
+// perKey is how many search keys made the searches, and the most searches one of them made
+// (trusted callers are not counted).
+func (ls labelSet) perKey() (keys, most int) {
+	n := map[int64]int{}
+	for _, s := range ls.searches {
+		if s.keyID != 0 {
+			n[s.keyID]++
+			most = max(most, n[s.keyID])
+		}
+	}
+	return len(n), most
 }
 
 // split divides the searches into training and held-out indexes by a hash of the
@@ -303,6 +327,11 @@ type Result struct {
 		HeldOut  int `json:"held_out"`
 		// Unranked: labelled searches left out because no labelled tool has a vector.
 		Unranked int `json:"unranked"`
+		// The per-key cap: searches of one search key used at most (max_per_key), how many
+		// search keys made the searches used, and the most one of them made.
+		MaxPerKey  int `json:"max_per_key"`
+		Keys       int `json:"keys"`
+		MostPerKey int `json:"most_per_key"`
 	} `json:"labels"`
 	Train   Comparison `json:"train"`
 	HeldOut Comparison `json:"held_out"`
@@ -466,6 +495,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	}
 	res.Baseline.Name, res.Baseline.Strategy, res.Baseline.Weights = base.name, base.profile.Strategy, base.profile.Weights
 	res.Labels.Searches, res.Labels.Labels = len(ls.searches), ls.labels
+	res.Labels.MaxPerKey = opts.MaxPerKey
+	res.Labels.Keys, res.Labels.MostPerKey = ls.perKey()
 	res.Labels.Train, res.Labels.HeldOut, res.Labels.Unranked = len(train), len(heldOut), unrankedTrain+unrankedHeld
 	res.Train = Comparison{Baseline: metricsOf(m.reciprocalRanks(baseW, train)), Tuned: metricsOf(m.reciprocalRanks(tuned, train))}
 	baseHeld, tunedHeld := m.reciprocalRanks(baseW, heldOut), m.reciprocalRanks(tuned, heldOut)

@@ -95,6 +95,9 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	if r.Gain.Verdict != "better" || r.Gain.CI95[0] <= 0 || r.HeldOut.Tuned.MRR <= r.HeldOut.Baseline.MRR {
 		t.Errorf("gain %+v (held out: baseline %+v, tuned %+v), want better", r.Gain, r.HeldOut.Baseline, r.HeldOut.Tuned)
 	}
+	if r.Labels.MaxPerKey != tune.DefaultMaxSearches/10 || r.Labels.Keys != 0 || r.Labels.MostPerKey != 0 {
+		t.Errorf("labels %+v: want the default cap reported and no search key (the searches had none)", r.Labels)
+	}
 	if r.Weights["description"] >= 0.2 {
 		t.Errorf("weights %v: the misleading description should weigh less than the default's 0.2", r.Weights)
 	}

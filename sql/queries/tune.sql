@@ -5,20 +5,36 @@
 -- still in the catalog): the searches' query text and the labelled tools' ids. A label whose
 -- call or feedback said the tool failed (success = false) does not count: the agent chose
 -- the tool, but it did not serve the request. Labels of tools deleted since are left out.
-WITH s AS (
+--
+-- One search key contributes at most max_per_key searches (its most recent), so that a
+-- tenant flooding searches and feedback cannot outweigh the others in what the tune trains
+-- and evaluates on. Searches without a key (the operator's) or with an admin key (which can
+-- set weights itself) are not capped. key_id is the capped key (0: a trusted search).
+WITH labelled AS (
     SELECT DISTINCT x.search_id, x.search_created_at
     FROM search_labels x
     WHERE x.search_created_at >= sqlc.arg(since)::timestamptz AND x.success IS DISTINCT FROM false
-    ORDER BY x.search_created_at DESC, x.search_id DESC
+), ranked AS (
+    SELECT a.search_id, a.search_created_at, c.key_id,
+           row_number() OVER (PARTITION BY c.key_id ORDER BY a.search_created_at DESC, a.search_id DESC) AS nth
+    FROM labelled a
+    JOIN search_log l ON l.id = a.search_id AND l.created_at = a.search_created_at
+    LEFT JOIN api_keys k ON k.id = l.caller_key_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN k.scope = 'admin' THEN NULL ELSE l.caller_key_id END AS key_id) c
+), s AS (
+    SELECT search_id, search_created_at, key_id
+    FROM ranked
+    WHERE key_id IS NULL OR nth <= sqlc.arg(max_per_key)::int
+    ORDER BY search_created_at DESC, search_id DESC
     LIMIT sqlc.arg(max_searches)::int
 )
-SELECT l.id AS search_id, l.query, t.id AS tool_id
+SELECT l.id AS search_id, l.query, t.id AS tool_id, coalesce(s.key_id, 0)::bigint AS key_id
 FROM s
 JOIN search_log l ON l.id = s.search_id AND l.created_at = s.search_created_at
 JOIN search_labels x ON x.search_id = s.search_id AND x.search_created_at = s.search_created_at
                     AND x.success IS DISTINCT FROM false
 JOIN tools t ON t.name = x.tool_name
-GROUP BY l.id, l.query, t.id
+GROUP BY l.id, l.query, t.id, s.key_id
 ORDER BY l.id, t.id;
 
 -- name: CreateTune :one
