@@ -5,8 +5,6 @@
 package catalog
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -105,13 +103,12 @@ func CatalogName(original string) string {
 		}
 		inRun = true
 	}
-	sum := sha256.Sum256([]byte(original))
 	const keep = MaxNameLen - 1 - 8
 	name := b.String()
 	if len(name) > keep {
 		name = name[:keep]
 	}
-	return name + "-" + hex.EncodeToString(sum[:4])
+	return name + "-" + nameHash(original)
 }
 
 // nameChar reports whether r may appear in a catalog name: A-Z a-z 0-9 _ . -

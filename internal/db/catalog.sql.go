@@ -468,6 +468,40 @@ func (q *Queries) ListSources(ctx context.Context) ([]Source, error) {
 	return items, nil
 }
 
+const listToolNamesByFunctionPrefix = `-- name: ListToolNamesByFunctionPrefix :many
+SELECT t.name
+FROM tools t JOIN sources s ON s.id = t.source_id
+WHERE s.name = $1::text
+  AND left(regexp_replace(t.name, '[^A-Za-z0-9_-]+', '_', 'g'), 55) = $2::text
+`
+
+type ListToolNamesByFunctionPrefixParams struct {
+	Source string `json:"source"`
+	Prefix string `json:"prefix"`
+}
+
+// The names of a source's tools whose function name (catalog.FunctionName) starts with
+// prefix before its hash: the candidates a mapped function name can stand for.
+func (q *Queries) ListToolNamesByFunctionPrefix(ctx context.Context, arg ListToolNamesByFunctionPrefixParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, listToolNamesByFunctionPrefix, arg.Source, arg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockSource = `-- name: LockSource :exec
 SELECT pg_advisory_xact_lock(74200, $1::int)
 `

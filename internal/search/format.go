@@ -3,13 +3,20 @@ package search
 import (
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 )
 
-// formatTool renders the tool of a result row in format f. The name is always the
-// namespaced name, the one the gateway calls the tool by.
+// formatTool renders the tool of a result row in format f. In the formats a model API
+// takes (openai, anthropic, mcp) the name is the tool's function name
+// (catalog.FunctionName: the namespaced name itself unless it has a "." or more than 64
+// characters, which those APIs refuse); raw keeps the namespaced name. The result's own
+// `name` is always the namespaced one, so each answer maps one to the other.
 func formatTool(f Format, row db.SearchRow) (json.RawMessage, error) {
 	name, desc := deref(row.Name), deref(row.Description)
+	if f != FormatRaw {
+		name = catalog.FunctionName(name)
+	}
 	schema := row.InputSchema
 	var v any
 	switch f {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	tgcatalog "github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
@@ -492,5 +493,47 @@ func TestLogAndFeedback(t *testing.T) {
 	var zero int
 	if err := pool.QueryRow(ctx, `SELECT searches FROM search_zero_result_queries WHERE query = 'zzzqqq'`).Scan(&zero); err != nil || zero != 1 {
 		t.Errorf("zero-result view: %d %v", zero, err)
+	}
+}
+
+// A catalog name the model APIs refuse ("." or more than 64 characters) is handed to them
+// as its function name in the openai, anthropic and mcp formats; the result's own name and
+// the raw format keep the catalog name, so one answer maps each to the other.
+func TestFormatsMapNamesTheModelAPIsRefuse(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	long := "lookup_" + strings.Repeat("x", 70)
+	testfactory.Catalog(ctx, t, pool, "docs", []tgcatalog.Tool{
+		testfactory.Tool("v1.search_docs", "Search the documentation pages."),
+		testfactory.Tool(long, "Lookup of an invoice by its number."),
+	}, nil)
+	s := newService(pool)
+	for _, tc := range []struct{ query, name string }{
+		{"search documentation pages", "docs__v1.search_docs"},
+		{"invoice number lookup", "docs__" + long},
+	} {
+		fn := tgcatalog.FunctionName(tc.name)
+		if fn == tc.name {
+			t.Fatalf("%s: the test needs a name that is mapped", tc.name)
+		}
+		for _, f := range []search.Format{search.FormatOpenAI, search.FormatAnthropic, search.FormatMCP, search.FormatRaw} {
+			resp := mustSearch(t, ctx, s, search.Request{Query: tc.query, Format: f, K: 1, Mode: search.ModeLexical})
+			if len(resp.Results) != 1 || resp.Results[0].Name != tc.name {
+				t.Fatalf("%s %q: %v, want %s", f, tc.query, names(resp), tc.name)
+			}
+			m := mustJSON(t, resp.Results[0].Tool)
+			got := m["name"]
+			if f == search.FormatOpenAI {
+				got = m["function"].(map[string]any)["name"]
+			}
+			want := fn
+			if f == search.FormatRaw {
+				want = tc.name
+			}
+			if got != want {
+				t.Errorf("%s: tool name %v, want %s", f, got, want)
+			}
+		}
 	}
 }

@@ -134,6 +134,14 @@ FROM (SELECT unnest(sqlc.arg(tool_names)::text[]) AS tool_name, unnest(sqlc.arg(
 -- name: GetToolByName :one
 SELECT * FROM tools WHERE name = $1;
 
+-- name: ListToolNamesByFunctionPrefix :many
+-- The names of a source's tools whose function name (catalog.FunctionName) starts with
+-- prefix before its hash: the candidates a mapped function name can stand for.
+SELECT t.name
+FROM tools t JOIN sources s ON s.id = t.source_id
+WHERE s.name = sqlc.arg(source)::text
+  AND left(regexp_replace(t.name, '[^A-Za-z0-9_-]+', '_', 'g'), 55) = sqlc.arg(prefix)::text;
+
 -- name: CountToolsBySource :one
 SELECT count(*) FROM tools WHERE source_id = $1;
 
