@@ -232,7 +232,6 @@ func TestMCPBatchIsRefused(t *testing.T) {
 	}
 }
 
-
 // TestMCPHostAndMediaType: with keys, /mcp reached on a loopback address answers whatever
 // the Host (a reverse proxy on the same host serving it under a public name), as the REST
 // endpoints do; a POST body must be application/json, as every JSON body of the API (415
