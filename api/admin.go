@@ -63,6 +63,10 @@ func (s *Server) revokeKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.deps.Gateway != nil {
+		// The revocation deleted the key's MCP sessions; close this process's now.
+		s.deps.Gateway.EndKeySessions(key.ID)
+	}
 	return c.JSON(http.StatusOK, map[string]any{"api_key": key})
 }
 

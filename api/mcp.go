@@ -16,6 +16,13 @@ func (s *Server) registerMCP(e *echo.Echo, v1 *echo.Group) {
 	}
 	h := s.deps.Gateway.HTTPHandler()
 	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", func(c echo.Context) error {
+		// A POST body is JSON-RPC: the same 415 as every other JSON body of the API, so a
+		// browser page cannot send one as text/plain without a preflight.
+		if c.Request().Method == http.MethodPost {
+			if err := requireMediaType(c.Request(), jsonTypes); err != nil {
+				return err
+			}
+		}
 		return h.Serve(c.Response(), c.Request())
 	})
 	v1.GET("/capabilities", func(c echo.Context) error {

@@ -597,7 +597,8 @@ CREATE TABLE public.mcp_sessions (
     sources text[],
     state jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    caller_key_id bigint
 );
 
 
@@ -1954,6 +1955,13 @@ ALTER TABLE ONLY public.weight_profiles
 --
 
 CREATE UNIQUE INDEX api_keys_active_name ON public.api_keys USING btree (name) WHERE (revoked_at IS NULL);
+
+
+--
+-- Name: mcp_sessions_caller_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mcp_sessions_caller_key ON public.mcp_sessions USING btree (caller_key_id) WHERE (caller_key_id IS NOT NULL);
 
 
 --

@@ -307,9 +307,17 @@ func (k *Keys) List(ctx context.Context) ([]Key, error) {
 }
 
 // Revoke revokes the key with prefix ref, or the active key named ref, and returns it.
-// Revoking a revoked key keeps its first revocation time.
+// Revoking a revoked key keeps its first revocation time. The key's MCP sessions end with
+// it, in the same transaction (endSessions).
 func (k *Keys) Revoke(ctx context.Context, ref string) ([]Key, error) {
-	rows, err := db.New(k.pool).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{Now: k.now(), Ref: ref})
+	var rows []db.ApiKey
+	err := pgx.BeginFunc(ctx, k.pool, func(tx pgx.Tx) error {
+		var err error
+		if rows, err = db.New(tx).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{Now: k.now(), Ref: ref}); err != nil {
+			return err
+		}
+		return endSessions(ctx, tx, rows...)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("revoke API key: %w", err)
 	}
@@ -323,9 +331,16 @@ func (k *Keys) Revoke(ctx context.Context, ref string) ([]Key, error) {
 	return out, nil
 }
 
-// RevokePrefix revokes the key with prefix.
+// RevokePrefix revokes the key with prefix, and ends its MCP sessions, as Revoke.
 func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
-	row, err := db.New(k.pool).RevokeAPIKeyByPrefix(ctx, db.RevokeAPIKeyByPrefixParams{Now: k.now(), Prefix: prefix})
+	var row db.ApiKey
+	err := pgx.BeginFunc(ctx, k.pool, func(tx pgx.Tx) error {
+		var err error
+		if row, err = db.New(tx).RevokeAPIKeyByPrefix(ctx, db.RevokeAPIKeyByPrefixParams{Now: k.now(), Prefix: prefix}); err != nil {
+			return err
+		}
+		return endSessions(ctx, tx, row)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Key{}, ErrKeyNotFound
 	}
@@ -333,6 +348,21 @@ func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
 		return Key{}, fmt.Errorf("revoke API key: %w", err)
 	}
 	return toKey(row), nil
+}
+
+// endSessions deletes the MCP sessions of revoked keys. The gateway owns a session by its
+// key's id and rebuilds one only from its row, so no instance serves these sessions again;
+// an instance holding one in memory closes it when its sweep finds the row gone.
+func endSessions(ctx context.Context, tx pgx.Tx, keys ...db.ApiKey) error {
+	ids := make([]int64, len(keys))
+	for i, key := range keys {
+		ids[i] = key.ID
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := db.New(tx).DeleteMCPSessionsOfKeys(ctx, ids)
+	return err
 }
 
 // Caller is the caller a verified key makes.

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
@@ -278,5 +281,47 @@ func TestUseIsExactUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	if ok.Load() != 10 || limited.Load() != 15 {
 		t.Errorf("%d allowed, %d limited; want 10 and 15", ok.Load(), limited.Load())
+	}
+}
+
+// TestRevokeEndsTheKeysMCPSessions: revoking a key, by name or by prefix, deletes its MCP
+// sessions (owned by key id) and only its own.
+func TestRevokeEndsTheKeysMCPSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	keys := auth.NewKeys(pool, time.Now)
+	a, _, err := keys.Create(ctx, auth.Spec{Name: "a", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := keys.Create(ctx, auth.Spec{Name: "b", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, key := range map[string]any{"sa": a.ID, "sb": b.ID, "open": nil} {
+		if _, err := pool.Exec(ctx, `INSERT INTO mcp_sessions (id, caller, caller_key_id, state) VALUES ($1, 'x', $2, '{}')`, id, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := func() []string {
+		rows, _ := pool.Query(ctx, `SELECT id FROM mcp_sessions ORDER BY id`)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	if _, err := keys.Revoke(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); !slices.Equal(got, []string{"open", "sb"}) {
+		t.Fatalf("after revoking a by name: %v", got)
+	}
+	if _, err := keys.RevokePrefix(ctx, b.Prefix); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); !slices.Equal(got, []string{"open"}) {
+		t.Fatalf("after revoking b by prefix: %v", got)
 	}
 }

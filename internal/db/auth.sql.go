@@ -97,6 +97,19 @@ func (q *Queries) DeleteAPIKeyRateBefore(ctx context.Context, windowStart time.T
 	return result.RowsAffected(), nil
 }
 
+const deleteMCPSessionsOfKeys = `-- name: DeleteMCPSessionsOfKeys :execrows
+DELETE FROM mcp_sessions WHERE caller_key_id = ANY($1::bigint[])
+`
+
+// Ends the MCP sessions of revoked keys (their bound tools go with them).
+func (q *Queries) DeleteMCPSessionsOfKeys(ctx context.Context, keyIds []int64) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteMCPSessionsOfKeys, keyIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const existingSourceNames = `-- name: ExistingSourceNames :many
 SELECT name FROM sources WHERE name = ANY($1::text[])
 `

@@ -56,21 +56,27 @@ func (q *Queries) DeleteMCPSession(ctx context.Context, id string) error {
 }
 
 const ensureMCPSession = `-- name: EnsureMCPSession :exec
-INSERT INTO mcp_sessions (id, caller, sources, state)
-VALUES ($1, $2, $3, '{}'::jsonb)
+INSERT INTO mcp_sessions (id, caller, caller_key_id, sources, state)
+VALUES ($1, $2, $3, $4, '{}'::jsonb)
 ON CONFLICT (id) DO UPDATE SET last_seen_at = now()
 `
 
 type EnsureMCPSessionParams struct {
-	ID      string   `json:"id"`
-	Caller  string   `json:"caller"`
-	Sources []string `json:"sources"`
+	ID          string      `json:"id"`
+	Caller      string      `json:"caller"`
+	CallerKeyID pgtype.Int8 `json:"caller_key_id"`
+	Sources     []string    `json:"sources"`
 }
 
 // A session that skipped the initialize handshake (a SEP-2575 client) is stored on its
 // first binding, with an empty state. A binding counts as activity.
 func (q *Queries) EnsureMCPSession(ctx context.Context, arg EnsureMCPSessionParams) error {
-	_, err := q.db.Exec(ctx, ensureMCPSession, arg.ID, arg.Caller, arg.Sources)
+	_, err := q.db.Exec(ctx, ensureMCPSession,
+		arg.ID,
+		arg.Caller,
+		arg.CallerKeyID,
+		arg.Sources,
+	)
 	return err
 }
 
@@ -109,7 +115,7 @@ func (q *Queries) GetCallableTool(ctx context.Context, name string) (GetCallable
 }
 
 const getMCPSession = `-- name: GetMCPSession :one
-SELECT id, caller, sources, state, created_at, last_seen_at FROM mcp_sessions WHERE id = $1
+SELECT id, caller, sources, state, created_at, last_seen_at, caller_key_id FROM mcp_sessions WHERE id = $1
 `
 
 func (q *Queries) GetMCPSession(ctx context.Context, id string) (McpSession, error) {
@@ -122,6 +128,7 @@ func (q *Queries) GetMCPSession(ctx context.Context, id string) (McpSession, err
 		&i.State,
 		&i.CreatedAt,
 		&i.LastSeenAt,
+		&i.CallerKeyID,
 	)
 	return i, err
 }
@@ -178,6 +185,32 @@ func (q *Queries) ListSessionTools(ctx context.Context, sessionID string) ([]Lis
 	return items, nil
 }
 
+const storedMCPSessions = `-- name: StoredMCPSessions :many
+SELECT id FROM mcp_sessions WHERE id = ANY($1::text[])
+`
+
+// The sessions among ids that are still stored: the others were ended elsewhere (DELETE
+// on another instance, their key revoked, the retention job).
+func (q *Queries) StoredMCPSessions(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, storedMCPSessions, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const touchMCPSession = `-- name: TouchMCPSession :exec
 UPDATE mcp_sessions SET last_seen_at = now() WHERE id = $1
 `
@@ -210,16 +243,17 @@ func (q *Queries) TrimSessionTools(ctx context.Context, arg TrimSessionToolsPara
 
 const upsertMCPSession = `-- name: UpsertMCPSession :exec
 
-INSERT INTO mcp_sessions (id, caller, sources, state)
-VALUES ($1, $2, $3, $4)
+INSERT INTO mcp_sessions (id, caller, caller_key_id, sources, state)
+VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, last_seen_at = now()
 `
 
 type UpsertMCPSessionParams struct {
-	ID      string          `json:"id"`
-	Caller  string          `json:"caller"`
-	Sources []string        `json:"sources"`
-	State   json.RawMessage `json:"state"`
+	ID          string          `json:"id"`
+	Caller      string          `json:"caller"`
+	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
+	Sources     []string        `json:"sources"`
+	State       json.RawMessage `json:"state"`
 }
 
 // MCP gateway: sessions, their bound tools, and the tool and source a proxied call needs.
@@ -227,6 +261,7 @@ func (q *Queries) UpsertMCPSession(ctx context.Context, arg UpsertMCPSessionPara
 	_, err := q.db.Exec(ctx, upsertMCPSession,
 		arg.ID,
 		arg.Caller,
+		arg.CallerKeyID,
 		arg.Sources,
 		arg.State,
 	)

@@ -40,12 +40,13 @@ type EmbeddingSpace struct {
 }
 
 type McpSession struct {
-	ID         string          `json:"id"`
-	Caller     string          `json:"caller"`
-	Sources    []string        `json:"sources"`
-	State      json.RawMessage `json:"state"`
-	CreatedAt  time.Time       `json:"created_at"`
-	LastSeenAt time.Time       `json:"last_seen_at"`
+	ID          string          `json:"id"`
+	Caller      string          `json:"caller"`
+	Sources     []string        `json:"sources"`
+	State       json.RawMessage `json:"state"`
+	CreatedAt   time.Time       `json:"created_at"`
+	LastSeenAt  time.Time       `json:"last_seen_at"`
+	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
 }
 
 type McpSessionTool struct {

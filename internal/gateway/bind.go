@@ -85,7 +85,7 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 	if limit < 1 || limit > maxFindLimit {
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
-	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(), SessionID: s.id})
+	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(ctx), SessionID: s.id})
 	var invalid *QueryError
 	if errors.As(err, &invalid) {
 		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)
@@ -97,8 +97,9 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 	// The Finder limits results to the caller's sources; this keeps that true whatever
 	// Finder is plugged in.
 	kept := res.Tools[:0:0]
+	caller := s.callerOf(ctx)
 	for _, t := range res.Tools {
-		if allowed(s.caller, t.SourceName) {
+		if allowed(caller, t.SourceName) {
 			kept = append(kept, t)
 		}
 	}
@@ -118,8 +119,8 @@ func (s *session) bind(ctx context.Context, tools []FoundTool) {
 	var rows []db.ListSessionToolsRow
 	err := pgx.BeginFunc(ctx, s.g.pool, func(tx pgx.Tx) error {
 		q := s.g.q.WithTx(tx)
-		name, sources := s.callerRow()
-		if err := q.EnsureMCPSession(ctx, db.EnsureMCPSessionParams{ID: s.id, Caller: name, Sources: sources}); err != nil {
+		name, key, sources := s.ownerRow()
+		if err := q.EnsureMCPSession(ctx, db.EnsureMCPSessionParams{ID: s.id, Caller: name, CallerKeyID: key, Sources: sources}); err != nil {
 			return err
 		}
 		names := make([]string, len(tools))
@@ -140,6 +141,7 @@ func (s *session) bind(ctx context.Context, tools []FoundTool) {
 		s.g.log.Error("bind tools to mcp session", "session", s.id, "err", err)
 		return
 	}
+	s.stored.Store(true)
 	s.sync(rows)
 }
 

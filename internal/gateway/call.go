@@ -68,7 +68,7 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 	start := time.Now()
 	res, source := s.proxy(ctx, name, rawArgs, version)
 	if source != "" {
-		s.label(name, source, start, !res.IsError)
+		s.label(s.searchCaller(ctx), name, source, start, !res.IsError)
 	}
 	return res
 }
@@ -82,7 +82,7 @@ func (s *session) proxy(ctx context.Context, name string, rawArgs json.RawMessag
 		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result(), ""
 	}
 	tool, err := s.g.q.GetCallableTool(ctx, name)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(s.caller, tool.SourceName)) {
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(s.callerOf(ctx), tool.SourceName)) {
 		return toolErrorf(CodeUnknownTool, "no tool named %q; call find_tools to retrieve the tools you can use", name).result(), ""
 	}
 	if err != nil {

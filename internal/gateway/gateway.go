@@ -82,8 +82,16 @@ type Options struct {
 	// session, labels that search (TOOLGATE_MCP_LABEL_WINDOW); zero means
 	// DefaultLabelWindow, negative records no labels.
 	LabelWindow time.Duration
-	Backends    Backends
-	Logger      *slog.Logger
+	// StreamWriteTimeout bounds each write of an /mcp response (an event of a stream, a
+	// keep-alive); a client that does not take it in time loses the stream. It replaces
+	// the HTTP server's WriteTimeout for /mcp, which would cut long streams. Zero means
+	// DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	// StreamKeepAlive is the interval of the keep-alive comments of a standalone stream
+	// (GET /mcp). Zero means DefaultStreamKeepAlive, negative sends none.
+	StreamKeepAlive time.Duration
+	Backends        Backends
+	Logger          *slog.Logger
 	// Tracer makes an "mcp tools/call" client span per proxied call; nil makes none.
 	Tracer *tracing.Tracer
 	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.
@@ -139,6 +147,12 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	if opts.LabelWindow == 0 {
 		opts.LabelWindow = DefaultLabelWindow
 	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if opts.StreamKeepAlive == 0 {
+		opts.StreamKeepAlive = DefaultStreamKeepAlive
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -163,6 +177,17 @@ func (g *Gateway) Close() {
 	}
 	g.upstreams.close()
 	g.labelWG.Wait()
+}
+
+// EndKeySessions closes the in-memory MCP sessions of a key this process just revoked (the
+// revocation deleted their rows; other instances close theirs on their next sweep).
+func (g *Gateway) EndKeySessions(keyID int64) {
+	g.mu.Lock()
+	handlers := g.handlers
+	g.mu.Unlock()
+	for _, h := range handlers {
+		h.endKey(keyID)
+	}
 }
 
 // Capabilities reports the active backends and the gateway's settings.

@@ -603,27 +603,66 @@ func TestSessionOfAnotherKeyIsRefused(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{})
 	h := e.g.HTTPHandler()
-	c := connectHTTP(t, serveGateway(t, h, &auth.Caller{Name: "alice", Scope: auth.ScopeSearch}).URL)
+	c := connectHTTP(t, serveGateway(t, h, &auth.Caller{Name: "alice", KeyID: 1, Scope: auth.ScopeSearch}).URL)
 	find(t, c, "stock", 1)
 	var id string
 	if err := e.pool.QueryRow(context.Background(), `SELECT id FROM mcp_sessions`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	// Another key presenting alice's session id, on this instance and on a fresh one.
-	for _, handler := range []http.Handler{h, newGateway(t, e.pool, gateway.Options{}).HTTPHandler()} {
-		ts := serveGateway(t, handler, &auth.Caller{Name: "mallory", Scope: auth.ScopeSearch})
-		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	// Another key presenting alice's session id, on this instance and on a fresh one: one
+	// of another name, and one that took the name alice (the first alice revoked).
+	for _, other := range []*auth.Caller{
+		{Name: "mallory", KeyID: 2, Scope: auth.ScopeSearch},
+		{Name: "alice", KeyID: 3, Scope: auth.ScopeSearch},
+	} {
+		for _, handler := range []http.Handler{h, newGateway(t, e.pool, gateway.Options{}).HTTPHandler()} {
+			ts := serveGateway(t, handler, other)
+			req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("key %d (%s) got %d, want 403", other.KeyID, other.Name, resp.StatusCode)
+			}
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden {
-			t.Fatalf("other key got %d, want 403", resp.StatusCode)
-		}
+	}
+}
+
+// TestMethodsActForTheRequestsCaller: every method acts for the caller of the request
+// carrying it, not for the one that opened the session: when the same key's caller comes
+// with fewer sources, find and call are limited to those.
+func TestMethodsActForTheRequestsCaller(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true})
+	addSource(t, e.pool, "mail", "catalog", map[string]any{}, []catalog.Tool{
+		{Name: "send_newsletter", Description: "Send a newsletter email to subscribers", InputSchema: emptySchema},
+	})
+	var current atomic.Pointer[auth.Caller]
+	current.Store(&auth.Caller{Name: "agent", KeyID: 5, Scope: auth.ScopeSearch})
+	handler := e.g.HTTPHandler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(auth.WithCaller(r.Context(), current.Load()))
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	c := connectHTTP(t, ts.URL)
+	if out := find(t, c, "send email stock price", 10); len(out.Tools) < 2 {
+		t.Fatalf("every source: found %+v", out.Tools)
+	}
+	current.Store(&auth.Caller{Name: "agent", KeyID: 5, Scope: auth.ScopeSearch, Sources: []string{"mail"}})
+	out := find(t, c, "send email stock price", 10)
+	if len(out.Tools) != 1 || out.Tools[0].Name != "mail__send_newsletter" {
+		t.Fatalf("the request's caller is limited to mail, found %+v", out.Tools)
+	}
+	wantToolError(t, call(t, c, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "A"}}), gateway.CodeUnknownTool)
+	wantToolError(t, call(t, c, "market__get_stock_price", map[string]any{"symbol": "A"}), gateway.CodeUnknownTool)
+	if n := e.up.calls.Load(); n != 0 {
+		t.Fatalf("a call outside the request caller's sources reached the upstream (%d)", n)
 	}
 }
 

@@ -1,20 +1,24 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -81,6 +85,7 @@ func (h *HTTPHandler) sweep() {
 			h.mu.Lock()
 			h.evictIdle()
 			h.mu.Unlock()
+			h.endDeleted()
 		}
 	}
 }
@@ -115,10 +120,16 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		return &HTTPError{Status: http.StatusMethodNotAllowed, Message: r.Method + " is not an MCP Streamable HTTP method (GET, POST, DELETE)"}
 	}
+	caller := auth.FromContext(r.Context())
 	// As in the SDK's handler: a request that reached a loopback address with a
-	// non-loopback Host header is a DNS-rebinding attempt from a browser page.
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && httpguard.IsLoopback(la.String()) && !httpguard.IsLoopback(r.Host) {
-		return &HTTPError{Status: http.StatusForbidden, Err: &httpguard.HostError{Host: r.Host}}
+	// non-loopback Host header is a DNS-rebinding attempt from a browser page. That only
+	// matters without a key (open mode, where the API also refuses any Host but localhost
+	// and IP addresses): a page cannot send the key, and with keys a reverse proxy on the
+	// same host may forward any name, as for the REST endpoints.
+	if keyID(caller) == 0 {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && httpguard.IsLoopback(la.String()) && !httpguard.IsLoopback(r.Host) {
+			return &HTTPError{Status: http.StatusForbidden, Err: &httpguard.HostError{Host: r.Host}}
+		}
 	}
 	// The transport specification: servers MUST validate the Origin header of every
 	// connection and answer 403 when it is invalid.
@@ -135,7 +146,11 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
 	}
-	caller := auth.FromContext(r.Context())
+	if r.Method == http.MethodPost {
+		if err := refuseBatch(r); err != nil {
+			return err
+		}
+	}
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
 		if r.Method != http.MethodPost {
@@ -145,7 +160,7 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return &HTTPError{Status: http.StatusInternalServerError, Message: "could not open session", Err: err}
 		}
-		return serveTransport(hs.transport, w, withTraceHeader(r))
+		return h.serveTransport(hs, w, r, caller)
 	}
 	hs, err := h.lookup(r.Context(), id, caller)
 	if err != nil {
@@ -166,8 +181,70 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return serveTransport(hs.transport, w, withTraceHeader(r))
+	return h.serveTransport(hs, w, r, caller)
 }
+
+// refuseBatch refuses a POST body that is a JSON array: a JSON-RPC batch. The protocol
+// dropped batches in 2025-06-18, but the SDK still runs them for older protocol versions
+// (and for a request without Mcp-Protocol-Version, taken as 2025-03-26), and a batch is
+// one HTTP request for the API key's rate limit however many calls it holds. The body is
+// read here (bounded by MaxBytesReader) and put back for the transport.
+func refuseBatch(r *http.Request) error {
+	if r.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		// the SDK transport's own refusals of a body it cannot read
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return &HTTPError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+		}
+		return &HTTPError{Status: http.StatusBadRequest, Message: "failed to read body"}
+	}
+	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
+		return errBatch
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return nil
+}
+
+// serveTransport runs the SDK transport on r for caller. The request it sees
+//
+//   - names, in its traceparent header, the span of r's context (withTraceHeader);
+//   - carries caller in the TokenInfo of its context (callerTokenInfo), which the SDK
+//     copies into every message of the request, where requestCaller finds it;
+//   - writes through a streamWriter, which bounds each write and keeps a GET's standalone
+//     stream alive.
+func (h *HTTPHandler) serveTransport(hs *httpSession, w http.ResponseWriter, r *http.Request, caller *auth.Caller) error {
+	r = withTraceHeader(r)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sw := &streamWriter{ResponseWriter: w, timeout: h.g.opts.StreamWriteTimeout, fail: cancel}
+	if r.Method == http.MethodGet && h.g.opts.StreamKeepAlive > 0 {
+		go sw.keepAlive(ctx, h.g.opts.StreamKeepAlive)
+	}
+	return serveTransport(callerTokenInfo(caller, hs.transport), sw, r.WithContext(ctx))
+}
+
+// callerTokenInfo makes next see caller as the request's TokenInfo. The SDK puts a
+// TokenInfo in a request's context only through its RequireBearerToken middleware, which
+// wants an Authorization header: the API key was verified by the middleware in front, so
+// next gets a placeholder instead (the key itself goes no further), and the "verifier"
+// returns the caller that middleware found.
+func callerTokenInfo(caller *auth.Caller, next http.Handler) http.Handler {
+	info := &sdkauth.TokenInfo{UserID: strconv.FormatInt(keyID(caller), 10), Extra: map[string]any{requestCallerInfo: caller}}
+	verify := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) { return info, nil }
+	mw := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != placeholderAuthorization {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", placeholderAuthorization)
+		}
+		mw.ServeHTTP(w, r)
+	})
+}
+
+const placeholderAuthorization = "Bearer verified-by-toolgate"
 
 // withTraceHeader returns r with its traceparent header naming the span of r's context
 // (the server span of the HTTP middleware), so that traceParent parents the spans of the
@@ -185,6 +262,8 @@ var (
 	errSessionNotFound = &HTTPError{Status: http.StatusNotFound, Code: "session_not_found",
 		Message: "session not found: it ended or expired; initialize a new one"}
 	errSessionCaller = &HTTPError{Status: http.StatusForbidden, Code: "forbidden", Message: "session belongs to another API key"}
+	errBatch         = &HTTPError{Status: http.StatusBadRequest, Code: "batch_not_supported",
+		Message: "JSON-RPC batches are not supported: send one message per request"}
 )
 
 // lookup finds a session in memory or rebuilds it from the database. Its errors are
@@ -193,7 +272,7 @@ func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if hs := h.sessions[id]; hs != nil {
-		if callerName(hs.s.caller) != callerName(caller) {
+		if keyID(hs.s.owner) != keyID(caller) {
 			return nil, errSessionCaller
 		}
 		return hs, nil
@@ -207,7 +286,8 @@ func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller
 	if err != nil {
 		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not load session", Err: err}
 	}
-	if row.Caller != callerName(caller) {
+	// Owned by the key's id: a name passes to a new key once the old one is revoked.
+	if row.CallerKeyID.Int64 != keyID(caller) {
 		return nil, errSessionCaller
 	}
 	var state mcp.ServerSessionState
@@ -222,7 +302,9 @@ func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller
 	if err := h.g.q.TouchMCPSession(ctx, id); err != nil {
 		h.g.log.Warn("touch mcp session", "session", id, "err", err)
 	}
-	hs, err := h.connect(ctx, h.g.newSession(id, caller, bound), &state)
+	s := h.g.newSession(id, caller, bound)
+	s.stored.Store(true)
+	hs, err := h.connect(ctx, s, &state)
 	if err != nil {
 		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not rebuild session", Err: err}
 	}
@@ -269,6 +351,51 @@ func (h *HTTPHandler) evictIdle() {
 	cutoff := time.Now().Add(-h.g.opts.SessionIdle).UnixNano()
 	for id, hs := range h.sessions {
 		if hs.lastUsed.Load() < cutoff {
+			delete(h.sessions, id)
+			go hs.ss.Close()
+		}
+	}
+}
+
+// endDeleted closes the in-memory sessions whose rows are gone: ended on another instance,
+// deleted with their revoked key, or by the retention job. A request for one would be
+// refused anyway (the key check, then no row to rebuild it from); this also ends its
+// standalone stream.
+func (h *HTTPHandler) endDeleted() {
+	h.mu.Lock()
+	var ids []string
+	for id, hs := range h.sessions {
+		if hs.s.stored.Load() {
+			ids = append(ids, id)
+		}
+	}
+	h.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kept, err := h.g.q.StoredMCPSessions(ctx, ids)
+	if err != nil {
+		h.g.log.Warn("check stored mcp sessions", "err", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		if hs := h.sessions[id]; hs != nil && !slices.Contains(kept, id) {
+			delete(h.sessions, id)
+			go hs.ss.Close()
+		}
+	}
+}
+
+// endKey closes the in-memory sessions owned by key (just revoked).
+func (h *HTTPHandler) endKey(key int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, hs := range h.sessions {
+		if keyID(hs.s.owner) == key {
 			delete(h.sessions, id)
 			go hs.ss.Close()
 		}

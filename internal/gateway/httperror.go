@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // HTTPError is a request the MCP endpoint refused over HTTP, before or instead of any MCP
@@ -83,9 +81,9 @@ func (c *refusalCatcher) Flush() {
 // Unwrap gives http.ResponseController the underlying writer (deadlines and the like).
 func (c *refusalCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// serveTransport runs the SDK transport on r and returns its plain-text refusal, if it
+// serveTransport runs the SDK transport t on r and returns its plain-text refusal, if it
 // made one, as an *HTTPError.
-func serveTransport(t *mcp.StreamableServerTransport, w http.ResponseWriter, r *http.Request) error {
+func serveTransport(t http.Handler, w http.ResponseWriter, r *http.Request) error {
 	c := &refusalCatcher{ResponseWriter: w}
 	t.ServeHTTP(c, r)
 	if c.status == 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 )
 
@@ -29,9 +30,10 @@ type labeler struct {
 	slots chan struct{}
 }
 
-// label records that the session called tool (of source) after a search, the call having
-// started at start; ok is whether the call answered without error. It returns at once.
-func (s *session) label(tool, source string, start time.Time, ok bool) {
+// label records that caller called tool (of source) in the session after a search, the
+// call having started at start; ok is whether the call answered without error. It returns
+// at once.
+func (s *session) label(c auth.Caller, tool, source string, start time.Time, ok bool) {
 	g := s.g
 	if g.opts.LabelWindow <= 0 {
 		return
@@ -45,7 +47,6 @@ func (s *session) label(tool, source string, start time.Time, ok bool) {
 	}
 	g.labelWG.Add(1)
 	// the caller the session's searches were logged with (search_log.caller, caller_key_id)
-	c := s.searchCaller()
 	key, name := pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}, c.Name
 	go func() {
 		defer func() {

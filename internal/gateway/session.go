@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
 
@@ -46,10 +48,17 @@ var (
 // session is one MCP session: its own Server, whose tool list is the meta-tools plus the
 // tools find_tools bound into it. The bound list doubles as the session's schema cache.
 type session struct {
-	g      *Gateway
-	id     string
-	caller *auth.Caller
+	g  *Gateway
+	id string
+	// owner is the caller that opened the session (or the one whose request rebuilt it,
+	// which has the same key): its key id owns the session, and its name and sources are
+	// stored with it. Methods act for the caller of the request carrying them
+	// (callerOf), never for owner.
+	owner  *auth.Caller
 	server *mcp.Server
+	// stored is set once the session has a row; only then does the sweep check that the
+	// row still exists (a revoked key's sessions are deleted).
+	stored atomic.Bool
 
 	bindMu sync.Mutex // serializes find_tools bindings of this session
 	mu     sync.Mutex
@@ -65,7 +74,7 @@ type cachedTool struct {
 // newSession builds a session's server with the given tools already bound (a session
 // rebuilt from the database).
 func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSessionToolsRow) *session {
-	s := &session{g: g, id: id, caller: caller, bound: map[string]*cachedTool{}, cache: map[string]*cachedTool{}}
+	s := &session{g: g, id: id, owner: caller, bound: map[string]*cachedTool{}, cache: map[string]*cachedTool{}}
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Version: "1"}, &mcp.ServerOptions{
 		Instructions: "Call find_tools with what you want to do before using any other tool. " +
 			"The tools it returns are added to your tool list; call them by name" +
@@ -97,7 +106,7 @@ func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSess
 		URI: capabilitiesURI, Name: "capabilities", MIMEType: "application/json",
 		Description: "Active retrieval backends and gateway settings",
 	}, g.readCapabilities)
-	s.server.AddReceivingMiddleware(traceParent, s.routeUnlisted)
+	s.server.AddReceivingMiddleware(traceParent, requestCaller, s.routeUnlisted)
 	for _, r := range bound {
 		s.addBound(FoundTool{
 			Name: r.Name, SourceName: r.SourceName, Title: deref(r.Title), Description: r.Description,
@@ -127,31 +136,44 @@ func (s *session) persist(ctx context.Context, req *mcp.InitializedRequest) {
 		LogLevel:          "info",
 	})
 	if err == nil {
-		name, sources := s.callerRow()
+		name, key, sources := s.ownerRow()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		err = s.g.q.UpsertMCPSession(ctx, db.UpsertMCPSessionParams{ID: s.id, Caller: name, Sources: sources, State: state})
+		err = s.g.q.UpsertMCPSession(ctx, db.UpsertMCPSessionParams{ID: s.id, Caller: name, CallerKeyID: key, Sources: sources, State: state})
 	}
 	if err != nil {
 		s.g.log.Error("store mcp session", "session", s.id, "err", err)
+		return
 	}
+	s.stored.Store(true)
 }
 
-// searchCaller is the caller the session's searches run for: its own, or in open mode (no
-// caller) the open caller, who sees every source.
-func (s *session) searchCaller() auth.Caller {
-	if s.caller == nil {
+// callerOf is the caller of the request a method runs for: the one requestCaller put in
+// ctx, or, for a transport that carries none (stdio, in memory), the session's owner.
+func (s *session) callerOf(ctx context.Context) *auth.Caller {
+	if c, ok := ctx.Value(requestCallerKey{}).(requestCallerValue); ok {
+		return c.caller
+	}
+	return s.owner
+}
+
+// searchCaller is the caller a method's searches run for: the request's, or in open mode
+// (no caller) the open caller, who sees every source.
+func (s *session) searchCaller(ctx context.Context) auth.Caller {
+	c := s.callerOf(ctx)
+	if c == nil {
 		return auth.Caller{Name: callerName(nil)}
 	}
-	return *s.caller
+	return *c
 }
 
-// callerRow is the caller as stored with the session.
-func (s *session) callerRow() (string, []string) {
-	if s.caller == nil {
-		return callerName(nil), nil
+// ownerRow is the owner as stored with the session: its name, its key id (NULL without a
+// key) and its sources.
+func (s *session) ownerRow() (string, pgtype.Int8, []string) {
+	if s.owner == nil {
+		return callerName(nil), pgtype.Int8{}, nil
 	}
-	return s.caller.Name, s.caller.Sources
+	return s.owner.Name, pgtype.Int8{Int64: s.owner.KeyID, Valid: s.owner.KeyID != 0}, s.owner.Sources
 }
 
 func callerName(c *auth.Caller) string {
@@ -159,6 +181,14 @@ func callerName(c *auth.Caller) string {
 		return "open"
 	}
 	return c.Name
+}
+
+// keyID is the id of c's key; 0 for a caller without a key (open mode, stdio).
+func keyID(c *auth.Caller) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.KeyID
 }
 
 // listed reports whether name is in the session's tool list.
@@ -204,6 +234,32 @@ func traceParent(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 			ctx = tracing.Propagator().Extract(ctx, propagation.HeaderCarrier(extra.Header))
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// requestCallerInfo is the key of the caller in the TokenInfo the HTTP handler attaches to
+// every request it passes to the SDK transport (see callerTokenInfo in http.go).
+const requestCallerInfo = "toolgate.caller"
+
+type requestCallerKey struct{}
+
+// requestCallerValue wraps the caller so that a nil caller (open mode) is still "set".
+type requestCallerValue struct{ caller *auth.Caller }
+
+// requestCaller puts in ctx the caller of the HTTP request that carried the message. The
+// SDK runs methods on the session's context, made when the session was opened: the caller
+// in it is the opener's, and a session outlives the key checks of that request. The SDK
+// copies the TokenInfo of each HTTP request's context into the RequestExtra of each message
+// that request carries, so the caller read here is per message, whatever other requests
+// of the session run at the same time.
+func requestCaller(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+			if c, ok := extra.TokenInfo.Extra[requestCallerInfo].(*auth.Caller); ok {
+				ctx = context.WithValue(ctx, requestCallerKey{}, requestCallerValue{caller: c})
+			}
 		}
 		return next(ctx, method, req)
 	}

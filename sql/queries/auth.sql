@@ -23,6 +23,10 @@ UPDATE api_keys SET revoked_at = coalesce(revoked_at, sqlc.arg(now)::timestamptz
 WHERE prefix = sqlc.arg(prefix)
 RETURNING *;
 
+-- name: DeleteMCPSessionsOfKeys :execrows
+-- Ends the MCP sessions of revoked keys (their bound tools go with them).
+DELETE FROM mcp_sessions WHERE caller_key_id = ANY(sqlc.arg(key_ids)::bigint[]);
+
 -- name: CountAPIKeyUse :one
 -- Counts one request of a key in its window and returns the window's count. The same
 -- statement refreshes last_used_at, at most once a minute per key, so a busy key does not

@@ -1,15 +1,15 @@
 -- MCP gateway: sessions, their bound tools, and the tool and source a proxied call needs.
 
 -- name: UpsertMCPSession :exec
-INSERT INTO mcp_sessions (id, caller, sources, state)
-VALUES ($1, $2, $3, $4)
+INSERT INTO mcp_sessions (id, caller, caller_key_id, sources, state)
+VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, last_seen_at = now();
 
 -- name: EnsureMCPSession :exec
 -- A session that skipped the initialize handshake (a SEP-2575 client) is stored on its
 -- first binding, with an empty state. A binding counts as activity.
-INSERT INTO mcp_sessions (id, caller, sources, state)
-VALUES ($1, $2, $3, '{}'::jsonb)
+INSERT INTO mcp_sessions (id, caller, caller_key_id, sources, state)
+VALUES ($1, $2, $3, $4, '{}'::jsonb)
 ON CONFLICT (id) DO UPDATE SET last_seen_at = now();
 
 -- name: GetMCPSession :one
@@ -21,6 +21,11 @@ UPDATE mcp_sessions SET last_seen_at = now() WHERE id = $1;
 -- name: DeleteIdleMCPSessions :execrows
 -- Sessions unused for longer than `idle` go, with their bindings.
 DELETE FROM mcp_sessions WHERE last_seen_at < now() - sqlc.arg(idle)::interval;
+
+-- name: StoredMCPSessions :many
+-- The sessions among ids that are still stored: the others were ended elsewhere (DELETE
+-- on another instance, their key revoked, the retention job).
+SELECT id FROM mcp_sessions WHERE id = ANY(sqlc.arg(ids)::text[]);
 
 -- name: DeleteMCPSession :exec
 DELETE FROM mcp_sessions WHERE id = $1;
