@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 )
 
-// Implicit labels (issue 18): a call of a tool that a find_tools of the same session
+// Implicit labels: a call of a tool that a find_tools of the same session
 // returned shortly before labels that search with the tool, its rank and the delay
 // (search_labels, migration 0014). Labels are written after the proxied call, in the
 // background, so that they never delay or fail a call: at most maxLabelWrites writes are in
@@ -55,10 +55,18 @@ func (s *session) label(c auth.Caller, tool, source string, start time.Time, ok 
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), labelTimeout)
 		defer cancel()
-		n, err := g.q.RecordCallLabel(ctx, db.RecordCallLabelParams{
+		// The call's start is placed on the database's clock, as now() - since, like the
+		// searches' created_at. since is measured once a connection is held, right before the
+		// statement starts: measured before waiting for a connection, the start would be
+		// placed late by that wait, and a search made after the call could be labelled.
+		conn, err := g.pool.Acquire(ctx)
+		if err != nil {
+			g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", err)
+			return
+		}
+		defer conn.Release()
+		n, err := db.New(conn).RecordCallLabel(ctx, db.RecordCallLabelParams{
 			SessionID: s.id, CallerKeyID: key, Caller: name, ToolName: tool, ToolSource: source, Success: ok,
-			// since is measured here, on the database's clock only: the search's created_at
-			// and the call's start are both placed by now().
 			Since:       interval(time.Since(start)),
 			LabelWindow: interval(g.opts.LabelWindow),
 		})
