@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 )
 
@@ -38,7 +39,7 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	out := findOutput{SearchID: res.SearchID, Tools: make([]toolSchema, 0, len(res.Tools))}
 	for _, t := range res.Tools {
 		out.Tools = append(out.Tools, toolSchema{
-			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+			Name: catalog.FunctionName(t.Name), Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
 			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Version: t.Version, Source: t.SourceName,
 		})
 	}
@@ -63,7 +64,8 @@ type findOutput struct {
 	Hint     string       `json:"hint"`
 }
 
-// toolSchema is a retrieved tool in MCP tools/list form, plus its version and source.
+// toolSchema is a retrieved tool in MCP tools/list form (named as it is listed: by its
+// function name), plus its version and source.
 type toolSchema struct {
 	Name         string          `json:"name"`
 	Title        string          `json:"title,omitempty"`
@@ -168,8 +170,10 @@ func (s *session) sync(rows []db.ListSessionToolsRow) {
 	var drop []string
 	for name := range s.bound {
 		if !keep[name] {
-			drop = append(drop, name)
+			fn := catalog.FunctionName(name)
+			drop = append(drop, fn)
 			delete(s.bound, name)
+			delete(s.functions, fn)
 		}
 	}
 	s.mu.Unlock()
@@ -192,10 +196,13 @@ func (s *session) sync(rows []db.ListSessionToolsRow) {
 }
 
 // addBound puts a retrieved tool into the session's list; the SDK then sends the client
-// notifications/tools/list_changed.
+// notifications/tools/list_changed. The tool is listed under its function name
+// (catalog.FunctionName): hosts hand the list to model APIs that refuse a "." or more than
+// 64 characters.
 func (s *session) addBound(t FoundTool) {
+	fn := catalog.FunctionName(t.Name)
 	tool := &mcp.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: objectSchema(t.InputSchema),
+		Name: fn, Title: t.Title, Description: t.Description, InputSchema: objectSchema(t.InputSchema),
 		Meta: mcp.Meta{"version": t.Version, "source": t.SourceName},
 	}
 	if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
@@ -210,6 +217,7 @@ func (s *session) addBound(t FoundTool) {
 	c := &cachedTool{version: t.Version, schema: s.g.resolve(t.Name, t.InputSchema)}
 	s.mu.Lock()
 	s.bound[t.Name] = c
+	s.functions[fn] = t.Name
 	s.mu.Unlock()
 	name := t.Name
 	s.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtext"
@@ -66,11 +67,37 @@ func (s *session) useTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // stale version, a failing source), so every such call labels; success says how it went.
 func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage, version string) *mcp.CallToolResult {
 	start := time.Now()
+	name = s.catalogName(ctx, name)
 	res, source := s.proxy(ctx, name, rawArgs, version)
 	if source != "" {
 		s.label(s.searchCaller(ctx), name, source, start, !res.IsError)
 	}
 	return res
+}
+
+// catalogName is the namespaced name of the tool the agent called name: name itself, or
+// the tool whose function name (catalog.FunctionName, the name the session's list and
+// find_tools show) it is. A name that resolves to nothing is returned as it is, for proxy
+// to refuse.
+func (s *session) catalogName(ctx context.Context, name string) string {
+	s.mu.Lock()
+	bound := s.functions[name]
+	s.mu.Unlock()
+	if bound != "" {
+		return bound
+	}
+	if _, mapped := catalog.MappedFunctionName(name); !mapped {
+		return name
+	}
+	resolved, err := catalog.ResolveFunctionName(ctx, s.g.q, name)
+	if err != nil {
+		var nf *catalog.ToolNotFoundError
+		if !errors.As(err, &nf) {
+			s.g.log.Warn("resolve function name", "session", s.id, "name", name, "err", err)
+		}
+		return name
+	}
+	return resolved
 }
 
 // proxy runs a catalog tool on its source server: it checks the caller may use it, the

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -845,5 +846,66 @@ func TestToolWithServerNameIsCalledByItsOriginalName(t *testing.T) {
 		if res.IsError || text(res) != "called "+original {
 			t.Errorf("call = %v %q, want the server called as %q", res.IsError, text(res), original)
 		}
+	}
+}
+
+// A tool whose catalog name the model APIs refuse (a ".", more than 64 characters) is
+// returned by find_tools and listed under its function name; called by that name (listed,
+// through call_tool, or from another session where it is not listed), or by its catalog
+// name, it reaches its server under the server's own name and labels the search with the
+// catalog name.
+func TestToolListedUnderItsFunctionName(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	long := "lookup_" + strings.Repeat("x", 70)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	for _, n := range []string{"v1.search_docs", long} {
+		srv.AddTool(&mcp.Tool{Name: n, InputSchema: emptySchema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "called " + req.Params.Name}}}, nil
+		})
+	}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	addSource(t, pool, "docs", "mcp_http", map[string]any{"url": ts.URL}, []catalog.Tool{
+		{Name: "v1.search_docs", Description: "Search the documentation pages", InputSchema: emptySchema},
+		{Name: long, Description: "Lookup of an invoice by its number", InputSchema: emptySchema},
+	})
+	g := newGateway(t, pool, gateway.Options{CallTool: true})
+	url := serveGateway(t, g.HTTPHandler(), &auth.Caller{Name: "agent", KeyID: 7, Scope: auth.ScopeSearch}).URL
+	c := connectHTTP(t, url)
+	other := connectHTTP(t, url)
+	api := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	for _, tc := range []struct{ query, original string }{
+		{"search the documentation pages", "v1.search_docs"},
+		{"invoice number lookup", long},
+	} {
+		name := "docs__" + tc.original
+		fn := catalog.FunctionName(name)
+		out := find(t, c, tc.query, 1)
+		if len(out.Tools) != 1 || out.Tools[0].Name != fn || !api.MatchString(fn) {
+			t.Fatalf("find_tools %q returned %+v, want %s", tc.query, out.Tools, fn)
+		}
+		waitChanged(t, c)
+		if got := listed(t, c); !slices.Contains(got, fn) || slices.Contains(got, name) {
+			t.Fatalf("tool list %v: want %s, not %s", got, fn, name)
+		}
+		for _, res := range []*mcp.CallToolResult{
+			call(t, c, fn, map[string]any{}),
+			call(t, c, "call_tool", map[string]any{"name": fn, "arguments": map[string]any{}}),
+			call(t, c, "call_tool", map[string]any{"name": name, "arguments": map[string]any{}}),
+			call(t, other, fn, map[string]any{}),
+		} {
+			if res.IsError || text(res) != "called "+tc.original {
+				t.Errorf("%s: call = %v %q, want the server called as %q", fn, res.IsError, text(res), tc.original)
+			}
+		}
+		g.WaitLabels()
+		var labelled string
+		if err := pool.QueryRow(context.Background(), `SELECT tool_name FROM search_labels WHERE search_id = $1`, out.SearchID).Scan(&labelled); err != nil || labelled != name {
+			t.Errorf("label of search %d: %q, %v; want %s", out.SearchID, labelled, err, name)
+		}
+	}
+	if res := call(t, c, "call_tool", map[string]any{"name": catalog.FunctionName("docs__v2.search_docs")}); !res.IsError {
+		t.Errorf("a function name of no tool was called: %q", text(res))
 	}
 }

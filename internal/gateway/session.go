@@ -63,7 +63,9 @@ type session struct {
 	bindMu sync.Mutex // serializes find_tools bindings of this session
 	mu     sync.Mutex
 	bound  map[string]*cachedTool // tools in the list, by namespaced name
-	cache  map[string]*cachedTool // resolved schemas of tools called without being bound
+	// functions maps the names the list shows (catalog.FunctionName) to namespaced names.
+	functions map[string]string
+	cache     map[string]*cachedTool // resolved schemas of tools called without being bound
 }
 
 type cachedTool struct {
@@ -74,7 +76,7 @@ type cachedTool struct {
 // newSession builds a session's server with the given tools already bound (a session
 // rebuilt from the database).
 func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSessionToolsRow) *session {
-	s := &session{g: g, id: id, owner: caller, bound: map[string]*cachedTool{}, cache: map[string]*cachedTool{}}
+	s := &session{g: g, id: id, owner: caller, bound: map[string]*cachedTool{}, functions: map[string]string{}, cache: map[string]*cachedTool{}}
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Version: "1"}, &mcp.ServerOptions{
 		Instructions: "Call find_tools with what you want to do before using any other tool. " +
 			"The tools it returns are added to your tool list; call them by name" +
@@ -203,7 +205,7 @@ func (s *session) listed(name string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.bound[name] != nil
+	return s.functions[name] != ""
 }
 
 // routeUnlisted refreshes the bound list before tools/list (another instance may have
