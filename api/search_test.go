@@ -219,3 +219,20 @@ func TestFeedbackOnlyFromTheSearchingKey(t *testing.T) {
 		t.Errorf("the searcher's feedback: %d %v", code, m)
 	}
 }
+
+// TestFeedbackNamingAToolTwice: a report naming the same tool more than once is one report
+// of that tool whose last entry wins (as a later report replaces an earlier one), not a 500
+// from the label upsert meeting the same row twice.
+func TestFeedbackNamingAToolTwice(t *testing.T) {
+	t.Parallel()
+	srv := newInputServer(t)
+	code, m := call(t, srv, "POST", "/search", `{"query":"stock price","mode":"lexical"}`)
+	if code != 200 {
+		t.Fatalf("search: %d %v", code, m)
+	}
+	path := "/search/" + strconv.FormatInt(int64(m["search_id"].(float64)), 10) + "/feedback"
+	code, m = call(t, srv, "POST", path, `{"tools":[{"name":"acme__get_stock_price","success":true},{"name":" acme__get_stock_price","success":false}]}`)
+	if code != 201 || m["recorded"] != 1.0 {
+		t.Fatalf("feedback naming a tool twice: %d %v, want 201 with recorded 1", code, m)
+	}
+}
