@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -49,12 +47,8 @@ func decodeJSON(c echo.Context, v any) error {
 	if err := requireMediaType(c.Request(), jsonTypes); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
-		}
 		return err
 	}
 	if !utf8.Valid(body) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"reflect"
 	"time"
@@ -164,6 +163,9 @@ func (s *Server) createSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkCatalogTools(len(tools)); err != nil {
+		return err
+	}
 	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, req.Name, tools)
 	if err != nil {
 		return err
@@ -231,12 +233,15 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 	if err := requireMediaType(c.Request(), catalogTypes); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c)
 	if err != nil {
 		return err
 	}
 	tools, err := catalog.Parse(bytes.NewReader(body))
 	if err != nil {
+		return err
+	}
+	if err := s.checkCatalogTools(len(tools)); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
