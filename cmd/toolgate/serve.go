@@ -88,6 +88,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	watchDone := make(chan struct{})
 	if work {
+		scrubJobErrors(ctx, env, pool)
 		// Not ctx itself: River cancels running jobs when its start context ends, and
 		// SIGTERM ends ctx. The shutdown below stops River first gracefully (rc.Stop, up
 		// to ShutdownTimeout), then cancels what is still running.
@@ -176,4 +177,21 @@ func serverLimits(cfg config.Config) api.ServerLimits {
 // bodyLimits are the settings' limits of request bodies (docs/auth.md#limits).
 func bodyLimits(cfg config.Config) api.Limits {
 	return api.Limits{MaxBodyBytes: int64(cfg.MaxBodyBytes), MaxCatalogBytes: int64(cfg.MaxCatalogBytes), MaxCatalogTools: cfg.MaxCatalogTools}
+}
+
+// scrubJobErrors rewrites, once at start, the River job errors that were recorded with
+// credentials in them, before errors were scrubbed when made (jobs.ScrubJobErrors). Once
+// is enough: every error since is scrubbed when made, the admin endpoints scrub what they
+// show anyway, and River deletes finished jobs after a few days. A failure only delays
+// that cleaning to the next start.
+func scrubJobErrors(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) {
+	ctx, cancel := context.WithTimeout(ctx, env.cfg.JobTimeout)
+	defer cancel()
+	n, err := jobs.ScrubJobErrors(ctx, pool)
+	switch {
+	case err != nil:
+		env.log.Warn("could not scrub credentials from old job errors; retried at the next start", "err", err)
+	case n > 0:
+		env.log.Info("scrubbed credentials from old job errors", "jobs", n)
+	}
 }
