@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,13 +54,16 @@ type jobView struct {
 	Progress *jobs.JobProgress `json:"progress,omitempty"`
 }
 
-func viewJob(j *rivertype.JobRow) jobView {
+// viewJob shows j with its errors scrubbed of credentials by sc (jobs.ErrorScrubber: rows
+// written before errors were scrubbed hold them).
+func viewJob(j *rivertype.JobRow, sc *jobs.ErrorScrubber) jobView {
 	errs := j.Errors
 	if errs == nil {
 		errs = []rivertype.AttemptError{}
 	}
 	for i := range errs {
 		errs[i].Trace = "" // panic stacks stay in the job row and the worker's log
+		errs[i].Error = sc.Text(errs[i].Error)
 	}
 	tags := j.Tags
 	if tags == nil {
@@ -111,12 +115,16 @@ func (s *Server) listJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	sc, err := jobs.NewErrorScrubber(c.Request().Context(), s.deps.Pool)
+	if err != nil {
+		return err
+	}
 	out := struct {
 		Jobs []jobView `json:"jobs"`
 		Next string    `json:"next,omitempty"`
 	}{Jobs: make([]jobView, 0, len(res.Jobs))}
 	for _, j := range res.Jobs {
-		out.Jobs = append(out.Jobs, viewJob(j))
+		out.Jobs = append(out.Jobs, viewJob(j, sc))
 	}
 	if len(res.Jobs) == limit && res.LastCursor != nil {
 		next, err := res.LastCursor.MarshalText()
@@ -137,7 +145,10 @@ func (s *Server) getJob(c echo.Context) error {
 	if err != nil {
 		return jobError(err, id)
 	}
-	v := viewJob(job)
+	v, err := s.scrubbedJob(c.Request().Context(), job)
+	if err != nil {
+		return err
+	}
 	if v.Progress, err = jobs.Progress(c.Request().Context(), s.deps.Pool, job); err != nil {
 		return err
 	}
@@ -170,7 +181,7 @@ func (s *Server) retryJob(c echo.Context) error {
 			return jobError(err, id)
 		}
 	}
-	return c.JSON(http.StatusOK, viewJob(job))
+	return s.jobJSON(c, http.StatusOK, job)
 }
 
 // cancelJob cancels a job that has not finished: a waiting job is cancelled at once
@@ -197,7 +208,7 @@ func (s *Server) cancelJob(c echo.Context) error {
 			if job, err = s.deps.River.JobGet(ctx, id); err != nil {
 				return jobError(err, id)
 			}
-			return c.JSON(http.StatusOK, viewJob(job))
+			return s.jobJSON(c, http.StatusOK, job)
 		}
 	}
 	if job, err = s.deps.River.JobCancel(ctx, id); err != nil {
@@ -207,9 +218,27 @@ func (s *Server) cancelJob(c echo.Context) error {
 	case rivertype.JobStateCompleted, rivertype.JobStateDiscarded:
 		return conflict("job %d already finished (%s)", id, job.State)
 	case rivertype.JobStateRunning:
-		return c.JSON(http.StatusAccepted, viewJob(job))
+		return s.jobJSON(c, http.StatusAccepted, job)
 	}
-	return c.JSON(http.StatusOK, viewJob(job))
+	return s.jobJSON(c, http.StatusOK, job)
+}
+
+// scrubbedJob shows one job, its errors scrubbed of the credentials of the sources of now.
+func (s *Server) scrubbedJob(ctx context.Context, job *rivertype.JobRow) (jobView, error) {
+	sc, err := jobs.NewErrorScrubber(ctx, s.deps.Pool)
+	if err != nil {
+		return jobView{}, err
+	}
+	return viewJob(job, sc), nil
+}
+
+// jobJSON answers with one job (scrubbedJob).
+func (s *Server) jobJSON(c echo.Context, status int, job *rivertype.JobRow) error {
+	v, err := s.scrubbedJob(c.Request().Context(), job)
+	if err != nil {
+		return err
+	}
+	return c.JSON(status, v)
 }
 
 // abandonedAfter is how long after its attempt began a running job of kind has certainly

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -48,12 +47,8 @@ func decodeJSON(c echo.Context, v any) error {
 	if err := requireMediaType(c.Request(), jsonTypes); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
-		}
 		return err
 	}
 	if !utf8.Valid(body) {
@@ -140,13 +135,30 @@ func nulString(v reflect.Value, path string) string {
 
 // checkParams refuses path and query parameters that cannot be PostgreSQL text (a NUL
 // as %00, or invalid UTF-8): every handler may look them up in the database.
+//
+// Path parameters are unescaped first. Echo routes on the request's raw path when it has
+// one (net/url keeps one when the escaping is not the default, e.g. lower-case hex as in
+// %ff, or an escaped letter), and its parameters are then the escaped text: %ff would
+// reach a handler as the three characters "%ff" (a 404 rather than a 400), and %61cme
+// would not name the source acme.
 func checkParams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		for i, name := range c.ParamNames() {
-			if i < len(c.ParamValues()) {
-				if p := pgtext.Problem(c.ParamValues()[i]); p != "" {
-					return invalidText("path parameter %s %s", name, p)
+		names, values := c.ParamNames(), c.ParamValues()
+		values = values[:min(len(values), len(names))]
+		if c.Request().URL.RawPath != "" {
+			values = slices.Clone(values)
+			for i, v := range values {
+				u, err := url.PathUnescape(v)
+				if err != nil {
+					return badRequest("path parameter %s: %v", names[i], err)
 				}
+				values[i] = u
+			}
+			c.SetParamValues(values...)
+		}
+		for i, v := range values {
+			if p := pgtext.Problem(v); p != "" {
+				return invalidText("path parameter %s %s", names[i], p)
 			}
 		}
 		for name, values := range c.QueryParams() {

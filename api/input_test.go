@@ -126,6 +126,9 @@ func TestTextInputs(t *testing.T) {
 		// path and query parameters: %00 is a NUL, %FF a byte that is not UTF-8
 		{"GET", "/v1/tools/acme__get%00stock", ""},
 		{"GET", "/v1/tools/acme__get%FFstock", ""},
+		// lower-case hex makes the request keep its raw path, which the router matches
+		{"GET", "/v1/tools/acme__get%ffstock", ""},
+		{"GET", "/v1/tools/acme__get%00stock%5f", ""},
 		{"GET", "/v1/tools/acme__get_stock_price/history?limit=%00", ""},
 		{"GET", "/v1/sources/acme%00", ""},
 		{"DELETE", "/v1/sources/acme%00", ""},
@@ -138,6 +141,12 @@ func TestTextInputs(t *testing.T) {
 	} {
 		if status, code := send(t, srv, tc.method, tc.path, "application/json", tc.body); status != 400 || code != "invalid_text" {
 			t.Errorf("%s %s %s: %d %s, want 400 invalid_text", tc.method, tc.path, tc.body, status, code)
+		}
+	}
+	// A path parameter is its unescaped text however it was escaped.
+	for _, path := range []string{"/v1/sources/acme", "/v1/sources/%61cme", "/v1/sources/%61%63me"} {
+		if status, code := send(t, srv, "GET", path, "", ""); status != 200 {
+			t.Errorf("GET %s: %d %s, want 200", path, status, code)
 		}
 	}
 }

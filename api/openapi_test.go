@@ -28,6 +28,7 @@ type openAPIOperation struct {
 	OperationID string           `json:"operationId"`
 	Parameters  []map[string]any `json:"parameters"`
 	Responses   map[string]any   `json:"responses"`
+	RequestBody map[string]any   `json:"requestBody"`
 }
 
 var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
@@ -69,6 +70,10 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 			documented[strings.ToUpper(method)+" "+path] = true
 			if op.OperationID == "" || len(op.Responses) == 0 {
 				t.Errorf("%s %s: needs an operationId and responses", method, path)
+			}
+			// Every body has a limit (/mcp's is the gateway's own).
+			if op.RequestBody != nil && path != "/mcp" && op.Responses["413"] == nil {
+				t.Errorf("%s %s: takes a body but documents no 413", method, path)
 			}
 			// Every {param} of the path is declared as a path parameter.
 			for _, m := range regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(path, -1) {

@@ -68,5 +68,5 @@ func (s *Server) searchFeedback(c echo.Context) error {
 	if err := s.deps.Search.RecordFeedback(c.Request().Context(), caller, id, body.Tools); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"search_id": id, "recorded": len(body.Tools)})
+	return c.JSON(http.StatusCreated, map[string]any{"search_id": id, "recorded": search.FeedbackRecorded(body.Tools)})
 }

@@ -162,7 +162,7 @@ func TestSearchEmbedderDown(t *testing.T) {
 
 // TestFeedbackOnlyFromTheSearchingKey: a search key may report feedback only on its own
 // searches (another key's search is not found) and only about tools that search returned
-// (not a tool of a source it cannot see, not a 100 KB name); nothing refused is stored.
+// (not a tool of a source it cannot see, not a 10 KB name; a longer body is over the limit); nothing refused is stored.
 func TestFeedbackOnlyFromTheSearchingKey(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
@@ -206,7 +206,7 @@ func TestFeedbackOnlyFromTheSearchingKey(t *testing.T) {
 	if code, m := post(b, path, feedback("acme__get_stock_price")); code != 404 || errorCode(m) != "not_found" {
 		t.Errorf("another key's feedback: %d %v, want 404 not_found", code, m)
 	}
-	for _, name := range []string{"vault__get_secret_price", strings.Repeat("n", 100_000)} {
+	for _, name := range []string{"vault__get_secret_price", strings.Repeat("n", 10_000)} {
 		if code, m := post(a, path, feedback(name)); code != 400 || errorCode(m) != "invalid_request" {
 			t.Errorf("feedback on %.30q: %d %v, want 400 invalid_request", name, code, m)
 		}
@@ -217,5 +217,22 @@ func TestFeedbackOnlyFromTheSearchingKey(t *testing.T) {
 	}
 	if code, m := post(a, path, feedback("acme__get_stock_price")); code != 201 {
 		t.Errorf("the searcher's feedback: %d %v", code, m)
+	}
+}
+
+// TestFeedbackNamingAToolTwice: a report naming the same tool more than once is one report
+// of that tool whose last entry wins (as a later report replaces an earlier one), not a 500
+// from the label upsert meeting the same row twice.
+func TestFeedbackNamingAToolTwice(t *testing.T) {
+	t.Parallel()
+	srv := newInputServer(t)
+	code, m := call(t, srv, "POST", "/search", `{"query":"stock price","mode":"lexical"}`)
+	if code != 200 {
+		t.Fatalf("search: %d %v", code, m)
+	}
+	path := "/search/" + strconv.FormatInt(int64(m["search_id"].(float64)), 10) + "/feedback"
+	code, m = call(t, srv, "POST", path, `{"tools":[{"name":"acme__get_stock_price","success":true},{"name":" acme__get_stock_price","success":false}]}`)
+	if code != 201 || m["recorded"] != 1.0 {
+		t.Fatalf("feedback naming a tool twice: %d %v, want 201 with recorded 1", code, m)
 	}
 }

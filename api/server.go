@@ -51,6 +51,8 @@ type Deps struct {
 	// certainly been abandoned by its process (jobs.Deps.AbandonedAfter of the workers'
 	// settings): the admin API then retries or cancels it at once. Nil: the default timeouts.
 	AbandonedAfter func(kind string) time.Duration
+	// Limits bound request bodies (docs/auth.md#limits); zero fields take the defaults.
+	Limits Limits
 }
 
 // Server holds the handlers' dependencies.
@@ -61,20 +63,20 @@ type Server struct {
 	// queue inserts the jobs that follow a write up (enrichment, syncs, re-weights), with
 	// deps.River, for the domain services the handlers call.
 	queue jobs.Queue
+	// limits are deps.Limits with the defaults filled in.
+	limits Limits
 }
-
-// maxBody bounds a request body (a whole catalog may be pushed in one request).
-const maxBody = "64M"
 
 // New builds the Echo instance with every route registered.
 func New(deps Deps) *echo.Echo {
-	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps), queue: jobs.NewQueue(deps.River)}
+	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps), queue: jobs.NewQueue(deps.River),
+		limits: deps.Limits.withDefaults()}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(s.log)
 	e.Use(middleware.RequestID())
-	// instrumented before Recover and BodyLimit, so that a panic (500) and a body over the
+	// instrumented before Recover and limitBody, so that a panic (500) and a body over the
 	// limit (413) are counted and logged like any other answer
 	s.instrument(e)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -84,9 +86,10 @@ func New(deps Deps) *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(s.guard)
 	e.Use(s.authenticate)
+	// after authentication, so that a caller without a key learns no route's limit
+	e.Use(s.limitBody)
 	e.Use(checkParams)
 	s.warnOpenMode()
 

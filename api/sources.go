@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"reflect"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/jobs"
 )
 
 func (s *Server) registerSources(g *echo.Group) {
@@ -164,6 +164,9 @@ func (s *Server) createSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkCatalogTools(len(tools)); err != nil {
+		return err
+	}
 	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, req.Name, tools)
 	if err != nil {
 		return err
@@ -209,13 +212,42 @@ func (s *Server) getSource(c echo.Context) error {
 	return c.JSON(http.StatusOK, v)
 }
 
+// deleteSource deletes a source, its tools with it, and the enrichment jobs of those tools
+// that still wait (jobs.DeleteWaitingEnrichJobs), in one transaction.
 func (s *Server) deleteSource(c echo.Context) error {
-	n, err := db.New(s.deps.Pool).DeleteSource(c.Request().Context(), c.Param("name"))
+	ctx, name := c.Request().Context(), c.Param("name")
+	var n int64
+	err := pgx.BeginFunc(ctx, s.deps.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		src, err := q.GetSourceByName(ctx, name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // n stays 0: not found
+		} else if err != nil {
+			return err
+		}
+		// The source's lock first, as every catalog writer takes it (docs/architecture.md,
+		// Lock order): an import under way commits its tools and their jobs before these
+		// are deleted, rather than queueing jobs after.
+		if err := q.LockSource(ctx, int32(src.ID)); err != nil {
+			return err
+		}
+		dropped, err := jobs.DeleteWaitingEnrichJobs(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if n, err = q.DeleteSource(ctx, name); err != nil {
+			return err
+		}
+		if n > 0 && dropped > 0 {
+			s.log.InfoContext(ctx, "deleted the waiting enrichment jobs of a deleted source", "source", name, "jobs", dropped)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return notFound("source %q not found", c.Param("name"))
+		return notFound("source %q not found", name)
 	}
 	// The search never returns a deleted tool (it checks every result against tools); this
 	// drops the index rows now rather than at the next lexical_index run.
@@ -231,12 +263,15 @@ func (s *Server) replaceCatalog(c echo.Context) error {
 	if err := requireMediaType(c.Request(), catalogTypes); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c)
 	if err != nil {
 		return err
 	}
 	tools, err := catalog.Parse(bytes.NewReader(body))
 	if err != nil {
+		return err
+	}
+	if err := s.checkCatalogTools(len(tools)); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -72,6 +72,23 @@ func (d Deps) enrichService() *enrich.Service {
 	return &enrich.Service{Pool: d.Pool, Embedder: d.Embedder, Enricher: d.Enricher, Questions: d.Questions, Logger: d.Logger}
 }
 
+// DeleteWaitingEnrichJobs deletes, in tx, the enrich_tool jobs of the tools of the source
+// called name that have not started (available, scheduled, retryable, pending), and returns
+// how many. The source's deletion calls it in its own transaction, before the tools go: a
+// deleted source's jobs would find nothing to do, yet tens of thousands of them would
+// still hold up every other source's enrichment behind them. A running job is left to
+// finish; it finds its tool gone.
+// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
+func DeleteWaitingEnrichJobs(ctx context.Context, tx pgx.Tx, name string) (int64, error) {
+	tag, err := tx.Exec(ctx, `
+		DELETE FROM river_job j
+		USING tools t JOIN sources s ON s.id = t.source_id
+		WHERE s.name = $1 AND j.kind = $2
+		  AND j.state IN ('available', 'scheduled', 'retryable', 'pending')
+		  AND (j.args ->> 'tool_id')::bigint = t.id`, name, EnrichToolArgs{}.Kind())
+	return tag.RowsAffected(), err
+}
+
 // EnrichJobsFor builds the enrich_tool jobs for the given tools' current definitions.
 func EnrichJobsFor(ctx context.Context, q *db.Queries, toolIDs []int64) ([]river.InsertManyParams, error) {
 	rows, err := q.ListToolHashesByID(ctx, toolIDs)

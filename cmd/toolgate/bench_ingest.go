@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -65,7 +66,8 @@ func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	e := api.New(api.Deps{Pool: pool, Logger: env.log, Open: true, River: rc})
+	// the benchmark measures catalogs of any size, the production limit aside
+	e := api.New(api.Deps{Pool: pool, Logger: env.log, Open: true, River: rc, Limits: api.Limits{MaxCatalogTools: slices.Max(sizes)}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

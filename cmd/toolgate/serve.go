@@ -88,6 +88,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	watchDone := make(chan struct{})
 	if work {
+		scrubJobErrors(ctx, env, pool)
 		// Not ctx itself: River cancels running jobs when its start context ends, and
 		// SIGTERM ends ctx. The shutdown below stops River first gracefully (rc.Stop, up
 		// to ShutdownTimeout), then cancels what is still running.
@@ -115,7 +116,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		return err
 	}
 	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter}
+		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg)}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)
@@ -123,7 +124,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		deps.Gateway = newGateway(env, pool, searchSvc)
 		defer deps.Gateway.Close()
 		e = api.New(deps)
-		e.Server.RegisterOnShutdown(deps.Gateway.Close)
+	}
+	srv := api.NewHTTPServer(e, serverLimits(cfg), env.log)
+	if deps.Gateway != nil {
+		srv.RegisterOnShutdown(deps.Gateway.Close)
 	}
 	ln, err := net.Listen("tcp", cfg.ServeAddr())
 	if err != nil {
@@ -135,10 +139,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 
 	srvErr := make(chan error, 1)
-	go func() {
-		e.Listener = ln
-		srvErr <- e.Start("")
-	}()
+	go func() { srvErr <- srv.Serve(ln) }()
 	select {
 	case err := <-srvErr:
 		if !errors.Is(err, http.ErrServerClosed) {
@@ -150,7 +151,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	env.log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	shutCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	httpErr := e.Shutdown(shutCtx)
+	httpErr := srv.Shutdown(shutCtx)
 	if work {
 		if err := rc.Stop(shutCtx); err != nil {
 			env.log.Warn("jobs still running at shutdown timeout; cancelling them", "err", err)
@@ -165,4 +166,32 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	env.log.Info("stopped")
 	return nil
+}
+
+// serverLimits are the settings' limits of the HTTP server (docs/auth.md#limits).
+func serverLimits(cfg config.Config) api.ServerLimits {
+	return api.ServerLimits{ReadHeaderTimeout: cfg.HTTPReadHeaderTimeout, ReadTimeout: cfg.HTTPReadTimeout,
+		IdleTimeout: cfg.HTTPIdleTimeout, MaxHeaderBytes: cfg.HTTPMaxHeaderBytes}
+}
+
+// bodyLimits are the settings' limits of request bodies (docs/auth.md#limits).
+func bodyLimits(cfg config.Config) api.Limits {
+	return api.Limits{MaxBodyBytes: int64(cfg.MaxBodyBytes), MaxCatalogBytes: int64(cfg.MaxCatalogBytes), MaxCatalogTools: cfg.MaxCatalogTools}
+}
+
+// scrubJobErrors rewrites, once at start, the River job errors that were recorded with
+// credentials in them, before errors were scrubbed when made (jobs.ScrubJobErrors). Once
+// is enough: every error since is scrubbed when made, the admin endpoints scrub what they
+// show anyway, and River deletes finished jobs after a few days. A failure only delays
+// that cleaning to the next start.
+func scrubJobErrors(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) {
+	ctx, cancel := context.WithTimeout(ctx, env.cfg.JobTimeout)
+	defer cancel()
+	n, err := jobs.ScrubJobErrors(ctx, pool)
+	switch {
+	case err != nil:
+		env.log.Warn("could not scrub credentials from old job errors; retried at the next start", "err", err)
+	case n > 0:
+		env.log.Info("scrubbed credentials from old job errors", "jobs", n)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/observed"
@@ -114,6 +115,16 @@ type Config struct {
 	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
 	SearchQueryIDF      bool          // TOOLGATE_SEARCH_QUERY_IDF
 	SearchPlan          string        // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
+
+	// Limits of the HTTP server and of request bodies (docs/auth.md#limits; their defaults
+	// are those of api.ServerLimits and api.Limits).
+	HTTPReadHeaderTimeout time.Duration // TOOLGATE_HTTP_READ_HEADER_TIMEOUT: request line and headers
+	HTTPReadTimeout       time.Duration // TOOLGATE_HTTP_READ_TIMEOUT: the whole request, body included
+	HTTPIdleTimeout       time.Duration // TOOLGATE_HTTP_IDLE_TIMEOUT: a kept-alive connection between requests
+	HTTPMaxHeaderBytes    int           // TOOLGATE_HTTP_MAX_HEADER_BYTES
+	MaxBodyBytes          int           // TOOLGATE_MAX_BODY_BYTES: a JSON request body
+	MaxCatalogBytes       int           // TOOLGATE_MAX_CATALOG_BYTES: a catalog pushed over HTTP
+	MaxCatalogTools       int           // TOOLGATE_MAX_CATALOG_TOOLS: the tools of a catalog pushed over HTTP
 }
 
 // Error is a setting that cannot be used.
@@ -206,6 +217,15 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", sd.EmbedTimeout),
 		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", sd.QueryIDF),
 		SearchPlan:          r.str("TOOLGATE_SEARCH_PLAN", string(sd.DefaultPlan)),
+
+		HTTPReadHeaderTimeout: r.duration("TOOLGATE_HTTP_READ_HEADER_TIMEOUT", 10*time.Second),
+		HTTPReadTimeout:       r.duration("TOOLGATE_HTTP_READ_TIMEOUT", 60*time.Second),
+		HTTPIdleTimeout:       r.duration("TOOLGATE_HTTP_IDLE_TIMEOUT", 120*time.Second),
+		HTTPMaxHeaderBytes:    r.integer("TOOLGATE_HTTP_MAX_HEADER_BYTES", 64<<10, 4<<10, 16<<20),
+		MaxBodyBytes:          r.integer("TOOLGATE_MAX_BODY_BYTES", 64<<10, 1<<10, 64<<20),
+		// at most the catalog parser's own bound
+		MaxCatalogBytes: r.integer("TOOLGATE_MAX_CATALOG_BYTES", catalog.MaxCatalogBytes, 1<<10, catalog.MaxCatalogBytes),
+		MaxCatalogTools: r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	if r.err != nil {
@@ -271,6 +291,11 @@ func (c Config) Validate() error {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			return &Error{name, u, "want an http(s) base URL such as https://api.openai.com/v1"}
 		}
+	}
+	if c.HTTPReadTimeout < c.HTTPReadHeaderTimeout {
+		// net/http would cut every request at the shorter one anyway
+		return &Error{"TOOLGATE_HTTP_READ_TIMEOUT", c.HTTPReadTimeout.String(), fmt.Sprintf(
+			"must be at least TOOLGATE_HTTP_READ_HEADER_TIMEOUT (%s): it bounds the whole request, headers included", c.HTTPReadHeaderTimeout)}
 	}
 	if c.SearchLogKeep < 24*time.Hour {
 		return &Error{"TOOLGATE_SEARCH_LOG_RETENTION", c.SearchLogKeep.String(), "must be at least 24h"}

@@ -48,6 +48,7 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 		}
 		succ[i] = *t.Success
 	}
+	names, succ = dedupeFeedback(names, succ)
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := q.SearchLogForFeedback(ctx, id)
@@ -69,6 +70,33 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 		_, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
 		return err
 	})
+}
+
+// dedupeFeedback keeps one entry per tool name, the last one given, at the place of its
+// first: a report naming a tool twice is one report of it, as a later report replaces an
+// earlier one (the label upsert could not touch the same row twice in one statement).
+func dedupeFeedback(names []string, succ []bool) ([]string, []bool) {
+	at := make(map[string]int, len(names))
+	outN, outS := names[:0:0], succ[:0:0]
+	for i, n := range names {
+		if j, ok := at[n]; ok {
+			outS[j] = succ[i]
+			continue
+		}
+		at[n] = len(outN)
+		outN, outS = append(outN, n), append(outS, succ[i])
+	}
+	return outN, outS
+}
+
+// FeedbackRecorded is how many tools RecordFeedback records of tools: one per distinct
+// name.
+func FeedbackRecorded(tools []Feedback) int {
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		seen[strings.TrimSpace(t.Name)] = true
+	}
+	return len(seen)
 }
 
 // internalCaller is the caller name logged for searches made on nobody's behalf.

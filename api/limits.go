@@ -1,0 +1,119 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Default limits of a request (Limits), documented in docs/auth.md#limits.
+const (
+	// DefaultMaxBodyBytes bounds a JSON body. The largest valid one, a search with its eight
+	// variants of 2,000 characters and 100 source and tag filters, is some 60 KB in ASCII;
+	// real ones are a few hundred bytes.
+	DefaultMaxBodyBytes = 64 << 10
+	// DefaultMaxCatalogBytes bounds a catalog pushed over HTTP (PUT /v1/sources/{name}/tools,
+	// or the tools of POST /v1/sources): the catalog parser's own bound.
+	DefaultMaxCatalogBytes = 64 << 20
+	// DefaultMaxCatalogTools bounds the tools of one catalog pushed over HTTP: the same bound
+	// as one listing of an MCP server (mcpclient.MaxTools). Applying 100,000 tools in one
+	// request took minutes.
+	DefaultMaxCatalogTools = 50_000
+)
+
+// Limits bound what one request may carry; a zero field takes its default.
+type Limits struct {
+	MaxBodyBytes    int64 // a JSON body (TOOLGATE_MAX_BODY_BYTES)
+	MaxCatalogBytes int64 // a catalog body (TOOLGATE_MAX_CATALOG_BYTES)
+	MaxCatalogTools int   // the tools of a catalog body (TOOLGATE_MAX_CATALOG_TOOLS)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxCatalogBytes <= 0 {
+		l.MaxCatalogBytes = DefaultMaxCatalogBytes
+	}
+	if l.MaxCatalogTools <= 0 {
+		l.MaxCatalogTools = DefaultMaxCatalogTools
+	}
+	return l
+}
+
+// catalogRoutes are the routes whose body may be a whole catalog; every other route takes
+// at most a JSON body's limit.
+var catalogRoutes = map[string]bool{
+	http.MethodPut + " /v1/sources/:name/tools": true,
+	http.MethodPost + " /v1/sources":            true,
+}
+
+// bodyLimitOf is the body limit of a route (method and Echo path).
+func (l Limits) bodyLimitOf(method, path string) int64 {
+	if catalogRoutes[method+" "+path] {
+		return l.MaxCatalogBytes
+	}
+	return l.MaxBodyBytes
+}
+
+// limitBody bounds the body of every request by its route's limit before anything reads
+// it: a Content-Length over the limit is refused at once, and any other body is cut at the
+// limit (http.MaxBytesReader), so that no handler ever holds more than its limit in memory.
+// /mcp is left to the gateway, which bounds its bodies itself.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Body == nil || r.Body == http.NoBody || c.Path() == "/mcp" {
+			return next(c)
+		}
+		limit := s.limits.bodyLimitOf(r.Method, c.Path())
+		if r.ContentLength > limit {
+			return bodyTooLarge(r.Method, c.Path(), limit)
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+		return next(c)
+	}
+}
+
+// checkCatalogTools refuses a catalog body of more than the tools one request may bring:
+// applying them runs in one transaction, and 100,000 tools held one for minutes.
+func (s *Server) checkCatalogTools(n int) error {
+	if n > s.limits.MaxCatalogTools {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_many_tools",
+			Message: fmt.Sprintf("the catalog has %d tools; one request may bring at most %d (TOOLGATE_MAX_CATALOG_TOOLS)", n, s.limits.MaxCatalogTools)}
+	}
+	return nil
+}
+
+// readBody reads the request's body whole; past its route's limit (limitBody) it is 413
+// body_too_large.
+func readBody(c echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, bodyTooLarge(c.Request().Method, c.Path(), tooLarge.Limit)
+	}
+	return body, err
+}
+
+// bodyTooLarge is the 413 of a body over its route's limit; the message names the limit.
+func bodyTooLarge(method, path string, limit int64) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+		Message: fmt.Sprintf("request body exceeds the limit of %s of %s %s", byteSize(limit), method, path)}
+}
+
+// byteSize writes n bytes in the largest binary unit that divides it, e.g. "64 KiB".
+func byteSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d %s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
