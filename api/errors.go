@@ -102,7 +102,7 @@ func codeOfStatus(status int) string {
 	case status == http.StatusNotAcceptable:
 		return "not_acceptable"
 	case status == http.StatusRequestEntityTooLarge:
-		return "too_large"
+		return "body_too_large"
 	case status == http.StatusUnsupportedMediaType:
 		return "unsupported_media_type"
 	}

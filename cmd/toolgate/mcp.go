@@ -64,6 +64,8 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
 		SessionIdle:         cfg.MCPSessionIdle,
 		LabelWindow:         cfg.MCPLabelWindow,
+		StreamWriteTimeout:  cfg.MCPStreamWriteTimeout,
+		StreamKeepAlive:     cfg.MCPStreamKeepAlive,
 		Backends:            gateway.Backends{Lexical: true, Vector: true, Enricher: cfg.Enricher, Reranker: cmp.Or(cfg.Reranker, rerank.KindNone)},
 		Logger:              env.log,
 		Tracer:              env.spanTracer(),

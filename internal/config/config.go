@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/search"
@@ -101,6 +102,12 @@ type Config struct {
 	// tool it returned labels that search (docs/analytics.md#labels); negative ("off")
 	// records no labels.
 	MCPLabelWindow time.Duration
+	// MCPStreamWriteTimeout is TOOLGATE_MCP_STREAM_WRITE_TIMEOUT: how long one write of an
+	// /mcp response (an event, a keep-alive) may take before the stream is dropped.
+	MCPStreamWriteTimeout time.Duration
+	// MCPStreamKeepAlive is TOOLGATE_MCP_STREAM_KEEPALIVE: the interval of the keep-alive
+	// comments of a standalone /mcp stream; negative ("off") sends none.
+	MCPStreamKeepAlive time.Duration
 	// Search tuning (see docs/search.md).
 	SearchK1            float64       // TOOLGATE_SEARCH_BM25_K1
 	SearchB             float64       // TOOLGATE_SEARCH_BM25_B
@@ -203,6 +210,8 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 		MCPLabelWindow:         r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute),
+		MCPStreamWriteTimeout:  r.duration("TOOLGATE_MCP_STREAM_WRITE_TIMEOUT", gateway.DefaultStreamWriteTimeout),
+		MCPStreamKeepAlive:     r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", gateway.DefaultStreamKeepAlive),
 
 		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", sd.K1, 0, 10),
 		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", sd.B, 0, 1),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/gateway"
 )
 
 // TestLimitSettings: the HTTP limits are read from their settings, and their defaults are
@@ -51,5 +52,26 @@ func TestLimitSettings(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Setting != setting {
 			t.Errorf("%v: got %v, want an error naming %s", kv, err, setting)
 		}
+	}
+}
+
+// TestMCPStreamSettings: the /mcp stream's write bound and keep-alive interval are read
+// from their settings, default to the gateway's, and the keep-alive can be turned off.
+func TestMCPStreamSettings(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MCPStreamWriteTimeout != gateway.DefaultStreamWriteTimeout || c.MCPStreamKeepAlive != gateway.DefaultStreamKeepAlive {
+		t.Fatalf("defaults %v %v differ from the gateway's", c.MCPStreamWriteTimeout, c.MCPStreamKeepAlive)
+	}
+	c, err = Load(env(map[string]string{"TOOLGATE_MCP_STREAM_WRITE_TIMEOUT": "5s", "TOOLGATE_MCP_STREAM_KEEPALIVE": "off"}))
+	if err != nil || c.MCPStreamWriteTimeout != 5*time.Second || c.MCPStreamKeepAlive >= 0 {
+		t.Fatalf("got %v %v, %v", c.MCPStreamWriteTimeout, c.MCPStreamKeepAlive, err)
+	}
+	_, err = Load(env(map[string]string{"TOOLGATE_MCP_STREAM_WRITE_TIMEOUT": "soon"}))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Setting != "TOOLGATE_MCP_STREAM_WRITE_TIMEOUT" {
+		t.Fatalf("a bad write timeout: %v", err)
 	}
 }

@@ -197,7 +197,7 @@ func refuseBatch(r *http.Request) error {
 	if err != nil {
 		// the SDK transport's own refusals of a body it cannot read
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return &HTTPError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+			return &HTTPError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
 		}
 		return &HTTPError{Status: http.StatusBadRequest, Message: "failed to read body"}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 )
 
@@ -48,7 +49,6 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 		}
 		succ[i] = *t.Success
 	}
-	names, succ = dedupeFeedback(names, succ)
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := q.SearchLogForFeedback(ctx, id)
@@ -62,14 +62,31 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 			return &NotFoundError{ID: id}
 		}
 		for i, n := range names {
-			if !slices.Contains(row.Names, n) {
+			name, ok := resultNamed(row.Names, n)
+			if !ok {
 				return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].name", i),
 					Reason: fmt.Sprintf("%q is not among the results of search %d", n, id)}
 			}
+			names[i] = name
 		}
+		names, succ := dedupeFeedback(names, succ)
 		_, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
 		return err
 	})
+}
+
+// resultNamed finds the result a feedback names: by its namespaced name, or by the
+// function name the openai, anthropic and mcp formats gave it (catalog.FunctionName).
+func resultNamed(results []string, name string) (string, bool) {
+	if slices.Contains(results, name) {
+		return name, true
+	}
+	for _, r := range results {
+		if catalog.FunctionName(r) == name {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // dedupeFeedback keeps one entry per tool name, the last one given, at the place of its

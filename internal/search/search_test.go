@@ -534,6 +534,19 @@ func TestFormatsMapNamesTheModelAPIsRefuse(t *testing.T) {
 			if got != want {
 				t.Errorf("%s: tool name %v, want %s", f, got, want)
 			}
+			if f != search.FormatOpenAI {
+				continue
+			}
+			// Feedback may name the tool by either name: one report of it, the last one given.
+			yes, no := true, false
+			if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: fn, Success: &yes}, {Name: tc.name, Success: &no}}); err != nil {
+				t.Fatalf("feedback naming %s and %s: %v", fn, tc.name, err)
+			}
+			var labelled string
+			var success bool
+			if err := pool.QueryRow(ctx, `SELECT tool_name, success FROM search_labels WHERE search_id = $1`, resp.SearchID).Scan(&labelled, &success); err != nil || labelled != tc.name || success {
+				t.Errorf("label of search %d: %q %v, %v; want %s unsuccessful", resp.SearchID, labelled, success, err, tc.name)
+			}
 		}
 	}
 }
