@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +36,13 @@ const (
 	Fail    Behavior = "fail"    // tools/list answers a JSON-RPC error
 	Garbage Behavior = "garbage" // writes non-JSON to stdout instead of speaking MCP (stdio only)
 	Held    Behavior = "held"    // tools/list answers once the test calls Release; till then the process outlives its stdin (stdio only)
+	// FailNUL: tools/list answers a JSON-RPC error whose message holds a NUL character and
+	// is FailNULLen bytes long, as a hostile server's may.
+	FailNUL Behavior = "fail_nul"
 )
+
+// FailNULLen is the length of the error message of FailNUL.
+const FailNULLen = 20_000
 
 const (
 	envTools    = "TOOLGATE_MCPTEST_TOOLS"
@@ -69,6 +76,9 @@ func NewServer(tools []catalog.Tool, b Behavior, pageSize int, stop <-chan struc
 					}
 				case b == Fail:
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"}
+				case b == FailNUL:
+					msg := "backend\x00down "
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg + strings.Repeat("x", FailNULLen-len(msg))}
 				case b == Crash && n >= 2:
 					os.Exit(3)
 				}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -393,5 +394,129 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 			}
 			wantResult(t, rep, 0, 0, 0, 3, 0)
 		})
+	}
+}
+
+// A server listing a tool whose name holds a NUL character, next to one whose description
+// holds (as sent) invalid UTF-8, cannot stop the sync of its other tools: the bad ones are
+// skipped and reported with their names escaped, the run is recorded as succeeded. Before,
+// the NUL reached the run's skipped list, the write failed (SQLSTATE 22P05), and so did
+// the write recording the failure: the run stayed 'running' and nothing was imported.
+func TestSyncSkipsToolsWithUnstorableNames(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{
+		mcpTool("good_tool", "A good tool.", schemaQ),
+		mcpTool("nul\x00name", "Has a NUL in its name.", schemaQ),
+		mcpTool("bad_utf8", "Bad \xff\xfe text.", schemaQ),
+		mcpTool("nested", "Nested NUL key.", `{"type":"object","properties":{"a":{"type":"object","properties":{"k\u0000":{"type":"string"}}}}}`),
+	}
+	for kind, srv := range servers(t, tools) {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", kind, srv.Config(), false)
+			rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			if err != nil || run.State != "succeeded" {
+				t.Fatalf("run %+v %v", run, err)
+			}
+			if _, err := db.New(pool).GetToolByName(ctx, "srv__good_tool"); err != nil {
+				t.Fatalf("good_tool was not stored: %v", err)
+			}
+			var recorded []sources.Skipped
+			if err := json.Unmarshal(run.Skipped, &recorded); err != nil || !slices.Equal(recorded, rep.Skipped) {
+				t.Fatalf("recorded skipped %s, report %+v (%v)", run.Skipped, rep.Skipped, err)
+			}
+			names := map[string]string{}
+			for _, s := range rep.Skipped {
+				names[s.Name] = s.Reason
+			}
+			if _, ok := names[`"nul\x00name"`]; !ok {
+				t.Errorf("the NUL name is not reported escaped: %+v", rep.Skipped)
+			}
+			if _, ok := names["nested"]; !ok {
+				t.Errorf("the nested NUL key is not reported: %+v", rep.Skipped)
+			}
+			// Invalid UTF-8 does not survive JSON on the way (the go-sdk's encoder replaces
+			// it with U+FFFD): the tool is either stored with the replacement or skipped.
+			n, err := db.New(pool).CountToolsBySource(ctx, src.ID)
+			if err != nil || int(n)+len(rep.Skipped) != len(tools) {
+				t.Fatalf("%d tools stored, %d skipped (%v), want %d in all", n, len(rep.Skipped), err, len(tools))
+			}
+		})
+	}
+}
+
+// A sync failing with an error text PostgreSQL cannot store (the server's JSON-RPC error
+// holds a NUL) and longer than any record should hold is still recorded as failed, with
+// the text escaped and bounded; the source's tools stay. Before, recording the failure
+// failed too and the run stayed 'running'.
+func TestSyncRecordsUnstorableErrors(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{mcpTool("a", "A.", schemaQ)}
+	for kind, bad := range map[db.SourceKind]testServer{
+		mcpclient.KindHTTP:  mcptest.NewHTTP(t, tools, mcptest.FailNUL, 0),
+		mcpclient.KindStdio: mcptest.NewStdio(t, tools, mcptest.FailNUL, 0),
+	} {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			good := servers(t, tools)[kind]
+			src := createSource(t, pool, "srv", kind, good.Config(), false)
+			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
+				t.Fatal(err)
+			}
+			setConfig(t, pool, src, bad.Config())
+			_, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			var me *mcpclient.Error
+			if !errors.As(err, &me) || me.Kind != mcpclient.Protocol {
+				t.Fatalf("got %v, want a protocol error", err)
+			}
+			if strings.ContainsRune(err.Error(), 0) || len(err.Error()) > sources.MaxErrorLen+100 {
+				t.Errorf("the returned error is not storable or not bounded (%d bytes)", len(err.Error()))
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			if err != nil || run.State != "failed" || run.Error == nil || run.FinishedAt == nil {
+				t.Fatalf("failed run not recorded: %+v %v", run, err)
+			}
+			if !strings.Contains(*run.Error, `backend\x00down`) || len(*run.Error) > sources.MaxErrorLen {
+				t.Errorf("recorded error (%d bytes): %.200q", len(*run.Error), *run.Error)
+			}
+			if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 1 {
+				t.Fatalf("tools after the failed sync: %d %v", n, err)
+			}
+		})
+	}
+}
+
+// panicQueue panics where a sync queues its follow-up work, as a bug there would.
+type panicQueue struct{}
+
+func (panicQueue) EnrichTx(context.Context, pgx.Tx, []int64) error { panic("queue exploded") }
+
+// A sync that dies midway (a panic) records its run as failed before the panic goes on.
+func TestSyncPanicRecordsFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	srv := mcptest.NewHTTP(t, []catalog.Tool{mcpTool("a", "A.", schemaQ)}, mcptest.Normal, 0)
+	src := createSource(t, pool, "srv", mcpclient.KindHTTP, srv.Config(), false)
+	func() {
+		defer func() {
+			if p := recover(); p != "queue exploded" {
+				t.Fatalf("recovered %v, want the queue's panic", p)
+			}
+		}()
+		_, _ = sources.Sync(ctx, pool, panicQueue{}, src.ID, timeout, mcptest.Commands())
+	}()
+	run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+	if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, "panic: queue exploded") {
+		t.Fatalf("run after a panic: %+v %v", run, err)
+	}
+	if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 0 {
+		t.Fatalf("tools after the panicked sync: %d %v", n, err)
 	}
 }
