@@ -52,6 +52,8 @@ type Config struct {
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 	OpenRemote      bool          // TOOLGATE_OPEN_REMOTE: open mode may listen on addresses other than loopback
 	StdioCommands   [][]string    // TOOLGATE_STDIO_COMMANDS: what mcp_stdio sources may run (reader.commands); nil: none, but the demo's
+	MaxToolsPerSrc  int           // TOOLGATE_MAX_TOOLS_PER_SOURCE: most tools one listing of an MCP server may hold
+	MaxListBytes    int           // TOOLGATE_MAX_LIST_BYTES: most bytes read from an MCP server while listing its tools
 	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
 	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
 	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
@@ -149,6 +151,8 @@ func Load(getenv func(string) string) (Config, error) {
 		Open:            r.boolean("TOOLGATE_OPEN", false),
 		OpenRemote:      r.boolean("TOOLGATE_OPEN_REMOTE", false),
 		StdioCommands:   r.commands("TOOLGATE_STDIO_COMMANDS"),
+		MaxToolsPerSrc:  r.integer("TOOLGATE_MAX_TOOLS_PER_SOURCE", 10_000, 1, 1_000_000),
+		MaxListBytes:    r.integer("TOOLGATE_MAX_LIST_BYTES", 64<<20, 64<<10, 4<<30),
 		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
 		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
 		PlanVocabulary:  r.str("TOOLGATE_PLAN_VOCABULARY", ""),

@@ -163,7 +163,7 @@ func ListServers(ctx context.Context, servers []MCPServer, timeout time.Duration
 
 func listServer(ctx context.Context, s MCPServer, timeout time.Duration) ServerListing {
 	l := ServerListing{Server: s}
-	tools, err := mcpclient.List(ctx, mcpclient.KindStdio, s.config(), timeout, serverPolicy(s))
+	tools, err := mcpclient.List(ctx, mcpclient.KindStdio, s.config(), timeout, mcpclient.Options{Commands: serverPolicy(s)})
 	if err != nil {
 		l.Err = &ServerError{Server: s.Name, Err: err}
 		return l

@@ -65,14 +65,14 @@ func TestConnectRefusesWhatThePolicyDoesNot(t *testing.T) {
 			t.Errorf("Connect with %v: %v, want CommandNotAllowedError", opts.Commands, err)
 		}
 	}
-	if _, err := mcpclient.List(ctx, mcpclient.KindStdio, cfg, 5*time.Second, mcpclient.CommandPolicy{}); err == nil {
+	if _, err := mcpclient.List(ctx, mcpclient.KindStdio, cfg, 5*time.Second, mcpclient.Options{}); err == nil {
 		t.Error("List ran a command no policy allows")
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the refused command ran: %v", err)
 	}
 	srv := mcptest.NewHTTP(t, sampleTools(1), mcptest.Normal, 0)
-	if tools, err := mcpclient.List(ctx, mcpclient.KindHTTP, srv.Config(), 10*time.Second, mcpclient.CommandPolicy{}); err != nil || len(tools) != 1 {
+	if tools, err := mcpclient.List(ctx, mcpclient.KindHTTP, srv.Config(), 10*time.Second, mcpclient.Options{}); err != nil || len(tools) != 1 {
 		t.Errorf("an HTTP source under the empty policy: %d tools, %v", len(tools), err)
 	}
 }

@@ -48,7 +48,7 @@ func TestListFollowsPagination(t *testing.T) {
 	want := sampleTools(7)
 	for kind, srv := range transports(t, want, mcptest.Normal, 3) {
 		t.Run(string(kind), func(t *testing.T) {
-			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second, mcptest.Commands())
+			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second, mcpclient.Options{Commands: mcptest.Commands()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +134,7 @@ func TestFailures(t *testing.T) {
 	commands := mcpclient.NewCommandPolicy([][]string{{os.Args[0]}, {"/nonexistent/mcp-server"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout, commands)
+			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout, mcpclient.Options{Commands: commands})
 			if got != nil {
 				t.Errorf("got %d tools with an error", len(got))
 			}

@@ -39,6 +39,10 @@ const (
 	// FailNUL: tools/list answers a JSON-RPC error whose message holds a NUL character and
 	// is FailNULLen bytes long, as a hostile server's may.
 	FailNUL Behavior = "fail_nul"
+	// LoopCursor: every tools/list page is empty and gives the same next cursor.
+	LoopCursor Behavior = "loop_cursor"
+	// EndlessCursor: every tools/list page is empty and gives a new next cursor.
+	EndlessCursor Behavior = "endless_cursor"
 )
 
 // FailNULLen is the length of the error message of FailNUL.
@@ -79,6 +83,10 @@ func NewServer(tools []catalog.Tool, b Behavior, pageSize int, stop <-chan struc
 				case b == FailNUL:
 					msg := "backend\x00down "
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg + strings.Repeat("x", FailNULLen-len(msg))}
+				case b == LoopCursor:
+					return &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: "again"}, nil
+				case b == EndlessCursor:
+					return &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: fmt.Sprintf("page-%d", n)}, nil
 				case b == Crash && n >= 2:
 					os.Exit(3)
 				}

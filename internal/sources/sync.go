@@ -58,6 +58,22 @@ type SyncReport struct {
 // source's stored command must still be one commands allows, or nothing is started and the
 // run fails with a *mcpclient.CommandNotAllowedError.
 func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, timeout time.Duration, commands mcpclient.CommandPolicy) (SyncReport, error) {
+	return SyncWith(ctx, pool, queue, sourceID, SyncOptions{Timeout: timeout, Commands: commands})
+}
+
+// SyncOptions are how one sync reaches and bounds its server.
+type SyncOptions struct {
+	// Timeout bounds connecting and listing (TOOLGATE_SYNC_TIMEOUT).
+	Timeout time.Duration
+	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS).
+	Commands mcpclient.CommandPolicy
+	// Limits bound the listing (TOOLGATE_MAX_TOOLS_PER_SOURCE, TOOLGATE_MAX_LIST_BYTES);
+	// the zero value is mcpclient.DefaultLimits.
+	Limits mcpclient.Limits
+}
+
+// SyncWith is Sync with every option, the listing's limits included.
+func SyncWith(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, opts SyncOptions) (SyncReport, error) {
 	q := db.New(pool)
 	rep := SyncReport{Skipped: []Skipped{}}
 	src, err := q.GetSourceByID(ctx, sourceID)
@@ -95,7 +111,7 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 	if err != nil {
 		return fail(err)
 	}
-	listed, err := mcpclient.List(ctx, src.Kind, cfg, timeout, commands)
+	listed, err := mcpclient.List(ctx, src.Kind, cfg, opts.Timeout, mcpclient.Options{Commands: opts.Commands, Limits: opts.Limits})
 	if err != nil {
 		return fail(err)
 	}

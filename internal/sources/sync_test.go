@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -179,11 +180,12 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 		cfg  mcpclient.Config
 		want mcpclient.ErrorKind
 	}{
-		"unreachable": {mcpclient.KindHTTP, mcpclient.Config{URL: "http://127.0.0.1:1/mcp"}, mcpclient.Unreachable},
-		"timeout":     {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Hang, 0).Config(), mcpclient.Timeout},
-		"crash":       {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 1).Config(), mcpclient.Unreachable},
-		"garbage":     {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), mcpclient.Protocol},
-		"error":       {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Fail, 0).Config(), mcpclient.Protocol},
+		"unreachable":   {mcpclient.KindHTTP, mcpclient.Config{URL: "http://127.0.0.1:1/mcp"}, mcpclient.Unreachable},
+		"timeout":       {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Hang, 0).Config(), mcpclient.Timeout},
+		"timeout stdio": {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Hang, 0).Config(), mcpclient.Timeout},
+		"crash":         {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 1).Config(), mcpclient.Unreachable},
+		"garbage":       {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), mcpclient.Protocol},
+		"error":         {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Fail, 0).Config(), mcpclient.Protocol},
 	}
 	for name, f := range failing {
 		t.Run(name, func(t *testing.T) {
@@ -518,5 +520,67 @@ func TestSyncPanicRecordsFailure(t *testing.T) {
 	}
 	if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 0 {
 		t.Fatalf("tools after the panicked sync: %d %v", n, err)
+	}
+}
+
+// A listing past the configured limits (too many tools, too many bytes, a pagination that
+// never ends) fails in bounded time, is recorded as failed with the limit named, and leaves
+// the source's stored tools as they were; within the limits the same server syncs.
+func TestSyncBoundsHostileListings(t *testing.T) {
+	t.Parallel()
+	stored := []catalog.Tool{mcpTool("a", "A.", schemaQ)}
+	many := make([]catalog.Tool, 30)
+	for i := range many {
+		many[i] = mcpTool(fmt.Sprintf("t%02d", i), "Tool "+strings.Repeat("x", 4000), schemaQ) // about 4 kB each
+	}
+	cases := []struct {
+		name   string
+		kind   db.SourceKind
+		srv    testServer
+		limits mcpclient.Limits
+		want   string
+	}{
+		{"tools http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.Normal, 7), mcpclient.Limits{MaxTools: 20}, "more than 20 tools"},
+		{"tools stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.Normal, 7), mcpclient.Limits{MaxTools: 20}, "more than 20 tools"},
+		{"bytes one page http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.Normal, 0), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"bytes one page stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.Normal, 0), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"bytes pages http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.Normal, 2), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"bytes pages stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.Normal, 2), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"loop cursor http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.LoopCursor, 0), mcpclient.Limits{}, "cursor repeats"},
+		{"loop cursor stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.LoopCursor, 0), mcpclient.Limits{}, "cursor repeats"},
+		{"endless cursor http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.EndlessCursor, 0), mcpclient.Limits{}, fmt.Sprintf("more than %d pages", mcpclient.MaxPages)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", c.kind, servers(t, stored)[c.kind].Config(), false)
+			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
+				t.Fatal(err)
+			}
+			setConfig(t, pool, src, c.srv.Config())
+			start := time.Now()
+			_, err := sources.SyncWith(ctx, pool, rc, src.ID, sources.SyncOptions{Timeout: timeout, Commands: mcptest.Commands(), Limits: c.limits})
+			var large *mcpclient.ListTooLargeError
+			if !errors.As(err, &large) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a ListTooLargeError with %q", err, c.want)
+			}
+			if d := time.Since(start); d > timeout/2 {
+				t.Errorf("the bounded listing took %s", d)
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, c.want) {
+				t.Fatalf("run %+v %v", run, err)
+			}
+			if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 1 {
+				t.Fatalf("tools after the refused listing: %d %v", n, err)
+			}
+			if c.limits != (mcpclient.Limits{}) { // within larger limits the same server syncs
+				rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+				if err != nil || rep.Result.Created != len(many) {
+					t.Fatalf("under the default limits: %+v %v", rep.Result, err)
+				}
+			}
+		})
 	}
 }
