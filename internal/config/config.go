@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -423,9 +424,28 @@ func (r *reader) commands(name string) [][]string {
 	}
 	var out [][]string
 	for entry := range strings.SplitSeq(v, ",") {
-		if words := strings.Fields(entry); len(words) > 0 {
-			out = append(out, words)
+		words := strings.Fields(entry)
+		if len(words) == 0 {
+			continue
 		}
+		for _, w := range words {
+			names, ok := strings.CutPrefix(w, mcpclient.EnvWord)
+			if !ok {
+				continue
+			}
+			if len(words) == 1 {
+				r.fail(name, v, fmt.Sprintf("entry %q: %s comes after a command", entry, w))
+			}
+			for n := range strings.SplitSeq(names, ":") {
+				switch {
+				case !mcpclient.ValidEnvName(n):
+					r.fail(name, v, fmt.Sprintf("entry %q: env name %q: want letters, digits and _, separated by ':'", entry, n))
+				case mcpclient.EnvChangesWhatRuns(n):
+					r.fail(name, v, fmt.Sprintf("entry %q: env %s changes which program or code the command runs; it cannot be allowed", entry, n))
+				}
+			}
+		}
+		out = append(out, words)
 	}
 	return out
 }

@@ -131,7 +131,8 @@ func TestFailures(t *testing.T) {
 		{"stdio crash mid-listing", mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 2).Config(), 10 * time.Second, mcpclient.Unreachable},
 		{"stdio garbage", mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), 10 * time.Second, mcpclient.Protocol},
 	}
-	commands := mcpclient.NewCommandPolicy([][]string{{os.Args[0]}, {"/nonexistent/mcp-server"}})
+	commands := mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{Words: []string{os.Args[0]}, Env: mcptest.EnvNames},
+		mcpclient.AllowedCommand{Words: []string{"/nonexistent/mcp-server"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout, mcpclient.Options{Commands: commands})

@@ -43,6 +43,9 @@ const (
 	LoopCursor Behavior = "loop_cursor"
 	// EndlessCursor: every tools/list page is empty and gives a new next cursor.
 	EndlessCursor Behavior = "endless_cursor"
+	// EnvTools: the server lists one tool per variable of its own environment, named as
+	// the variable, with no value shown (stdio only).
+	EnvTools Behavior = "env_tools"
 )
 
 // FailNULLen is the length of the error message of FailNUL.
@@ -199,10 +202,13 @@ func (s *Stdio) Config() mcpclient.Config {
 	}}
 }
 
+// EnvNames are the environment variables a Stdio server's config sets.
+var EnvNames = []string{envTools, envBehavior, envPageSize, envGate}
+
 // Commands is the stdio command policy that lets Stdio servers start: the test binary, with
-// any arguments.
+// any arguments and the variables of EnvNames.
 func Commands() mcpclient.CommandPolicy {
-	return mcpclient.NewCommandPolicy([][]string{{os.Args[0]}})
+	return mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{Words: []string{os.Args[0]}, Env: EnvNames})
 }
 
 // RunIfChild serves MCP over stdio and exits when the process was started as a stdio test
@@ -225,6 +231,13 @@ func RunIfChild() {
 	var tools []catalog.Tool
 	if err := json.Unmarshal(data, &tools); err != nil {
 		os.Exit(4)
+	}
+	if b == EnvTools {
+		tools = tools[:0]
+		for _, kv := range os.Environ() {
+			name, _, _ := strings.Cut(kv, "=")
+			tools = append(tools, catalog.Tool{Name: name, Description: "A variable of the server's environment.", InputSchema: json.RawMessage(`{"type":"object"}`)})
+		}
 	}
 	var pageSize int
 	fmt.Sscan(os.Getenv(envPageSize), &pageSize)
