@@ -40,7 +40,7 @@ func newHarness(t *testing.T, allow ...[]string) *harness {
 		t.Fatal(err)
 	}
 	deps := api.Deps{Pool: pool, River: rc, Logger: log, Open: true,
-		Commands: mcpclient.NewCommandPolicy(append([][]string{{"node"}}, allow...))}
+		Commands: mcpclient.NewCommandPolicy(append([][]string{{"node", "env=TOKEN"}}, allow...))}
 	return &harness{t: t, e: api.New(deps), pool: pool, deps: deps}
 }
 
@@ -207,7 +207,7 @@ func mustJSON(v any) string {
 // changing a source to anything else is 403 command_not_allowed and stores nothing; with
 // no allowlist no stdio source can be created at all.
 func TestStdioCommandAllowlist(t *testing.T) {
-	h := newHarness(t, []string{"npx", "-y", "@modelcontextprotocol/server-everything"})
+	h := newHarness(t, []string{"npx", "-y", "@modelcontextprotocol/server-everything", "env=TOKEN"})
 	refused := map[string]string{
 		"the issue's command": `{"name":"x","kind":"mcp_stdio","command":"sh","args":["-c","id > /tmp/marker"]}`,
 		"more arguments":      `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything","x"]}`,
@@ -216,6 +216,13 @@ func TestStdioCommandAllowlist(t *testing.T) {
 		"a preload":           `{"name":"x","kind":"mcp_stdio","command":"node","env":{"LD_PRELOAD":"/tmp/x.so"}}`,
 		"node options":        `{"name":"x","kind":"mcp_stdio","command":"node","env":{"NODE_OPTIONS":"--import=data:text/javascript,0"}}`,
 		"a registry":          `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything"],"env":{"npm_config_registry":"http://evil.example.com"}}`,
+	}
+	// Variables no entry lists, each of which changes where an allowed npx fetches its
+	// package from, whom it trusts or what it loads.
+	for _, env := range []string{"PREFIX", "HTTPS_PROXY", "https_proxy", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_EXTRA_CA_CERTS",
+		"LUA_INIT", "DOTNET_STARTUP_HOOKS", "ERL_FLAGS", "GCONV_PATH", "HOSTALIASES", "SSL_CERT_FILE",
+		"COREPACK_NPM_REGISTRY", "XDG_CONFIG_HOME", "LOG_LEVEL"} {
+		refused["env "+env] = `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything"],"env":{"TOKEN":"x","` + env + `":"/tmp/evil"}}`
 	}
 	for name, body := range refused {
 		t.Run(name, func(t *testing.T) {

@@ -34,6 +34,9 @@ type Deps struct {
 	// Commands are the programs mcp_stdio sources may start (TOOLGATE_STDIO_COMMANDS);
 	// the zero value allows none, so a sync of such a source fails.
 	Commands mcpclient.CommandPolicy
+	// ListLimits bound one listing of an MCP server's tools (TOOLGATE_MAX_TOOLS_PER_SOURCE,
+	// TOOLGATE_MAX_LIST_BYTES); the zero value is mcpclient.DefaultLimits.
+	ListLimits mcpclient.Limits
 	// EnrichTimeout bounds one enrich_tool job, ReweightTimeout one attempt of a re-weight,
 	// JobTimeout the database-only work (housekeeping jobs, applying a listed sync). Zero
 	// takes the default (timeouts.go).

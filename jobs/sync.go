@@ -52,7 +52,8 @@ func (d Deps) syncTimeout() time.Duration {
 func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.deps.syncJobTimeout() }
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
-	rep, err := sources.Sync(ctx, w.deps.Pool, NewQueue(river.ClientFromContext[pgx.Tx](ctx)), job.Args.SourceID, w.deps.syncTimeout(), w.deps.Commands)
+	rep, err := sources.SyncWith(ctx, w.deps.Pool, NewQueue(river.ClientFromContext[pgx.Tx](ctx)), job.Args.SourceID,
+		sources.SyncOptions{Timeout: w.deps.syncTimeout(), Commands: w.deps.Commands, Limits: w.deps.ListLimits})
 	var gone *sources.SourceNotFoundError
 	var kind *sources.NotMCPSourceError
 	var refused *mcpclient.CommandNotAllowedError

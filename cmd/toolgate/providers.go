@@ -40,3 +40,9 @@ func newEnricher(cfg config.Config, obs *provider.Observer) enrich.Enricher {
 func stdioCommands(cfg config.Config) mcpclient.CommandPolicy {
 	return mcpclient.NewCommandPolicy(cfg.StdioCommands)
 }
+
+// listLimits bound one listing of an MCP server's tools (TOOLGATE_MAX_TOOLS_PER_SOURCE,
+// TOOLGATE_MAX_LIST_BYTES).
+func listLimits(cfg config.Config) mcpclient.Limits {
+	return mcpclient.Limits{MaxTools: cfg.MaxToolsPerSrc, MaxBytes: int64(cfg.MaxListBytes)}
+}

@@ -80,7 +80,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
-		Commands: stdioCommands(cfg)}
+		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg)}
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {

@@ -44,7 +44,8 @@ func runSync(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := sources.Sync(ctx, pool, jobs.NewQueue(rc), src.ID, *timeout, stdioCommands(env.cfg))
+	rep, err := sources.SyncWith(ctx, pool, jobs.NewQueue(rc), src.ID,
+		sources.SyncOptions{Timeout: *timeout, Commands: stdioCommands(env.cfg), Limits: listLimits(env.cfg)})
 	if err != nil {
 		return err
 	}

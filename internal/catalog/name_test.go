@@ -59,3 +59,21 @@ func TestParseAcceptsServerNamesAndRefusesClashes(t *testing.T) {
 		t.Fatalf("clash: got %v", err)
 	}
 }
+
+// A name is reported as it is when it can be stored and read on one line, else escaped:
+// a stored report must never fail on the name it reports.
+func TestReportName(t *testing.T) {
+	long := strings.Repeat("x", MaxOriginalNameLen+10)
+	for name, want := range map[string]string{
+		"search":        "search",
+		"météo du jour": "météo du jour",
+		"nul\x00name":   `"nul\x00name"`,
+		"bad\xff":       `"bad\xff"`,
+		"tab\there":     `"tab\there"`,
+		long:            `"` + long[:MaxOriginalNameLen] + `"…`,
+	} {
+		if got := ReportName(name); got != want {
+			t.Errorf("ReportName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

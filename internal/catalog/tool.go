@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/derrors"
 )
@@ -119,6 +121,21 @@ func nameChar(r rune) bool {
 // SplitNamespaced splits a catalog-wide name into source and catalog name.
 func SplitNamespaced(name string) (source, tool string, ok bool) {
 	return strings.Cut(name, NamespaceSep)
+}
+
+// ReportName is how a report that is stored (a sync's skipped list) shows the name a
+// server gave a tool: as it is when it is valid UTF-8 without control characters and at
+// most MaxOriginalNameLen bytes, else Go-quoted (`"nul\x00name"`: a NUL, invalid bytes and
+// controls escaped) and cut after MaxOriginalNameLen bytes of the name with "…". A name
+// PostgreSQL cannot store would otherwise fail the very record that reports it.
+func ReportName(name string) string {
+	if len(name) <= MaxOriginalNameLen && utf8.ValidString(name) && !strings.ContainsFunc(name, unicode.IsControl) {
+		return name
+	}
+	if len(name) > MaxOriginalNameLen {
+		return strconv.Quote(name[:MaxOriginalNameLen]) + "…"
+	}
+	return strconv.Quote(name)
 }
 
 // Validate checks a definition and normalizes it in place: a missing input schema

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -54,6 +55,8 @@ type Config struct {
 	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
 	OpenRemote      bool          // TOOLGATE_OPEN_REMOTE: open mode may listen on addresses other than loopback
 	StdioCommands   [][]string    // TOOLGATE_STDIO_COMMANDS: what mcp_stdio sources may run (reader.commands); nil: none, but the demo's
+	MaxToolsPerSrc  int           // TOOLGATE_MAX_TOOLS_PER_SOURCE: most tools one listing of an MCP server may hold
+	MaxListBytes    int           // TOOLGATE_MAX_LIST_BYTES: most bytes read from an MCP server while listing its tools
 	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
 	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
 	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
@@ -171,6 +174,8 @@ func Load(getenv func(string) string) (Config, error) {
 		Open:            r.boolean("TOOLGATE_OPEN", false),
 		OpenRemote:      r.boolean("TOOLGATE_OPEN_REMOTE", false),
 		StdioCommands:   r.commands("TOOLGATE_STDIO_COMMANDS"),
+		MaxToolsPerSrc:  r.integer("TOOLGATE_MAX_TOOLS_PER_SOURCE", 10_000, 1, 1_000_000),
+		MaxListBytes:    r.integer("TOOLGATE_MAX_LIST_BYTES", 64<<20, 64<<10, 4<<30),
 		Planner:         r.str("TOOLGATE_PLANNER", "heuristic"),
 		PlanTimeout:     r.duration("TOOLGATE_PLAN_TIMEOUT", 3*time.Second),
 		PlanVocabulary:  r.str("TOOLGATE_PLAN_VOCABULARY", ""),
@@ -458,9 +463,28 @@ func (r *reader) commands(name string) [][]string {
 	}
 	var out [][]string
 	for entry := range strings.SplitSeq(v, ",") {
-		if words := strings.Fields(entry); len(words) > 0 {
-			out = append(out, words)
+		words := strings.Fields(entry)
+		if len(words) == 0 {
+			continue
 		}
+		for _, w := range words {
+			names, ok := strings.CutPrefix(w, mcpclient.EnvWord)
+			if !ok {
+				continue
+			}
+			if len(words) == 1 {
+				r.fail(name, v, fmt.Sprintf("entry %q: %s comes after a command", entry, w))
+			}
+			for n := range strings.SplitSeq(names, ":") {
+				switch {
+				case !mcpclient.ValidEnvName(n):
+					r.fail(name, v, fmt.Sprintf("entry %q: env name %q: want letters, digits and _, separated by ':'", entry, n))
+				case mcpclient.EnvChangesWhatRuns(n):
+					r.fail(name, v, fmt.Sprintf("entry %q: env %s changes which program or code the command runs; it cannot be allowed", entry, n))
+				}
+			}
+		}
+		out = append(out, words)
 	}
 	return out
 }

@@ -115,3 +115,31 @@ func TestStdioCommands(t *testing.T) {
 		t.Fatalf("got %q %v, want %q", c.StdioCommands, err, want)
 	}
 }
+
+// An entry's env= word lists the variables a source running it may set; names that change
+// what a command runs cannot be listed, and a listing limit is read with its bounds.
+func TestStdioCommandEnvAndListLimits(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"TOOLGATE_STDIO_COMMANDS":       "npx -y @modelcontextprotocol/server-everything env=API_KEY:LOG_LEVEL,/opt/git",
+		"TOOLGATE_MAX_TOOLS_PER_SOURCE": "500", "TOOLGATE_MAX_LIST_BYTES": "1048576",
+	}))
+	want := [][]string{{"npx", "-y", "@modelcontextprotocol/server-everything", "env=API_KEY:LOG_LEVEL"}, {"/opt/git"}}
+	if err != nil || !reflect.DeepEqual(c.StdioCommands, want) || c.MaxToolsPerSrc != 500 || c.MaxListBytes != 1<<20 {
+		t.Fatalf("got %q %d %d %v", c.StdioCommands, c.MaxToolsPerSrc, c.MaxListBytes, err)
+	}
+	if c, err := Load(env(nil)); err != nil || c.MaxToolsPerSrc != 10_000 || c.MaxListBytes != 64<<20 {
+		t.Fatalf("defaults: %d %d %v", c.MaxToolsPerSrc, c.MaxListBytes, err)
+	}
+	for _, bad := range []map[string]string{
+		{"TOOLGATE_STDIO_COMMANDS": "npx env=NODE_OPTIONS"},
+		{"TOOLGATE_STDIO_COMMANDS": "npx env=PREFIX"},
+		{"TOOLGATE_STDIO_COMMANDS": "npx env=A-B"},
+		{"TOOLGATE_STDIO_COMMANDS": "env=API_KEY"},
+		{"TOOLGATE_MAX_TOOLS_PER_SOURCE": "0"},
+		{"TOOLGATE_MAX_LIST_BYTES": "100"},
+	} {
+		if _, err := Load(env(bad)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

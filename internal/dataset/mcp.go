@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -105,6 +107,11 @@ func ParseServers(r io.Reader) ([]MCPServer, error) {
 		if !exactVersionRE.MatchString(s.Package) {
 			bad("package %q: want an npm package with an exact version, like name@1.2.3", s.Package)
 		}
+		for _, name := range slices.Sorted(maps.Keys(s.Env)) {
+			if mcpclient.EnvChangesWhatRuns(name) {
+				bad("env %s changes which program or code the server runs", name)
+			}
+		}
 		if err := s.config().Validate(mcpclient.KindStdio); err != nil {
 			bad("%v", err)
 		} else if err := serverPolicy(s).Check(s.config()); err != nil {
@@ -117,10 +124,12 @@ func ParseServers(r io.Reader) ([]MCPServer, error) {
 	return servers, nil
 }
 
-// serverPolicy allows exactly the command line of s: the servers file is the operator's own
-// choice of programs, like TOOLGATE_STDIO_COMMANDS, and nothing else may start.
+// serverPolicy allows exactly the command line of s with the environment it sets: the
+// servers file is the operator's own choice of programs, like TOOLGATE_STDIO_COMMANDS, and
+// nothing else may start.
 func serverPolicy(s MCPServer) mcpclient.CommandPolicy {
-	return mcpclient.NewCommandPolicy([][]string{append([]string{s.Command}, s.Args...)})
+	return mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{
+		Words: append([]string{s.Command}, s.Args...), Env: slices.Sorted(maps.Keys(s.Env))})
 }
 
 // ServerListing is what one server listed: its tools, named, checked and sorted, and the
@@ -163,7 +172,7 @@ func ListServers(ctx context.Context, servers []MCPServer, timeout time.Duration
 
 func listServer(ctx context.Context, s MCPServer, timeout time.Duration) ServerListing {
 	l := ServerListing{Server: s}
-	tools, err := mcpclient.List(ctx, mcpclient.KindStdio, s.config(), timeout, serverPolicy(s))
+	tools, err := mcpclient.List(ctx, mcpclient.KindStdio, s.config(), timeout, mcpclient.Options{Commands: serverPolicy(s)})
 	if err != nil {
 		l.Err = &ServerError{Server: s.Name, Err: err}
 		return l

@@ -712,7 +712,7 @@ func TestInMemoryTransportAndStdioUpstream(t *testing.T) {
 	addSource(t, pool, "local", "mcp_stdio", map[string]any{
 		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{stdioUpstreamEnv: "1"},
 	}, upstreamTools())
-	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: mcpclient.NewCommandPolicy([][]string{{exe}})})
+	g := newGateway(t, pool, gateway.Options{CallTool: true, Commands: mcpclient.NewCommandPolicy([][]string{{exe, "env=" + stdioUpstreamEnv}})})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, ct := mcp.NewInMemoryTransports()

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,8 +43,42 @@ func ParseConfig(raw []byte) (Config, error) {
 	return cfg, nil
 }
 
-// MaxTools bounds one listing: a server that keeps paginating past it is broken or hostile.
-const MaxTools = 50_000
+// Limits bound what one listing of a server's tools may cost: an upstream decides how many
+// tools it lists, how large they are and whether its pagination ends, and a sync must end
+// in bounded time and memory whatever it decides. A listing over a limit fails (kind
+// Protocol), so the source's stored tools stay as they are.
+type Limits struct {
+	// MaxTools is the most tools a listing may hold (TOOLGATE_MAX_TOOLS_PER_SOURCE); 0:
+	// DefaultLimits.MaxTools.
+	MaxTools int
+	// MaxBytes is the most bytes toolgate reads from the server while listing
+	// (TOOLGATE_MAX_LIST_BYTES), counted on the wire, over all pages; 0:
+	// DefaultLimits.MaxBytes.
+	MaxBytes int64
+}
+
+// DefaultLimits are the limits of a listing when none are configured.
+var DefaultLimits = Limits{MaxTools: 10_000, MaxBytes: 64 << 20}
+
+// MaxPages bounds the tools/list pages of one listing, and a cursor the server already
+// gave ends the listing at once: a server whose cursors never end (or cycle) cannot keep
+// a sync going until its timeout with empty pages.
+const MaxPages = 1_000
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxTools <= 0 {
+		l.MaxTools = DefaultLimits.MaxTools
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultLimits.MaxBytes
+	}
+	return l
+}
+
+// ListTooLargeError is a listing over one of its Limits (or MaxPages).
+type ListTooLargeError struct{ Reason string }
+
+func (e *ListTooLargeError) Error() string { return "tool list too large: " + e.Reason }
 
 // Config is how to reach an MCP server; it is stored as a source's config column.
 // Command, Args and Env are for mcp_stdio, URL and Headers for mcp_http.
@@ -225,6 +260,9 @@ type Options struct {
 	NoRetries bool
 	// Commands are the programs an mcp_stdio source may start; the zero value allows none.
 	Commands CommandPolicy
+	// Limits bound a listing of the session's tools (Session.ListTools); the zero value is
+	// DefaultLimits.
+	Limits Limits
 }
 
 // Connect starts or reaches the server and completes the MCP initialization. The caller
@@ -250,6 +288,7 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 	var (
 		transport mcp.Transport
 		readErr   atomicErr
+		budget    = &byteBudget{}
 	)
 	switch kind {
 	case KindStdio:
@@ -259,13 +298,13 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 		// The server gets its own process group, so a terminal's Ctrl-C reaches toolgate,
 		// which then closes the session (and the server with its children) in order.
 		transport = watchedTransport{
-			Transport: &stdioTransport{cmd: cmd, terminate: 2 * time.Second},
+			Transport: &stdioTransport{cmd: cmd, terminate: 2 * time.Second, budget: budget},
 			readErr:   &readErr,
 		}
 	case KindHTTP:
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:             cfg.URL,
-			HTTPClient:           &http.Client{Transport: headerTransport{headers: cfg.Headers, base: http.DefaultTransport}},
+			HTTPClient:           &http.Client{Transport: headerTransport{headers: cfg.Headers, base: http.DefaultTransport, budget: budget}},
 			DisableStandaloneSSE: opts.ToolListChanged == nil,
 		}
 		if opts.NoRetries {
@@ -276,7 +315,7 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 	if err != nil {
 		return nil, cfg.Scrub(classify(ctx, "connect", err, readErr.get()))
 	}
-	return &Session{ClientSession: cs, readErr: &readErr, cfg: cfg}, nil
+	return &Session{ClientSession: cs, readErr: &readErr, cfg: cfg, limits: opts.Limits.withDefaults(), budget: budget}, nil
 }
 
 // stdioEnv is the environment of a stdio server: PATH and HOME from toolgate's (so that
@@ -295,10 +334,12 @@ func stdioEnv(extra map[string]string) []string {
 	return env
 }
 
-// headerTransport adds a source's configured headers to every request.
+// headerTransport adds a source's configured headers to every request, and counts the
+// bytes of every response body against the session's budget.
 type headerTransport struct {
 	headers map[string]string
 	base    http.RoundTripper
+	budget  *byteBudget
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -308,7 +349,47 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err == nil && t.budget != nil {
+		resp.Body = countedBody{ReadCloser: resp.Body, budget: t.budget}
+	}
+	return resp, err
+}
+
+// countedBody is a response body read against a byteBudget.
+type countedBody struct {
+	io.ReadCloser
+	budget *byteBudget
+}
+
+func (b countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if berr := b.budget.count(n); berr != nil {
+		return 0, berr
+	}
+	return n, err
+}
+
+// byteBudget counts the bytes read from a server. While a listing runs it has a limit, and
+// a read past it fails: the go-sdk reads a whole message (up to 16 MiB on stdio, a JSON
+// response over HTTP without any bound) before handing it over, so counting the decoded
+// tools afterwards would come too late.
+type byteBudget struct {
+	read    atomic.Int64
+	limit   atomic.Int64 // the count past which reads fail; 0: none
+	tripped atomic.Bool  // a read failed on the limit (the go-sdk may report it only as a lost response)
+}
+
+// errBudget is the read error of a listing over Limits.MaxBytes.
+var errBudget = errors.New("read limit of the listing reached")
+
+func (b *byteBudget) count(n int) error {
+	read := b.read.Add(int64(n))
+	if limit := b.limit.Load(); limit > 0 && read > limit {
+		b.tripped.Store(true)
+		return errBudget
+	}
+	return nil
 }
 
 // Session is an initialized MCP session with a server.
@@ -316,34 +397,63 @@ type Session struct {
 	*mcp.ClientSession
 	readErr *atomicErr
 	cfg     Config // for Scrub
+	limits  Limits
+	budget  *byteBudget
 }
 
 // ListTools lists every tool of the session's server, following pagination, converted to
 // catalog tools (not yet validated: the caller decides what to do with invalid ones).
+// The listing is bounded by the session's Limits and by MaxPages; past one it fails with
+// a *ListTooLargeError (in an *Error of kind Protocol). One listing at a time per session.
 func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
+	tooLarge := func(format string, args ...any) error {
+		return &Error{Kind: Protocol, Op: "list tools", Err: &ListTooLargeError{Reason: fmt.Sprintf(format, args...)}}
+	}
+	s.budget.tripped.Store(false)
+	s.budget.limit.Store(s.budget.read.Load() + s.limits.MaxBytes)
+	defer s.budget.limit.Store(0)
 	var tools []catalog.Tool
-	for t, err := range s.Tools(ctx, nil) {
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := s.ClientSession.ListTools(ctx, params)
 		if err != nil {
+			if s.budget.tripped.Load() {
+				return nil, tooLarge("more than %d bytes", s.limits.MaxBytes)
+			}
 			return nil, s.cfg.Scrub(classify(ctx, "list tools", err, s.readErr.get()))
 		}
-		if len(tools) == MaxTools {
-			return nil, &Error{Kind: Protocol, Op: "list tools", Err: fmt.Errorf("more than %d tools", MaxTools)}
+		if len(tools)+len(res.Tools) > s.limits.MaxTools {
+			return nil, tooLarge("more than %d tools (TOOLGATE_MAX_TOOLS_PER_SOURCE)", s.limits.MaxTools)
 		}
-		ct, err := convert(t)
-		if err != nil {
-			return nil, &Error{Kind: Protocol, Op: "list tools", Err: err}
+		for _, t := range res.Tools {
+			ct, err := convert(t)
+			if err != nil {
+				return nil, &Error{Kind: Protocol, Op: "list tools", Err: err}
+			}
+			tools = append(tools, ct)
 		}
-		tools = append(tools, ct)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, tooLarge("the server's pagination cursor repeats after %d pages", page)
+		}
+		if page == MaxPages {
+			return nil, tooLarge("more than %d pages", MaxPages)
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	return tools, nil
 }
 
 // List connects with cfg, lists the tools and closes the session, all within timeout; a
-// stdio source's command must be one commands allows.
-func List(ctx context.Context, kind db.SourceKind, cfg Config, timeout time.Duration, commands CommandPolicy) ([]catalog.Tool, error) {
+// stdio source's command must be one opts.Commands allows, and the listing is bounded by
+// opts.Limits.
+func List(ctx context.Context, kind db.SourceKind, cfg Config, timeout time.Duration, opts Options) ([]catalog.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cs, err := Connect(ctx, kind, cfg, Options{Commands: commands})
+	cs, err := Connect(ctx, kind, cfg, opts)
 	if err != nil {
 		return nil, err
 	}

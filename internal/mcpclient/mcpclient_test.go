@@ -48,7 +48,7 @@ func TestListFollowsPagination(t *testing.T) {
 	want := sampleTools(7)
 	for kind, srv := range transports(t, want, mcptest.Normal, 3) {
 		t.Run(string(kind), func(t *testing.T) {
-			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second, mcptest.Commands())
+			got, err := mcpclient.List(context.Background(), kind, srv.Config(), 20*time.Second, mcpclient.Options{Commands: mcptest.Commands()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,10 +131,11 @@ func TestFailures(t *testing.T) {
 		{"stdio crash mid-listing", mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 2).Config(), 10 * time.Second, mcpclient.Unreachable},
 		{"stdio garbage", mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), 10 * time.Second, mcpclient.Protocol},
 	}
-	commands := mcpclient.NewCommandPolicy([][]string{{os.Args[0]}, {"/nonexistent/mcp-server"}})
+	commands := mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{Words: []string{os.Args[0]}, Env: mcptest.EnvNames},
+		mcpclient.AllowedCommand{Words: []string{"/nonexistent/mcp-server"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout, commands)
+			got, err := mcpclient.List(context.Background(), c.kind, c.cfg, c.timeout, mcpclient.Options{Commands: commands})
 			if got != nil {
 				t.Errorf("got %d tools with an error", len(got))
 			}

@@ -26,6 +26,8 @@ type stdioTransport struct {
 	// terminate is how long Close waits for the server after closing its stdin, and again
 	// after SIGTERM, before SIGKILL.
 	terminate time.Duration
+	// budget counts the bytes read from the server's stdout (nil: not counted).
+	budget *byteBudget
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -55,7 +57,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	p := &serverProcess{cmd: t.cmd, stdin: stdinW, stdout: stdoutR, exited: exited, terminate: t.terminate}
-	return (&mcp.IOTransport{Reader: serverOutput{p}, Writer: p}).Connect(ctx)
+	return (&mcp.IOTransport{Reader: serverOutput{p: p, budget: t.budget}, Writer: p}).Connect(ctx)
 }
 
 // serverProcess is a running stdio server: its stdin, its stdout and its exit.
@@ -70,10 +72,23 @@ type serverProcess struct {
 // serverOutput reads the server's stdout. Closing it does nothing: the session closes the
 // server through its stdin (serverProcess.Close), as the MCP stdio transport specifies;
 // closing stdout first could kill a server with SIGPIPE in the middle of its last write.
-type serverOutput struct{ p *serverProcess }
+// Its bytes count against the session's budget: a read past the budget of a listing fails,
+// which ends the session.
+type serverOutput struct {
+	p      *serverProcess
+	budget *byteBudget
+}
 
-func (o serverOutput) Read(b []byte) (int, error) { return o.p.stdout.Read(b) }
-func (serverOutput) Close() error                 { return nil }
+func (o serverOutput) Read(b []byte) (int, error) {
+	n, err := o.p.stdout.Read(b)
+	if o.budget != nil {
+		if berr := o.budget.count(n); berr != nil {
+			return 0, berr
+		}
+	}
+	return n, err
+}
+func (serverOutput) Close() error { return nil }
 
 func (p *serverProcess) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 

@@ -36,7 +36,8 @@ func TestCloseEndsTheServersChildren(t *testing.T) {
 	cfg.Args = []string{"-c", `sleep 300 & echo $! > "$CHILD_PID_FILE"; exec "$0"`, cfg.Command}
 	cfg.Command = "/bin/sh"
 	ctx := context.Background()
-	s, err := mcpclient.Connect(ctx, mcpclient.KindStdio, cfg, mcpclient.Options{Commands: mcpclient.NewCommandPolicy([][]string{{"/bin/sh"}})})
+	s, err := mcpclient.Connect(ctx, mcpclient.KindStdio, cfg, mcpclient.Options{Commands: mcpclient.NewCommandPolicyOf(
+		mcpclient.AllowedCommand{Words: []string{"/bin/sh"}, Env: append([]string{"CHILD_PID_FILE"}, mcptest.EnvNames...)})})
 	if err != nil {
 		t.Fatal(err)
 	}

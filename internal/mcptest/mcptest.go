@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +36,20 @@ const (
 	Fail    Behavior = "fail"    // tools/list answers a JSON-RPC error
 	Garbage Behavior = "garbage" // writes non-JSON to stdout instead of speaking MCP (stdio only)
 	Held    Behavior = "held"    // tools/list answers once the test calls Release; till then the process outlives its stdin (stdio only)
+	// FailNUL: tools/list answers a JSON-RPC error whose message holds a NUL character and
+	// is FailNULLen bytes long, as a hostile server's may.
+	FailNUL Behavior = "fail_nul"
+	// LoopCursor: every tools/list page is empty and gives the same next cursor.
+	LoopCursor Behavior = "loop_cursor"
+	// EndlessCursor: every tools/list page is empty and gives a new next cursor.
+	EndlessCursor Behavior = "endless_cursor"
+	// EnvTools: the server lists one tool per variable of its own environment, named as
+	// the variable, with no value shown (stdio only).
+	EnvTools Behavior = "env_tools"
 )
+
+// FailNULLen is the length of the error message of FailNUL.
+const FailNULLen = 20_000
 
 const (
 	envTools    = "TOOLGATE_MCPTEST_TOOLS"
@@ -69,6 +83,13 @@ func NewServer(tools []catalog.Tool, b Behavior, pageSize int, stop <-chan struc
 					}
 				case b == Fail:
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"}
+				case b == FailNUL:
+					msg := "backend\x00down "
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg + strings.Repeat("x", FailNULLen-len(msg))}
+				case b == LoopCursor:
+					return &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: "again"}, nil
+				case b == EndlessCursor:
+					return &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: fmt.Sprintf("page-%d", n)}, nil
 				case b == Crash && n >= 2:
 					os.Exit(3)
 				}
@@ -181,10 +202,13 @@ func (s *Stdio) Config() mcpclient.Config {
 	}}
 }
 
+// EnvNames are the environment variables a Stdio server's config sets.
+var EnvNames = []string{envTools, envBehavior, envPageSize, envGate}
+
 // Commands is the stdio command policy that lets Stdio servers start: the test binary, with
-// any arguments.
+// any arguments and the variables of EnvNames.
 func Commands() mcpclient.CommandPolicy {
-	return mcpclient.NewCommandPolicy([][]string{{os.Args[0]}})
+	return mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{Words: []string{os.Args[0]}, Env: EnvNames})
 }
 
 // RunIfChild serves MCP over stdio and exits when the process was started as a stdio test
@@ -207,6 +231,13 @@ func RunIfChild() {
 	var tools []catalog.Tool
 	if err := json.Unmarshal(data, &tools); err != nil {
 		os.Exit(4)
+	}
+	if b == EnvTools {
+		tools = tools[:0]
+		for _, kv := range os.Environ() {
+			name, _, _ := strings.Cut(kv, "=")
+			tools = append(tools, catalog.Tool{Name: name, Description: "A variable of the server's environment.", InputSchema: json.RawMessage(`{"type":"object"}`)})
+		}
 	}
 	var pageSize int
 	fmt.Sscan(os.Getenv(envPageSize), &pageSize)

@@ -19,3 +19,26 @@ func Problem(s string) string {
 	}
 	return ""
 }
+
+// Storable makes s storable as PostgreSQL text (and as a jsonb string) and at most max
+// bytes long: invalid UTF-8 becomes U+FFFD, a NUL character the four characters `\x00`,
+// and a longer text is cut at a character boundary and ends in "…". It is for texts that
+// toolgate records but does not control, such as an upstream's error message: a record
+// that cannot be written is worse than an altered one. max <= 0 leaves the length alone.
+func Storable(s string, max int) string {
+	if Problem(s) != "" {
+		s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", `\x00`)
+	}
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	const ellipsis = "…"
+	cut := max - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if cut < 0 {
+		cut = 0
+	}
+	return s[:cut] + ellipsis
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/pgtext"
 )
 
 // SourceNotFoundError: the source to sync does not exist (any more).
@@ -57,6 +58,22 @@ type SyncReport struct {
 // source's stored command must still be one commands allows, or nothing is started and the
 // run fails with a *mcpclient.CommandNotAllowedError.
 func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, timeout time.Duration, commands mcpclient.CommandPolicy) (SyncReport, error) {
+	return SyncWith(ctx, pool, queue, sourceID, SyncOptions{Timeout: timeout, Commands: commands})
+}
+
+// SyncOptions are how one sync reaches and bounds its server.
+type SyncOptions struct {
+	// Timeout bounds connecting and listing (TOOLGATE_SYNC_TIMEOUT).
+	Timeout time.Duration
+	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS).
+	Commands mcpclient.CommandPolicy
+	// Limits bound the listing (TOOLGATE_MAX_TOOLS_PER_SOURCE, TOOLGATE_MAX_LIST_BYTES);
+	// the zero value is mcpclient.DefaultLimits.
+	Limits mcpclient.Limits
+}
+
+// SyncWith is Sync with every option, the listing's limits included.
+func SyncWith(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, opts SyncOptions) (SyncReport, error) {
 	q := db.New(pool)
 	rep := SyncReport{Skipped: []Skipped{}}
 	src, err := q.GetSourceByID(ctx, sourceID)
@@ -73,22 +90,28 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 	if rep.RunID, err = q.StartSyncRun(ctx, src.ID); err != nil {
 		return rep, err
 	}
+	finished := false
 	fail := func(err error) (SyncReport, error) {
-		msg := err.Error()
-		// The run is recorded even when ctx was cancelled (shutdown).
-		recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		skipped, _ := json.Marshal(rep.Skipped)
-		if ferr := q.FinishSyncRun(recCtx, db.FinishSyncRunParams{ID: rep.RunID, State: db.SyncFailed, Skipped: skipped, Error: &msg}); ferr != nil {
-			return rep, errors.Join(err, fmt.Errorf("record failed sync: %w", ferr))
-		}
-		return rep, fmt.Errorf("sync %s: %w", src.Name, err)
+		finished = true
+		return rep, recordFailure(ctx, q, src.Name, rep, err)
 	}
+	// A sync that dies midway (a panic in a follow-up, in the worker's goroutine) still
+	// ends its run: a run left 'running' would show as running until the periodic job
+	// abandons it minutes later. The panic goes on to the caller (River recovers it).
+	defer func() {
+		if finished {
+			return
+		}
+		if p := recover(); p != nil {
+			_ = recordFailure(ctx, q, src.Name, rep, fmt.Errorf("sync stopped: panic: %v", p))
+			panic(p)
+		}
+	}()
 	cfg, err := mcpclient.ParseConfig(src.Config)
 	if err != nil {
 		return fail(err)
 	}
-	listed, err := mcpclient.List(ctx, src.Kind, cfg, timeout, commands)
+	listed, err := mcpclient.List(ctx, src.Kind, cfg, opts.Timeout, mcpclient.Options{Commands: opts.Commands, Limits: opts.Limits})
 	if err != nil {
 		return fail(err)
 	}
@@ -97,10 +120,7 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 		if err != nil {
 			return err
 		}
-		rep.Skipped = rep.Skipped[:0]
-		for _, bad := range res.Invalid {
-			rep.Skipped = append(rep.Skipped, Skipped{Name: bad.Name, Reason: bad.Reason})
-		}
+		rep.Skipped = skippedOf(res.Invalid)
 		skipped, err := json.Marshal(rep.Skipped)
 		if err != nil {
 			return err
@@ -117,6 +137,7 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 	if err != nil {
 		return fail(err)
 	}
+	finished = true
 	// After the commit, outside the catalog's locks: the synced tools (created, changed,
 	// deleted, held back or reinstated) are searchable as they are now when the sync reports
 	// success. With nothing queued this is one short transaction.
@@ -124,6 +145,56 @@ func Sync(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int64, 
 		return rep, fmt.Errorf("sync %s: catalog stored, lexical index not updated yet: %w", src.Name, err)
 	}
 	return rep, nil
+}
+
+// MaxErrorLen bounds the error text a failed sync run records, in bytes: an upstream's
+// error message is recorded as part of it, and its length is the upstream's choice.
+const MaxErrorLen = 4096
+
+// maxReasonLen bounds the reason a skipped tool is recorded with.
+const maxReasonLen = 1024
+
+// skippedOf reports the tools Apply left out. Their names are the server's and may hold
+// anything (a NUL, invalid UTF-8, 100 kB): catalog.ReportName escapes and bounds them, so
+// that the record of the run can always be written.
+func skippedOf(invalid []*catalog.InvalidToolError) []Skipped {
+	out := make([]Skipped, 0, len(invalid))
+	for _, bad := range invalid {
+		out = append(out, Skipped{Name: catalog.ReportName(bad.Name), Reason: pgtext.Storable(bad.Reason, maxReasonLen)})
+	}
+	return out
+}
+
+// FailedError is a sync that failed and was recorded so. Its text is the recorded one:
+// storable and bounded (MaxErrorLen), whatever the upstream put in its error, since River
+// stores it too (the job's errors) and a text PostgreSQL refuses would fail that write.
+// Unwrap gives the original error.
+type FailedError struct {
+	Source string
+	Msg    string
+	Err    error
+}
+
+func (e *FailedError) Error() string { return "sync " + e.Source + ": " + e.Msg }
+func (e *FailedError) Unwrap() error { return e.Err }
+
+// recordFailure ends the run of rep as failed with err. The record is written even when
+// ctx was cancelled (shutdown), and it cannot fail on what it holds: the error text is
+// made storable and bounded, the skipped list is already (skippedOf). If the write still
+// fails (the database refused it for another reason), a fixed text is tried once more.
+func recordFailure(ctx context.Context, q *db.Queries, source string, rep SyncReport, err error) error {
+	msg := pgtext.Storable(err.Error(), MaxErrorLen)
+	recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	skipped, _ := json.Marshal(rep.Skipped)
+	ferr := q.FinishSyncRun(recCtx, db.FinishSyncRunParams{ID: rep.RunID, State: db.SyncFailed, Skipped: skipped, Error: &msg})
+	if ferr != nil {
+		fallback := "the sync failed, and its error could not be recorded: " + pgtext.Storable(ferr.Error(), MaxErrorLen/2)
+		if q.FinishSyncRun(recCtx, db.FinishSyncRunParams{ID: rep.RunID, State: db.SyncFailed, Skipped: []byte("[]"), Error: &fallback}) != nil {
+			return &FailedError{Source: source, Msg: msg + "; record failed sync: " + pgtext.Storable(ferr.Error(), MaxErrorLen), Err: errors.Join(err, ferr)}
+		}
+	}
+	return &FailedError{Source: source, Msg: msg, Err: err}
 }
 
 // AbandonSyncRuns marks failed the sync runs still 'running' more than after their start,

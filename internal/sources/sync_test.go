@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -178,11 +180,12 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 		cfg  mcpclient.Config
 		want mcpclient.ErrorKind
 	}{
-		"unreachable": {mcpclient.KindHTTP, mcpclient.Config{URL: "http://127.0.0.1:1/mcp"}, mcpclient.Unreachable},
-		"timeout":     {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Hang, 0).Config(), mcpclient.Timeout},
-		"crash":       {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 1).Config(), mcpclient.Unreachable},
-		"garbage":     {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), mcpclient.Protocol},
-		"error":       {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Fail, 0).Config(), mcpclient.Protocol},
+		"unreachable":   {mcpclient.KindHTTP, mcpclient.Config{URL: "http://127.0.0.1:1/mcp"}, mcpclient.Unreachable},
+		"timeout":       {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Hang, 0).Config(), mcpclient.Timeout},
+		"timeout stdio": {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Hang, 0).Config(), mcpclient.Timeout},
+		"crash":         {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Crash, 1).Config(), mcpclient.Unreachable},
+		"garbage":       {mcpclient.KindStdio, mcptest.NewStdio(t, tools, mcptest.Garbage, 0).Config(), mcpclient.Protocol},
+		"error":         {mcpclient.KindHTTP, mcptest.NewHTTP(t, tools, mcptest.Fail, 0).Config(), mcpclient.Protocol},
 	}
 	for name, f := range failing {
 		t.Run(name, func(t *testing.T) {
@@ -392,6 +395,192 @@ func TestSyncKeepsToolsWithServerNames(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantResult(t, rep, 0, 0, 0, 3, 0)
+		})
+	}
+}
+
+// A server listing a tool whose name holds a NUL character, next to one whose description
+// holds (as sent) invalid UTF-8, cannot stop the sync of its other tools: the bad ones are
+// skipped and reported with their names escaped, the run is recorded as succeeded. Before,
+// the NUL reached the run's skipped list, the write failed (SQLSTATE 22P05), and so did
+// the write recording the failure: the run stayed 'running' and nothing was imported.
+func TestSyncSkipsToolsWithUnstorableNames(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{
+		mcpTool("good_tool", "A good tool.", schemaQ),
+		mcpTool("nul\x00name", "Has a NUL in its name.", schemaQ),
+		mcpTool("bad_utf8", "Bad \xff\xfe text.", schemaQ),
+		mcpTool("nested", "Nested NUL key.", `{"type":"object","properties":{"a":{"type":"object","properties":{"k\u0000":{"type":"string"}}}}}`),
+	}
+	for kind, srv := range servers(t, tools) {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", kind, srv.Config(), false)
+			rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			if err != nil || run.State != "succeeded" {
+				t.Fatalf("run %+v %v", run, err)
+			}
+			if _, err := db.New(pool).GetToolByName(ctx, "srv__good_tool"); err != nil {
+				t.Fatalf("good_tool was not stored: %v", err)
+			}
+			var recorded []sources.Skipped
+			if err := json.Unmarshal(run.Skipped, &recorded); err != nil || !slices.Equal(recorded, rep.Skipped) {
+				t.Fatalf("recorded skipped %s, report %+v (%v)", run.Skipped, rep.Skipped, err)
+			}
+			names := map[string]string{}
+			for _, s := range rep.Skipped {
+				names[s.Name] = s.Reason
+			}
+			if _, ok := names[`"nul\x00name"`]; !ok {
+				t.Errorf("the NUL name is not reported escaped: %+v", rep.Skipped)
+			}
+			if _, ok := names["nested"]; !ok {
+				t.Errorf("the nested NUL key is not reported: %+v", rep.Skipped)
+			}
+			// Invalid UTF-8 does not survive JSON on the way (the go-sdk's encoder replaces
+			// it with U+FFFD): the tool is either stored with the replacement or skipped.
+			n, err := db.New(pool).CountToolsBySource(ctx, src.ID)
+			if err != nil || int(n)+len(rep.Skipped) != len(tools) {
+				t.Fatalf("%d tools stored, %d skipped (%v), want %d in all", n, len(rep.Skipped), err, len(tools))
+			}
+		})
+	}
+}
+
+// A sync failing with an error text PostgreSQL cannot store (the server's JSON-RPC error
+// holds a NUL) and longer than any record should hold is still recorded as failed, with
+// the text escaped and bounded; the source's tools stay. Before, recording the failure
+// failed too and the run stayed 'running'.
+func TestSyncRecordsUnstorableErrors(t *testing.T) {
+	t.Parallel()
+	tools := []catalog.Tool{mcpTool("a", "A.", schemaQ)}
+	for kind, bad := range map[db.SourceKind]testServer{
+		mcpclient.KindHTTP:  mcptest.NewHTTP(t, tools, mcptest.FailNUL, 0),
+		mcpclient.KindStdio: mcptest.NewStdio(t, tools, mcptest.FailNUL, 0),
+	} {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			good := servers(t, tools)[kind]
+			src := createSource(t, pool, "srv", kind, good.Config(), false)
+			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
+				t.Fatal(err)
+			}
+			setConfig(t, pool, src, bad.Config())
+			_, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			var me *mcpclient.Error
+			if !errors.As(err, &me) || me.Kind != mcpclient.Protocol {
+				t.Fatalf("got %v, want a protocol error", err)
+			}
+			if strings.ContainsRune(err.Error(), 0) || len(err.Error()) > sources.MaxErrorLen+100 {
+				t.Errorf("the returned error is not storable or not bounded (%d bytes)", len(err.Error()))
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			if err != nil || run.State != "failed" || run.Error == nil || run.FinishedAt == nil {
+				t.Fatalf("failed run not recorded: %+v %v", run, err)
+			}
+			if !strings.Contains(*run.Error, `backend\x00down`) || len(*run.Error) > sources.MaxErrorLen {
+				t.Errorf("recorded error (%d bytes): %.200q", len(*run.Error), *run.Error)
+			}
+			if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 1 {
+				t.Fatalf("tools after the failed sync: %d %v", n, err)
+			}
+		})
+	}
+}
+
+// panicQueue panics where a sync queues its follow-up work, as a bug there would.
+type panicQueue struct{}
+
+func (panicQueue) EnrichTx(context.Context, pgx.Tx, []int64) error { panic("queue exploded") }
+
+// A sync that dies midway (a panic) records its run as failed before the panic goes on.
+func TestSyncPanicRecordsFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	srv := mcptest.NewHTTP(t, []catalog.Tool{mcpTool("a", "A.", schemaQ)}, mcptest.Normal, 0)
+	src := createSource(t, pool, "srv", mcpclient.KindHTTP, srv.Config(), false)
+	func() {
+		defer func() {
+			if p := recover(); p != "queue exploded" {
+				t.Fatalf("recovered %v, want the queue's panic", p)
+			}
+		}()
+		_, _ = sources.Sync(ctx, pool, panicQueue{}, src.ID, timeout, mcptest.Commands())
+	}()
+	run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+	if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, "panic: queue exploded") {
+		t.Fatalf("run after a panic: %+v %v", run, err)
+	}
+	if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 0 {
+		t.Fatalf("tools after the panicked sync: %d %v", n, err)
+	}
+}
+
+// A listing past the configured limits (too many tools, too many bytes, a pagination that
+// never ends) fails in bounded time, is recorded as failed with the limit named, and leaves
+// the source's stored tools as they were; within the limits the same server syncs.
+func TestSyncBoundsHostileListings(t *testing.T) {
+	t.Parallel()
+	stored := []catalog.Tool{mcpTool("a", "A.", schemaQ)}
+	many := make([]catalog.Tool, 30)
+	for i := range many {
+		many[i] = mcpTool(fmt.Sprintf("t%02d", i), "Tool "+strings.Repeat("x", 4000), schemaQ) // about 4 kB each
+	}
+	cases := []struct {
+		name   string
+		kind   db.SourceKind
+		srv    testServer
+		limits mcpclient.Limits
+		want   string
+	}{
+		{"tools http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.Normal, 7), mcpclient.Limits{MaxTools: 20}, "more than 20 tools"},
+		{"tools stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.Normal, 7), mcpclient.Limits{MaxTools: 20}, "more than 20 tools"},
+		{"bytes one page http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.Normal, 0), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"bytes one page stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.Normal, 0), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"bytes pages http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.Normal, 2), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"bytes pages stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.Normal, 2), mcpclient.Limits{MaxBytes: 64 << 10}, "more than 65536 bytes"},
+		{"loop cursor http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.LoopCursor, 0), mcpclient.Limits{}, "cursor repeats"},
+		{"loop cursor stdio", mcpclient.KindStdio, mcptest.NewStdio(t, many, mcptest.LoopCursor, 0), mcpclient.Limits{}, "cursor repeats"},
+		{"endless cursor http", mcpclient.KindHTTP, mcptest.NewHTTP(t, many, mcptest.EndlessCursor, 0), mcpclient.Limits{}, fmt.Sprintf("more than %d pages", mcpclient.MaxPages)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", c.kind, servers(t, stored)[c.kind].Config(), false)
+			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
+				t.Fatal(err)
+			}
+			setConfig(t, pool, src, c.srv.Config())
+			start := time.Now()
+			_, err := sources.SyncWith(ctx, pool, rc, src.ID, sources.SyncOptions{Timeout: timeout, Commands: mcptest.Commands(), Limits: c.limits})
+			var large *mcpclient.ListTooLargeError
+			if !errors.As(err, &large) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a ListTooLargeError with %q", err, c.want)
+			}
+			if d := time.Since(start); d > timeout/2 {
+				t.Errorf("the bounded listing took %s", d)
+			}
+			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+			if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, c.want) {
+				t.Fatalf("run %+v %v", run, err)
+			}
+			if n, err := db.New(pool).CountToolsBySource(ctx, src.ID); err != nil || n != 1 {
+				t.Fatalf("tools after the refused listing: %d %v", n, err)
+			}
+			if c.limits != (mcpclient.Limits{}) { // within larger limits the same server syncs
+				rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+				if err != nil || rep.Result.Created != len(many) {
+					t.Fatalf("under the default limits: %+v %v", rep.Result, err)
+				}
+			}
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/syncwatch"
@@ -107,7 +108,8 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	// package's process (no t.Parallel), so every child of the test binary is one.
 	servers := func() []int { return mcptest.Descendants(os.Getpid()) }
 
-	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands())
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{
+		Words: []string{os.Args[0]}, Env: append([]string{"WATCH_TEST_GENERATION"}, mcptest.EnvNames...)}))
 	syncwatch.SetRescan(w, 100*time.Millisecond)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
