@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/pgtest"
 )
 
 // Short limits, and the generous bound within which a connection over one must be closed:
@@ -177,4 +178,32 @@ func TestServerCutsSlowClients(t *testing.T) {
 			t.Fatalf("got %d, want 431", resp.StatusCode)
 		}
 	})
+}
+
+// TestTrickledBodyIsATimeoutNotAFailure: the API answers a JSON body that does not arrive
+// within ReadTimeout with 408 request_timeout — the client's doing, not a 500 — on each
+// route that reads a body whole (JSON and catalog bodies).
+func TestTrickledBodyIsATimeoutNotAFailure(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	h := api.New(api.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Open: true})
+	addr := serveLimited(t, h)
+	for _, tc := range []struct{ method, path, ctype string }{
+		{"POST", "/v1/sources", "application/json"},
+		{"PUT", "/v1/sources/slow/tools", "application/x-ndjson"},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: %s\r\nContent-Length: 10000\r\n\r\n{", tc.method, tc.path, tc.ctype)
+		stop := make(chan struct{})
+		go trickle(conn, " ", stop)
+		got := waitClosed(t, conn)
+		close(stop)
+		conn.Close()
+		if !strings.HasPrefix(got, "HTTP/1.1 408") || !strings.Contains(got, `"code":"request_timeout"`) {
+			t.Errorf("%s %s with a trickled body: %q, want 408 request_timeout", tc.method, tc.path, got)
+		}
+	}
 }

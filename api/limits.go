@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -89,14 +90,23 @@ func (s *Server) checkCatalogTools(n int) error {
 }
 
 // readBody reads the request's body whole; past its route's limit (limitBody) it is 413
-// body_too_large.
+// body_too_large. A body that does not arrive in time (the server's read deadline,
+// TOOLGATE_HTTP_READ_TIMEOUT) is 408 request_timeout, and one the client cut short is 400:
+// both are the client's doing, not a failure of the server.
 func readBody(c echo.Context) ([]byte, error) {
 	body, err := io.ReadAll(c.Request().Body)
+	if err == nil {
+		return body, nil
+	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, bodyTooLarge(c.Request().Method, c.Path(), tooLarge.Limit)
 	}
-	return body, err
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return nil, &Error{Status: http.StatusRequestTimeout, Code: "request_timeout",
+			Message: "the request body did not arrive in time (TOOLGATE_HTTP_READ_TIMEOUT)"}
+	}
+	return nil, badRequest("body could not be read: %v", err)
 }
 
 // bodyTooLarge is the 413 of a body over its route's limit; the message names the limit.

