@@ -66,7 +66,7 @@ func TestKilledServeResumesItsWork(t *testing.T) {
 		// Timeouts a held job outlives until the kill, and a rescue threshold above them.
 		"TOOLGATE_ENRICH_TIMEOUT=6s", "TOOLGATE_REWEIGHT_TIMEOUT=6s", "TOOLGATE_SYNC_TIMEOUT=6s",
 		"TOOLGATE_JOB_TIMEOUT=2s", "TOOLGATE_RESCUE_AFTER=9s",
-		"TOOLGATE_STDIO_COMMANDS=" + stdio.Config().Command, // the test binary, serving MCP
+		"TOOLGATE_STDIO_COMMANDS=" + stdio.Config().Command + " env=" + strings.Join(mcptest.EnvNames, ":"), // the test binary, serving MCP
 	}
 	first := startServe(t, settings, "first")
 	waitFor(t, "the first serve to be ready", 60*time.Second, func() bool { return ready(base) })

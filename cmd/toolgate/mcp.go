@@ -63,6 +63,7 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		CallTimeout:         cfg.MCPCallTimeout,
 		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
 		SessionIdle:         cfg.MCPSessionIdle,
+		SessionsPerKey:      cfg.MCPSessionsPerKey,
 		LabelWindow:         cfg.MCPLabelWindow,
 		StreamWriteTimeout:  cfg.MCPStreamWriteTimeout,
 		StreamKeepAlive:     cfg.MCPStreamKeepAlive,

@@ -111,6 +111,9 @@ type Config struct {
 	// MCPStreamKeepAlive is TOOLGATE_MCP_STREAM_KEEPALIVE: the interval of the keep-alive
 	// comments of a standalone /mcp stream; negative ("off") sends none.
 	MCPStreamKeepAlive time.Duration
+	// MCPSessionsPerKey is TOOLGATE_MCP_SESSIONS_PER_KEY: the most sessions of one key an
+	// instance holds in memory (more set the least recently used ones aside).
+	MCPSessionsPerKey int
 	// Search tuning (see docs/search.md).
 	SearchK1            float64       // TOOLGATE_SEARCH_BM25_K1
 	SearchB             float64       // TOOLGATE_SEARCH_BM25_B
@@ -217,6 +220,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPLabelWindow:         r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute),
 		MCPStreamWriteTimeout:  r.duration("TOOLGATE_MCP_STREAM_WRITE_TIMEOUT", gateway.DefaultStreamWriteTimeout),
 		MCPStreamKeepAlive:     r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", gateway.DefaultStreamKeepAlive),
+		MCPSessionsPerKey:      r.integer("TOOLGATE_MCP_SESSIONS_PER_KEY", gateway.DefaultSessionsPerKey, 1, 100000),
 
 		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", sd.K1, 0, 10),
 		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", sd.B, 0, 1),

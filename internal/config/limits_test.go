@@ -55,18 +55,20 @@ func TestLimitSettings(t *testing.T) {
 	}
 }
 
-// TestMCPStreamSettings: the /mcp stream's write bound and keep-alive interval are read
-// from their settings, default to the gateway's, and the keep-alive can be turned off.
+// TestMCPStreamSettings: the /mcp stream's write bound and keep-alive interval and the
+// sessions a key holds in memory are read from their settings and default to the
+// gateway's; the keep-alive can be turned off.
 func TestMCPStreamSettings(t *testing.T) {
 	c, err := Load(env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MCPStreamWriteTimeout != gateway.DefaultStreamWriteTimeout || c.MCPStreamKeepAlive != gateway.DefaultStreamKeepAlive {
+	if c.MCPStreamWriteTimeout != gateway.DefaultStreamWriteTimeout || c.MCPStreamKeepAlive != gateway.DefaultStreamKeepAlive ||
+		c.MCPSessionsPerKey != gateway.DefaultSessionsPerKey {
 		t.Fatalf("defaults %v %v differ from the gateway's", c.MCPStreamWriteTimeout, c.MCPStreamKeepAlive)
 	}
-	c, err = Load(env(map[string]string{"TOOLGATE_MCP_STREAM_WRITE_TIMEOUT": "5s", "TOOLGATE_MCP_STREAM_KEEPALIVE": "off"}))
-	if err != nil || c.MCPStreamWriteTimeout != 5*time.Second || c.MCPStreamKeepAlive >= 0 {
+	c, err = Load(env(map[string]string{"TOOLGATE_MCP_STREAM_WRITE_TIMEOUT": "5s", "TOOLGATE_MCP_STREAM_KEEPALIVE": "off", "TOOLGATE_MCP_SESSIONS_PER_KEY": "10"}))
+	if err != nil || c.MCPStreamWriteTimeout != 5*time.Second || c.MCPStreamKeepAlive >= 0 || c.MCPSessionsPerKey != 10 {
 		t.Fatalf("got %v %v, %v", c.MCPStreamWriteTimeout, c.MCPStreamKeepAlive, err)
 	}
 	_, err = Load(env(map[string]string{"TOOLGATE_MCP_STREAM_WRITE_TIMEOUT": "soon"}))

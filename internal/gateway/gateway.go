@@ -78,6 +78,11 @@ type Options struct {
 	CallTimeout         time.Duration // whole proxied call (TOOLGATE_MCP_CALL_TIMEOUT)
 	UpstreamConcurrency int           // calls in flight per source (TOOLGATE_MCP_UPSTREAM_CONCURRENCY)
 	SessionIdle         time.Duration // idle time before a session leaves memory (TOOLGATE_MCP_SESSION_IDLE)
+	// SessionsPerKey is the most sessions of one API key (or of the keyless callers) an
+	// instance holds in memory (TOOLGATE_MCP_SESSIONS_PER_KEY); opening one more sets the
+	// key's least recently used one aside, to be rebuilt from its row when it is used again.
+	// Zero means DefaultSessionsPerKey.
+	SessionsPerKey int
 	// LabelWindow is how long after a find_tools a call of a tool it returned, in the same
 	// session, labels that search (TOOLGATE_MCP_LABEL_WINDOW); zero means
 	// DefaultLabelWindow, negative records no labels.
@@ -143,6 +148,9 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	if opts.SessionIdle <= 0 {
 		opts.SessionIdle = 30 * time.Minute
+	}
+	if opts.SessionsPerKey <= 0 {
+		opts.SessionsPerKey = DefaultSessionsPerKey
 	}
 	if opts.LabelWindow == 0 {
 		opts.LabelWindow = DefaultLabelWindow

@@ -909,3 +909,70 @@ func TestToolListedUnderItsFunctionName(t *testing.T) {
 		t.Errorf("a function name of no tool was called: %q", text(res))
 	}
 }
+
+// One key holds at most SessionsPerKey sessions in memory: opening more sets its least
+// recently used ones aside (not another key's), and a session set aside still works — its
+// next request rebuilds it from its row.
+func TestSessionsPerKeyInMemory(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{CallTool: true, SessionsPerKey: 2})
+	h := e.g.HTTPHandler()
+	a := serveGateway(t, h, &auth.Caller{Name: "a", KeyID: 1, Scope: auth.ScopeSearch}).URL
+	b := serveGateway(t, h, &auth.Caller{Name: "b", KeyID: 2, Scope: auth.ScopeSearch}).URL
+	other := connectHTTP(t, b)
+	var sessions []*client
+	for range 5 {
+		// A client whose standalone stream the server ends reconnects it (the go-sdk's
+		// default retries), which rebuilds its session.
+		sessions = append(sessions, connect(t, &mcp.StreamableClientTransport{Endpoint: a}))
+		if n := h.InMemoryOf(1); n > 2 {
+			t.Fatalf("key 1 holds %d sessions in memory, want at most 2", n)
+		}
+	}
+	if n := h.InMemoryOf(2); n != 1 {
+		t.Fatalf("key 2 holds %d sessions in memory, want its 1", n)
+	}
+	for i, c := range append(sessions, other) {
+		if out := find(t, c, "stock price of a company", 1); len(out.Tools) != 1 {
+			t.Fatalf("session %d: find_tools returned %+v", i, out.Tools)
+		}
+	}
+	if n := h.InMemoryOf(1); n > 2 {
+		t.Fatalf("after use, key 1 holds %d sessions in memory, want at most 2", n)
+	}
+}
+
+// Only initialize opens a session: a request without a session id that is anything else
+// (the go-sdk client probes with server/discover first) is 400 missing_session_id and
+// leaves nothing in memory, so one connecting client holds one session.
+func TestOnlyInitializeOpensASession(t *testing.T) {
+	t.Parallel()
+	e := setup(t, gateway.Options{})
+	h := e.g.HTTPHandler()
+	url := serveGateway(t, h, &auth.Caller{Name: "a", KeyID: 1, Scope: auth.ScopeSearch}).URL
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":"x"}}}`,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(string(msg), "only initialize opens a session") {
+			t.Errorf("%s: %d %q (session %q), want 400 and no session", body, resp.StatusCode, msg, resp.Header.Get("Mcp-Session-Id"))
+		}
+	}
+	if n := h.InMemory(); n != 0 {
+		t.Fatalf("%d sessions in memory after requests without a session id, want 0", n)
+	}
+	connectHTTP(t, url)
+	if n := h.InMemory(); n != 1 {
+		t.Fatalf("%d sessions in memory after one client connected, want 1", n)
+	}
+}

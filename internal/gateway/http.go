@@ -34,6 +34,10 @@ const (
 	protocolVersionHeader = "Mcp-Protocol-Version"
 	// maxRequestBody bounds one MCP request body (a tools/call with its arguments).
 	maxRequestBody = 4 << 20
+	// DefaultSessionsPerKey is the default of Options.SessionsPerKey. A session in memory
+	// holds its own MCP server, its bound tools' resolved schemas and a few goroutines
+	// (tens of KiB); a key opening sessions without end must not grow the process with them.
+	DefaultSessionsPerKey = 256
 )
 
 // HTTPHandler serves MCP over Streamable HTTP. It keeps its own session table instead of
@@ -146,8 +150,10 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
 	}
+	var method string
 	if r.Method == http.MethodPost {
-		if err := refuseBatch(r); err != nil {
+		var err error
+		if method, err = readMessage(r); err != nil {
 			return err
 		}
 	}
@@ -155,6 +161,14 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if id == "" {
 		if r.Method != http.MethodPost {
 			return &HTTPError{Status: http.StatusBadRequest, Code: "missing_session_id", Message: r.Method + " requires an " + sessionHeader + " header"}
+		}
+		// Only initialize opens a session, as the transport specification has it (a server
+		// that requires sessions answers 400 to any other request without one). Opening one
+		// for anything else (the go-sdk client probes with server/discover first) would keep
+		// a session no client can address in memory until it is idle.
+		if method != "initialize" {
+			return &HTTPError{Status: http.StatusBadRequest, Code: "missing_session_id",
+				Message: fmt.Sprintf("%q needs an %s header: only initialize opens a session", method, sessionHeader)}
 		}
 		hs, err := h.open(r.Context(), h.g.newSession(rand.Text(), caller, nil), nil)
 		if err != nil {
@@ -184,28 +198,34 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	return h.serveTransport(hs, w, r, caller)
 }
 
-// refuseBatch refuses a POST body that is a JSON array: a JSON-RPC batch. The protocol
-// dropped batches in 2025-06-18, but the SDK still runs them for older protocol versions
-// (and for a request without Mcp-Protocol-Version, taken as 2025-03-26), and a batch is
-// one HTTP request for the API key's rate limit however many calls it holds. The body is
-// read here (bounded by MaxBytesReader) and put back for the transport.
-func refuseBatch(r *http.Request) error {
+// readMessage reads a POST body, puts it back for the transport and returns its JSON-RPC
+// method ("" for a response or a body that is not a message, which the transport refuses).
+// It refuses a body that is a JSON array: a JSON-RPC batch. The protocol dropped batches in
+// 2025-06-18, but the SDK still runs them for older protocol versions (and for a request
+// without Mcp-Protocol-Version, taken as 2025-03-26), and a batch is one HTTP request for
+// the API key's rate limit however many calls it holds. The body is bounded by
+// MaxBytesReader.
+func readMessage(r *http.Request) (string, error) {
 	if r.Body == nil {
-		return nil
+		return "", nil
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		// the SDK transport's own refusals of a body it cannot read
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return &HTTPError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+			return "", &HTTPError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
 		}
-		return &HTTPError{Status: http.StatusBadRequest, Message: "failed to read body"}
+		return "", &HTTPError{Status: http.StatusBadRequest, Message: "failed to read body"}
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
-		return errBatch
+		return "", errBatch
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return nil
+	var msg struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	return msg.Method, nil
 }
 
 // serveTransport runs the SDK transport on r for caller. The request it sees
@@ -333,6 +353,7 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 	hs := &httpSession{s: s, transport: transport, ss: ss}
 	hs.lastUsed.Store(time.Now().UnixNano())
 	hs.lastTouch.Store(time.Now().UnixNano())
+	h.setAsideFor(keyID(s.owner))
 	h.sessions[s.id] = hs
 	go func() {
 		_ = ss.Wait()
@@ -343,6 +364,38 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 		h.mu.Unlock()
 	}()
 	return hs, nil
+}
+
+// setAsideFor makes room for one more session of key in memory: while the key holds
+// SessionsPerKey sessions, its least recently used stored one leaves memory. Its row
+// stays, so its client's next request rebuilds it (as after evictIdle). A session that has
+// not finished its initialize handshake has no row yet and would be lost: it is set aside
+// only when the key has nothing else in memory. h.mu is held.
+func (h *HTTPHandler) setAsideFor(key int64) {
+	older := func(a, b *httpSession) bool {
+		if as, bs := a.s.stored.Load(), b.s.stored.Load(); as != bs {
+			return as
+		}
+		return a.lastUsed.Load() < b.lastUsed.Load()
+	}
+	for {
+		var n int
+		var lru *httpSession
+		for _, hs := range h.sessions {
+			if keyID(hs.s.owner) != key {
+				continue
+			}
+			n++
+			if lru == nil || older(hs, lru) {
+				lru = hs
+			}
+		}
+		if n < h.g.opts.SessionsPerKey {
+			return
+		}
+		delete(h.sessions, lru.s.id)
+		go lru.ss.Close()
+	}
 }
 
 // evictIdle closes sessions idle longer than SessionIdle; h.mu is held. Their rows stay,
