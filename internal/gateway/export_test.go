@@ -10,15 +10,18 @@ func (h *HTTPHandler) InMemory() int {
 // WaitLabels waits for the implicit-label writes in flight (for tests).
 func (g *Gateway) WaitLabels() { g.labelWG.Wait() }
 
-// InMemoryOf is the number of sessions of key the handler holds in memory (for tests).
-func (h *HTTPHandler) InMemoryOf(key int64) int {
+// InMemoryOf is the number of sessions of key the handler holds in memory, and how many
+// of them are stored (for tests).
+func (h *HTTPHandler) InMemoryOf(key int64) (n, stored int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := 0
 	for _, hs := range h.sessions {
 		if keyID(hs.s.owner) == key {
 			n++
+			if hs.s.stored.Load() {
+				stored++
+			}
 		}
 	}
-	return n
+	return n, stored
 }

@@ -911,8 +911,9 @@ func TestToolListedUnderItsFunctionName(t *testing.T) {
 }
 
 // One key holds at most SessionsPerKey sessions in memory: opening more sets its least
-// recently used ones aside (not another key's), and a session set aside still works — its
-// next request rebuilds it from its row.
+// recently used initialized ones aside (not another key's), and a session set aside still
+// works — its next request rebuilds it from its row. A session still in its handshake is
+// never set aside: when all of a key's sessions are, a new one is refused (429).
 func TestSessionsPerKeyInMemory(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{CallTool: true, SessionsPerKey: 2})
@@ -920,25 +921,58 @@ func TestSessionsPerKeyInMemory(t *testing.T) {
 	a := serveGateway(t, h, &auth.Caller{Name: "a", KeyID: 1, Scope: auth.ScopeSearch}).URL
 	b := serveGateway(t, h, &auth.Caller{Name: "b", KeyID: 2, Scope: auth.ScopeSearch}).URL
 	other := connectHTTP(t, b)
+	stored := func(key int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for n, s := h.InMemoryOf(key); s < n; n, s = h.InMemoryOf(key) {
+			if time.Now().After(deadline) {
+				t.Fatalf("key %d: %d of %d sessions stored after 10 s", key, s, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	var sessions []*client
 	for range 5 {
+		stored(1) // the handshake ends with the row written, after the client's Connect returns
 		// A client whose standalone stream the server ends reconnects it (the go-sdk's
 		// default retries), which rebuilds its session.
 		sessions = append(sessions, connect(t, &mcp.StreamableClientTransport{Endpoint: a}))
-		if n := h.InMemoryOf(1); n > 2 {
+		if n, _ := h.InMemoryOf(1); n > 2 {
 			t.Fatalf("key 1 holds %d sessions in memory, want at most 2", n)
 		}
 	}
-	if n := h.InMemoryOf(2); n != 1 {
+	if n, _ := h.InMemoryOf(2); n != 1 {
 		t.Fatalf("key 2 holds %d sessions in memory, want its 1", n)
 	}
 	for i, c := range append(sessions, other) {
+		stored(1)
 		if out := find(t, c, "stock price of a company", 1); len(out.Tools) != 1 {
 			t.Fatalf("session %d: find_tools returned %+v", i, out.Tools)
 		}
 	}
-	if n := h.InMemoryOf(1); n > 2 {
+	if n, _ := h.InMemoryOf(1); n > 2 {
 		t.Fatalf("after use, key 1 holds %d sessions in memory, want at most 2", n)
+	}
+
+	// Two sessions of key 3 in their handshake (initialize answered, no initialized yet):
+	// a third initialize is 429 too_many_sessions, not the loss of one of them.
+	c := serveGateway(t, h, &auth.Caller{Name: "c", KeyID: 3, Scope: auth.ScopeSearch}).URL
+	initialize := func() int {
+		req, _ := http.NewRequest(http.MethodPost, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		if got := initialize(); got != want {
+			t.Fatalf("initialize %d of key 3: %d, want %d", i+1, got, want)
+		}
 	}
 }
 

@@ -171,6 +171,9 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 				Message: fmt.Sprintf("%q needs an %s header: only initialize opens a session", method, sessionHeader)}
 		}
 		hs, err := h.open(r.Context(), h.g.newSession(rand.Text(), caller, nil), nil)
+		if errors.Is(err, errTooManySessions) {
+			return err
+		}
 		if err != nil {
 			return &HTTPError{Status: http.StatusInternalServerError, Message: "could not open session", Err: err}
 		}
@@ -281,6 +284,8 @@ func withTraceHeader(r *http.Request) *http.Request {
 var (
 	errSessionNotFound = &HTTPError{Status: http.StatusNotFound, Code: "session_not_found",
 		Message: "session not found: it ended or expired; initialize a new one"}
+	errTooManySessions = &HTTPError{Status: http.StatusTooManyRequests, Code: "too_many_sessions",
+		Message: "this API key has as many sessions opening at once as this server holds for a key (TOOLGATE_MCP_SESSIONS_PER_KEY); try again shortly"}
 	errSessionCaller = &HTTPError{Status: http.StatusForbidden, Code: "forbidden", Message: "session belongs to another API key"}
 	errBatch         = &HTTPError{Status: http.StatusBadRequest, Code: "batch_not_supported",
 		Message: "JSON-RPC batches are not supported: send one message per request"}
@@ -325,6 +330,9 @@ func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller
 	s := h.g.newSession(id, caller, bound)
 	s.stored.Store(true)
 	hs, err := h.connect(ctx, s, &state)
+	if errors.Is(err, errTooManySessions) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not rebuild session", Err: err}
 	}
@@ -342,6 +350,9 @@ func (h *HTTPHandler) open(ctx context.Context, s *session, state *mcp.ServerSes
 
 // connect starts the server side of a session and registers it; h.mu is held.
 func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.ServerSessionState) (*httpSession, error) {
+	if err := h.setAsideFor(keyID(s.owner)); err != nil {
+		return nil, err
+	}
 	transport := &mcp.StreamableServerTransport{SessionID: s.id}
 	// The session outlives the request that opened it, and so must not carry its span:
 	// methods get their parent from the request carrying them (traceParent).
@@ -353,7 +364,6 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 	hs := &httpSession{s: s, transport: transport, ss: ss}
 	hs.lastUsed.Store(time.Now().UnixNano())
 	hs.lastTouch.Store(time.Now().UnixNano())
-	h.setAsideFor(keyID(s.owner))
 	h.sessions[s.id] = hs
 	go func() {
 		_ = ss.Wait()
@@ -369,15 +379,10 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 // setAsideFor makes room for one more session of key in memory: while the key holds
 // SessionsPerKey sessions, its least recently used stored one leaves memory. Its row
 // stays, so its client's next request rebuilds it (as after evictIdle). A session that has
-// not finished its initialize handshake has no row yet and would be lost: it is set aside
-// only when the key has nothing else in memory. h.mu is held.
-func (h *HTTPHandler) setAsideFor(key int64) {
-	older := func(a, b *httpSession) bool {
-		if as, bs := a.s.stored.Load(), b.s.stored.Load(); as != bs {
-			return as
-		}
-		return a.lastUsed.Load() < b.lastUsed.Load()
-	}
+// not finished its initialize handshake has no row yet and would be lost, so it is never
+// set aside: when all the key's sessions are such, the new one is refused (429
+// too_many_sessions) and its client may try again once they are initialized. h.mu is held.
+func (h *HTTPHandler) setAsideFor(key int64) error {
 	for {
 		var n int
 		var lru *httpSession
@@ -386,12 +391,15 @@ func (h *HTTPHandler) setAsideFor(key int64) {
 				continue
 			}
 			n++
-			if lru == nil || older(hs, lru) {
+			if hs.s.stored.Load() && (lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load()) {
 				lru = hs
 			}
 		}
 		if n < h.g.opts.SessionsPerKey {
-			return
+			return nil
+		}
+		if lru == nil {
+			return errTooManySessions
 		}
 		delete(h.sessions, lru.s.id)
 		go lru.ss.Close()
