@@ -166,7 +166,12 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 		// that requires sessions answers 400 to any other request without one). Opening one
 		// for anything else (the go-sdk client probes with server/discover first) would keep
 		// a session no client can address in memory until it is idle.
-		if method != "initialize" {
+		switch method {
+		case "initialize":
+		case "":
+			return &HTTPError{Status: http.StatusBadRequest, Code: "invalid_request",
+				Message: "the body is not a JSON-RPC request: a POST without an " + sessionHeader + " header must be initialize"}
+		default:
 			return &HTTPError{Status: http.StatusBadRequest, Code: "missing_session_id",
 				Message: fmt.Sprintf("%q needs an %s header: only initialize opens a session", method, sessionHeader)}
 		}
