@@ -50,9 +50,9 @@ const (
 	ArmCandidate = db.ArmCandidate
 )
 
-// Bucket is toolgate_ab_bucket(experiment, unit) (migration 0016): the first 52 bits of
-// SHA-256(experiment || ':' || unit) as a number in [0, 1), exact in a float64. A unit
-// whose bucket is below the experiment's share is in the candidate arm.
+// Bucket is toolgate_ab_bucket(experiment, unit) (sql/functions/experiments.sql): the first
+// 52 bits of SHA-256(experiment || ':' || unit) as a number in [0, 1), exact in a float64. A
+// unit whose bucket is below the experiment's share is in the candidate arm.
 func Bucket(experimentID int64, unit string) float64 {
 	sum := sha256.Sum256([]byte(strconv.FormatInt(experimentID, 10) + ":" + unit))
 	return float64(binary.BigEndian.Uint64(sum[:8])>>12) / (1 << 52)
@@ -262,10 +262,10 @@ func Stop(ctx context.Context, pool *pgxpool.Pool, name string) (Experiment, err
 
 // Estimate is a metric's value with its standard error and 95% confidence interval (normal
 // approximation, value ± 1.96·SE). In an arm, the standard error is clustered by unit
-// (profile_experiment_arms, migration 0016): the searches of a session (or key) are all in
-// one arm and alike, so the unit, not the search, is the independent observation. Value is
-// nil without observations, SE and CI95 below two units (for the mean rank, two units with a
-// labelled search).
+// (profile_experiment_arms, sql/functions/experiments.sql): the searches of a session (or
+// key) are all in one arm and alike, so the unit, not the search, is the independent
+// observation. Value is nil without observations, SE and CI95 below two units (for the mean
+// rank, two units with a labelled search).
 type Estimate struct {
 	Value *float64    `json:"value"`
 	SE    *float64    `json:"se"`

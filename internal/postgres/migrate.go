@@ -81,10 +81,15 @@ func MigrateUp(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	defer done()
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+	err = m.Up()
+	if err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate up: %w", err)
 	}
-	if err := applyFunctions(ctx, pool); err != nil {
+	// A migration that ran may have made an older copy of a function or view whose live
+	// definition is in sql/functions (a migration is history and keeps creating what it
+	// created, for example 0016 after a migrate down to 0015 and up again): then every file
+	// is applied again, changed or not.
+	if err := applyFunctions(ctx, pool, err == nil); err != nil {
 		return err
 	}
 	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
@@ -178,11 +183,13 @@ func isUndefinedTable(err error) bool {
 }
 
 // applyFunctions runs every file of sql/functions whose content differs from the one last
-// applied (schema_functions), each in its own transaction with its record. Concurrent
-// callers serialize on an advisory lock and the later ones find nothing to do. A file left
-// unchanged is not run again, so a process start takes no lock on the tables its triggers
+// applied (schema_functions), or every file when all is set, each in its own transaction
+// with its record. Files run in name order, so a file may use only the tables and its own
+// functions (or those of a file sorting before it). Concurrent callers serialize on an
+// advisory lock and the later ones find nothing to do. A file left unchanged is not run
+// again, so a process start that migrates nothing takes no lock on the tables its triggers
 // are on.
-func applyFunctions(ctx context.Context, pool *pgxpool.Pool) error {
+func applyFunctions(ctx context.Context, pool *pgxpool.Pool, all bool) error {
 	entries, err := fs.ReadDir(functions.FS, ".")
 	if err != nil {
 		return err
@@ -206,7 +213,7 @@ func applyFunctions(ctx context.Context, pool *pgxpool.Pool) error {
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
-			if applied == digest {
+			if applied == digest && !all {
 				return nil
 			}
 			// Raw SQL: the file is this binary's own embedded schema code.

@@ -112,3 +112,30 @@ func TestFunctionFilesAppliedOnlyWhenChanged(t *testing.T) {
 		t.Fatal("a changed lexical.sql was not applied again")
 	}
 }
+
+// A migration that runs may re-create an older copy of what sql/functions defines (a released
+// migration keeps creating what it created): after any migration every file is applied again,
+// so the live definitions win. Here a function is left with another body, which only the
+// file can restore, and one migration is run down and up.
+func TestFunctionFilesAppliedAgainAfterAMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(ctx, `CREATE OR REPLACE FUNCTION toolgate_name_key(s text) RETURNS text
+		LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$ SELECT 'stale' $$`); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateDownTo(ctx, pool, postgres.LatestVersion()-1); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	if err := pool.QueryRow(ctx, `SELECT toolgate_name_key('getWeather')`).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	if key != "get weather" {
+		t.Fatalf("toolgate_name_key('getWeather') = %q after a migration: sql/functions was not applied again", key)
+	}
+}

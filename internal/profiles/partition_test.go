@@ -14,7 +14,8 @@ import (
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
-// partition describes a vector set's partition of tool_vectors (migration 0008).
+// partition describes a vector set's partition of tool_vectors (migration 0008,
+// sql/functions/partitions.sql).
 type partition struct {
 	exists, attached, hnsw bool
 }

@@ -1,8 +1,8 @@
 -- The lexical index: how it is written (docs/search.md#the-lexical-index).
 --
 -- Applied after the migrations by internal/postgres.MigrateUp, whole, whenever its content
--- changed: every statement here must be re-runnable (CREATE OR REPLACE). The tables are made
--- by the migrations (0004, 0011).
+-- changed or a migration ran: every statement here must be re-runnable (CREATE OR REPLACE).
+-- The tables are made by the migrations (0004, 0011).
 --
 -- The lexical document of a tool is one weighted tsvector (english configuration), stored as
 -- parallel arrays of its sorted lexemes and their weighted term frequencies:
@@ -34,6 +34,29 @@
 --      search.DefaultSettings, and the average document length at write time) that only chooses a term's candidates; scores are
 --      computed exactly at search time. When the average length drifts, the indexer
 --      recomputes every impact (toolgate_search_reimpact, in batches).
+
+-- The name key: a tool name (or a query) as lower-case words separated by one space;
+-- camelCase, snake_case, kebab-case and the `__` namespace separator all split. Its Go twin is
+-- search.nameKey (internal/search/names.go; TestNameKeyMatchesSQL runs both on the same cases).
+-- No index expression or generated column uses it, but the index stores its results
+-- (search_docs.name_keys and the name words of every document): a change here must be
+-- followed by a rebuild of the index (queue every tool into search_queue) in the same release.
+-- Migration 0004 made the first copy, which its own triggers needed; this is the live one.
+CREATE OR REPLACE FUNCTION toolgate_name_key(s text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+    SELECT btrim(lower(regexp_replace(
+        regexp_replace(s, '([a-z0-9])([A-Z])', '\1 \2', 'g'),
+        '[^A-Za-z0-9]+', ' ', 'g')))
+$$;
+
+-- The field weights: the weight of a tsvector field label (A to D, above) in a lexeme's term
+-- frequency. Like the name key, its results are stored (search_docs.tfs and doc_len, the
+-- postings' impacts, search_corpus.total_len): a change needs the same rebuild. Migration
+-- 0004 made the first copy; this is the live one.
+CREATE OR REPLACE FUNCTION toolgate_field_weight(label text) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE label WHEN 'A' THEN 3.0 WHEN 'B' THEN 2.0 WHEN 'C' THEN 1.0 ELSE 0.5 END::real
+$$;
 
 -- BM25 term weight of a posting with the default k1 = 1.2 and b = 0.75 (their home is
 -- search.DefaultSettings; internal/lexical's TestImpactUsesDefaultBM25 keeps these equal).
