@@ -15,6 +15,7 @@ import (
 	tgcatalog "github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
@@ -22,7 +23,7 @@ import (
 	"github.com/toolgate/toolgate/jobs"
 )
 
-// corpus is the lexical index recomputed in Go from the tools' tsvector documents alone.
+// corpus is the lexical index recomputed in Go from the tools' documents alone.
 type corpus struct {
 	tf    map[int64]map[string]float64 // tool -> lexeme -> weighted term frequency
 	dl    map[int64]float64
@@ -30,28 +31,16 @@ type corpus struct {
 	total float64
 }
 
-var fieldWeight = map[string]float64{"A": 3, "B": 2, "C": 1, "D": 0.5}
-
+// readCorpus reads every searchable tool's document through toolgate_search_document
+// (sql/functions/lexical.sql), the function the indexer writes search_docs with, so the
+// reference has the product's definition of a document (its fields, component kinds and
+// weights) and cannot drift from it. It is computed now from the tools and components, not
+// read from the index's rows: what the reference checks is the rest, the index's document
+// frequencies, corpus totals, impacts and candidates, and the BM25 scoring of the search.
 func readCorpus(t *testing.T, pool *pgxpool.Pool) corpus {
 	t.Helper()
-	// The document as the indexer builds it (sql/functions/lexical.sql), straight from the
-	// tools and components, not from the index's own rows.
-	rows, err := pool.Query(context.Background(), `
-		SELECT d.tool_id, u.lexeme, u.weights
-		FROM tools t
-		CROSS JOIN LATERAL (
-		    SELECT t.id AS tool_id,
-		           setweight(to_tsvector('english', toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
-		        || setweight(to_tsvector('english', coalesce((SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal)
-		               FROM tool_components c WHERE c.tool_id = t.id
-		               AND c.kind IN ('question', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
-		        || setweight(to_tsvector('english', t.description || ' ' || coalesce((SELECT string_agg(c.text, ' ' ORDER BY c.ordinal)
-		               FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
-		        || setweight(to_tsvector('english', coalesce((SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
-		               FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
-		                                    THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D') AS doc
-		) d, unnest(d.doc) u
-		WHERE t.enabled AND t.review_state = 'approved'`)
+	rows, err := pool.Query(context.Background(),
+		`SELECT tool_id, lexemes, tfs FROM toolgate_search_document(ARRAY(SELECT id FROM tools))`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,22 +48,20 @@ func readCorpus(t *testing.T, pool *pgxpool.Pool) corpus {
 	c := corpus{tf: map[int64]map[string]float64{}, dl: map[int64]float64{}, df: map[string]int{}}
 	for rows.Next() {
 		var id int64
-		var lexeme string
-		var weights []string
-		if err := rows.Scan(&id, &lexeme, &weights); err != nil {
+		var lexemes []string
+		var tfs []float32
+		if err := rows.Scan(&id, &lexemes, &tfs); err != nil {
 			t.Fatal(err)
 		}
-		var tf float64
-		for _, w := range weights {
-			tf += fieldWeight[w]
+		c.tf[id] = map[string]float64{}
+		c.dl[id] = 0 // a document without lexemes still counts in N
+		for i, lexeme := range lexemes {
+			tf := float64(tfs[i])
+			c.tf[id][lexeme] = tf
+			c.dl[id] += tf
+			c.df[lexeme]++
+			c.total += tf
 		}
-		if c.tf[id] == nil {
-			c.tf[id] = map[string]float64{}
-		}
-		c.tf[id][lexeme] = tf
-		c.dl[id] += tf
-		c.df[lexeme]++
-		c.total += tf
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -104,6 +91,34 @@ func TestBM25MatchesReference(t *testing.T) {
 	queries := []string{"latest stock price", "currency amount convert", "email a customer an invoice", "news about the company", "ticker symbol"}
 	checkBM25(t, pool, search.DefaultSettings(), queries)
 	checkBM25(t, pool, search.Settings{K1: 2.0, B: 0.3, KRRF: 60, WeightLexical: 1, WeightVector: 1, EfSearch: 40, Candidates: 50, Postings: 200}, queries)
+}
+
+// The queries observed for a tool (internal/observed) are part of its document, in field B:
+// the reference reads them as the indexer does, and the search finds the tool by them with the
+// reference's score.
+func TestBM25ReferenceIncludesObservedQueries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, ids := setup(t)
+	id := ids["beta__get_weather"]
+	svc := &enrich.Service{Pool: pool, Embedder: testEmbedder}
+	if _, err := svc.SetObserved(ctx, id, []string{"zeppelin airship forecast"}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, pool)
+	c := readCorpus(t, pool)
+	// "forecast" is in the description too (field C, weight 1)
+	for lexeme, want := range map[string]float64{"zeppelin": 2, "airship": 2, "forecast": 3} {
+		if got := c.tf[id][lexeme]; got != want {
+			t.Errorf("reference tf of %q in get_weather = %v, want %v (observed queries weigh as field B)", lexeme, got, want)
+		}
+	}
+	checkBM25(t, pool, search.DefaultSettings(), []string{"zeppelin", "airship forecast"})
+	resp := mustSearch(t, ctx, search.New(pool, testEmbedder, search.DefaultSettings(), discard()),
+		search.Request{Query: "zeppelin", Mode: search.ModeLexical, K: 5})
+	if len(resp.Results) != 1 || resp.Results[0].Name != "beta__get_weather" {
+		t.Fatalf("lexical search for an observed word: %+v, want beta__get_weather alone", resp.Results)
+	}
 }
 
 // checkBM25 runs each query in lexical mode with k = 100 and compares the ranking and every

@@ -1,8 +1,11 @@
 package search
 
 import (
+	"context"
 	"slices"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/pgtest"
 )
 
 func TestNameKeys(t *testing.T) {
@@ -30,8 +33,44 @@ func TestNameKeys(t *testing.T) {
 	}
 }
 
+// nameKey is the Go twin of toolgate_name_key (sql/functions/lexical.sql): the index stores
+// the SQL keys and the search compares the Go keys of a query with them, so both must agree on
+// every input. Each case runs through PostgreSQL's function and Go's.
 func TestNameKeyMatchesSQL(t *testing.T) {
-	// the cases of toolgate_name_key (migrations/0004_search.up.sql)
+	t.Parallel()
+	cases := []string{
+		"acme__get_weather", "sendEmail", "HTTPServer2Go", "  --a--b--  ", "Ünïcode_name",
+		"", "get weather", "files.read", "list-files", "a1B2C", "aBcD", "getURLForID",
+		"ALLCAPS", "snake_case_name", "kebab-case-name", "mixed_Case-andCamel", "tab\tand\nnewline",
+		"éclair_getÉtat", "x__y__z", "123abc", "abc123Def", "__leading", "trailing__",
+		"日本語ツール_run", "emoji🙂Tool", "ÀÉÎõü", "ß_straße", "dot.separated.name", "a  b",
+	}
+	pool := pgtest.NewPool(t)
+	rows, err := pool.Query(context.Background(),
+		`SELECT c, toolgate_name_key(c) FROM unnest($1::text[]) AS c`, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for rows.Next() {
+		var in, key string
+		if err := rows.Scan(&in, &key); err != nil {
+			t.Fatal(err)
+		}
+		got[in] = key
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(cases) {
+		t.Fatalf("PostgreSQL answered %d of %d cases", len(got), len(cases))
+	}
+	for _, in := range cases {
+		if nameKey(in) != got[in] {
+			t.Errorf("name key of %q: Go %q, PostgreSQL %q", in, nameKey(in), got[in])
+		}
+	}
+	// and a few by hand, so a change both sides share is still seen
 	for in, want := range map[string]string{
 		"acme__get_weather": "acme get weather",
 		"sendEmail":         "send email",
@@ -39,8 +78,8 @@ func TestNameKeyMatchesSQL(t *testing.T) {
 		"  --a--b--  ":      "a b",
 		"Ünïcode_name":      "n code name",
 	} {
-		if got := nameKey(in); got != want {
-			t.Errorf("nameKey(%q) = %q, want %q", in, got, want)
+		if got[in] != want {
+			t.Errorf("toolgate_name_key(%q) = %q, want %q", in, got[in], want)
 		}
 	}
 }
