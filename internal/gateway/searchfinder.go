@@ -23,6 +23,8 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	if mode == "" {
 		mode = search.ModeHybrid
 	}
+	// find_tools reads the typed tool whatever the format; raw is asked for because the
+	// retrieval log records the format, and it has always said raw for find_tools.
 	resp, err := f.Search.Search(ctx, q.Caller, search.Request{
 		Query: q.Query, K: q.Limit, Mode: mode, Format: search.FormatRaw, SessionID: q.SessionID,
 	})
