@@ -1,10 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -23,6 +23,8 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	if mode == "" {
 		mode = search.ModeHybrid
 	}
+	// find_tools reads the typed tool whatever the format; raw is asked for because the
+	// retrieval log records the format, and it has always said raw for find_tools.
 	resp, err := f.Search.Search(ctx, q.Caller, search.Request{
 		Query: q.Query, K: q.Limit, Mode: mode, Format: search.FormatRaw, SessionID: q.SessionID,
 	})
@@ -35,35 +37,44 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	}
 	out := FindResult{SearchID: resp.SearchID, Tools: make([]FoundTool, 0, len(resp.Results))}
 	for _, r := range resp.Results {
-		var raw struct {
-			Name         string          `json:"name"`
-			OriginalName string          `json:"original_name"`
-			Source       string          `json:"source"`
-			Title        *string         `json:"title"`
-			Description  string          `json:"description"`
-			InputSchema  json.RawMessage `json:"input_schema"`
-			OutputSchema json.RawMessage `json:"output_schema"`
-			Annotations  json.RawMessage `json:"annotations"`
-		}
-		if err := json.Unmarshal(r.Tool, &raw); err != nil {
-			return FindResult{}, fmt.Errorf("decode search result %s: %w", r.Name, err)
-		}
-		t := FoundTool{
-			Name: raw.Name, SourceName: raw.Source, OriginalName: raw.OriginalName, Description: raw.Description,
-			InputSchema: raw.InputSchema, OutputSchema: nonNull(raw.OutputSchema), Annotations: nonNull(raw.Annotations),
-			Version: r.Version,
-		}
-		if raw.Title != nil {
-			t.Title = *raw.Title
-		}
-		out.Tools = append(out.Tools, t)
+		out.Tools = append(out.Tools, foundTool(r))
 	}
 	return out, nil
 }
 
-func nonNull(m json.RawMessage) json.RawMessage {
-	if string(m) == "null" {
+// foundTool is the tool of a search result as find_tools serves it: named by its namespaced
+// name, without a title when it has none.
+func foundTool(r search.Result) FoundTool {
+	t := r.Tool
+	found := FoundTool{
+		Name: t.Name, SourceName: t.Source, OriginalName: t.OriginalName, Description: t.Description,
+		InputSchema: encoded(t.InputSchema), OutputSchema: optional(t.OutputSchema), Annotations: optional(t.Annotations),
+		Version: r.Version,
+	}
+	if t.Title != nil {
+		found.Title = *t.Title
+	}
+	return found
+}
+
+// encoded is m as a JSON encoder writes it (compact, with <, > and & escaped; null when m is
+// empty), the bytes find_tools has always served.
+func encoded(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return json.RawMessage("null")
+	}
+	var compact, out bytes.Buffer
+	if err := json.Compact(&compact, m); err != nil {
+		return m // never: the catalog stores these as jsonb
+	}
+	json.HTMLEscape(&out, compact.Bytes())
+	return out.Bytes()
+}
+
+// optional is m encoded, or nil when the tool has none.
+func optional(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 || string(m) == "null" {
 		return nil
 	}
-	return m
+	return encoded(m)
 }

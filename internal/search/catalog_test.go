@@ -259,8 +259,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func mustJSON(t *testing.T, raw json.RawMessage) map[string]any {
+// mustJSON is the JSON object v marshals to.
+func mustJSON(t *testing.T, v any) map[string]any {
 	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)

@@ -62,9 +62,7 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 	dbMs := ms(time.Since(start))
 	resp := pr.response(rows[0])
 	resp.SearchID = 0 // the replica's statement writes no row: the primary gives the id below
-	if err := s.fill(ctx, &resp, pr, rows); err != nil {
-		return Response{}, fmt.Errorf("search: %w", err)
-	}
+	s.fill(ctx, &resp, pr, rows)
 	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
 	if err != nil {
 		return Response{}, err

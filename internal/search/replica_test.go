@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func TestSearchOnReadReplica(t *testing.T) {
 			continue
 		}
 		for i := range got.Results {
-			if got.Results[i].Score != want.Results[i].Score || string(got.Results[i].Tool) != string(want.Results[i].Tool) {
+			if got.Results[i].Score != want.Results[i].Score || !reflect.DeepEqual(got.Results[i].Tool, want.Results[i].Tool) {
 				t.Errorf("%q result %d: replica %+v, primary %+v", r.Query, i, got.Results[i], want.Results[i])
 			}
 		}

@@ -28,8 +28,9 @@ type Result struct {
 	// RerankScore is the reranker's score (only for tools the reranker scored).
 	RerankScore *float64 `json:"rerank_score,omitempty"`
 	// Version is the tool's content hash: it changes whenever the definition does.
-	Version string          `json:"version"`
-	Tool    json.RawMessage `json:"tool"`
+	Version string `json:"version"`
+	// Tool is the tool's definition; its JSON is in the request's format.
+	Tool Tool `json:"tool"`
 }
 
 // Response is the answer to a Request.
@@ -68,14 +69,13 @@ type Timings struct {
 // fill adds the results of rows to resp: as the statement ranked them, or, with a plan or a
 // reranker, the per-intent rankings merged by plan.Merge and reranked (mergeRerank), with
 // each result's intent and rerank score and the rerank decision.
-func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows []db.SearchRow) error {
+func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows []db.SearchRow) {
 	if !pr.merges() {
-		return appendRows(resp, pr.req.Format, rows)
+		appendRows(resp, pr.req.Format, rows)
+		return
 	}
 	final, decision := s.mergeRerank(ctx, pr, rows)
-	if err := appendRows(resp, pr.req.Format, final.rows); err != nil {
-		return err
-	}
+	appendRows(resp, pr.req.Format, final.rows)
 	for i := range resp.Results {
 		res := &resp.Results[i]
 		if pr.plan != nil {
@@ -86,7 +86,6 @@ func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows [
 		}
 	}
 	resp.Rerank = decision
-	return nil
 }
 
 // logJSON is the results column of the search_log row of results (the entries the Search
@@ -113,22 +112,17 @@ func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json
 }
 
 // appendRows adds the tools of rows (in order) to resp.
-func appendRows(resp *Response, format Format, rows []db.SearchRow) error {
+func appendRows(resp *Response, format Format, rows []db.SearchRow) {
 	for _, row := range rows {
 		if row.Name == nil {
 			continue // the single row of an empty result
 		}
-		tool, err := formatTool(format, row)
-		if err != nil {
-			return err
-		}
 		resp.Results = append(resp.Results, Result{
 			Name: *row.Name, Source: deref(row.Source), Score: row.Score,
 			LexicalRank: rank(row.LexicalRank), VectorRank: rank(row.VectorRank),
-			BM25: row.Bm25, NameMatch: row.NameMatch > 0, Version: deref(row.ContentHash), Tool: tool,
+			BM25: row.Bm25, NameMatch: row.NameMatch > 0, Version: deref(row.ContentHash), Tool: toolOf(format, row),
 		})
 	}
-	return nil
 }
 
 func rank(r int32) *int {

@@ -152,86 +152,51 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger 
 // means every source), a request that asks for no plan gets c's default plan, and the
 // retrieval log names c. Code that searches on nobody's behalf passes Internal().
 func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Response, error) {
-	// A request that asks for no plan and brings no variants gets its key's default plan,
-	// or else the service's.
-	planner, defaulted := s.settings.Planner, false
-	if r.Plan == "" && len(r.Queries) == 0 {
-		switch {
-		case c.Plan != "":
-			r.Plan = c.Plan
-		case s.settings.DefaultPlan != "" && s.settings.DefaultPlan != plan.ModeNone:
-			r.Plan, planner, defaulted = s.settings.DefaultPlan, s.settings.DefaultPlanner, true
-		}
-	}
-	r, err := normalize(r)
+	pr, err := s.prepare(ctx, c, r)
 	if err != nil {
 		return Response{}, err
+	}
+	if s.read != nil {
+		return s.searchReplica(ctx, pr)
+	}
+	return s.searchPrimary(ctx, pr)
+}
+
+// prepare validates r, plans it, embeds its texts and builds the statement's parameters:
+// everything a search does before it reaches the database that runs it.
+func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepared, error) {
+	r, planner, defaulted := s.withDefaultPlan(c, r)
+	r, err := normalize(r)
+	if err != nil {
+		return nil, err
 	}
 	var allowed []string
 	if c.Sources != nil {
 		allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
 	}
-	callerName, callerKey := cmp.Or(c.Name, internalCaller), pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}
 	names := db.New(s.pool) // read where the search will read
 	if s.read != nil {
 		names = db.New(s.read)
 	}
 	if err := s.checkNames(ctx, names, r, allowed); err != nil {
-		return Response{}, err
+		return nil, err
 	}
-
 	rerankOn := s.settings.Reranker != nil && (r.Rerank == nil || *r.Rerank)
 	if r.Rerank != nil && *r.Rerank && s.settings.Reranker == nil {
-		return Response{}, &InvalidRequestError{Field: "rerank", Reason: "no reranker is configured (TOOLGATE_RERANKER)"}
+		return nil, &InvalidRequestError{Field: "rerank", Reason: "no reranker is configured (TOOLGATE_RERANKER)"}
 	}
-	var p *plan.Plan
-	intents := []plan.Intent{{Query: r.Query, Variants: r.Queries}}
-	if r.Plan != plan.ModeNone {
-		if planner == nil {
-			planner = plan.NewHeuristic(nil)
-		}
-		pl, err := planner.Plan(ctx, r.Query, r.Plan)
-		if err != nil {
-			return Response{}, fmt.Errorf("plan query: %w", err)
-		}
-		if pl.Fallback != "" {
-			s.log.WarnContext(ctx, "planner fell back to the heuristic plan", "reason", pl.Fallback, "err", pl.Err)
-		}
-		if defaulted && len(pl.Intents) == 1 && pl.Intents[0].Query == r.Query && len(pl.Intents[0].Variants) == 0 {
-			r.Plan = plan.ModeNone // one task: the plain search, logged as such
-		} else {
-			p, intents = &pl, pl.Intents
-		}
+	p, intents, err := s.planIntents(ctx, &r, planner, defaulted)
+	if err != nil {
+		return nil, err
 	}
-	// The distinct texts of every intent, each searched once, with the intents (1-based) it
-	// serves: without a plan, the query and its variants, all intent 1; with tasks that
-	// carry the whole request as a variant, the request is one text serving every task.
-	var texts, keys []string
-	var textVariants, textGroups, keyGroups []int32
-	textIndex := map[string]int32{}
-	for i, in := range intents {
-		for _, t := range append([]string{in.Query}, in.Variants...) {
-			v, ok := textIndex[t]
-			if !ok {
-				texts = append(texts, t)
-				v = int32(len(texts))
-				textIndex[t] = v
-			}
-			textVariants = append(textVariants, v)
-			textGroups = append(textGroups, int32(i+1))
-			for _, k := range nameKeys(t) {
-				keys = append(keys, k)
-				keyGroups = append(keyGroups, int32(i+1))
-			}
-		}
-	}
-	lexTexts, vecTexts := texts, texts
+	qt := textsOf(intents)
+	lexTexts, vecTexts := qt.texts, qt.texts
 	switch {
 	case r.Mode == ModeLexical:
 		vecTexts = nil
 	case r.Mode == ModeVector:
 		if s.embedder == nil {
-			return Response{}, ErrNoEmbedder
+			return nil, ErrNoEmbedder
 		}
 		lexTexts = nil
 	case s.embedder == nil: // hybrid without an embedding provider: keyword retrieval only
@@ -239,7 +204,7 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	}
 	vecs, embedTook, degraded, err := s.embedQuery(ctx, r.Mode, vecTexts)
 	if err != nil {
-		return Response{}, err
+		return nil, err
 	}
 
 	st := s.settings
@@ -251,30 +216,109 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	cand := max(st.Candidates, n)
 	filters, err := json.Marshal(map[string]any{"sources": r.Sources, "tags": r.Tags})
 	if err != nil {
-		return Response{}, err
+		return nil, err
 	}
 	variants := r.Queries
 	var planJSON json.RawMessage
 	if p != nil {
-		variants = texts
+		variants = qt.texts
 		if planJSON, err = json.Marshal(p); err != nil {
-			return Response{}, err
+			return nil, err
 		}
 	}
+	callerName, callerKey := cmp.Or(c.Name, internalCaller), pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}
 	params := db.SearchParams{
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
-		TextVariants: textVariants, TextGroups: textGroups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
-		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(keys), NameGroups: emptyIfNil(keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
+		TextVariants: qt.textVariants, TextGroups: qt.textGroups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
+		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
 	}
-	pr := &prepared{req: r, plan: p, intents: len(intents), n: n, rerankOn: rerankOn,
-		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}
-	if s.read != nil {
-		return s.searchReplica(ctx, pr)
+	return &prepared{req: r, plan: p, intents: len(intents), n: n, rerankOn: rerankOn,
+		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}, nil
+}
+
+// withDefaultPlan gives a request that asks for no plan and brings no variants its key's
+// default plan, or else the service's. It returns the planner to plan with and whether the
+// plan is the service's default (which a one-task plan then drops, see planIntents).
+func (s *Service) withDefaultPlan(c auth.Caller, r Request) (Request, plan.Planner, bool) {
+	planner, defaulted := s.settings.Planner, false
+	if r.Plan == "" && len(r.Queries) == 0 {
+		switch {
+		case c.Plan != "":
+			r.Plan = c.Plan
+		case s.settings.DefaultPlan != "" && s.settings.DefaultPlan != plan.ModeNone:
+			r.Plan, planner, defaulted = s.settings.DefaultPlan, s.settings.DefaultPlanner, true
+		}
 	}
+	return r, planner, defaulted
+}
+
+// planIntents plans r and returns the plan (nil without one) and its intents: without a
+// plan, the query and its variants as the one intent. A default plan of one task is the
+// plain search, and r's plan is set to none so that the log says so.
+func (s *Service) planIntents(ctx context.Context, r *Request, planner plan.Planner, defaulted bool) (*plan.Plan, []plan.Intent, error) {
+	intents := []plan.Intent{{Query: r.Query, Variants: r.Queries}}
+	if r.Plan == plan.ModeNone {
+		return nil, intents, nil
+	}
+	if planner == nil {
+		planner = plan.NewHeuristic(nil)
+	}
+	pl, err := planner.Plan(ctx, r.Query, r.Plan)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan query: %w", err)
+	}
+	if pl.Fallback != "" {
+		s.log.WarnContext(ctx, "planner fell back to the heuristic plan", "reason", pl.Fallback, "err", pl.Err)
+	}
+	if defaulted && len(pl.Intents) == 1 && pl.Intents[0].Query == r.Query && len(pl.Intents[0].Variants) == 0 {
+		r.Plan = plan.ModeNone // one task: the plain search, logged as such
+		return nil, intents, nil
+	}
+	return &pl, pl.Intents, nil
+}
+
+// queryTexts are the statement's texts and name keys, each with the intent (1-based) it
+// serves.
+type queryTexts struct {
+	texts                    []string // distinct, each searched once
+	textVariants, textGroups []int32  // per intent text: its index in texts, its intent
+	keys                     []string // exact-name keys
+	keyGroups                []int32  // the intent of each key
+}
+
+// textsOf collects the distinct texts of every intent with the intents they serve: without
+// a plan, the query and its variants, all intent 1; with tasks that carry the whole request
+// as a variant, the request is one text serving every task.
+func textsOf(intents []plan.Intent) queryTexts {
+	var qt queryTexts
+	textIndex := map[string]int32{}
+	for i, in := range intents {
+		for _, t := range append([]string{in.Query}, in.Variants...) {
+			v, ok := textIndex[t]
+			if !ok {
+				qt.texts = append(qt.texts, t)
+				v = int32(len(qt.texts))
+				textIndex[t] = v
+			}
+			qt.textVariants = append(qt.textVariants, v)
+			qt.textGroups = append(qt.textGroups, int32(i+1))
+			for _, k := range nameKeys(t) {
+				qt.keys = append(qt.keys, k)
+				qt.keyGroups = append(qt.keyGroups, int32(i+1))
+			}
+		}
+	}
+	return qt
+}
+
+// searchPrimary runs a prepared search on the primary, its log row written by the
+// statement. With a plan or a reranker, the intents' rankings are merged and reranked in Go
+// and the log row's results rewritten with the final list in the same transaction.
+func (s *Service) searchPrimary(ctx context.Context, pr *prepared) (Response, error) {
 	start := time.Now()
 	if !pr.merges() {
 		// The whole search is one batch, one implicit transaction: settings, statement, log row.
@@ -283,24 +327,18 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
 		resp := pr.response(rows[0])
-		if err := s.fill(ctx, &resp, pr, rows); err != nil {
-			return Response{}, fmt.Errorf("search: %w", err)
-		}
+		s.fill(ctx, &resp, pr, rows)
 		resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
 		return resp, nil
 	}
-	// A plan or a reranker: merge the intents' rankings, rerank, and rewrite the log row's
-	// results with the final list in the same transaction.
 	var resp Response
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := s.run(ctx, tx, nil, pr)
 		if err != nil {
 			return err
 		}
 		resp = pr.response(rows[0])
-		if err := s.fill(ctx, &resp, pr, rows); err != nil {
-			return err
-		}
+		s.fill(ctx, &resp, pr, rows)
 		results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
 		if err != nil {
 			return err
