@@ -134,7 +134,7 @@ func (h *Heuristic) plan(query string, mode Mode) Plan {
 		}
 		// A task cut out of a longer request often leaves its context behind ("Find the
 		// Gmail from DocuSign about the NDA. Then open it."): each task is also searched with
-		// the whole request, fused with the task by reciprocal rank (docs/planning.md).
+		// the whole request, fused with the task by the search's fusion (docs/planning.md).
 		if tasks && len(parts) > 1 {
 			in.Variants = append(in.Variants, p.Rewritten)
 		}

@@ -4,7 +4,7 @@
 // It also merges the per-intent rankings into one list where every intent gets its share
 // of k (Merge).
 //
-// The search runs, for each intent, its Query and Variants fused by reciprocal rank in one
+// The search runs, for each intent, its Query and Variants fused (the search's fusion) in one
 // statement, then calls Merge on the per-intent rankings, then reranks (package rerank).
 package plan
 
@@ -48,7 +48,7 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // Intent is one independent sub-question: the search runs Query and its Variants and fuses
-// them by reciprocal rank.
+// them with its fusion (min-max by default).
 type Intent struct {
 	Query    string   `json:"query"`
 	Variants []string `json:"variants,omitempty"`

@@ -1,5 +1,6 @@
 // Package search finds the tools that fit a request: one SQL statement runs a bounded Okapi
-// BM25 lexical branch and a pgvector HNSW branch, fuses them by reciprocal rank, puts exactly
+// BM25 lexical branch and a pgvector HNSW branch, fuses them (TOOLGATE_SEARCH_FUSION: min-max
+// by default, dbsf, or reciprocal rank), puts exactly
 // named tools first and writes the retrieval log row (see sql/queries/search.sql).
 package search
 
