@@ -1,7 +1,8 @@
 // Package jobs holds toolgate's background work as River jobs: their arguments, their
 // insert options, their workers and the River client that runs them in the same PostgreSQL
 // database as the catalog. A worker's Work is short: the work itself belongs to the domain
-// services it calls (internal/sources, internal/enrich, internal/profiles, internal/lexical).
+// services it calls (internal/sources, internal/enrich, internal/profiles, internal/lexical,
+// internal/observed, internal/tune).
 // Queue inserts jobs for those services, which cannot import this package.
 package jobs
 

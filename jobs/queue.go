@@ -11,7 +11,7 @@ import (
 )
 
 // Queue inserts toolgate's jobs on behalf of the domain services. They live in internal/...
-// (sources, enrich, profiles, syncwatch) and cannot import this package, which imports
+// (sources, enrich, profiles, tune, syncwatch) and cannot import this package, which imports
 // them, so each declares the one or two methods it needs as a small interface and the
 // process passes them a Queue. A write and the jobs that follow it up are inserted in the
 // same transaction (the *Tx methods): the jobs exist if and only if the write commits.

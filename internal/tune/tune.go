@@ -368,8 +368,8 @@ type RunOptions struct {
 // Run works tune id: loads its labels, embeds their queries, scans the stored component
 // vectors, searches the weights, measures them on the held-out searches, and in one
 // transaction creates the profile (inactive), records the result and queues the profile's
-// re-weight. A tune that already succeeded is done. Every step is read-only until that
-// last transaction, so a run interrupted anywhere is simply run again.
+// re-weight. A tune that already succeeded is done. Until that last transaction a step
+// writes nothing but the tune's progress, so a run interrupted anywhere is simply run again.
 func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue profiles.ReweightQueue, id int64, ro RunOptions) (View, error) {
 	log := ro.Logger
 	if log == nil {
