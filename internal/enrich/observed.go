@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
 // ObservedReport is what one SetObserved did.
@@ -23,7 +24,7 @@ type ObservedReport struct {
 // SetObserved makes the tool's observed components (kind tdwa.KindObserved, ordinals 0..n-1)
 // equal to texts, through the path enrichment takes: a text is embedded only when no stored
 // component of the tool has a vector for it, and the tool's vector is recombined in every
-// ready and building vector set. A list equal to the stored one writes nothing. The
+// ready and building vector set (vectors.Recombine). A list equal to the stored one writes nothing. The
 // observed components are written whatever state the rest of the tool is in, but the
 // vectors only when every other component has a vector of the current embedding space: a
 // tool not yet enriched (or waiting for its re-embedding) gets its vectors from its
@@ -51,8 +52,8 @@ func (s *Service) SetObserved(ctx context.Context, toolID int64, texts []string)
 	for i, t := range texts {
 		want[i] = Component{Kind: tdwa.KindObserved, Ordinal: i, Text: t}
 	}
-	vectors := s.storedVectors(old)
-	if rep.Embedded, err = s.embedMissing(ctx, want, vectors); err != nil {
+	vecs := s.vectorSpace().Vectors(old)
+	if rep.Embedded, err = s.embedMissing(ctx, want, vecs); err != nil {
 		return rep, err
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -72,34 +73,17 @@ func (s *Service) SetObserved(ctx context.Context, toolID int64, texts []string)
 		if err != nil {
 			return err
 		}
-		stored := s.storedVectors(now)
-		var all []Component
-		complete := false
-		for _, c := range now {
-			if c.Kind == tdwa.KindObserved {
-				continue
-			}
-			if _, ok := stored[c.TextHash]; !ok {
-				complete = false
-				break
-			}
-			complete = true
-			all = append(all, Component{Kind: c.Kind, Ordinal: int(c.Ordinal), Text: c.Text})
+		for k, v := range s.vectorSpace().Vectors(now) {
+			vecs[k] = v
 		}
-		for k, v := range stored {
-			vectors[k] = v
-		}
-		if complete {
-			all = append(all, want...)
-			if rep.Vectors, err = storeToolVectors(ctx, q, toolID, tdwaComponents(all, vectors)); err != nil {
-				return err
-			}
+		if rep.Vectors, err = vectors.Recombine(ctx, q, toolID, now, s.vectorSpace(), tdwa.KindObserved, tdwaComponents(want, vecs)); err != nil {
+			return err
 		}
 		if err := q.DeleteToolComponentsFrom(ctx, db.DeleteToolComponentsFromParams{
 			ToolID: toolID, Kind: tdwa.KindObserved, FromOrdinal: int32(len(want))}); err != nil {
 			return err
 		}
-		if err := q.UpsertToolComponents(ctx, componentParams(toolID, s.Embedder.Model(), want, vectors)); err != nil {
+		if err := q.UpsertToolComponents(ctx, componentParams(toolID, s.Embedder.Model(), want, vecs)); err != nil {
 			return fmt.Errorf("write observed components: %w", err)
 		}
 		return nil

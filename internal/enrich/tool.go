@@ -9,13 +9,13 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
 // Service enriches and embeds stored tools: the work of the enrich_tool job (package jobs),
@@ -68,198 +68,289 @@ type topicsOutput struct {
 // EnrichTool enriches and embeds the definition of tool toolID whose content hash is
 // contentHash: the Tool-DE profile, the synthetic questions and the key topics (each reused
 // when already produced for this content hash by this model), then the embedding of every
-// changed component, then the tool's vector in every writable vector set (TDWA, package
-// tdwa). A tool deleted or changed since is skipped (Report.Skipped). Provider calls happen
+// changed component, then the tool's vector in every writable vector set (package vectors).
+// A tool deleted or changed since is skipped (Report.Skipped). Provider calls happen
 // before the write transaction; the writes (outputs, components, vectors) commit together
 // or not at all.
 func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash string) (Report, error) {
 	var rep Report
-	deps := s
-	if deps.Embedder == nil || deps.Enricher == nil {
+	if s.Embedder == nil || s.Enricher == nil {
 		return rep, errors.New("enrich_tool: no embedder or enricher configured in this process")
 	}
-	q := db.New(deps.Pool)
-	tool, err := q.GetToolByID(ctx, toolID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		rep.Skipped = "deleted"
-		return rep, nil
-	}
-	if err != nil {
+	tool, skipped, err := currentTool(ctx, db.New(s.Pool), toolID, contentHash)
+	if err != nil || skipped != "" {
+		rep.Skipped = skipped
 		return rep, err
-	}
-	if tool.ContentHash != contentHash {
-		// The definition changed again; the job queued for the new hash does the work.
-		rep.Skipped = "superseded"
-		return rep, nil
 	}
 	if err := s.ensureSpace(ctx); err != nil {
 		return rep, err
 	}
+	doc := toolDocument(tool)
+	st, err := s.storedSteps(ctx, tool)
+	if err != nil {
+		return rep, err
+	}
+	out, err := s.produceOutputs(ctx, doc, st)
+	rep.Usage = st.usage
+	if err != nil {
+		return rep, err
+	}
+	comps := Components(doc, out)
+	vecs, err := s.embedComponents(ctx, tool.ID, comps, &rep)
+	if err != nil {
+		return rep, err
+	}
+	if err := vectors.EnsureCurrentSets(ctx, s.Pool); err != nil {
+		return rep, err
+	}
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return s.store(ctx, tx, tool, st, comps, vecs, &rep)
+	})
+	if err != nil {
+		return rep, err
+	}
+	if rep.Skipped == "" && s.Logger != nil {
+		s.Logger.Debug("tool enriched", "tool", tool.Name, "steps", rep.Steps, "embedded", rep.Embedded,
+			"vectors", rep.Vectors, "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
+	}
+	return rep, nil
+}
+
+// currentTool reads the tool, or says why there is nothing to do: "deleted", or
+// "superseded" when its definition changed again (the job queued for the new hash does
+// the work).
+func currentTool(ctx context.Context, q *db.Queries, toolID int64, contentHash string) (db.Tool, string, error) {
+	tool, err := q.GetToolByID(ctx, toolID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tool, "deleted", nil
+	}
+	if err != nil {
+		return tool, "", err
+	}
+	if tool.ContentHash != contentHash {
+		return tool, "superseded", nil
+	}
+	return tool, "", nil
+}
+
+// toolDocument is the stored definition as the document enrichment expands.
+func toolDocument(tool db.Tool) Document {
 	title := ""
 	if tool.Title != nil {
 		title = *tool.Title
 	}
-	doc := NewDocument(tool.OriginalName, title, tool.Description, tool.InputSchema)
+	return NewDocument(tool.OriginalName, title, tool.Description, tool.InputSchema)
+}
 
-	stored, err := q.ListToolEnrichments(ctx, tool.ID)
+// steps are one tool's enrichment outputs: those stored for its content hash by this
+// model, which are reused, and those produced now, which the write stores.
+type steps struct {
+	model    string
+	stored   map[string]json.RawMessage
+	produced map[string]stepOutput
+	usage    Usage // of the provider calls made now
+}
+
+// storedSteps reads the outputs stored for the tool's current content hash by this model.
+func (s *Service) storedSteps(ctx context.Context, tool db.Tool) (*steps, error) {
+	rows, err := db.New(s.Pool).ListToolEnrichments(ctx, tool.ID)
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
-	have := map[string]json.RawMessage{}
-	model := deps.Enricher.Model()
-	for _, e := range stored {
-		if e.ContentHash == tool.ContentHash && e.Model == model {
-			have[e.Step] = e.Output
+	st := &steps{model: s.Enricher.Model(), stored: map[string]json.RawMessage{}, produced: map[string]stepOutput{}}
+	for _, e := range rows {
+		if e.ContentHash == tool.ContentHash && e.Model == st.model {
+			st.stored[e.Step] = e.Output
 		}
 	}
+	return st, nil
+}
+
+// reuse decodes the stored output of step into v; false when there is none or it does not
+// decode (it is then produced again).
+func (st *steps) reuse(step string, v any) bool {
+	raw, ok := st.stored[step]
+	return ok && json.Unmarshal(raw, v) == nil
+}
+
+// record keeps output, produced now at the cost u, to be stored as step's.
+func (st *steps) record(step string, output any, u Usage) {
+	st.produced[step] = stepOutput{mustJSON(output), u}
+}
+
+// produceOutputs reuses or produces each step's output. The usage of the calls made is
+// in st, also when one failed.
+func (s *Service) produceOutputs(ctx context.Context, doc Document, st *steps) (Outputs, error) {
 	var out Outputs
-	produced := map[string]stepOutput{}
-	// profile
-	var po profileOutput
-	if raw, ok := have[StepProfile]; ok && json.Unmarshal(raw, &po) == nil {
-		out.Profile = po.Profile
-	} else {
-		p, u, err := deps.Enricher.Profile(ctx, doc)
-		rep.Usage = rep.Usage.Add(u)
-		if err != nil {
-			return rep, err
-		}
-		out.Profile = p
-		produced[StepProfile] = stepOutput{mustJSON(profileOutput{Profile: p}), u}
+	var err error
+	if out.Profile, err = s.profileStep(ctx, doc, st); err != nil {
+		return out, err
 	}
-	// questions
-	var qo questionsOutput
-	if raw, ok := have[StepQuestions]; ok && json.Unmarshal(raw, &qo) == nil && qo.N == deps.Questions {
-		out.Questions = qo.Questions
-	} else {
-		qs, u, err := deps.Enricher.Questions(ctx, doc, deps.Questions)
-		rep.Usage = rep.Usage.Add(u)
-		if err != nil {
-			return rep, err
-		}
-		out.Questions = qs
-		produced[StepQuestions] = stepOutput{mustJSON(questionsOutput{N: deps.Questions, Questions: qs}), u}
+	if out.Questions, err = s.questionsStep(ctx, doc, st); err != nil {
+		return out, err
 	}
-	// topics
-	var to topicsOutput
-	if raw, ok := have[StepTopics]; ok && json.Unmarshal(raw, &to) == nil {
-		out.Topics = to.Topics
-	} else {
-		ts, u, err := deps.Enricher.Topics(ctx, doc)
-		rep.Usage = rep.Usage.Add(u)
-		if err != nil {
-			return rep, err
-		}
-		out.Topics = ts
-		produced[StepTopics] = stepOutput{mustJSON(topicsOutput{Topics: ts}), u}
-	}
+	out.Topics, err = s.topicsStep(ctx, doc, st)
+	return out, err
+}
 
-	// Embed only the components whose text is new or that lack a vector of this space. The
-	// tool's observed queries (internal/observed) are not enrichment's, but they are kept,
-	// and embedded here when they lack a vector (after a reembed).
-	comps := Components(doc, out)
-	old, err := q.ListToolComponents(ctx, tool.ID)
-	if err != nil {
-		return rep, err
+func (s *Service) profileStep(ctx context.Context, doc Document, st *steps) (*Profile, error) {
+	var po profileOutput
+	if st.reuse(StepProfile, &po) {
+		return po.Profile, nil
 	}
-	vectors := s.storedVectors(old)
+	p, u, err := s.Enricher.Profile(ctx, doc)
+	st.usage = st.usage.Add(u)
+	if err != nil {
+		return nil, err
+	}
+	st.record(StepProfile, profileOutput{Profile: p}, u)
+	return p, nil
+}
+
+// questionsStep reuses stored questions only when as many were asked for as now.
+func (s *Service) questionsStep(ctx context.Context, doc Document, st *steps) ([]string, error) {
+	var qo questionsOutput
+	if st.reuse(StepQuestions, &qo) && qo.N == s.Questions {
+		return qo.Questions, nil
+	}
+	qs, u, err := s.Enricher.Questions(ctx, doc, s.Questions)
+	st.usage = st.usage.Add(u)
+	if err != nil {
+		return nil, err
+	}
+	st.record(StepQuestions, questionsOutput{N: s.Questions, Questions: qs}, u)
+	return qs, nil
+}
+
+func (s *Service) topicsStep(ctx context.Context, doc Document, st *steps) ([]string, error) {
+	var to topicsOutput
+	if st.reuse(StepTopics, &to) {
+		return to.Topics, nil
+	}
+	ts, u, err := s.Enricher.Topics(ctx, doc)
+	st.usage = st.usage.Add(u)
+	if err != nil {
+		return nil, err
+	}
+	st.record(StepTopics, topicsOutput{Topics: ts}, u)
+	return ts, nil
+}
+
+// embedComponents embeds only the components whose text is new or that lack a vector of
+// this space, and returns the vectors of comps by text hash. The tool's observed queries
+// (internal/observed) are not enrichment's, but they are kept, and embedded here when they
+// lack a vector (after a reembed).
+func (s *Service) embedComponents(ctx context.Context, toolID int64, comps []Component, rep *Report) (map[string][]float32, error) {
+	old, err := db.New(s.Pool).ListToolComponents(ctx, toolID)
+	if err != nil {
+		return nil, err
+	}
+	vecs := s.vectorSpace().Vectors(old)
 	pending := comps
 	for _, o := range old {
 		if o.Kind == tdwa.KindObserved {
 			pending = append(pending[:len(pending):len(pending)], Component{Kind: o.Kind, Ordinal: int(o.Ordinal), Text: o.Text})
 		}
 	}
-	if rep.Embedded, err = s.embedMissing(ctx, pending, vectors); err != nil {
-		return rep, err
-	}
-	emodel := deps.Embedder.Model()
-
-	if err := ensureCurrentSets(ctx, s.Pool); err != nil {
-		return rep, err
-	}
-	err = pgx.BeginFunc(ctx, deps.Pool, func(tx pgx.Tx) error {
-		// Not waiting for this commit's WAL flush is safe: River marks the job completed
-		// afterwards with a synchronous commit, which flushes this one's WAL too; a crash in
-		// between leaves the job running, and River runs it again.
-		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
-		if err := embed.CheckSpace(ctx, tx, deps.Embedder); err != nil {
-			return err
-		}
-		q := db.New(tx)
-		hash, err := q.LockToolHash(ctx, tool.ID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			rep.Skipped = "deleted"
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if hash != contentHash {
-			rep.Skipped = "superseded"
-			return nil
-		}
-		for step, so := range produced {
-			if err := q.UpsertToolEnrichment(ctx, db.UpsertToolEnrichmentParams{
-				ToolID: tool.ID, Step: step, ContentHash: tool.ContentHash, Model: model, Output: so.output,
-				PromptTokens: int32(so.usage.PromptTokens), CompletionTokens: int32(so.usage.CompletionTokens),
-			}); err != nil {
-				return err
-			}
-			rep.Steps = append(rep.Steps, step)
-		}
-		// The observed queries as they are now, under the tool's lock: a refresh that
-		// committed since they were read above is kept, not undone.
-		observed, err := q.ListToolComponentsOfKind(ctx, db.ListToolComponentsOfKindParams{ToolID: tool.ID, Kind: tdwa.KindObserved})
-		if err != nil {
-			return err
-		}
-		all := comps[:len(comps):len(comps)]
-		for k, v := range s.storedVectors(observed) {
-			vectors[k] = v
-		}
-		for _, o := range observed {
-			if _, ok := vectors[o.TextHash]; ok {
-				all = append(all, Component{Kind: o.Kind, Ordinal: int(o.Ordinal), Text: o.Text})
-			}
-		}
-		if rep.Vectors, err = storeToolVectors(ctx, q, tool.ID, tdwaComponents(all, vectors)); err != nil {
-			return err
-		}
-		// The components last (lock order, internal/postgres/locks.go: components before
-		// vector rows would be as good, but the vector upserts are the slow part and hold
-		// no lock another writer of this tool needs).
-		params := componentParams(tool.ID, emodel, all, vectors)
-		if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Kinds: params.Kinds, Ordinals: params.Ordinals}); err != nil {
-			return err
-		}
-		if err := q.UpsertToolComponents(ctx, params); err != nil {
-			return fmt.Errorf("write components: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return rep, err
-	}
-	if rep.Skipped == "" && deps.Logger != nil {
-		deps.Logger.Debug("tool enriched", "tool", tool.Name, "steps", rep.Steps, "embedded", rep.Embedded,
-			"vectors", rep.Vectors, "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
-	}
-	return rep, nil
+	rep.Embedded, err = s.embedMissing(ctx, pending, vecs)
+	return vecs, err
 }
 
-// storedVectors indexes the stored component vectors of the configured embedding space by
-// their text's hash: a text is embedded once, whatever kind or ordinal it moves to.
-func (s *Service) storedVectors(stored []db.ToolComponent) map[string][]float32 {
-	emodel, dims := s.Embedder.Model(), s.Embedder.Dims()
-	out := map[string][]float32{}
-	for _, c := range stored {
-		if c.Embedding != nil && c.Model != nil && *c.Model == emodel && len(c.Embedding.Slice()) == dims {
-			out[c.TextHash] = c.Embedding.Slice()
+// store writes, in tx, the produced outputs, the tool's vectors (package vectors) and its
+// components, unless the tool was deleted or changed since it was read (rep.Skipped).
+func (s *Service) store(ctx context.Context, tx pgx.Tx, tool db.Tool, st *steps, comps []Component, vecs map[string][]float32, rep *Report) error {
+	// Not waiting for this commit's WAL flush is safe: River marks the job completed
+	// afterwards with a synchronous commit, which flushes this one's WAL too; a crash in
+	// between leaves the job running, and River runs it again.
+	if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+		return err
+	}
+	if err := embed.CheckSpace(ctx, tx, s.Embedder); err != nil {
+		return err
+	}
+	q := db.New(tx)
+	skipped, err := lockCurrent(ctx, q, tool.ID, tool.ContentHash)
+	if err != nil || skipped != "" {
+		rep.Skipped = skipped
+		return err
+	}
+	if err := storeOutputs(ctx, q, tool, st, rep); err != nil {
+		return err
+	}
+	all, err := s.withObserved(ctx, q, tool.ID, comps, vecs)
+	if err != nil {
+		return err
+	}
+	if rep.Vectors, err = vectors.Write(ctx, q, tool.ID, tdwaComponents(all, vecs)); err != nil {
+		return err
+	}
+	// The components last (lock order, internal/postgres/locks.go: components before
+	// vector rows would be as good, but the vector upserts are the slow part and hold
+	// no lock another writer of this tool needs).
+	params := componentParams(tool.ID, s.Embedder.Model(), all, vecs)
+	if err := q.DeleteStaleToolComponents(ctx, db.DeleteStaleToolComponentsParams{ToolID: tool.ID, Kinds: params.Kinds, Ordinals: params.Ordinals}); err != nil {
+		return err
+	}
+	if err := q.UpsertToolComponents(ctx, params); err != nil {
+		return fmt.Errorf("write components: %w", err)
+	}
+	return nil
+}
+
+// lockCurrent takes the tool's row (lock order, step 2) and says why there is nothing to
+// write: "deleted", or "superseded" when its content hash is no longer contentHash.
+func lockCurrent(ctx context.Context, q *db.Queries, toolID int64, contentHash string) (string, error) {
+	hash, err := q.LockToolHash(ctx, toolID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "deleted", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if hash != contentHash {
+		return "superseded", nil
+	}
+	return "", nil
+}
+
+// storeOutputs stores the outputs produced now, each keyed by the tool's content hash and
+// the model, and lists their steps in rep.
+func storeOutputs(ctx context.Context, q *db.Queries, tool db.Tool, st *steps, rep *Report) error {
+	for step, so := range st.produced {
+		if err := q.UpsertToolEnrichment(ctx, db.UpsertToolEnrichmentParams{
+			ToolID: tool.ID, Step: step, ContentHash: tool.ContentHash, Model: st.model, Output: so.output,
+			PromptTokens: int32(so.usage.PromptTokens), CompletionTokens: int32(so.usage.CompletionTokens),
+		}); err != nil {
+			return err
+		}
+		rep.Steps = append(rep.Steps, step)
+	}
+	return nil
+}
+
+// withObserved appends to comps the tool's observed queries as they are now, under the
+// tool's lock (a refresh that committed since they were read before is kept, not undone),
+// those with a vector, adding their stored vectors to vecs.
+func (s *Service) withObserved(ctx context.Context, q *db.Queries, toolID int64, comps []Component, vecs map[string][]float32) ([]Component, error) {
+	observed, err := q.ListToolComponentsOfKind(ctx, db.ListToolComponentsOfKindParams{ToolID: toolID, Kind: tdwa.KindObserved})
+	if err != nil {
+		return nil, err
+	}
+	all := comps[:len(comps):len(comps)]
+	for k, v := range s.vectorSpace().Vectors(observed) {
+		vecs[k] = v
+	}
+	for _, o := range observed {
+		if _, ok := vecs[o.TextHash]; ok {
+			all = append(all, Component{Kind: o.Kind, Ordinal: int(o.Ordinal), Text: o.Text})
 		}
 	}
-	return out
+	return all, nil
+}
+
+// vectorSpace is the embedding space of the configured embedder.
+func (s *Service) vectorSpace() vectors.Space {
+	return vectors.Space{Model: s.Embedder.Model(), Dims: s.Embedder.Dims()}
 }
 
 // embedMissing embeds, in one provider call, the texts of comps that have no vector in
@@ -311,67 +402,6 @@ func componentParams(toolID int64, model string, comps []Component, vectors map[
 		params.TextHashes[i], params.Embeddings[i] = c.Hash(), pgvector.NewVector(vectors[c.Hash()]).String()
 	}
 	return params
-}
-
-// storeToolVectors writes the tool's vector, combined from tc, into every ready and
-// building vector set, each with the weights it was built with, inside the caller's
-// transaction (which holds the tool's row, LockToolHash). Returns the vectors written.
-func storeToolVectors(ctx context.Context, q *db.Queries, toolID int64, tc []tdwa.Component) (int, error) {
-	sets, err := q.ListWritableVectorSets(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var vp []db.UpsertToolVectorParams
-	for _, s := range sets {
-		prof, err := tdwa.ParseProfile(s.Strategy, s.Weights)
-		if err != nil {
-			return 0, fmt.Errorf("weight profile %s: %w", s.Profile, err)
-		}
-		v, err := tdwa.Combine(tc, prof)
-		var nc *tdwa.NoComponentsError
-		if errors.As(err, &nc) {
-			// The tool has none of the kinds this profile weighs: it has no vector there.
-			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("weight profile %s: %w", s.Profile, err)
-		}
-		vp = append(vp, db.UpsertToolVectorParams{SetID: s.SetID, ToolID: toolID, Embedding: pgvector.NewVector(v)})
-	}
-	if err := db.ExecBatch(q.UpsertToolVector(ctx, vp)); err != nil {
-		return 0, fmt.Errorf("write tool vectors: %w", err)
-	}
-	return len(vp), nil
-}
-
-// ensureCurrentSets gives every profile without a current vector set a new ready one while
-// the catalog has no embedded tool yet, so that the first enrichments have somewhere to go
-// (the sets then fill as the catalog is enriched). A profile made later, over an embedded
-// catalog, waits for its re-weight: a set started by the next enrichment would hold only
-// the tools enriched from then on, and could be activated half empty. Concurrent callers
-// serialize on the profile rows and the later ones find the sets made.
-func ensureCurrentSets(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		ids, err := q.LockProfilesWithoutSet(ctx)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		embedded, err := q.CatalogHasEmbeddings(ctx)
-		if err != nil || embedded {
-			return err
-		}
-		for _, id := range ids {
-			set, err := q.CreateVectorSet(ctx, db.CreateVectorSetParams{ProfileID: id, State: db.VectorSetReady})
-			if err != nil {
-				return err
-			}
-			if err := q.SetProfileCurrentSet(ctx, db.SetProfileCurrentSetParams{ID: id, CurrentSet: pgtype.Int8{Int64: set, Valid: true}}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 func mustJSON(v any) json.RawMessage {

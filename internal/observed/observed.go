@@ -12,7 +12,8 @@
 // A query is observed when its search is labelled with the tool (search_labels, migration
 // 0014: the MCP gateway saw the tool called after the search, or the agent's feedback named
 // it). The selection itself is one SQL statement (ObservedQueries in sql/queries/observed.sql);
-// the components are written by enrich.Service.SetObserved, the path enrichment takes.
+// the components are written by enrich.Service.SetObserved, the path enrichment takes, and
+// the tools' vectors by package vectors, which Forget calls directly (it embeds nothing).
 package observed
 
 import (
@@ -31,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
 const (
@@ -59,7 +61,8 @@ const (
 // Service collects and removes observed queries.
 type Service struct {
 	Pool *pgxpool.Pool
-	// Enrich writes the components (its Embedder embeds them).
+	// Enrich writes the components of a refresh (its Embedder embeds them); Forget does
+	// not need it.
 	Enrich *enrich.Service
 	// Max is the most observed queries kept per tool (TOOLGATE_OBSERVED_QUERIES); 0 turns
 	// collection off (the components already stored stay until removed).
@@ -207,26 +210,14 @@ func (s *Service) Forget(ctx context.Context, source string) (ForgetReport, erro
 	if err != nil || len(ids) == 0 {
 		return rep, err
 	}
-	// Removing embeds nothing: the vectors are recombined from the stored ones, in the
-	// stored embedding space, so that a process without an embedder (an API-only one, the
-	// CLI) can remove.
-	sp, err := q.GetEmbeddingSpace(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("the embedding space: %w", err)
-	}
-	remover := &enrich.Service{Pool: s.Pool, Embedder: storedSpace{model: sp.Model, dims: int(sp.Dims)}}
 	for _, id := range ids {
-		had, err := q.ListToolComponentsOfKind(ctx, db.ListToolComponentsOfKindParams{ToolID: id, Kind: tdwa.KindObserved})
-		if err != nil {
-			return rep, err
-		}
-		r, err := remover.SetObserved(ctx, id, nil)
+		n, err := forgetTool(ctx, s.Pool, id)
 		if err != nil {
 			return rep, fmt.Errorf("remove the observed queries of tool %d: %w", id, err)
 		}
-		if r.Skipped == "" {
+		if n > 0 {
 			rep.Tools++
-			rep.Removed += len(had)
+			rep.Removed += n
 		}
 	}
 	if _, err := lexical.Flush(ctx, s.Pool); err != nil {
@@ -235,14 +226,48 @@ func (s *Service) Forget(ctx context.Context, source string) (ForgetReport, erro
 	return rep, nil
 }
 
-// storedSpace stands for the embedder of the stored vectors when nothing is embedded.
-type storedSpace struct {
-	model string
-	dims  int
-}
-
-func (e storedSpace) Model() string { return e.model }
-func (e storedSpace) Dims() int     { return e.dims }
-func (e storedSpace) Embed(context.Context, []string) ([][]float32, error) {
-	return nil, errors.New("observed queries: removing embeds nothing")
+// forgetTool deletes the tool's observed components and recombines its vectors from the
+// components it keeps, in one transaction that holds the tool's row (lock order:
+// docs/architecture.md#lock-order). Removing embeds nothing: the vectors are recombined
+// from the stored ones, in the stored embedding space, so that a process without an
+// embedder (an API-only one, the CLI) can remove. Returns how many components it deleted
+// (0 for a tool deleted meanwhile or without observed queries).
+func forgetTool(ctx context.Context, pool *pgxpool.Pool, toolID int64) (int, error) {
+	removed := 0
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		// the space, kept from changing (a reembed) until this commits
+		sp, err := q.ShareEmbeddingSpace(ctx)
+		if err != nil {
+			return fmt.Errorf("the embedding space: %w", err)
+		}
+		if _, err := q.LockToolHash(ctx, toolID); errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		now, err := q.ListToolComponents(ctx, toolID)
+		if err != nil {
+			return err
+		}
+		had := 0
+		for _, c := range now {
+			if c.Kind == tdwa.KindObserved {
+				had++
+			}
+		}
+		if had == 0 {
+			return nil
+		}
+		space := vectors.Space{Model: sp.Model, Dims: int(sp.Dims)}
+		if _, err := vectors.Recombine(ctx, q, toolID, now, space, tdwa.KindObserved, nil); err != nil {
+			return err
+		}
+		if err := q.DeleteToolComponentsFrom(ctx, db.DeleteToolComponentsFromParams{ToolID: toolID, Kind: tdwa.KindObserved}); err != nil {
+			return err
+		}
+		removed = had
+		return nil
+	})
+	return removed, err
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
-// Re-weighting (issue 6): a profile's tool vectors are recomputed from the stored component
+// Re-weighting: a profile's tool vectors are recomputed from the stored component
 // vectors into a new vector set in state 'building', without any embedding call, and the
 // profile's current_set is switched to it in one transaction once it is complete. Searches
 // only ever read current_set, so they see the old set or the new one, never a mix.
@@ -129,7 +129,7 @@ type ReweightOptions struct {
 // profile, computed from the stored component vectors (no embedding call), then makes it
 // the profile's current set and deletes the previous one. Each batch is one transaction
 // and skips tools already in the set, so a run interrupted at any point is resumed by
-// calling Reweight again. Vectors are inserted with ON CONFLICT DO NOTHING: a vector an
+// calling Reweight again. Vectors are written by package vectors (FillSet): a vector an
 // enrichment job wrote meanwhile is fresher and kept. A set that is already ready is done.
 func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts ReweightOptions) error {
 	batch := opts.BatchSize
@@ -183,16 +183,8 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 			if err != nil {
 				return err
 			}
-			vs, err := combineTools(rows, prof)
-			if err != nil {
+			if _, err := vectors.FillSet(ctx, tq, setID, prof, rows); err != nil {
 				return err
-			}
-			params := make([]db.InsertToolVectorParams, len(vs))
-			for i, v := range vs {
-				params[i] = db.InsertToolVectorParams{SetID: setID, ToolID: v.toolID, Embedding: v.vector}
-			}
-			if err := db.ExecBatch(tq.InsertToolVector(ctx, params)); err != nil {
-				return fmt.Errorf("write tool vectors: %w", err)
 			}
 			return tq.SetBuildProgress(ctx, db.SetBuildProgressParams{ID: setID, Done: int32(scanned)})
 		})
@@ -218,15 +210,8 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 			if err != nil {
 				return err
 			}
-			vs, err := combineTools(rows, prof)
-			if err != nil {
-				return err
-			}
-			params := make([]db.UpsertToolVectorParams, len(vs))
-			for i, v := range vs {
-				params[i] = db.UpsertToolVectorParams{SetID: setID, ToolID: v.toolID, Embedding: v.vector}
-			}
-			return db.ExecBatch(tq.UpsertToolVector(ctx, params))
+			_, err = vectors.ReplaceInSet(ctx, tq, setID, prof, rows)
+			return err
 		})
 		if err != nil {
 			return err
@@ -334,50 +319,6 @@ func FailReweight(ctx context.Context, pool *pgxpool.Pool, setID int64, cause er
 		return err
 	}
 	return dropPartition(ctx, pool, setID)
-}
-
-type toolVector struct {
-	toolID int64
-	vector pgvector.Vector
-}
-
-// combineTools groups component rows (ordered by tool) by tool and combines each tool's
-// components under prof. A tool with none of the kinds the profile uses gets no vector,
-// as in enrichment.
-func combineTools[R db.ListComponentVectorsRow | db.ListComponentVectorsMissingFromSetRow](rows []R, prof tdwa.Profile) ([]toolVector, error) {
-	var out []toolVector
-	var comps []tdwa.Component
-	flush := func(toolID int64) error {
-		if len(comps) == 0 {
-			return nil
-		}
-		v, err := tdwa.Combine(comps, prof)
-		comps = comps[:0]
-		var nc *tdwa.NoComponentsError
-		if errors.As(err, &nc) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("tool %d: %w", toolID, err)
-		}
-		out = append(out, toolVector{toolID: toolID, vector: pgvector.NewVector(v)})
-		return nil
-	}
-	var cur int64
-	for _, r := range rows {
-		c := db.ListComponentVectorsRow(r)
-		if c.ToolID != cur {
-			if err := flush(cur); err != nil {
-				return nil, err
-			}
-			cur = c.ToolID
-		}
-		comps = append(comps, tdwa.Component{Kind: c.Kind, Ordinal: int(c.Ordinal), Vector: c.Embedding.Slice()})
-	}
-	if err := flush(cur); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // BuildProgress is how far the build of a vector set has come.

@@ -1,0 +1,105 @@
+package vectors_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/testfactory"
+	"github.com/toolgate/toolgate/internal/vectors"
+)
+
+// toolVectors are the tool's vectors, by set, as text (exact comparison).
+func toolVectors(ctx context.Context, t *testing.T, pool *pgxpool.Pool, toolID int64) map[int64]string {
+	t.Helper()
+	rows, err := pool.Query(ctx, "SELECT set_id, embedding::text FROM tool_vectors WHERE tool_id = $1", toolID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	for rows.Next() {
+		var set int64
+		var v string
+		if err := rows.Scan(&set, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[set] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// recombine runs Recombine as its callers do: in a transaction that holds the tool's row.
+func recombine(ctx context.Context, t *testing.T, pool *pgxpool.Pool, toolID int64, sp vectors.Space) int {
+	t.Helper()
+	n := 0
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if _, err := q.LockToolHash(ctx, toolID); err != nil {
+			return err
+		}
+		now, err := q.ListToolComponents(ctx, toolID)
+		if err != nil {
+			return err
+		}
+		n, err = vectors.Recombine(ctx, q, toolID, now, sp, tdwa.KindObserved, nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Recombining an enriched tool from its stored components writes, in every set, exactly
+// the vector its enrichment wrote.
+func TestRecombineMatchesEnrichment(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 1, nil)
+	svc := testfactory.LocalEnricher(pool, 3)
+	testfactory.Enrich(ctx, t, svc, ids...)
+
+	before := toolVectors(ctx, t, pool, ids[0])
+	if len(before) == 0 {
+		t.Fatal("the enriched tool has no vector")
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM tool_vectors WHERE tool_id = $1", ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	sp := vectors.Space{Model: svc.Embedder.Model(), Dims: svc.Embedder.Dims()}
+	if n := recombine(ctx, t, pool, ids[0], sp); n != len(before) {
+		t.Fatalf("wrote %d vectors, want %d", n, len(before))
+	}
+	after := toolVectors(ctx, t, pool, ids[0])
+	for set, v := range before {
+		if after[set] != v {
+			t.Errorf("set %d: the recombined vector differs from the enriched one", set)
+		}
+	}
+}
+
+// A tool whose components have no vector of the space (waiting for its re-embedding) gets
+// no vector from Recombine: its enrichment writes them.
+func TestRecombineWaitsForEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 1, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), ids...)
+
+	before := toolVectors(ctx, t, pool, ids[0])
+	if n := recombine(ctx, t, pool, ids[0], vectors.Space{Model: "another-model", Dims: 3}); n != 0 {
+		t.Fatalf("wrote %d vectors from components of another space", n)
+	}
+	after := toolVectors(ctx, t, pool, ids[0])
+	if len(after) != len(before) {
+		t.Fatalf("vectors changed: %d sets before, %d after", len(before), len(after))
+	}
+}
