@@ -1,12 +1,19 @@
 # The two commands of the README are `make run` and `make test`; both prepare the machine
 # (PostgreSQL 15 + pgvector, Go modules) idempotently through scripts/.
-.PHONY: run test build generate schema pg
+.PHONY: run test test-short build generate schema pg
 
 run:
 	./scripts/run-demo.sh
 
 test:
 	./scripts/test.sh
+
+# The fast tier, for the edit-test loop on a prepared machine (make pg once): every test
+# but the slow ones (whole servers as processes, evaluations, the long concurrent runs),
+# which skip under -short. `make test` runs them all.
+test-short:
+	TOOLGATE_TEST_DATABASE_URL=$${TOOLGATE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable} \
+		go test -short -count=1 ./...
 
 build:
 	go build -o bin/toolgate ./cmd/toolgate

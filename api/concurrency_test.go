@@ -60,6 +60,9 @@ func concurrentCatalog(r, g int) []catalog.Tool {
 // fails, PostgreSQL reports no deadlock, each catalog ends equal to the last write that
 // committed, and the lexical index holds exactly the searchable tools.
 func TestConcurrentWritersNeverDeadlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)

@@ -14,6 +14,9 @@ import (
 // TestBenchSearchAndLoadCommands builds a tiny catalog in toolgate_bench_137, measures it
 // over HTTP with both commands (the second reusing the catalog) and drops it.
 func TestBenchSearchAndLoadCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	getenv := func(k string) string {
 		if k == "DATABASE_URL" {

@@ -37,6 +37,9 @@ import (
 // re-weighted set ready and current, the source synced, and the jobs that were running when
 // the process died retried by River's rescuer.
 func TestKilledServeResumesItsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
 	pool, err := postgres.Connect(ctx, dbURL)

@@ -29,6 +29,9 @@ func everythingPath(t *testing.T) string {
 }
 
 func TestDatasetMCPListsARealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	servers := writeFile(t, dir, "servers.json", `[

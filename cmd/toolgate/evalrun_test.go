@@ -31,6 +31,9 @@ import (
 // TestEvalDataset runs `toolgate eval DIR` end to end on 10 companies: enrichment through
 // River in an isolated database, every query through the search service, JSON report.
 func TestEvalDataset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	live := pgtest.NewDB(t)
 	env := map[string]string{"DATABASE_URL": live, "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "3"}
@@ -239,6 +242,9 @@ func readEvalLines(t *testing.T, path string) []evalLine {
 // in effect and what the planner did; --vary makes one configuration per value, each with
 // its own settings; a second run on the same dataset appends, another dataset is refused.
 func TestEvalOutFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
 	dir := evalDataset(t, 10)

@@ -21,6 +21,9 @@ import (
 // speaking the real wire format), searches, and reads the provider metrics back from
 // GET /metrics: every embeddings request the fake answered is one recorded call.
 func TestServeRecordsProviderCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	var requests atomic.Int64
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,9 @@ import (
 )
 
 func TestProfilesCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	url := pgtest.NewDB(t)
 	getenv := func(k string) string {

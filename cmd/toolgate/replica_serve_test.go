@@ -21,6 +21,9 @@ import (
 // /metrics watches the replica's pool. (internal/search tests the same against a real
 // standby.)
 func TestServeSearchesOnTheReadReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	primary := pgtest.NewDB(t)
 	readOnly := primary + "&options=" + "-c%20default_transaction_read_only%3Don"

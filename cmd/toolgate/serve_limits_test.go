@@ -19,6 +19,9 @@ import (
 // its headers past TOOLGATE_HTTP_READ_HEADER_TIMEOUT is disconnected, a body over
 // TOOLGATE_MAX_BODY_BYTES is 413, and a normal request is answered.
 func TestServeHasLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -35,7 +35,8 @@ var RetiredLocks = map[int64]string{
 //     LockToolHash (FOR NO KEY UPDATE, so the foreign-key checks of tool_vectors inserts,
 //     which take FOR KEY SHARE, never wait for it);
 //  3. tool_enrichments and tool_components rows of those tools;
-//  4. vector_sets rows FOR KEY SHARE (ListWritableVectorSets), then tool_vectors rows;
+//  4. vector_sets rows FOR KEY SHARE (ListWritableVectorSets), then tool_vectors rows — all
+//     written by internal/vectors, inside the caller's transaction;
 //  5. search_queue inserts (append-only: no unique key, they wait for nobody).
 //
 // The lexical indexer takes LockLexicalIndexer and then writes only the index tables, which

@@ -211,6 +211,9 @@ func TestTuneRefusesWhatItCannotDo(t *testing.T) {
 // default search returned, reported as feedback) and tunes against the default profile. It
 // asserts what must hold on any data and logs the numbers docs/profiles.md quotes.
 func TestTuneOnTheMultiDomainSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
 	t.Parallel()
 	ds, err := eval.Load("../../testdata/mcp-multidomain")
 	if err != nil {
