@@ -420,26 +420,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 
-	// Each distinct query text is embedded once, in the space of the stored vectors.
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return embed.CheckSpace(ctx, tx, embedder) }); err != nil {
+	queryVecs, ntexts, err := embedQueries(ctx, pool, embedder, ls, progress)
+	if err != nil {
 		return View{}, err
 	}
-	texts, textOf := distinctQueries(ls)
-	vecs := make([][]float32, 0, len(texts))
-	for i := 0; i < len(texts); i += embedBatch {
-		if err := progress("embed", i, len(texts)); err != nil {
-			return View{}, err
-		}
-		vs, err := embedder.Embed(ctx, texts[i:min(i+embedBatch, len(texts))])
-		if err != nil {
-			return View{}, fmt.Errorf("embed the labelled queries: %w", err)
-		}
-		vecs = append(vecs, vs...)
-	}
-	queryVecs := make([][]float32, len(ls.searches))
 	positives := make([]map[int64]bool, len(ls.searches))
 	for i, s := range ls.searches {
-		queryVecs[i], positives[i] = vecs[textOf[i]], s.tools
+		positives[i] = s.tools
 	}
 
 	var perr error
@@ -467,15 +454,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x746f6f6c67617465))
 	baseW := weightsOf(base.profile)
-	starts := []weighting{baseW}
-	stored, err := q.TdwaProfileWeights(ctx)
+	starts, err := startsOf(ctx, q, baseW)
 	if err != nil {
 		return View{}, err
-	}
-	for _, s := range stored {
-		if p, err := tdwa.ParseProfile(tdwa.StrategyTDWA, s.Weights); err == nil {
-			starts = append(starts, weightsOf(p))
-		}
 	}
 	best, shrink, evals := m.fit(train, baseW, starts, rng)
 	tuned := baseW // shrink 0: the labels found nothing better
@@ -486,13 +467,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err := progress("evaluate", 0, 0); err != nil {
 		return View{}, err
 	}
-	var res Result
-	res.Weights = map[string]float64{}
-	for k, w := range tuned.w {
-		if w > 0 {
-			res.Weights[tdwa.Kinds[k]] = w
-		}
-	}
+	res := Result{Weights: tuned.byKind()}
 	res.Baseline.Name, res.Baseline.Strategy, res.Baseline.Weights = base.name, base.profile.Strategy, base.profile.Weights
 	res.Labels.Searches, res.Labels.Labels = len(ls.searches), ls.labels
 	res.Labels.MaxPerKey = opts.MaxPerKey
@@ -503,7 +478,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	res.HeldOut = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
 	res.Gain = pairedGain(tunedHeld, baseHeld, rng)
 	res.Search.Shrink = shrink
-	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, len(texts), len(m.tools)
+	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, ntexts, len(m.tools)
 
 	v, err := finish(ctx, pool, queue, id, opts.Profile, &res)
 	if err != nil {
@@ -512,6 +487,58 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	log.Info("tune done", "tune", id, "profile", opts.Profile, "searches", len(ls.searches), "weightings", evals,
 		"held_out_gain", res.Gain.Mean, "verdict", res.Gain.Verdict, "duration_ms", time.Since(start).Milliseconds())
 	return v, nil
+}
+
+// byKind is the weighting as a profile's weights: the positive weights by kind name.
+func (w weighting) byKind() map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range w.w {
+		if v > 0 {
+			out[tdwa.Kinds[k]] = v
+		}
+	}
+	return out
+}
+
+// embedQueries embeds each distinct query text of ls once, in the space of the stored
+// vectors, and returns every search's query vector and how many texts were embedded.
+func embedQueries(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, ls labelSet,
+	progress func(phase string, done, total int) error) ([][]float32, int, error) {
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return embed.CheckSpace(ctx, tx, embedder) }); err != nil {
+		return nil, 0, err
+	}
+	texts, textOf := distinctQueries(ls)
+	vecs := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += embedBatch {
+		if err := progress("embed", i, len(texts)); err != nil {
+			return nil, 0, err
+		}
+		vs, err := embedder.Embed(ctx, texts[i:min(i+embedBatch, len(texts))])
+		if err != nil {
+			return nil, 0, fmt.Errorf("embed the labelled queries: %w", err)
+		}
+		vecs = append(vecs, vs...)
+	}
+	queryVecs := make([][]float32, len(ls.searches))
+	for i := range ls.searches {
+		queryVecs[i] = vecs[textOf[i]]
+	}
+	return queryVecs, len(texts), nil
+}
+
+// startsOf is where the weight search starts: the baseline, then every stored TDWA profile.
+func startsOf(ctx context.Context, q *db.Queries, baseW weighting) ([]weighting, error) {
+	starts := []weighting{baseW}
+	stored, err := q.TdwaProfileWeights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range stored {
+		if p, err := tdwa.ParseProfile(tdwa.StrategyTDWA, s.Weights); err == nil {
+			starts = append(starts, weightsOf(p))
+		}
+	}
+	return starts, nil
 }
 
 // ranked keeps the searches of split that have a labelled tool in their pool.
