@@ -97,12 +97,9 @@ func (s *Server) toolHistory(c echo.Context) error {
 		limit = n
 	}
 	name := c.Param("name")
-	revs, err := db.New(s.deps.Pool).ToolHistory(c.Request().Context(), db.ToolHistoryParams{ToolName: name, Limit: int32(limit)})
+	revs, err := sources.History(c.Request().Context(), s.deps.Pool, name, limit)
 	if err != nil {
 		return err
-	}
-	if len(revs) == 0 {
-		return notFound("tool %q has no history", name)
 	}
 	out := make([]revisionView, len(revs))
 	for i, r := range revs {
