@@ -1,17 +1,15 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/db"
-	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // registerAdmin registers the access-control and tool-switch endpoints under /admin.
@@ -73,15 +71,13 @@ func (s *Server) revokeKey(c echo.Context) error {
 // setToolEnabled switches a tool on or off; a disabled tool is never returned by search.
 func (s *Server) setToolEnabled(enabled bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		row, err := db.New(s.deps.Pool).SetToolEnabled(c.Request().Context(),
-			db.SetToolEnabledParams{Enabled: enabled, Name: c.Param("name")})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("tool %q not found", c.Param("name"))
+		row, err := sources.SetToolEnabled(c.Request().Context(), s.deps.Pool, c.Param("name"), enabled)
+		var missing *catalog.ToolNotFoundError
+		if errors.As(err, &missing) {
+			// this route's own wording of a missing tool, kept as callers know it
+			return notFound("tool %q not found", missing.Name)
 		}
 		if err != nil {
-			return err
-		}
-		if _, err := lexical.Flush(context.WithoutCancel(c.Request().Context()), s.deps.Pool); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"name": row.Name, "enabled": row.Enabled, "updated_at": row.UpdatedAt})

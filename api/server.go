@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -65,12 +66,15 @@ type Server struct {
 	queue jobs.Queue
 	// limits are deps.Limits with the defaults filled in.
 	limits Limits
+	// sources owns the sources' life cycle; the handlers decode, call it and encode.
+	sources *sources.Service
 }
 
 // New builds the Echo instance with every route registered.
 func New(deps Deps) *echo.Echo {
 	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps), queue: jobs.NewQueue(deps.River),
 		limits: deps.Limits.withDefaults()}
+	s.sources = &sources.Service{Pool: deps.Pool, Queue: s.queue, Commands: deps.Commands, Logger: s.log}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

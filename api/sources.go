@@ -6,19 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"reflect"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
-	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/sources"
-	"github.com/toolgate/toolgate/jobs"
 )
 
 func (s *Server) registerSources(g *echo.Group) {
@@ -65,7 +61,7 @@ type lastSyncView struct {
 // sourceViews shows every source, or only the one called name, in one query whatever the
 // number of sources.
 func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, error) {
-	rows, err := db.New(s.deps.Pool).ListSourceSummaries(ctx, name)
+	rows, err := s.sources.Summaries(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +80,7 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 			r.RunError = &msg
 		}
 		if src.Kind != db.SourceCatalog {
-			v.Interval = formatInterval(src.SyncInterval)
+			v.Interval = sources.FormatInterval(src.SyncInterval)
 		}
 		if r.RunStartedAt != nil { // the source has a sync run: every run column is set
 			v.LastSync = &lastSyncView{State: r.RunState, Created: r.RunCreated.Int32, Updated: r.RunUpdated.Int32,
@@ -103,7 +99,7 @@ func (s *Server) viewSource(ctx context.Context, name string) (sourceView, error
 		return sourceView{}, err
 	}
 	if len(vs) == 0 {
-		return sourceView{}, notFound("source %q not found", name)
+		return sourceView{}, &sources.SourceNotFoundError{Name: name}
 	}
 	return vs[0], nil
 }
@@ -131,69 +127,30 @@ func redactConfig(raw json.RawMessage) json.RawMessage {
 	return out
 }
 
+// createSource creates a catalog source with its tools, or an MCP source with its first
+// sync queued (sources.Service.Create).
 func (s *Server) createSource(c echo.Context) error {
 	var req createSourceRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	if !catalog.ValidSourceName(req.Name) {
-		return badRequest("name %q: want 1-32 characters of a-z 0-9 and -", req.Name)
-	}
-	switch req.Kind {
-	case db.SourceCatalog:
-	case mcpclient.KindStdio, mcpclient.KindHTTP:
-		if len(req.Tools) > 0 {
-			return badRequest("tools: an MCP source's tools come from its server")
-		}
-	default:
-		return badRequest("kind %q: want catalog, mcp_stdio or mcp_http", req.Kind)
-	}
 	ctx := c.Request().Context()
-	if _, err := db.New(s.deps.Pool).GetSourceByName(ctx, req.Name); err == nil {
-		return conflict("source %q already exists", req.Name)
-	} else if !errors.Is(err, pgx.ErrNoRows) {
+	f := req.mcpSourceFields
+	out, err := s.sources.Create(ctx, sources.NewSource{Name: req.Name, Kind: req.Kind, Tools: req.Tools,
+		MCP: sources.MCPSettings{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers,
+			Interval: f.Interval, ReviewMode: f.ReviewMode},
+		CheckTools: s.checkCatalogTools})
+	if err != nil {
+		return err
+	}
+	v, err := s.viewSource(ctx, out.Source.Name)
+	if err != nil {
 		return err
 	}
 	if req.Kind != db.SourceCatalog {
-		return s.createMCPSource(c, req.Name, req.Kind, req.mcpSourceFields)
+		return c.JSON(http.StatusCreated, map[string]any{"source": v, "sync_job_id": out.SyncJobID})
 	}
-	if !reflect.ValueOf(req.mcpSourceFields).IsZero() {
-		return badRequest("command, args, env, url, headers, interval and review_mode are for MCP sources")
-	}
-	tools, err := parseInlineTools(req.Tools)
-	if err != nil {
-		return err
-	}
-	if err := s.checkCatalogTools(len(tools)); err != nil {
-		return err
-	}
-	src, res, err := sources.Import(ctx, s.deps.Pool, s.queue, req.Name, tools)
-	if err != nil {
-		return err
-	}
-	v, err := s.viewSource(ctx, src.Name)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, map[string]any{"source": v, "result": res})
-}
-
-// parseInlineTools reads the tools array of a request through the catalog parser, so every
-// supported format and every validation rule applies; line numbers become array positions.
-func parseInlineTools(raw []json.RawMessage) ([]catalog.Tool, error) {
-	if len(raw) == 0 {
-		return nil, badRequest("tools: a catalog source needs at least one tool")
-	}
-	var buf bytes.Buffer
-	for _, r := range raw {
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, r); err != nil {
-			return nil, badRequest("tools: %v", err)
-		}
-		buf.Write(compact.Bytes())
-		buf.WriteByte('\n')
-	}
-	return catalog.Parse(&buf)
+	return c.JSON(http.StatusCreated, map[string]any{"source": v, "result": out.Result})
 }
 
 func (s *Server) listSources(c echo.Context) error {
@@ -213,45 +170,9 @@ func (s *Server) getSource(c echo.Context) error {
 }
 
 // deleteSource deletes a source, its tools with it, and the enrichment jobs of those tools
-// that still wait (jobs.DeleteWaitingEnrichJobs), in one transaction.
+// that still wait, in one transaction (sources.Service.Delete).
 func (s *Server) deleteSource(c echo.Context) error {
-	ctx, name := c.Request().Context(), c.Param("name")
-	var n int64
-	err := pgx.BeginFunc(ctx, s.deps.Pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		src, err := q.GetSourceByName(ctx, name)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // n stays 0: not found
-		} else if err != nil {
-			return err
-		}
-		// The source's lock first, as every catalog writer takes it (docs/architecture.md,
-		// Lock order): an import under way commits its tools and their jobs before these
-		// are deleted, rather than queueing jobs after.
-		if err := q.LockSource(ctx, int32(src.ID)); err != nil {
-			return err
-		}
-		dropped, err := jobs.DeleteWaitingEnrichJobs(ctx, tx, name)
-		if err != nil {
-			return err
-		}
-		if n, err = q.DeleteSource(ctx, name); err != nil {
-			return err
-		}
-		if n > 0 && dropped > 0 {
-			s.log.InfoContext(ctx, "deleted the waiting enrichment jobs of a deleted source", "source", name, "jobs", dropped)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return notFound("source %q not found", name)
-	}
-	// The search never returns a deleted tool (it checks every result against tools); this
-	// drops the index rows now rather than at the next lexical_index run.
-	if _, err := lexical.Flush(context.WithoutCancel(c.Request().Context()), s.deps.Pool); err != nil {
+	if err := s.sources.Delete(c.Request().Context(), c.Param("name")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -2,11 +2,9 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/auth"
@@ -72,14 +70,11 @@ type componentView struct {
 
 func (s *Server) getTool(c echo.Context) error {
 	ctx := c.Request().Context()
-	q := db.New(s.deps.Pool)
-	t, err := q.GetToolByName(ctx, c.Param("name"))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &catalog.ToolNotFoundError{Name: c.Param("name")}
-	}
+	st, err := enrich.LoadTool(ctx, s.deps.Pool, c.Param("name"))
 	if err != nil {
 		return err
 	}
+	t := st.Tool
 	src, _, _ := catalog.SplitNamespaced(t.Name)
 	v := toolView{
 		Name: t.Name, OriginalName: t.OriginalName, Source: src, Title: t.Title, Description: t.Description,
@@ -87,13 +82,9 @@ func (s *Server) getTool(c echo.Context) error {
 		Enabled: t.Enabled, ReviewState: t.ReviewState, Questions: []string{}, Topics: []string{},
 		Components: []componentView{}, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 	}
-	steps, err := q.ListToolEnrichments(ctx, t.ID)
-	if err != nil {
-		return err
-	}
 	current := 0
 	v.Enrichment.Steps = []stepView{}
-	for _, e := range steps {
+	for _, e := range st.Steps {
 		sv := stepView{Step: e.Step, Model: e.Model, Current: e.ContentHash == t.ContentHash,
 			PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens, CreatedAt: e.CreatedAt}
 		v.Enrichment.Steps = append(v.Enrichment.Steps, sv)
@@ -126,16 +117,10 @@ func (s *Server) getTool(c echo.Context) error {
 			}
 		}
 	}
-	if v.Enrichment.HasVector, err = q.ToolHasActiveVector(ctx, t.ID); err != nil {
-		return err
-	}
+	v.Enrichment.HasVector = st.HasVector
 	v.Enrichment.Status = "pending"
 	if current == 3 && v.Enrichment.HasVector {
 		v.Enrichment.Status = "enriched"
-	}
-	comps, err := q.ListToolComponentViews(ctx, t.ID)
-	if err != nil {
-		return err
 	}
 	// Observed queries are other callers' words: only an admin sees them (the route is
 	// admin-only today; this holds if it is ever opened to search keys).
@@ -144,7 +129,7 @@ func (s *Server) getTool(c echo.Context) error {
 		return err
 	}
 	admin := caller.Scope.Allows(auth.ScopeAdmin)
-	for _, cp := range comps {
+	for _, cp := range st.Components {
 		if cp.Kind == tdwa.KindObserved && !admin {
 			continue
 		}

@@ -35,3 +35,9 @@ func (q Queue) EnrichTx(ctx context.Context, tx pgx.Tx, toolIDs []int64) error {
 	}
 	return nil
 }
+
+// DeleteWaitingEnrichTx deletes, inside tx, the enrichment jobs of the named source's tools
+// that have not started (DeleteWaitingEnrichJobs), for the source's deletion.
+func (q Queue) DeleteWaitingEnrichTx(ctx context.Context, tx pgx.Tx, source string) (int64, error) {
+	return DeleteWaitingEnrichJobs(ctx, tx, source)
+}

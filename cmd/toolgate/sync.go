@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -33,10 +30,7 @@ func runSync(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	src, err := db.New(pool).GetSourceByName(ctx, name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("source %q not found", name)
-	}
+	src, err := sources.ByName(ctx, db.New(pool), name)
 	if err != nil {
 		return err
 	}

@@ -24,13 +24,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
-	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tdwa"
 	"github.com/toolgate/toolgate/internal/vectors"
 )
@@ -82,12 +81,6 @@ type SweepStats struct {
 	Changed  int // tools whose observed queries changed
 	Embedded int // texts embedded
 }
-
-// SourceNotFoundError is a source name that does not exist.
-type SourceNotFoundError struct{ Name string }
-
-func (e *SourceNotFoundError) Error() string        { return fmt.Sprintf("source %q not found", e.Name) }
-func (e *SourceNotFoundError) Is(target error) bool { return target == derrors.NotFound }
 
 // Queries returns the observed queries tool toolID should have now, at most s.Max, best
 // first (ObservedQueries in sql/queries/observed.sql says how they are chosen).
@@ -196,10 +189,7 @@ type ForgetReport struct {
 func (s *Service) Forget(ctx context.Context, source string) (ForgetReport, error) {
 	rep := ForgetReport{Source: source}
 	q := db.New(s.Pool)
-	src, err := q.GetSourceByName(ctx, source)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return rep, &SourceNotFoundError{Name: source}
-	}
+	src, err := sources.ByName(ctx, q, source)
 	if err != nil {
 		return rep, err
 	}

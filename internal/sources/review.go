@@ -124,3 +124,41 @@ func toolByName(ctx context.Context, q *db.Queries, name string) (db.Tool, error
 	}
 	return tool, err
 }
+
+// NoHistoryError: no definition change of a tool of that name is stored.
+type NoHistoryError struct{ Name string }
+
+func (e *NoHistoryError) Error() string        { return fmt.Sprintf("tool %q has no history", e.Name) }
+func (e *NoHistoryError) Is(target error) bool { return target == derrors.NotFound }
+
+// History lists the definition changes of the tool called name, newest first, at most
+// limit. History outlives the tool: a deleted tool's is still listed. No change at all is
+// a *NoHistoryError.
+func History(ctx context.Context, pool *pgxpool.Pool, name string, limit int) ([]db.ToolRevision, error) {
+	revs, err := db.New(pool).ToolHistory(ctx, db.ToolHistoryParams{ToolName: name, Limit: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	if len(revs) == 0 {
+		return nil, &NoHistoryError{Name: name}
+	}
+	return revs, nil
+}
+
+// SetToolEnabled switches the tool called name on or off (a disabled tool is never
+// returned by search) and flushes the lexical index: a *catalog.ToolNotFoundError when
+// there is no such tool.
+func SetToolEnabled(ctx context.Context, pool *pgxpool.Pool, name string, enabled bool) (db.SetToolEnabledRow, error) {
+	row, err := db.New(pool).SetToolEnabled(ctx, db.SetToolEnabledParams{Enabled: enabled, Name: name})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row, &catalog.ToolNotFoundError{Name: name}
+	}
+	if err != nil {
+		return row, err
+	}
+	// A caller that goes away does not stop it: the switch is stored either way.
+	if _, err := lexical.Flush(context.WithoutCancel(ctx), pool); err != nil {
+		return row, err
+	}
+	return row, nil
+}

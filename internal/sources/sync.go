@@ -18,12 +18,6 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtext"
 )
 
-// SourceNotFoundError: the source to sync does not exist (any more).
-type SourceNotFoundError struct{ ID int64 }
-
-func (e *SourceNotFoundError) Error() string        { return fmt.Sprintf("source %d not found", e.ID) }
-func (e *SourceNotFoundError) Is(target error) bool { return target == derrors.NotFound }
-
 // NotMCPSourceError: only MCP sources are synced; catalog sources are pushed.
 type NotMCPSourceError struct {
 	Source string

@@ -191,10 +191,11 @@ func TestSyncFailuresLeaveToolsUntouched(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			pool, rc := setup(t)
-			good := mcptest.NewStdio(t, tools, mcptest.Normal, 0)
-			src := createSource(t, pool, "srv", f.kind, good.Config(), false)
+			var src db.Source
 			if f.kind == mcpclient.KindHTTP {
 				src = createSource(t, pool, "web", f.kind, mcptest.NewHTTP(t, tools, mcptest.Normal, 0).Config(), false)
+			} else {
+				src = createSource(t, pool, "srv", f.kind, mcptest.NewStdio(t, tools, mcptest.Normal, 0).Config(), false)
 			}
 			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
 				t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package testfactory makes the rows tests start from through toolgate's own code paths,
 // as River's internal/testfactory does for its tests: a catalog is imported by
 // sources.Import, enriched by enrich.Service, a weight profile put by profiles.Put, an MCP
-// source created by the query POST /v1/sources runs. A fixture made this way cannot drift
+// source created by sources.Service.Create, as POST /v1/sources creates it. A fixture made this way cannot drift
 // from what production writes (a content hash, a partition, an index, a lexical index
 // entry). A test that needs a state no production path makes (a run left running by a
 // process that died, a row of an old schema, bulk rows for a benchmark) writes it itself,
@@ -15,13 +15,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -77,18 +77,31 @@ func DemoCatalog(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, compani
 // noJobs is a queue that queues nothing.
 type noJobs struct{}
 
-func (noJobs) EnrichTx(context.Context, pgx.Tx, []int64) error { return nil }
+func (noJobs) EnrichTx(context.Context, pgx.Tx, []int64) error                      { return nil }
+func (noJobs) SyncTx(context.Context, pgx.Tx, int64) (int64, error)                 { return 0, nil }
+func (noJobs) Sync(context.Context, int64) (int64, bool, error)                     { return 0, false, nil }
+func (noJobs) DeleteWaitingEnrichTx(context.Context, pgx.Tx, string) (int64, error) { return 0, nil }
 
 // SourceOpts tunes MCPSource.
 type SourceOpts struct {
-	Kind       db.SourceKind // mcpclient.KindHTTP when empty
+	Kind db.SourceKind // mcpclient.KindHTTP when empty
+	// Config is the server's; an mcp_http source without a URL gets one no server
+	// listens on.
 	Config     mcpclient.Config
 	ReviewMode bool
-	// Interval is the sync interval; zero means on demand only.
-	Interval time.Duration
+	// Interval is the sync interval as POST /v1/sources takes it ("10m", or "off" for on
+	// demand only); empty means production's default, sources.DefaultSyncInterval.
+	Interval string
+	// Commands is the allowlist the source is created under. Nil allows exactly the
+	// source's own command, arguments and env: the source was created while its command
+	// was allowed (a test may then sync it under another allowlist).
+	Commands *mcpclient.CommandPolicy
+	// Queue receives the source's first sync; nil queues none.
+	Queue sources.LifecycleQueue
 }
 
-// MCPSource creates an MCP source with the query POST /v1/sources runs (no sync queued).
+// MCPSource creates an MCP source with sources.Service.Create, as POST /v1/sources does:
+// the same validation and the same default interval.
 func MCPSource(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, name string, opts *SourceOpts) db.Source {
 	tb.Helper()
 	if opts == nil {
@@ -98,20 +111,31 @@ func MCPSource(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, name stri
 	if kind == "" {
 		kind = mcpclient.KindHTTP
 	}
-	raw, err := json.Marshal(opts.Config)
-	if err != nil {
-		tb.Fatal(err)
+	cfg := opts.Config
+	if kind == mcpclient.KindHTTP && cfg.URL == "" {
+		// a server that is never reached, for a test that needs the source, not its tools
+		cfg.URL = "http://127.0.0.1:1/mcp"
 	}
-	var interval pgtype.Interval
-	if opts.Interval > 0 {
-		interval = pgtype.Interval{Microseconds: opts.Interval.Microseconds(), Valid: true}
+	commands := mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{
+		Words: append([]string{cfg.Command}, cfg.Args...), Env: slices.Sorted(maps.Keys(cfg.Env))})
+	if opts.Commands != nil {
+		commands = *opts.Commands
 	}
-	src, err := db.New(pool).CreateSource(ctx, db.CreateSourceParams{Name: name, Kind: kind, Config: raw,
-		SyncInterval: interval, ReviewMode: opts.ReviewMode})
+	var queue sources.LifecycleQueue = noJobs{}
+	if opts.Queue != nil {
+		queue = opts.Queue
+	}
+	settings := sources.MCPSettings{Command: cfg.Command, Args: cfg.Args, Env: cfg.Env, URL: cfg.URL, Headers: cfg.Headers,
+		ReviewMode: opts.ReviewMode}
+	if opts.Interval != "" {
+		settings.Interval = &opts.Interval
+	}
+	svc := &sources.Service{Pool: pool, Queue: queue, Commands: commands}
+	out, err := svc.Create(ctx, sources.NewSource{Name: name, Kind: kind, MCP: settings})
 	if err != nil {
 		tb.Fatalf("create source %s: %v", name, err)
 	}
-	return src
+	return out.Source
 }
 
 // LocalEnricher is the enrichment service of a server without providers: the heuristic
