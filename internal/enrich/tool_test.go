@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/dataset"
@@ -84,9 +86,9 @@ func TestEnrichToolOpenAIIdempotent(t *testing.T) {
 	svc := openAIService(pool, srv, true, 2)
 	id, hash := importOne(t, pool)
 
-	// importing enqueued exactly one enrich_tool job for the tool's hash
-	if n := countRows(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND args->>'content_hash' = $1`, hash); n != 1 {
-		t.Fatalf("%d enrich_tool jobs queued", n)
+	// importing enqueued exactly one enrich_tool job, for the tool's hash
+	if job := rivertest.RequireInserted(ctx, t, riverpgxv5.New(pool), &jobs.EnrichToolArgs{}, nil); job.Args.ToolID != id || job.Args.ContentHash != hash {
+		t.Fatalf("enrich_tool job %+v, want tool %d with hash %s", job.Args, id, hash)
 	}
 	// queuing the same definition again adds a job (not unique: see jobs.EnrichToolArgs
 	// InsertOpts), which the second run below shows costs no provider call

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
@@ -126,9 +128,9 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 			break
 		}
 	}
-	var kind string
-	if err := s.pool.QueryRow(s.ctx, `SELECT kind FROM river_job WHERE id = $1`, r.Reweight.JobID).Scan(&kind); err != nil || kind != "reweight" {
-		t.Errorf("re-weight job %d: %q %v", r.Reweight.JobID, kind, err)
+	// the profile's re-weight was queued with it (the only reweight job of this database)
+	if job := rivertest.RequireInserted(s.ctx, t, riverpgxv5.New(s.pool), &jobs.ReweightArgs{}, nil); job.ID != r.Reweight.JobID || job.Args.Profile != "learned" || job.Args.SetID != p.Building.ID {
+		t.Errorf("re-weight job %d %+v, want job %d for profile learned and set %d", job.ID, job.Args, r.Reweight.JobID, p.Building.ID)
 	}
 
 	// Running the tune again (a retried job) changes nothing.
