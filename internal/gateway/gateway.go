@@ -105,6 +105,9 @@ type Options struct {
 	// call to a tool of a source whose command is not allowed starts nothing and fails
 	// with command_not_allowed. The zero value allows none.
 	Commands mcpclient.CommandPolicy
+	// Version is the serverInfo.version of every session, the binary's version (toolgate
+	// version); empty means "devel".
+	Version string
 }
 
 // Capabilities is what the gateway advertises at GET /v1/capabilities and as the MCP
@@ -139,6 +142,9 @@ type Gateway struct {
 func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	if opts.BindLimit <= 0 {
 		opts.BindLimit = 32
+	}
+	if opts.Version == "" {
+		opts.Version = "devel"
 	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 30 * time.Second

@@ -350,6 +350,19 @@ func TestFindBindCallOverHTTP(t *testing.T) {
 	}
 }
 
+// The gateway introduces itself with the binary's version, "devel" when none is given.
+func TestServerInfoVersion(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	for _, tc := range []struct{ option, want string }{{"v1.2.3+4897f80c1a2b", "v1.2.3+4897f80c1a2b"}, {"", "devel"}} {
+		g := newGateway(t, pool, gateway.Options{Version: tc.option})
+		c := connectHTTP(t, serveGateway(t, g.HTTPHandler(), nil).URL)
+		if got := c.InitializeResult().ServerInfo; got.Name != "toolgate" || got.Version != tc.want {
+			t.Errorf("Options.Version %q: serverInfo %+v, want version %q", tc.option, got, tc.want)
+		}
+	}
+}
+
 func TestCallToolValidatesAndChecksVersion(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{CallTool: true})

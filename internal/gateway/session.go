@@ -77,7 +77,7 @@ type cachedTool struct {
 // rebuilt from the database).
 func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSessionToolsRow) *session {
 	s := &session{g: g, id: id, owner: caller, bound: map[string]*cachedTool{}, functions: map[string]string{}, cache: map[string]*cachedTool{}}
-	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Version: "1"}, &mcp.ServerOptions{
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions: "Call find_tools with what you want to do before using any other tool. " +
 			"The tools it returns are added to your tool list; call them by name" +
 			map[bool]string{true: " or through call_tool(name, arguments, version).", false: "."}[g.opts.CallTool],
