@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,36 +28,6 @@ var benchCommands = map[string]benchCommand{
 	"load":    {runBenchLoad, "POST /search from 8, 32 and 128 clients for --duration each on a 50,000-tool catalog, with errors and Go heap"},
 	"ingest":  {runBenchIngest, "time import and PUT /v1/sources/{name}/tools of --tools sizes until lexically searchable (fresh database toolgate_bench_ingest)"},
 	"sync":    {runBenchSync, "time the diff of a sync of a 5,000-tool source, unchanged and 1% changed (temporary source)"},
-}
-
-func runBench(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(env.stdout, benchUsage())
-		if len(args) == 0 {
-			return &usageError{msg: "missing bench subcommand"}
-		}
-		return flag.ErrHelp
-	}
-	sub, ok := benchCommands[args[0]]
-	if !ok {
-		return &usageError{msg: fmt.Sprintf("unknown bench subcommand %q (see toolgate bench --help)", args[0])}
-	}
-	return sub.run(ctx, env, args[1:])
-}
-
-func benchUsage() string {
-	names := make([]string, 0, len(benchCommands))
-	for name := range benchCommands {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	b.WriteString("usage: toolgate bench <subcommand> [flags]\n\nsubcommands:\n")
-	for _, name := range names {
-		fmt.Fprintf(&b, "  %-10s %s\n", name, benchCommands[name].help)
-	}
-	b.WriteString("\ncommon flags: --warmup N --runs N --duration D --concurrency 1,2 --png FILE\n")
-	return b.String()
 }
 
 // benchFlags are the harness flags every bench subcommand shares.

@@ -15,19 +15,8 @@ import (
 const datasetUsage = "usage: toolgate dataset scalemcp --companies N [--seed S] --out DIR\n" +
 	"       toolgate dataset mcp --servers FILE --out DIR [--timeout 60s] [--parallel 4] [--skip-failed]"
 
-// runDataset writes a generated evaluation dataset (docs/eval.md).
-func runDataset(ctx context.Context, env *cliEnv, args []string) error {
-	name, rest := leadingArg(args)
-	switch name {
-	case "scalemcp":
-		return runDatasetScaleMCP(env, rest)
-	case "mcp":
-		return runDatasetMCP(ctx, env, rest)
-	}
-	return &usageError{msg: datasetUsage}
-}
-
-func runDatasetScaleMCP(env *cliEnv, rest []string) error {
+// runDatasetScaleMCP writes the generated ScaleMCP-style dataset.
+func runDatasetScaleMCP(_ context.Context, env *cliEnv, rest []string) error {
 	d := dataset.DefaultQueryOptions
 	fs := newFlags("dataset scalemcp", env)
 	companies := fs.Int("companies", 1000, fmt.Sprintf("number of companies, 1 to %d (5 tools each)", dataset.MaxCompanies()))

@@ -10,20 +10,6 @@ import (
 	"github.com/toolgate/toolgate/internal/eval"
 )
 
-// evalCommands are the subcommands of `toolgate eval`.
-var evalCommands = map[string]command{
-	"calls": runEvalCalls,
-}
-
-func runEval(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) > 0 {
-		if sub, ok := evalCommands[args[0]]; ok {
-			return sub(ctx, env, args[1:])
-		}
-	}
-	return runEvalDataset(ctx, env, args)
-}
-
 // runEvalCalls scores agent tool-call traces: FinMCP-Bench tool precision, recall, F1 and
 // exact match rate, and the Toolshed weighted score.
 func runEvalCalls(_ context.Context, env *cliEnv, args []string) error {

@@ -4,51 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/experiments"
-	"github.com/toolgate/toolgate/internal/postgres"
 )
 
-// runExperiments administers A/B experiments between weight profiles: start, list, show,
-// stop (docs/experiments.md).
-func runExperiments(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want start NAME --candidate P [--control P] --share F [--unit session|key], list, show NAME or stop NAME"}
-	}
-	sub, args := args[0], args[1:]
-	var run func(context.Context, *cliEnv, *pgxpool.Pool, []string) error
-	switch sub {
-	case "start":
-		run = experimentsStart
-	case "list":
-		run = experimentsList
-	case "show":
-		run = experimentsShow
-	case "stop":
-		run = experimentsStop
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown experiments command %q: want start, list, show or stop", sub)}
-	}
-	if sub != "list" && (len(args) == 0 || strings.HasPrefix(args[0], "-")) {
-		return &usageError{msg: fmt.Sprintf("experiments %s wants an experiment NAME", sub)}
-	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := postgres.Ready(ctx, pool); err != nil {
-		return fmt.Errorf("%w (run `toolgate migrate up` first)", err)
-	}
-	return run(ctx, env, pool, args)
-}
-
-func experimentsStart(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
+func experimentsStart(ctx context.Context, env *cliEnv, args []string) error {
 	name, args := leadingArg(args)
 	fs := newFlags("experiments start", env)
 	candidate := fs.String("candidate", "", "the profile under test (required)")
@@ -58,9 +22,14 @@ func experimentsStart(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if name == "" || fs.NArg() > 0 {
 		return &usageError{msg: "want experiments start NAME --candidate P [--control P] --share F [--unit session|key]"}
 	}
+	pool, err := openReady(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	e, err := experiments.Start(ctx, pool, experiments.Definition{Name: name, Candidate: *candidate, Control: *control,
 		Share: *share, Unit: experiments.Unit(*unit)})
 	if err != nil {
@@ -72,9 +41,6 @@ func experimentsStart(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 }
 
 func experimentsList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) > 0 {
-		return &usageError{msg: "experiments list takes no arguments"}
-	}
 	es, err := experiments.List(ctx, pool)
 	if err != nil {
 		return err
@@ -98,9 +64,6 @@ func experimentsList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args 
 // experimentsShow prints the experiment and the comparison of its arms as JSON, as
 // GET /admin/experiments/{name} answers.
 func experimentsShow(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) != 1 {
-		return &usageError{msg: "want experiments show NAME"}
-	}
 	r, err := experiments.Get(ctx, pool, args[0])
 	if err != nil {
 		return err
@@ -111,9 +74,6 @@ func experimentsShow(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args 
 }
 
 func experimentsStop(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) != 1 {
-		return &usageError{msg: "want experiments stop NAME"}
-	}
 	e, err := experiments.Stop(ctx, pool, args[0])
 	if err != nil {
 		return err

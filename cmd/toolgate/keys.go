@@ -7,40 +7,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/plan"
-	"github.com/toolgate/toolgate/internal/postgres"
 )
 
-// runKeys manages API keys: create (prints the key once), list, revoke.
-func runKeys(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want create, list or revoke"}
-	}
-	sub, args := args[0], args[1:]
-	var run func(context.Context, *cliEnv, *auth.Keys, []string) error
-	switch sub {
-	case "create":
-		run = keysCreate
-	case "list":
-		run = keysList
-	case "revoke":
-		run = keysRevoke
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown keys command %q: want create, list or revoke", sub)}
-	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := postgres.Ready(ctx, pool); err != nil {
-		return fmt.Errorf("%w (run `toolgate migrate up` first)", err)
-	}
-	return run(ctx, env, auth.NewKeys(pool, time.Now), args)
-}
-
-func keysCreate(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) error {
+// keysCreate creates an API key and prints it, the only time it is shown.
+func keysCreate(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("keys create", env)
 	name := fs.String("name", "", "key name, unique among active keys")
 	scope := fs.String("scope", "", "search or admin")
@@ -53,6 +27,12 @@ func keysCreate(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string
 	if *name == "" || *scope == "" || fs.NArg() > 0 {
 		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE]"}
 	}
+	pool, err := openReady(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	keys := auth.NewKeys(pool, time.Now)
 	spec := auth.Spec{Name: *name, Scope: auth.Scope(*scope), RatePerMin: *rate, Plan: plan.Mode(*planMode)}
 	if *sources != "" {
 		for src := range strings.SplitSeq(*sources, ",") {
@@ -69,11 +49,8 @@ func keysCreate(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string
 	return nil
 }
 
-func keysList(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) error {
-	if len(args) > 0 {
-		return &usageError{msg: "keys list takes no arguments"}
-	}
-	list, err := keys.List(ctx)
+func keysList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, _ []string) error {
+	list, err := auth.NewKeys(pool, time.Now).List(ctx)
 	if err != nil {
 		return err
 	}
@@ -98,11 +75,8 @@ func keysList(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) 
 	return tw.Flush()
 }
 
-func keysRevoke(ctx context.Context, env *cliEnv, keys *auth.Keys, args []string) error {
-	if len(args) != 1 {
-		return &usageError{msg: "want keys revoke NAME|PREFIX"}
-	}
-	revoked, err := keys.Revoke(ctx, args[0])
+func keysRevoke(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
+	revoked, err := auth.NewKeys(pool, time.Now).Revoke(ctx, args[0])
 	if err != nil {
 		return err
 	}

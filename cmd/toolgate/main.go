@@ -45,30 +45,15 @@ commands:
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
   mcp       serve the MCP gateway (find_tools) over stdio for a local host
+  version   print the version and the commit the binary was built from (also --version)
+
+Every command and subcommand answers --help (toolgate keys create --help).
 
 Settings come from environment variables (see README); flags override them.
 `
 
 // command is one subcommand: it parses its own flags from args.
 type command func(ctx context.Context, env *cliEnv, args []string) error
-
-var commands = map[string]command{
-	"serve":       runServe,
-	"demo":        runDemo,
-	"migrate":     runMigrate,
-	"import":      runImport,
-	"sync":        runSync,
-	"sources":     runSources,
-	"keys":        runKeys,
-	"profiles":    runProfiles,
-	"experiments": runExperiments,
-	"eval":        runEval,
-	"dataset":     runDataset,
-	"bench":       runBench,
-	"reembed":     runReembed,
-	"mcp":         runMCP,
-	"plan":        runPlan,
-}
 
 // cliEnv is what every subcommand gets: settings, a logger and the output streams.
 type cliEnv struct {
@@ -92,13 +77,30 @@ func main() {
 }
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
+	path, c, rest := resolve(args)
+	if c == nil {
 		fmt.Fprintf(stderr, "toolgate: unknown command %q (see toolgate --help)\n", args[0])
+		return 2
+	}
+	if c.run == nil {
+		// A group of subcommands: its help needs no settings, and without a known
+		// subcommand there is nothing to run.
+		switch {
+		case len(rest) > 0 && isHelp(rest[0]):
+			writeHelp(stdout, path, nil)
+			return 0
+		case len(rest) == 0:
+			fmt.Fprintf(stderr, "toolgate %s: want a subcommand (%s); usage: %s (see toolgate %s --help)\n", path, strings.Join(subNames(c), ", "), c.usage, path)
+		default:
+			fmt.Fprintf(stderr, "toolgate %s: unknown subcommand %q; usage: %s (see toolgate %s --help)\n", path, rest[0], c.usage, path)
+		}
 		return 2
 	}
 	cfg, err := config.Load(getenv)
@@ -109,14 +111,18 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	env := &cliEnv{cfg: cfg, log: newLogger(cfg, stderr), stdout: stdout, stderr: stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := cmd(ctx, env, args[1:]); err != nil {
+	if err := c.run(ctx, env, rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "toolgate %s: %v\n", args[0], err)
 		var ue *usageError
 		var ce *config.Error
-		if errors.As(err, &ue) || errors.As(err, &ce) {
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "toolgate %s: %v (see toolgate %s --help)\n", path, err, path)
+			return 2
+		}
+		fmt.Fprintf(stderr, "toolgate %s: %v\n", path, err)
+		if errors.As(err, &ce) {
 			return 2
 		}
 		return 1
@@ -132,22 +138,44 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(logging.NewHandler(slog.NewJSONHandler(w, opts)))
 }
 
-// newFlags makes a subcommand's flag set that reports errors instead of exiting.
+// newFlags makes a subcommand's flag set that reports errors instead of exiting. name is
+// the command's path in the command table ("keys create"): -h and --help print its help
+// and flags to stdout.
 func newFlags(name string, env *cliEnv) *flag.FlagSet {
 	fs := flag.NewFlagSet("toolgate "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	// run prints a flag mistake once, with a pointer to --help; the flag package would
+	// print it and the whole usage as well.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { writeHelp(env.stdout, name, fs) }
 	return fs
 }
 
-// parseFlags parses args and turns a flag mistake into a usageError.
+// parseFlags parses args and turns a flag mistake into a usageError; -h and --help print
+// the command's help and return flag.ErrHelp, which exits 0.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	help := fs.Usage
+	// The flag package calls Usage on every mistake too; only a request for help prints it.
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = help
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			help()
 			return err
 		}
 		return &usageError{msg: err.Error()}
 	}
 	return nil
+}
+
+// parseArgs parses the arguments of a subcommand that has no flags, so that it answers
+// --help like the others, and returns its positional arguments.
+func parseArgs(name string, env *cliEnv, args []string) ([]string, error) {
+	fs := newFlags(name, env)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	return fs.Args(), nil
 }
 
 // leadingArg splits off a positional argument given before the flags (`import FILE

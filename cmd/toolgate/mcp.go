@@ -72,5 +72,6 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		Tracer:              env.spanTracer(),
 		Metrics:             env.metrics,
 		Commands:            stdioCommands(cfg),
+		Version:             buildVersion(),
 	})
 }

@@ -11,39 +11,48 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
-func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags("migrate", env)
-	if err := parseFlags(fs, args); err != nil {
+func runMigrateUp(ctx context.Context, env *cliEnv, args []string) error {
+	return migrateCommand(ctx, env, "up", args, 0, func(pool *pgxpool.Pool, _ []string) error {
+		return migrateUp(ctx, env, pool)
+	})
+}
+
+func runMigrateDown(ctx context.Context, env *cliEnv, args []string) error {
+	return migrateCommand(ctx, env, "down", args, 1, func(pool *pgxpool.Pool, args []string) error {
+		steps := 0
+		if len(args) > 0 {
+			n, err := strconv.Atoi(args[0])
+			if err != nil || n < 1 {
+				return &usageError{msg: fmt.Sprintf("down %q: want a positive number of steps", args[0])}
+			}
+			steps = n
+		}
+		return postgres.MigrateDown(ctx, pool, steps)
+	})
+}
+
+func runMigrateVersion(ctx context.Context, env *cliEnv, args []string) error {
+	return migrateCommand(ctx, env, "version", args, 0, func(*pgxpool.Pool, []string) error { return nil })
+}
+
+// migrateCommand runs one migrate action with at most maxArgs arguments, then prints the
+// schema version it leaves. Unlike the other commands it needs no migrated schema.
+func migrateCommand(ctx context.Context, env *cliEnv, action string, args []string, maxArgs int,
+	do func(*pgxpool.Pool, []string) error) error {
+	args, err := parseArgs("migrate "+action, env, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return &usageError{msg: "want up, down [N] or version"}
+	if len(args) > maxArgs {
+		return &usageError{msg: "want " + lookup("migrate "+action).usage}
 	}
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	switch fs.Arg(0) {
-	case "up":
-		if err := migrateUp(ctx, env, pool); err != nil {
-			return err
-		}
-	case "down":
-		steps := 0
-		if fs.NArg() > 1 {
-			n, err := strconv.Atoi(fs.Arg(1))
-			if err != nil || n < 1 {
-				return &usageError{msg: fmt.Sprintf("down %q: want a positive number of steps", fs.Arg(1))}
-			}
-			steps = n
-		}
-		if err := postgres.MigrateDown(ctx, pool, steps); err != nil {
-			return err
-		}
-	case "version":
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown migrate action %q: want up, down [N] or version", fs.Arg(0))}
+	if err := do(pool, args); err != nil {
+		return err
 	}
 	st, err := postgres.Status(ctx, pool)
 	if err != nil {

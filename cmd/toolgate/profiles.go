@@ -12,49 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/tune"
 	"github.com/toolgate/toolgate/jobs"
 )
-
-// runProfiles administers weight profiles: list, show, activate, reweight [--wait], tune
-// NEW [--wait], tunes.
-func runProfiles(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want list, show NAME, activate NAME, reweight NAME [--wait], tune NEW [--wait] or tunes"}
-	}
-	sub, args := args[0], args[1:]
-	var run func(context.Context, *cliEnv, *pgxpool.Pool, []string) error
-	switch sub {
-	case "list":
-		run = profilesList
-	case "show":
-		run = profilesShow
-	case "activate":
-		run = profilesActivate
-	case "reweight":
-		run = profilesReweight
-	case "tune":
-		run = profilesTune
-	case "tunes":
-		run = profilesTunes
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown profiles command %q: want list, show, activate, reweight, tune or tunes", sub)}
-	}
-	if sub != "list" && sub != "tunes" && (len(args) == 0 || strings.HasPrefix(args[0], "-")) {
-		return &usageError{msg: fmt.Sprintf("profiles %s wants a profile NAME", sub)}
-	}
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := postgres.Ready(ctx, pool); err != nil {
-		return fmt.Errorf("%w (run `toolgate migrate up` first)", err)
-	}
-	return run(ctx, env, pool, args)
-}
 
 func setSummary(s *profiles.Set) string {
 	if s == nil {
@@ -77,9 +38,6 @@ func weightsText(w map[string]float64) string {
 }
 
 func profilesList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) > 0 {
-		return &usageError{msg: "profiles list takes no arguments"}
-	}
 	ps, err := profiles.List(ctx, pool)
 	if err != nil {
 		return err
@@ -97,9 +55,6 @@ func profilesList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []s
 }
 
 func profilesShow(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) != 1 {
-		return &usageError{msg: "want profiles show NAME"}
-	}
 	p, err := profiles.Get(ctx, pool, args[0])
 	if err != nil {
 		return err
@@ -110,9 +65,6 @@ func profilesShow(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []s
 }
 
 func profilesActivate(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) != 1 {
-		return &usageError{msg: "want profiles activate NAME"}
-	}
 	p, err := profiles.Activate(ctx, pool, args[0])
 	if err != nil {
 		return err
@@ -123,7 +75,7 @@ func profilesActivate(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 
 // profilesReweight queues the profile's re-weight job, or with --wait runs it here and
 // prints its progress.
-func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
+func profilesReweight(ctx context.Context, env *cliEnv, args []string) error {
 	name, args := leadingArg(args)
 	fs := newFlags("profiles reweight", env)
 	wait := fs.Bool("wait", false, "re-weight in this process and print progress instead of queueing a job")
@@ -131,9 +83,14 @@ func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 || *batch <= 0 {
+	if name == "" || fs.NArg() > 0 || *batch <= 0 {
 		return &usageError{msg: "want profiles reweight NAME [--wait] [--batch N>0]"}
 	}
+	pool, err := openReady(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	if !*wait {
 		rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
 		if err != nil {
@@ -169,7 +126,7 @@ func profilesReweight(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args
 // profilesTune tunes TDWA weights from the labelled searches into a new profile NEW: it
 // queues the profile_tune job, or with --wait runs it here with the configured embedder
 // and prints its progress and result.
-func profilesTune(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
+func profilesTune(ctx context.Context, env *cliEnv, args []string) error {
 	name, args := leadingArg(args)
 	fs := newFlags("profiles tune", env)
 	opts := tune.Options{Profile: name}
@@ -184,9 +141,14 @@ func profilesTune(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []s
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if name == "" || fs.NArg() > 0 {
 		return &usageError{msg: "want profiles tune NEW [--baseline P] [--since-days N] [--holdout F] [--min-searches N] [--max-searches N] [--max-per-key N] [--seed N] [--wait]"}
 	}
+	pool, err := openReady(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
 	if err != nil {
 		return err
@@ -240,9 +202,6 @@ func (runHere) TuneTx(context.Context, pgx.Tx, int64) (int64, error) { return 0,
 
 // profilesTunes lists the recent tunes.
 func profilesTunes(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	if len(args) > 0 {
-		return &usageError{msg: "profiles tunes takes no arguments"}
-	}
 	ts, err := tune.List(ctx, pool)
 	if err != nil {
 		return err

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// commandPaths lists every command and subcommand of the command table.
+func commandPaths() []string {
+	var paths []string
+	var walk func(prefix string, c *cliCommand)
+	walk = func(prefix string, c *cliCommand) {
+		paths = append(paths, prefix)
+		for _, name := range subNames(c) {
+			walk(prefix+" "+name, c.subs[name])
+		}
+	}
+	for name, c := range commands {
+		walk(name, c)
+	}
+	return paths
+}
+
+// Every command and subcommand answers -h and --help with its description, usage and
+// flags, exit 0, without touching the database (which is unreachable here).
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	t.Parallel()
+	noDB := map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?connect_timeout=1"}
+	for _, path := range commandPaths() {
+		c := lookup(path)
+		if c == nil || c.usage == "" || c.about == "" || !strings.HasPrefix(c.usage, "toolgate "+path) {
+			t.Errorf("%s: the table lacks its usage or description: %+v", path, c)
+			continue
+		}
+		for _, help := range []string{"--help", "-h"} {
+			args := append(strings.Fields(path), help)
+			began := time.Now()
+			code, stdout, stderr := runCLI(t, noDB, args...)
+			if code != 0 || stderr != "" || time.Since(began) > 5*time.Second {
+				t.Errorf("%v: exit %d after %s, stderr %q", args, code, time.Since(began), stderr)
+				continue
+			}
+			if !strings.HasPrefix(stdout, "usage: toolgate "+path) || !strings.Contains(stdout, c.about) {
+				t.Errorf("%v: stdout lacks the usage or the description:\n%s", args, stdout)
+			}
+			if c.run != nil && c.subs == nil && strings.Contains(c.usage, "--") && !strings.Contains(stdout, "flags:") {
+				t.Errorf("%v: stdout lists no flags:\n%s", args, stdout)
+			}
+			for name := range c.subs {
+				if !strings.Contains(stdout, "  "+name+" ") {
+					t.Errorf("%v: stdout does not list the subcommand %s:\n%s", args, name, stdout)
+				}
+			}
+		}
+	}
+}
+
+// A command's flags are listed in its help, and a flag mistake points at --help.
+func TestHelpListsFlags(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := runCLI(t, nil, "keys", "create", "--help")
+	for _, flag := range []string{"-name", "-scope", "-sources", "-rate", "-plan"} {
+		if code != 0 || !strings.Contains(stdout, flag) {
+			t.Fatalf("keys create --help: exit %d, no %s:\n%s", code, flag, stdout)
+		}
+	}
+	code, stdout, stderr := runCLI(t, nil, "keys", "create", "--nope")
+	if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "see toolgate keys create --help") {
+		t.Fatalf("keys create --nope: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"keys"}, {"keys", "frobnicate"}, {"migrate", "sideways"}} {
+		if code, _, stderr := runCLI(t, nil, args...); code != 2 || !strings.Contains(stderr, "--help") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"version", "--version"} {
+		code, stdout, stderr := runCLI(t, nil, arg)
+		if code != 0 || stdout != "toolgate "+buildVersion()+"\n" || stderr != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
+		}
+	}
+	settings := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	const rev = "4897f80c1a2b3c4d5e6f708192a3b4c5d6e7f809"
+	for _, tc := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{nil, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: settings("vcs.revision", rev, "vcs.modified", "false")}, "devel+4897f80c1a2b"},
+		{&debug.BuildInfo{Main: debug.Module{Version: ""}, Settings: settings("vcs.revision", rev, "vcs.modified", "true")}, "devel+4897f80c1a2b.dirty"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: settings("vcs.revision", rev)}, "v1.2.0+4897f80c1a2b"},
+		// Go stamps a build in a checkout with a pseudo-version that names the commit.
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126194313-4897f80c1a2b+dirty"}, Settings: settings("vcs.revision", rev, "vcs.modified", "true")},
+			"v0.0.0-20261126194313-4897f80c1a2b+dirty"},
+	} {
+		if got := versionOf(tc.info); got != tc.want {
+			t.Errorf("versionOf(%+v) = %q, want %q", tc.info, got, tc.want)
+		}
+	}
+}
