@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Steps of enrichment, as stored in tool_enrichments.step.
@@ -41,8 +43,10 @@ type Enricher interface {
 	// original document is kept alone (the generated one failed its faithfulness check).
 	Profile(ctx context.Context, d Document) (*Profile, Usage, error)
 	// Questions writes up to n distinct requests a user might make that this tool answers.
+	// Service repairs the list (RepairQuestions): an over-long or repeated entry costs
+	// that entry only.
 	Questions(ctx context.Context, d Document, n int) ([]string, Usage, error)
-	// Topics lists 1–10 short key topics or intents of the tool.
+	// Topics lists 1–10 short key topics or intents of the tool (repaired by RepairTopics).
 	Topics(ctx context.Context, d Document) ([]string, Usage, error)
 }
 
@@ -62,7 +66,9 @@ type Example struct {
 }
 
 // Limits on generated outputs. The prompt asks for under 20 words per sentence field; the
-// checks allow some slack so that a 21-word answer is not thrown away.
+// checks allow some slack so that a 21-word answer is not thrown away. Lengths are counted
+// in characters (runes), not bytes: a CJK character takes three bytes, and a byte limit
+// would hold Chinese or Japanese text to a third of what it allows English.
 const (
 	maxSentenceWords = 40
 	maxTagLen        = 48
@@ -107,8 +113,11 @@ func (p *Profile) Validate() error {
 		if t == "" || seen[t] {
 			continue
 		}
-		if len(t) > maxTagLen {
-			return bad("tag %q is longer than %d bytes", t, maxTagLen)
+		if !utf8.ValidString(t) {
+			return bad("tag %q is not valid UTF-8", t)
+		}
+		if utf8.RuneCountInString(t) > maxTagLen {
+			return bad("tag %q is longer than %d characters", t, maxTagLen)
 		}
 		seen[t] = true
 		tags = append(tags, t)
@@ -128,58 +137,108 @@ func (p *Profile) Validate() error {
 	return nil
 }
 
-// cleanList trims, drops empty and repeated (case-insensitively) entries and checks each
-// against ok.
-func cleanList(step string, in []string, ok func(string) error) ([]string, error) {
-	out := make([]string, 0, len(in))
+// repairList trims and collapses the spaces of each entry, drops empty and repeated
+// (case-insensitively) ones, and passes the rest through fix, which returns the entry as
+// kept (empty to drop it) and, when it changed or dropped it, why. The notes say what was
+// repaired or dropped, so that one bad entry among good ones costs that entry only.
+func repairList(in []string, fix func(string) (string, string)) (out, notes []string) {
+	out = make([]string, 0, len(in))
 	seen := map[string]bool{}
 	for _, s := range in {
+		if !utf8.ValidString(s) {
+			// a model can emit a cut multi-byte sequence; what remains is still usable
+			s = strings.ToValidUTF8(s, "")
+			notes = append(notes, fmt.Sprintf("invalid UTF-8 removed from %q", s))
+		}
 		s = strings.Join(strings.Fields(s), " ")
-		k := strings.ToLower(s)
-		if s == "" || seen[k] {
+		if s == "" {
 			continue
 		}
-		if err := ok(s); err != nil {
-			return nil, &MalformedOutputError{Step: step, Reason: err.Error()}
+		fixed, note := fix(s)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		k := strings.ToLower(fixed)
+		if fixed == "" || seen[k] {
+			continue
 		}
 		seen[k] = true
-		out = append(out, s)
+		out = append(out, fixed)
 	}
-	return out, nil
+	return out, notes
 }
 
-// CleanQuestions normalizes generated questions, keeping at most n.
-func CleanQuestions(in []string, n int) ([]string, error) {
-	out, err := cleanList(StepQuestions, in, func(s string) error {
-		if len(s) > maxQuestionLen {
-			return fmt.Errorf("question longer than %d bytes", maxQuestionLen)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+// clauseMarks end a clause or sentence, in ASCII and as the CJK scripts write them
+// (ideographic full stop and comma, enumeration comma, full-width marks).
+const clauseMarks = ".,;:!?。，、；：！？．"
+
+// CutRunes shortens s to at most max characters, never inside a UTF-8 sequence: at the
+// last clause mark or space of the allowed part when that keeps at least half of it, else
+// at the character limit.
+func CutRunes(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
 	}
+	rs := []rune(s)[:max]
+	cut := len(rs)
+	for i := len(rs) - 1; i >= max/2; i-- {
+		if strings.ContainsRune(clauseMarks, rs[i]) {
+			cut = i + 1
+			break
+		}
+		if unicode.IsSpace(rs[i]) {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimSpace(string(rs[:cut]))
+}
+
+// RepairQuestions normalizes generated questions, keeping at most n: a question over the
+// length limit is cut at a clause or character boundary. The notes say what was repaired.
+// Only a list with no usable question is a MalformedOutputError.
+func RepairQuestions(in []string, n int) ([]string, []string, error) {
+	out, notes := repairList(in, func(s string) (string, string) {
+		if utf8.RuneCountInString(s) <= maxQuestionLen {
+			return s, ""
+		}
+		c := CutRunes(s, maxQuestionLen)
+		return c, fmt.Sprintf("question cut to %d characters: %q", maxQuestionLen, c)
+	})
 	if len(out) == 0 && n > 0 {
-		return nil, &MalformedOutputError{Step: StepQuestions, Reason: "no questions"}
+		return nil, notes, &MalformedOutputError{Step: StepQuestions, Reason: "no questions"}
 	}
-	return out[:min(len(out), n)], nil
+	return out[:min(len(out), n)], notes, nil
 }
 
-// CleanTopics normalizes generated topics, keeping at most MaxTopics.
-func CleanTopics(in []string) ([]string, error) {
-	out, err := cleanList(StepTopics, in, func(s string) error {
-		if n := len(strings.Fields(s)); n > maxTopicWords {
-			return fmt.Errorf("topic %q has %d words, limit %d", s, n, maxTopicWords)
+// CleanQuestions is RepairQuestions without the notes.
+func CleanQuestions(in []string, n int) ([]string, error) {
+	out, _, err := RepairQuestions(in, n)
+	return out, err
+}
+
+// RepairTopics normalizes generated topics, keeping at most MaxTopics: a topic over the
+// word limit keeps its first words. The notes say what was repaired. Only a list with no
+// usable topic is a MalformedOutputError.
+func RepairTopics(in []string) ([]string, []string, error) {
+	out, notes := repairList(in, func(s string) (string, string) {
+		f := strings.Fields(s)
+		if len(f) <= maxTopicWords {
+			return s, ""
 		}
-		return nil
+		c := strings.Join(f[:maxTopicWords], " ")
+		return c, fmt.Sprintf("topic %q cut to %d words", s, maxTopicWords)
 	})
-	if err != nil {
-		return nil, err
-	}
 	if len(out) == 0 {
-		return nil, &MalformedOutputError{Step: StepTopics, Reason: "no topics"}
+		return nil, notes, &MalformedOutputError{Step: StepTopics, Reason: "no topics"}
 	}
-	return out[:min(len(out), MaxTopics)], nil
+	return out[:min(len(out), MaxTopics)], notes, nil
+}
+
+// CleanTopics is RepairTopics without the notes.
+func CleanTopics(in []string) ([]string, error) {
+	out, _, err := RepairTopics(in)
+	return out, err
 }
 
 // Document is the original tool document that every output must be grounded in.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/embed"
 )
@@ -15,6 +16,10 @@ import (
 // and fills fixed templates. It never invents facts beyond the document, and it is named
 // "heuristic" wherever its outputs are shown.
 type Heuristic struct{}
+
+// Deterministic: the heuristic's outputs depend on the document only, so a malformed one
+// would come back on every retry (Service does not retry it).
+func (Heuristic) Deterministic() bool { return true }
 
 // Model names the heuristic's output version.
 func (Heuristic) Model() string { return "heuristic-v1" }
@@ -28,13 +33,19 @@ var verbs = map[string]bool{
 }
 
 var (
-	trailingBy      = regexp.MustCompile(`(?i)\s+(by|per|for each|over)\s+[\w-]+$`)
-	limitationCue   = regexp.MustCompile(`(?i)\b(only|if|unless|unavailable|limit(ed|s)?|at most|maximum|max|last \d+|not|must|requires?|rate)\b`)
-	sentenceEnd     = regexp.MustCompile(`[.!?](\s+|$)`)
+	trailingBy    = regexp.MustCompile(`(?i)\s+(by|per|for each|over)\s+[\w-]+$`)
+	limitationCue = regexp.MustCompile(`(?i)\b(only|if|unless|unavailable|limit(ed|s)?|at most|maximum|max|last \d+|not|must|requires?|rate)\b`)
+	// An ASCII mark ends a sentence before a space or the end; a CJK one ends it where it
+	// stands, since those scripts put no space after it.
+	sentenceEnd     = regexp.MustCompile(`[.!?](\s+|$)|[。！？．]\s*`)
 	yearish         = regexp.MustCompile(`(?i)year`)
 	datish          = regexp.MustCompile(`(?i)date|day`)
 	helperStopwords = map[string]bool{"the": true, "a": true, "an": true, "of": true, "for": true, "and": true, "or": true, "to": true, "by": true, "in": true, "on": true, "with": true, "if": true, "is": true, "no": true, "such": true, "as": true, "all": true, "any": true, "over": true}
 )
+
+// maxPhraseLen bounds the description clause the question templates repeat, in
+// characters, so that a question stays well within maxQuestionLen.
+const maxPhraseLen = 120
 
 // shape is what the templates are filled from.
 type shape struct {
@@ -55,10 +66,12 @@ func shapeOf(d Document) shape {
 	s.object = strings.Join(words, " ")
 	s.sentences = splitSentences(d.Description)
 	if len(s.sentences) > 0 {
-		clause := strings.TrimRight(s.sentences[0], ".!? ")
-		if i := strings.IndexAny(clause, ",;:("); i > 0 {
+		clause := strings.TrimRight(s.sentences[0], ".!? 。！？．")
+		if i := strings.IndexAny(clause, ",;:(，、；：（"); i > 0 {
 			clause = clause[:i]
 		}
+		// a description with no mark at all would make every question as long as itself
+		clause = CutRunes(clause, maxPhraseLen)
 		f := strings.Fields(clause)
 		if len(f) > 1 {
 			first := strings.ToLower(f[0])
@@ -89,7 +102,9 @@ func splitKeep(text string) []string {
 	var out []string
 	last := 0
 	for _, m := range sentenceEnd.FindAllStringIndex(text, -1) {
-		out = append(out, text[last:m[0]+1])
+		// keep the whole mark, which is three bytes in the CJK scripts
+		_, size := utf8.DecodeRuneInString(text[m[0]:])
+		out = append(out, text[last:m[0]+size])
 		last = m[1]
 	}
 	return append(out, text[last:])
@@ -219,7 +234,8 @@ func (h Heuristic) Profile(ctx context.Context, d Document) (*Profile, Usage, er
 	seen := map[string]bool{}
 	addTag := func(w string) {
 		w = strings.ToLower(w)
-		if len(w) < 3 || helperStopwords[w] || seen[w] || len(tags) >= 5 {
+		// a run of CJK text has no spaces and comes out as one long word: no tag
+		if len(w) < 3 || utf8.RuneCountInString(w) > maxTagLen || helperStopwords[w] || seen[w] || len(tags) >= 5 {
 			return
 		}
 		seen[w] = true

@@ -160,8 +160,8 @@ func (e *LLM) Questions(ctx context.Context, d Document, n int) ([]string, Usage
 	if err != nil {
 		return nil, u, err
 	}
-	q, err := CleanQuestions(out.Questions, n)
-	return q, u, err
+	// Service repairs the list (RepairQuestions), recording what it cut or dropped.
+	return out.Questions, u, nil
 }
 
 // Topics implements Enricher.
@@ -173,6 +173,6 @@ func (e *LLM) Topics(ctx context.Context, d Document) ([]string, Usage, error) {
 	if err != nil {
 		return nil, u, err
 	}
-	t, err := CleanTopics(out.Topics)
-	return t, u, err
+	// Service repairs the list (RepairTopics), recording what it cut or dropped.
+	return out.Topics, u, nil
 }

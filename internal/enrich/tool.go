@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,8 @@ type stepOutput struct {
 type questionsOutput struct {
 	N         int      `json:"n"`
 	Questions []string `json:"questions"`
+	// Notes say which generated questions were cut or dropped, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 type profileOutput struct {
@@ -63,6 +66,46 @@ type profileOutput struct {
 
 type topicsOutput struct {
 	Topics []string `json:"topics"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// UnrepairableOutputError is a deterministic enricher's output that is malformed beyond
+// repair: asking again gives the same output, so retrying cannot help. The tool was still
+// stored with the components it has (its name, description and parameters, and the steps
+// that succeeded), so it has a vector; the failed steps are not stored.
+type UnrepairableOutputError struct {
+	ToolID int64
+	Failed []*MalformedOutputError
+}
+
+func (e *UnrepairableOutputError) Error() string {
+	msgs := make([]string, len(e.Failed))
+	for i, f := range e.Failed {
+		msgs[i] = f.Error()
+	}
+	return fmt.Sprintf("tool %d: %s (the same output would come again; stored without these steps)", e.ToolID, strings.Join(msgs, "; "))
+}
+
+func (e *UnrepairableOutputError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		errs[i] = f
+	}
+	return errs
+}
+
+// deterministic is implemented by an enricher whose outputs depend on the document only
+// (Heuristic), so that a malformed output of it would come back on every retry.
+type deterministic interface{ Deterministic() bool }
+
+// permanent says whether err is a malformed output that asking again would reproduce.
+func (s *Service) permanent(err error) (*MalformedOutputError, bool) {
+	var me *MalformedOutputError
+	d, ok := s.Enricher.(deterministic)
+	if !errors.As(err, &me) || !ok || !d.Deterministic() {
+		return nil, false
+	}
+	return me, true
 }
 
 // EnrichTool enriches and embeds the definition of tool toolID whose content hash is
@@ -95,6 +138,10 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 	if err != nil {
 		return rep, err
 	}
+	if len(st.failed) > 0 && s.Logger != nil {
+		s.Logger.Warn("enrichment output malformed beyond repair; tool stored without it",
+			"tool_id", tool.ID, "tool", tool.Name, "error", st.failedError(tool.ID))
+	}
 	comps := Components(doc, out)
 	vecs, err := s.embedComponents(ctx, tool.ID, comps, &rep)
 	if err != nil {
@@ -112,6 +159,9 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 	if rep.Skipped == "" && s.Logger != nil {
 		s.Logger.Debug("tool enriched", "tool", tool.Name, "steps", rep.Steps, "embedded", rep.Embedded,
 			"vectors", rep.Vectors, "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
+	}
+	if rep.Skipped == "" && len(st.failed) > 0 {
+		return rep, st.failedError(tool.ID)
 	}
 	return rep, nil
 }
@@ -145,10 +195,17 @@ func toolDocument(tool db.Tool) Document {
 // steps are one tool's enrichment outputs: those stored for its content hash by this
 // model, which are reused, and those produced now, which the write stores.
 type steps struct {
+	toolID   int64
 	model    string
 	stored   map[string]json.RawMessage
 	produced map[string]stepOutput
 	usage    Usage // of the provider calls made now
+	// failed are the steps whose output was malformed beyond repair and would be again
+	failed []*MalformedOutputError
+}
+
+func (st *steps) failedError(toolID int64) error {
+	return &UnrepairableOutputError{ToolID: toolID, Failed: st.failed}
 }
 
 // storedSteps reads the outputs stored for the tool's current content hash by this model.
@@ -157,7 +214,7 @@ func (s *Service) storedSteps(ctx context.Context, tool db.Tool) (*steps, error)
 	if err != nil {
 		return nil, err
 	}
-	st := &steps{model: s.Enricher.Model(), stored: map[string]json.RawMessage{}, produced: map[string]stepOutput{}}
+	st := &steps{toolID: tool.ID, model: s.Enricher.Model(), stored: map[string]json.RawMessage{}, produced: map[string]stepOutput{}}
 	for _, e := range rows {
 		if e.ContentHash == tool.ContentHash && e.Model == st.model {
 			st.stored[e.Step] = e.Output
@@ -179,18 +236,37 @@ func (st *steps) record(step string, output any, u Usage) {
 }
 
 // produceOutputs reuses or produces each step's output. The usage of the calls made is
-// in st, also when one failed.
+// in st, also when one failed. A step whose output is malformed beyond repair, and would
+// be again (s.permanent), is left out and listed in st.failed, and the others go on: the
+// tool is then stored with what it has rather than retried into the same failure.
 func (s *Service) produceOutputs(ctx context.Context, doc Document, st *steps) (Outputs, error) {
 	var out Outputs
 	var err error
-	if out.Profile, err = s.profileStep(ctx, doc, st); err != nil {
+	keep := func(err error) error {
+		if me, ok := s.permanent(err); ok {
+			st.failed = append(st.failed, me)
+			return nil
+		}
+		return err
+	}
+	if out.Profile, err = s.profileStep(ctx, doc, st); keep(err) != nil {
 		return out, err
 	}
-	if out.Questions, err = s.questionsStep(ctx, doc, st); err != nil {
+	if out.Questions, err = s.questionsStep(ctx, doc, st); keep(err) != nil {
 		return out, err
 	}
-	out.Topics, err = s.topicsStep(ctx, doc, st)
-	return out, err
+	if out.Topics, err = s.topicsStep(ctx, doc, st); keep(err) != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// note logs what the repair of step's output changed, with the tool's id.
+func (s *Service) note(st *steps, step string, notes []string) {
+	if len(notes) == 0 || s.Logger == nil {
+		return
+	}
+	s.Logger.Warn("enrichment output repaired", "tool_id", st.toolID, "step", step, "notes", notes)
 }
 
 func (s *Service) profileStep(ctx context.Context, doc Document, st *steps) (*Profile, error) {
@@ -218,7 +294,14 @@ func (s *Service) questionsStep(ctx context.Context, doc Document, st *steps) ([
 	if err != nil {
 		return nil, err
 	}
-	st.record(StepQuestions, questionsOutput{N: s.Questions, Questions: qs}, u)
+	// The enricher's list is repaired here, whichever enricher made it, so that one
+	// over-long question costs that question only and what was cut is on record.
+	qs, notes, err := RepairQuestions(qs, s.Questions)
+	s.note(st, StepQuestions, notes)
+	if err != nil {
+		return nil, err
+	}
+	st.record(StepQuestions, questionsOutput{N: s.Questions, Questions: qs, Notes: notes}, u)
 	return qs, nil
 }
 
@@ -232,7 +315,12 @@ func (s *Service) topicsStep(ctx context.Context, doc Document, st *steps) ([]st
 	if err != nil {
 		return nil, err
 	}
-	st.record(StepTopics, topicsOutput{Topics: ts}, u)
+	ts, notes, err := RepairTopics(ts)
+	s.note(st, StepTopics, notes)
+	if err != nil {
+		return nil, err
+	}
+	st.record(StepTopics, topicsOutput{Topics: ts, Notes: notes}, u)
 	return ts, nil
 }
 

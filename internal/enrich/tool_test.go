@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -333,5 +334,86 @@ func TestEnrichToolDropsStaleComponents(t *testing.T) {
 	}
 	if n := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind <> 'question'`, id); n != before {
 		t.Errorf("%d other components, want the %d of before", n, before)
+	}
+}
+
+// importTool imports a fresh single-tool source holding tool.
+func importTool(t *testing.T, pool *pgxpool.Pool, tool catalog.Tool) (int64, string) {
+	t.Helper()
+	name := fmt.Sprintf("src%d", toolSeq.Add(1))
+	_, res := testfactory.Catalog(context.Background(), t, pool, name, []catalog.Tool{tool}, nil)
+	var hash string
+	if err := pool.QueryRow(context.Background(), `SELECT content_hash FROM tools WHERE id = $1`, res.Changed[0]).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	return res.Changed[0], hash
+}
+
+// TestEnrichToolHeuristicCJK: tools whose descriptions use only full-width punctuation,
+// longer than the question limit, are enriched by the heuristic enricher, every stored
+// question within 300 characters and valid UTF-8.
+func TestEnrichToolHeuristicCJK(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	svc := &enrich.Service{Pool: pool, Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewLocal(64),
+		Enricher: enrich.Heuristic{}, Questions: 10}
+	for _, desc := range []string{
+		"通过车站的 station_telecode 查询车站的详细信息。支持按城市筛选，返回车站名称、拼音、电报码等信息，适用于查询火车票前获取车站代码。",
+		"駅の電報コードから駅の詳細情報を取得します。都市で絞り込み、駅名・読み仮名・電報コードなどを返します。",
+	} {
+		id, hash := importTool(t, pool, catalog.Tool{Name: "get_station_by_telecode", Description: strings.Repeat(desc, 8)})
+		rep, err := svc.EnrichTool(ctx, id, hash)
+		if err != nil {
+			t.Fatalf("%.20s: %v", desc, err)
+		}
+		if rep.Vectors == 0 {
+			t.Fatalf("%.20s: no vectors", desc)
+		}
+		rows, err := pool.Query(ctx, `SELECT text FROM tool_components WHERE tool_id = $1 AND kind = 'question'`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(qs) == 0 {
+			t.Fatalf("%.20s: questions %v %v", desc, qs, err)
+		}
+		for _, q := range qs {
+			if !utf8.ValidString(q) || utf8.RuneCountInString(q) > 300 {
+				t.Fatalf("%.20s: stored question %q", desc, q)
+			}
+		}
+	}
+}
+
+// TestEnrichToolRepairsLLMQuestions: an LLM answering one over-long question among good
+// ones costs that question only: the good ones are stored, the long one cut to the limit,
+// and the repair noted in the stored output.
+func TestEnrichToolRepairsLLMQuestions(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	f, srv := enrichtest.New(t)
+	f.QuestionsAnswer(`{"questions": ["What is Apple trading at?", "` + strings.Repeat("价格", 200) + `", "apple share price now"]}`)
+	svc := openAIService(pool, srv, false, 0)
+	id, hash := importOneNamed(t, pool)
+	if _, err := svc.EnrichTool(ctx, id, hash); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Questions []string `json:"questions"`
+		Notes     []string `json:"notes"`
+	}
+	if err := pool.QueryRow(ctx, `SELECT output FROM tool_enrichments WHERE tool_id = $1 AND step = 'questions'`, id).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Questions) != 3 || out.Questions[0] != "What is Apple trading at?" || out.Questions[2] != "apple share price now" {
+		t.Fatalf("stored questions %q", out.Questions)
+	}
+	if n := utf8.RuneCountInString(out.Questions[1]); n != 300 {
+		t.Fatalf("long question stored with %d characters", n)
+	}
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "cut to 300 characters") {
+		t.Fatalf("notes %q", out.Notes)
 	}
 }

@@ -28,6 +28,7 @@ type Provider struct {
 	// judge answers, in order; true once exhausted
 	judge         []bool
 	profileAnswer string // raw content for profile generation; a valid profile when empty
+	questions     string // raw content for question generation; three questions when empty
 	local         *embed.Local
 }
 
@@ -64,6 +65,14 @@ func (f *Provider) ProfileAnswer(content string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.profileAnswer = content
+}
+
+// QuestionsAnswer sets the raw content answered to question generation; empty answers
+// three good questions.
+func (f *Provider) QuestionsAnswer(content string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.questions = content
 }
 
 // Recover drops the failures still to be answered on path.
@@ -156,7 +165,12 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 			content = `{"tool_profile": {"function": "Returns the latest stock price of a company.", "tags": ["stock", "price", "quote"], "when_to_use": "When asked for a current share price.", "limitation": "Returns -1 when unavailable.", "example_usage": [{"query": "apple stock price", "api_call": "get_price()"}]}}`
 		}
 	case strings.Contains(sys, "requests that real users"):
-		content = `{"questions": ["What is Apple trading at?", "apple share price now", "How much is one AAPL share?"]}`
+		f.mu.Lock()
+		content = f.questions
+		f.mu.Unlock()
+		if content == "" {
+			content = `{"questions": ["What is Apple trading at?", "apple share price now", "How much is one AAPL share?"]}`
+		}
 	case strings.Contains(sys, "key topics"):
 		content = `{"topics": ["stock price", "market quote"]}`
 	}
