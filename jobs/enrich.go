@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,11 +51,29 @@ func (w *EnrichToolWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration {
 // Work makes no provider call for an unchanged tool whose outputs and embeddings exist.
 // The tool's enriched fields reach the lexical index with the next debounced lexical_index
 // run, a moment later (at once when the worker runs outside a River client).
+//
+// An output malformed beyond repair by a deterministic enricher
+// (enrich.UnrepairableOutputError) would be the same on every retry: the tool was stored
+// with the components it has, so it has a vector, and the job cancels itself with that
+// error on record rather than retrying into the same failure until it is discarded.
 func (w *EnrichToolWorker) Work(ctx context.Context, job *river.Job[EnrichToolArgs]) error {
 	rep, err := w.deps.enrichService().EnrichTool(ctx, job.Args.ToolID, job.Args.ContentHash)
-	if err != nil || rep.Skipped != "" {
+	var unrepairable *enrich.UnrepairableOutputError
+	if (err != nil && !errors.As(err, &unrepairable)) || rep.Skipped != "" {
 		return err
 	}
+	if lerr := w.indexLexical(ctx); lerr != nil {
+		return lerr
+	}
+	if unrepairable != nil {
+		return river.JobCancel(unrepairable)
+	}
+	return nil
+}
+
+// indexLexical brings the tool's enriched fields to the lexical index: a debounced
+// lexical_index job, or at once outside a River client.
+func (w *EnrichToolWorker) indexLexical(ctx context.Context) error {
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		_, err = lexical.Flush(ctx, w.deps.Pool)
