@@ -44,8 +44,10 @@ var (
 )
 
 // maxPhraseLen bounds the description clause the question templates repeat, in
-// characters, so that a question stays well within maxQuestionLen.
-const maxPhraseLen = 120
+// characters, so that a question (the clause, a verb and a parameter word around it)
+// stays within maxQuestionLen. It is no lower than that needs: a clause that fits is used
+// whole, so the questions of the catalogs whose descriptions have marks do not change.
+const maxPhraseLen = 220
 
 // shape is what the templates are filled from.
 type shape struct {
