@@ -509,12 +509,3 @@ func peakRSS(t *testing.T, pid int) int64 {
 	t.Fatal("no VmHWM in /proc status")
 	return 0
 }
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -54,12 +53,7 @@ func TestKilledServeResumesItsWork(t *testing.T) {
 		{Name: "get_history", Description: "Past weather observations for a city.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}, mcptest.Held, 0)
 	t.Cleanup(stdio.Release) // a server the test failed to see killed then exits
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	base := "http://" + addr
 	settings := []string{
 		"DATABASE_URL=" + dbURL, "LISTEN_ADDR=" + addr, "TOOLGATE_OPEN=true", "TOOLGATE_LOG_FORMAT=text",

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,4 +125,15 @@ func TestMigrateUpIndexesAnUpgradedCatalog(t *testing.T) {
 	if indexed != 32 || searchable != 32 || queued != 0 {
 		t.Fatalf("after migrate up: %d indexed, %d searchable, %d queued", indexed, searchable, queued)
 	}
+}
+
+// freeAddr is a loopback address with a port free a moment ago, for a server the test starts.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -43,12 +42,7 @@ func TestServeRecordsProviderCalls(t *testing.T) {
 	}))
 	defer fake.Close()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{
 			"DATABASE_URL": pgtest.NewDB(t), "LISTEN_ADDR": addr, "TOOLGATE_OPEN": "true",

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,12 +26,7 @@ func TestServeSearchesOnTheReadReplica(t *testing.T) {
 	t.Parallel()
 	primary := pgtest.NewDB(t)
 	readOnly := primary + "&options=" + "-c%20default_transaction_read_only%3Don"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": primary, "DATABASE_READ_URL": readOnly,
 			"LISTEN_ADDR": addr, "TOOLGATE_OPEN": "true", "TOOLGATE_ROLE": "api"}[k]

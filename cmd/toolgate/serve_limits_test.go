@@ -23,12 +23,7 @@ func TestServeHasLimits(t *testing.T) {
 		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
 	}
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{
 			"DATABASE_URL":                      pgtest.NewDB(t),

@@ -17,12 +17,7 @@ import (
 // the in-flight request is answered, serve returns cleanly and the port is released.
 func TestServeShutsDownOnCancel(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 
 	cfg, err := config.Load(func(k string) string {
 		switch k {

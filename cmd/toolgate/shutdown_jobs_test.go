@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,12 +37,7 @@ func TestServeLetsRunningJobsFinish(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "fake-embed"})
 	}))
 	defer fake.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	dbURL := pgtest.NewDB(t)
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": dbURL, "LISTEN_ADDR": addr, "TOOLGATE_OPEN": "true",
