@@ -150,10 +150,10 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
 	}
-	var method string
+	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
-		if method, err = readMessage(r); err != nil {
+		if body, err = readMessage(r); err != nil {
 			return err
 		}
 	}
@@ -166,7 +166,7 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 		// that requires sessions answers 400 to any other request without one). Opening one
 		// for anything else (the go-sdk client probes with server/discover first) would keep
 		// a session no client can address in memory until it is idle.
-		switch method {
+		switch method := methodOf(body); method {
 		case "initialize":
 		case "":
 			return &HTTPError{Status: http.StatusBadRequest, Code: "invalid_request",
@@ -206,34 +206,39 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	return h.serveTransport(hs, w, r, caller)
 }
 
-// readMessage reads a POST body, puts it back for the transport and returns its JSON-RPC
-// method ("" for a response or a body that is not a message, which the transport refuses).
-// It refuses a body that is a JSON array: a JSON-RPC batch. The protocol dropped batches in
+// readMessage reads a POST body, puts it back for the transport and returns it. It
+// refuses a body that is a JSON array: a JSON-RPC batch. The protocol dropped batches in
 // 2025-06-18, but the SDK still runs them for older protocol versions (and for a request
 // without Mcp-Protocol-Version, taken as 2025-03-26), and a batch is one HTTP request for
 // the API key's rate limit however many calls it holds. The body is bounded by
 // MaxBytesReader.
-func readMessage(r *http.Request) (string, error) {
+func readMessage(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
-		return "", nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		// the SDK transport's own refusals of a body it cannot read
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return "", &HTTPError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+			return nil, &HTTPError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
 		}
-		return "", &HTTPError{Status: http.StatusBadRequest, Message: "failed to read body"}
+		return nil, &HTTPError{Status: http.StatusBadRequest, Message: "failed to read body"}
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
-		return "", errBatch
+		return nil, errBatch
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// methodOf is the JSON-RPC method of a message body: "" for a response or a body that is
+// not a message. Only a request without a session needs it (the transport parses the rest).
+func methodOf(body []byte) string {
 	var msg struct {
 		Method string `json:"method"`
 	}
 	_ = json.Unmarshal(body, &msg)
-	return msg.Method, nil
+	return msg.Method
 }
 
 // serveTransport runs the SDK transport on r for caller. The request it sees
