@@ -204,3 +204,52 @@ func (o *evalOut) Close() error {
 	}
 	return o.f.Close()
 }
+
+// perQueryOut is the --per-query file: one JSON line per query and configuration, with the
+// query's ranked results and the rank of each gold tool, so that a reader can see which
+// queries fail and why. It is written anew by each run, a line at a time, so an
+// interrupted run keeps the queries it scored.
+type perQueryOut struct {
+	f *os.File
+}
+
+func createPerQueryOut(path string) (*perQueryOut, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--per-query: %w", err)
+	}
+	return &perQueryOut{f: f}, nil
+}
+
+// perQueryLine is one line of the --per-query file.
+type perQueryLine struct {
+	Run    string `json:"run"`
+	Config string `json:"config"`
+	eval.QueryOutcome
+}
+
+// writer is the eval.Options.PerQuery of one configuration; nil without --per-query.
+func (o *perQueryOut) writer(run, config string) func(eval.QueryOutcome) error {
+	if o == nil {
+		return nil
+	}
+	return func(q eval.QueryOutcome) error {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(perQueryLine{Run: run, Config: config, QueryOutcome: q}); err != nil {
+			return err
+		}
+		if _, err := o.f.Write(b.Bytes()); err != nil {
+			return fmt.Errorf("--per-query: %w", err)
+		}
+		return nil
+	}
+}
+
+func (o *perQueryOut) Close() error {
+	if o == nil {
+		return nil
+	}
+	return o.f.Close()
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,8 +31,8 @@ import (
 )
 
 const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME[,NAME]|all] " +
-	"[--plan none|rewrite|decompose|full[,...]] [--set key=value]... [--vary key=v1,v2,...]... [--questions N] [--queries-limit N] " +
-	"[--out FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
+	"[--plan default|none|rewrite|decompose|full[,...]] [--set key=value]... [--vary key=v1,v2,...]... [--questions N] [--queries-limit N] " +
+	"[--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
 
 // evalSource is the catalog source the dataset's tools are loaded into.
 const evalSource = "eval"
@@ -55,23 +56,28 @@ type evalRunOptions struct {
 	dir          string
 	ks           []int
 	modes        []search.Mode
-	profiles     []string // "" is the active profile; nil with allProfiles
-	plans        []plan.Mode
+	profiles     []string    // "" is the active profile; nil with allProfiles
+	plans        []plan.Mode // planDefault: what POST /search does without a plan
 	allProfiles  bool
 	set          []settingChange   // --set: applied to every configuration
 	variations   [][]settingChange // --vary: the cartesian product, one entry per variation ([nil] without --vary)
 	questions    int
 	queriesLimit int
 	out          string
+	perQuery     string
 	asJSON       bool
 	keep         bool
 }
+
+// planDefault is the --plan value "default": the request names no plan, as most callers of
+// POST /search do, and the search applies its default (TOOLGATE_SEARCH_PLAN).
+const planDefault plan.Mode = ""
 
 // evalConfig is one configuration of a run: mode, profile, plan and search settings.
 type evalConfig struct {
 	mode      search.Mode
 	profile   db.WeightProfile // the profile's row; Name "" for lexical, which reads no vectors
-	plan      plan.Mode
+	plan      plan.Mode        // planDefault: the request names no plan
 	variation []settingChange
 	label     string
 }
@@ -112,6 +118,13 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		defer out.Close()
+	}
+	var perQuery *perQueryOut
+	if o.perQuery != "" {
+		if perQuery, err = createPerQueryOut(o.perQuery); err != nil {
+			return err
+		}
+		defer perQuery.Close()
 	}
 	started := time.Now()
 	dbURL, drop, err := createEvalDB(ctx, env, o.keep)
@@ -169,9 +182,11 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	for _, c := range configs {
 		st := applySettings(baseSettings, o.set, c.variation)
 		svc := search.New(pool, embedder, st, env.log)
-		perK := evalPerK(st, c.plan, o.ks)
+		// the plan the searches run with: a request that names none gets the default plan
+		effective := cmp.Or(c.plan, st.DefaultPlan, plan.ModeNone)
+		perK := evalPerK(st, effective, o.ks)
 		cfg := map[string]any{
-			"mode": c.mode, "plan": c.plan, "ks": o.ks, "questions": o.questions, "queries_limit": o.queriesLimit,
+			"mode": c.mode, "plan": effective, "plan_default": c.plan == planDefault, "ks": o.ks, "questions": o.questions, "queries_limit": o.queriesLimit,
 			"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": enricher,
 			"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
 			"search": settingsRecord(st, components), "search_per_k": perK,
@@ -192,7 +207,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 		var planned planStats
 		t := time.Now()
 		rep, err := eval.Run(ctx, queries, searchFunc(svc, search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}, ds.Tools, &planned, o.ks[len(o.ks)-1]),
-			eval.Options{Ks: o.ks, PerK: perK, Config: cfg, Dataset: &ds.Info})
+			eval.Options{Ks: o.ks, PerK: perK, Config: cfg, Dataset: &ds.Info, PerQuery: perQuery.writer(info.ID, c.label)})
 		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(env.stderr, "eval: interrupted in %s; %d of %d configurations finished%s\n",
@@ -206,9 +221,9 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		var warnings []string
-		if c.plan != plan.ModeNone {
+		if effective != plan.ModeNone {
 			// rep.Config is cfg: what the planner did goes into the report
-			warnings = planned.warnings(c.plan, env.cfg, vocabulary)
+			warnings = planned.warnings(effective, env.cfg, vocabulary)
 			cfg["plan_outcome"] = planned
 			if len(warnings) > 0 {
 				cfg["warnings"] = warnings
@@ -256,7 +271,11 @@ func evalConfigs(o evalRunOptions, profiles []db.WeightProfile) []evalConfig {
 					if mode != search.ModeLexical {
 						label += " / " + profile.Name
 					}
-					if pm != plan.ModeNone {
+					switch pm {
+					case planDefault:
+						label += " / default plan"
+					case plan.ModeNone:
+					default:
 						label += " / plan " + string(pm)
 					}
 					if len(v) > 0 {
@@ -298,10 +317,10 @@ type planStats struct {
 }
 
 func (p *planStats) add(pl *plan.Plan) {
-	if pl == nil {
-		return
-	}
 	p.Queries++
+	if pl == nil {
+		return // a default plan of one task is dropped: the plain search
+	}
 	if len(pl.Intents) > 1 {
 		p.Split++
 	}
@@ -341,12 +360,13 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	mode := fs.String("mode", "hybrid", "hybrid, lexical, vector or all")
 	profile := fs.String("profile", "", "weight profiles of the vector branch, comma-separated, or all (default: the active one)")
 	questions := fs.Int("questions", env.cfg.Questions, "synthetic questions per tool (TOOLGATE_QUESTIONS)")
-	plans := fs.String("plan", "none", "query planning: none, rewrite, decompose or full, comma-separated to compare")
+	plans := fs.String("plan", "default", "query planning: default (what POST /search does when a request names no plan: TOOLGATE_SEARCH_PLAN), none, rewrite, decompose or full, comma-separated to compare")
 	var sets, varies stringList
 	fs.Var(&sets, "set", "search setting key=value for every configuration (repeatable; keys: "+strings.Join(evalSettingNames(), ", ")+")")
 	fs.Var(&varies, "vary", "search setting key=v1,v2,...: one configuration per value, the product over several --vary (repeatable)")
 	limit := fs.Int("queries-limit", 0, "run only N queries, evenly spaced over the file (0: all)")
 	outFile := fs.String("out", "", "append each configuration's report to FILE as one JSON line when it finishes")
+	perQuery := fs.String("per-query", "", "write each query's ranked results and the rank of each gold tool to FILE, one JSON line per query and configuration")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
 	if err := parseFlags(fs, rest); err != nil {
@@ -381,6 +401,10 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 		o.profiles = strings.Split(*profile, ",")
 	}
 	for p := range strings.SplitSeq(*plans, ",") {
+		if strings.TrimSpace(p) == "default" {
+			o.plans = append(o.plans, planDefault)
+			continue
+		}
 		pm, err := plan.ParseMode(strings.TrimSpace(p))
 		if err != nil {
 			return o, &usageError{msg: "--plan: " + err.Error()}
@@ -396,7 +420,10 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalRunOptions, error) {
 	if *limit < 0 {
 		return o, &usageError{msg: "--queries-limit must not be negative"}
 	}
-	o.dir, o.ks, o.questions, o.queriesLimit, o.out, o.asJSON, o.keep = dir, ks, *questions, *limit, *outFile, *asJSON, *keep
+	if *perQuery != "" && *perQuery == *outFile {
+		return o, &usageError{msg: "--per-query and --out must be different files"}
+	}
+	o.dir, o.ks, o.questions, o.queriesLimit, o.out, o.perQuery, o.asJSON, o.keep = dir, ks, *questions, *limit, *outFile, *perQuery, *asJSON, *keep
 	return o, nil
 }
 

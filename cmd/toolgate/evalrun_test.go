@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -334,7 +335,7 @@ func TestEvalOutFile(t *testing.T) {
 		t.Fatalf("second run: exit %d: %s", code, errOut)
 	}
 	lines = readEvalLines(t, out)
-	if len(lines) != 5 || lines[4].Run.ID == lines[0].Run.ID || lines[4].NQueries != 3 || lines[4].Label != "lexical" {
+	if len(lines) != 5 || lines[4].Run.ID == lines[0].Run.ID || lines[4].NQueries != 3 || lines[4].Label != "lexical / default plan" {
 		t.Fatalf("after the second run: %d lines, last %+v", len(lines), lines[4])
 	}
 	// Another dataset is refused before any database work.
@@ -388,7 +389,7 @@ func TestEvalInterruptedKeepsFinishedConfigurations(t *testing.T) {
 	var stdout bytes.Buffer
 	stderr := &cancelAfter{cancel: cancel}
 	env := &cliEnv{cfg: cfg, log: newLogger(cfg, stderr), stdout: &stdout, stderr: stderr}
-	err = runEvalDataset(ctx, env, []string{dir, "--k", "1,5", "--mode", "lexical", "--vary", "k_rrf=30,60,90", "--out", out})
+	err = runEvalDataset(ctx, env, []string{dir, "--k", "1,5", "--mode", "lexical", "--plan", "none", "--vary", "k_rrf=30,60,90", "--out", out})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v\n%s", err, stderr)
 	}
@@ -500,5 +501,63 @@ func TestEvalPlannedSearchesPerK(t *testing.T) {
 		if len(answers[0]) == 0 || !slices.Equal(answers[0][:1], answers[1]) {
 			t.Errorf("%s: k=5 %q, k=1 %q", q.ID, answers[0], answers[1])
 		}
+	}
+}
+
+// Without --plan, eval measures what POST /search does for a request that names no plan:
+// the default plan (decompose), recorded in the report; --per-query writes each query's
+// ranking and the rank of each of its gold tools, consistent with the report's recall.
+func TestEvalDefaultPlanAndPerQuery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	dir := evalDataset(t, 10)
+	perQuery := filepath.Join(t.TempDir(), "queries.jsonl")
+	code, stdout, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "1,5", "--mode", "lexical", "--per-query", perQuery)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	var rep evalLine
+	if err := json.Unmarshal([]byte(stdout), &rep.Report); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if rep.Report.Config["plan"] != "decompose" || rep.Report.Config["plan_default"] != true {
+		t.Fatalf("config %v: want the default plan, decompose", rep.Report.Config)
+	}
+	raw, err := os.ReadFile(perQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	if len(lines) != rep.Report.NQueries {
+		t.Fatalf("%d per-query lines for %d queries", len(lines), rep.Report.NQueries)
+	}
+	var recall5 float64
+	for i, line := range lines {
+		var q perQueryLine
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if q.Config != "lexical / default plan" || q.Run == "" || q.ID == "" || q.Query == "" || len(q.Gold) == 0 || len(q.Results) > 5 {
+			t.Fatalf("line %d: %s", i+1, line)
+		}
+		hits := 0
+		for _, g := range q.Gold {
+			if g.Rank != nil {
+				if *g.Rank < 1 || *g.Rank > len(q.Results) || q.Results[*g.Rank-1] != g.Tool {
+					t.Fatalf("line %d: gold %s at rank %d of %v", i+1, g.Tool, *g.Rank, q.Results)
+				}
+				hits++
+			} else if slices.Contains(q.Results, g.Tool) {
+				t.Fatalf("line %d: gold %s is in the results but has no rank", i+1, g.Tool)
+			}
+		}
+		recall5 += float64(hits) / float64(len(q.Gold))
+	}
+	recall5 /= float64(len(lines))
+	if got := rep.Report.Metrics["recall@5"]; math.Abs(got-recall5) > 1e-9 || got == 0 {
+		t.Errorf("recall@5 %v in the report, %v from the per-query lines", got, recall5)
 	}
 }

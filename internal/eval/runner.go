@@ -35,6 +35,42 @@ type Options struct {
 	Config map[string]any
 	// Dataset is echoed into the report as its "dataset" object; nil leaves it out.
 	Dataset *DatasetInfo
+	// PerQuery, when set, gets each query's outcome as soon as it is scored; an error
+	// stops the run.
+	PerQuery func(QueryOutcome) error
+}
+
+// QueryOutcome is one query's ranking (the max(Ks) search) and the rank of each of its gold
+// tools in it, for reading which queries fail and why (`toolgate eval --per-query`).
+type QueryOutcome struct {
+	ID      string     `json:"id"`
+	Kind    string     `json:"kind,omitempty"`
+	Query   string     `json:"query"`
+	Results []string   `json:"results"`
+	Gold    []GoldRank `json:"gold"`
+}
+
+// GoldRank is where a gold tool is in a ranking: its 1-based rank, nil when the ranking
+// does not hold it.
+type GoldRank struct {
+	Tool string `json:"tool"`
+	Rank *int   `json:"rank"`
+}
+
+// outcome is q's QueryOutcome for ranking.
+func outcome(q Query, ranking []string) QueryOutcome {
+	o := QueryOutcome{ID: q.ID, Kind: q.Kind, Query: q.Query, Results: slices.Clone(ranking), Gold: make([]GoldRank, len(q.Gold))}
+	if o.Results == nil {
+		o.Results = []string{}
+	}
+	for i, g := range q.Gold {
+		o.Gold[i].Tool = g
+		if at := slices.Index(ranking, g); at >= 0 {
+			r := at + 1
+			o.Gold[i].Rank = &r
+		}
+	}
+	return o
 }
 
 // Group is the mean of every metric over a set of queries.
@@ -109,6 +145,11 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 		}
 		latencies = append(latencies, float64(now().Sub(start))/float64(time.Millisecond))
 		judged := map[int]Judged{maxK: Judge(ranking, q.Gold)}
+		if opts.PerQuery != nil {
+			if err := opts.PerQuery(outcome(q, ranking)); err != nil {
+				return Report{}, err
+			}
+		}
 		for _, k := range ks[:len(ks)-1] {
 			if !opts.PerK {
 				judged[k] = judged[maxK] // its top k is scored
