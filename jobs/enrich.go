@@ -30,9 +30,16 @@ func (EnrichToolArgs) Kind() string { return "enrich_tool" }
 // with ON CONFLICT DO UPDATE, locking every existing job of the same key, and a catalog
 // transaction holding those locks while River's completer, holding others, updates the
 // same jobs deadlocked (40P01 in TestConcurrentWritersNeverDeadlock).
+//
+// They go to their own queue, QueueEnrich: a catalog of thousands of tools queues thousands
+// of them at once, and a sync, re-weight or tune a user asks for meanwhile must not wait
+// behind them. The default queue, with its own workers, runs everything else.
 func (EnrichToolArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 10}
+	return river.InsertOpts{MaxAttempts: 10, Queue: QueueEnrich}
 }
+
+// QueueEnrich is the River queue of enrich_tool jobs, the bulk work of a catalog write.
+const QueueEnrich = "enrich"
 
 // EnrichToolWorker works EnrichToolArgs.
 type EnrichToolWorker struct {

@@ -133,7 +133,12 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 		RescueStuckJobsAfter: deps.rescueAfter(opts),
 	}
 	if opts.Work {
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)}}
+		// Each queue has MaxWorkers: enrichment, however much of it is queued, leaves the
+		// default queue's workers free for syncs, re-weights, tunes and maintenance.
+		cfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: max(opts.MaxWorkers, 1)},
+			QueueEnrich:        {MaxWorkers: max(opts.MaxWorkers, 1)},
+		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchLogMaintenanceArgs{}, nil },

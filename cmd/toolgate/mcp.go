@@ -61,6 +61,7 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		UseTool:             cfg.MCPUseTool,
 		BindLimit:           cfg.MCPBindLimit,
 		CallTimeout:         cfg.MCPCallTimeout,
+		ConnectTimeout:      cfg.MCPConnectTimeout,
 		UpstreamConcurrency: cfg.MCPUpstreamConcurrency,
 		SessionIdle:         cfg.MCPSessionIdle,
 		SessionsPerKey:      cfg.MCPSessionsPerKey,

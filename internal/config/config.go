@@ -98,6 +98,7 @@ type Config struct {
 	MCPUseTool             bool          // TOOLGATE_MCP_USE_TOOL: expose the use_tool meta-tool
 	MCPBindLimit           int           // TOOLGATE_MCP_BIND_LIMIT: tools bound per MCP session
 	MCPCallTimeout         time.Duration // TOOLGATE_MCP_CALL_TIMEOUT: a proxied call, end to end
+	MCPConnectTimeout      time.Duration // TOOLGATE_MCP_CONNECT_TIMEOUT: connecting to a source within a call
 	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
 	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
 	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
@@ -214,6 +215,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),
 		MCPBindLimit:           r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000),
 		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
+		MCPConnectTimeout:      r.duration("TOOLGATE_MCP_CONNECT_TIMEOUT", gateway.DefaultConnectTimeout),
 		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),

@@ -72,10 +72,14 @@ type Backends struct {
 
 // Options are the gateway's settings.
 type Options struct {
-	CallTool            bool          // expose call_tool (TOOLGATE_MCP_CALL_TOOL)
-	UseTool             bool          // expose use_tool (TOOLGATE_MCP_USE_TOOL)
-	BindLimit           int           // tools bound per session (TOOLGATE_MCP_BIND_LIMIT)
-	CallTimeout         time.Duration // whole proxied call (TOOLGATE_MCP_CALL_TIMEOUT)
+	CallTool    bool          // expose call_tool (TOOLGATE_MCP_CALL_TOOL)
+	UseTool     bool          // expose use_tool (TOOLGATE_MCP_USE_TOOL)
+	BindLimit   int           // tools bound per session (TOOLGATE_MCP_BIND_LIMIT)
+	CallTimeout time.Duration // whole proxied call (TOOLGATE_MCP_CALL_TIMEOUT)
+	// ConnectTimeout bounds connecting to a source (starting a stdio server, the MCP
+	// handshake) within a call (TOOLGATE_MCP_CONNECT_TIMEOUT); zero means
+	// DefaultConnectTimeout. CallTimeout bounds the whole call all the same.
+	ConnectTimeout      time.Duration
 	UpstreamConcurrency int           // calls in flight per source (TOOLGATE_MCP_UPSTREAM_CONCURRENCY)
 	SessionIdle         time.Duration // idle time before a session leaves memory (TOOLGATE_MCP_SESSION_IDLE)
 	// SessionsPerKey is the most sessions of one API key (or of the keyless callers) an
@@ -146,6 +150,9 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	if opts.Version == "" {
 		opts.Version = "devel"
 	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 30 * time.Second
 	}
@@ -172,7 +179,7 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	return &Gateway{
 		pool: pool, q: db.New(pool), finder: finder, opts: opts,
-		upstreams: newUpstreamPool(opts.UpstreamConcurrency, opts.Commands),
+		upstreams: newUpstreamPool(opts.UpstreamConcurrency, opts.Commands, opts.ConnectTimeout),
 		log:       opts.Logger.With("component", "gateway"),
 		labels:    labeler{slots: make(chan struct{}, maxLabelWrites)},
 	}

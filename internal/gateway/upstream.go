@@ -34,11 +34,19 @@ func Connect(ctx context.Context, kind db.SourceKind, config json.RawMessage, co
 	return s.ClientSession, nil
 }
 
+// DefaultConnectTimeout bounds connecting to a source within a proxied call: long enough
+// for a stdio server started cold by `npx -y` or `uvx` (a package download) on a loaded
+// machine, which took more than 10 s.
+const DefaultConnectTimeout = 20 * time.Second
+
 // upstreamPool keeps one client session per source, reused by every call, reconnected after
 // a failure, with at most `limit` calls in flight per source.
 type upstreamPool struct {
 	connect func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error)
-	limit   int
+	// connectTimeout bounds a connection attempt when the call's own deadline is further
+	// away (Options.ConnectTimeout).
+	connectTimeout time.Duration
+	limit          int
 
 	mu    sync.Mutex
 	conns map[string]*upstream
@@ -53,11 +61,11 @@ type upstream struct {
 	session *mcp.ClientSession
 }
 
-func newUpstreamPool(limit int, commands mcpclient.CommandPolicy) *upstreamPool {
+func newUpstreamPool(limit int, commands mcpclient.CommandPolicy, connectTimeout time.Duration) *upstreamPool {
 	connect := func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
 		return Connect(ctx, kind, config, commands)
 	}
-	return &upstreamPool{connect: connect, limit: limit, conns: map[string]*upstream{}}
+	return &upstreamPool{connect: connect, connectTimeout: connectTimeout, limit: limit, conns: map[string]*upstream{}}
 }
 
 // call runs tools/call of the tool `name` (as the source server knows it) on a source. ctx
@@ -81,7 +89,7 @@ func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKi
 		return nil, &UpstreamError{Source: source, Err: fmt.Errorf("waiting for a free connection slot: %w", ctx.Err())}
 	}
 	for attempt := 0; ; attempt++ {
-		session, err := u.get(ctx, p.connect, kind, config)
+		session, err := u.get(ctx, p.connect, p.connectTimeout, kind, config)
 		if err != nil {
 			return nil, &UpstreamError{Source: source, Unreachable: true, Err: cfg.Scrub(err)}
 		}
@@ -108,7 +116,8 @@ func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKi
 }
 
 // get returns the source's session, connecting (or reconnecting after a config change) first.
-func (u *upstream) get(ctx context.Context, connect func(context.Context, db.SourceKind, json.RawMessage) (*mcp.ClientSession, error), kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
+func (u *upstream) get(ctx context.Context, connect func(context.Context, db.SourceKind, json.RawMessage) (*mcp.ClientSession, error),
+	connectTimeout time.Duration, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session != nil && u.kind == kind && bytes.Equal(u.config, config) {
@@ -153,6 +162,3 @@ func (p *upstreamPool) close() {
 		delete(p.conns, name)
 	}
 }
-
-// connectTimeout bounds a connection attempt when the call's own deadline is further away.
-const connectTimeout = 10 * time.Second
