@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 )
@@ -72,7 +73,8 @@ type Options struct {
 	// Work makes the client fetch and run jobs. Without it the client only inserts jobs
 	// (the API-only role).
 	Work bool
-	// MaxWorkers is the number of jobs worked at once by this process.
+	// MaxWorkers is the number of jobs each queue (default, enrich) works at once in this
+	// process.
 	MaxWorkers int
 	// PollOnly makes River poll for jobs instead of using LISTEN/NOTIFY, which a
 	// pgbouncer in transaction mode does not carry.
@@ -118,7 +120,8 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &ObservedQueriesWorker{deps: deps})
 
 	cfg := &river.Config{
-		Logger:     deps.Logger.With("component", "river"),
+		// River's INFO records (job counts every few seconds, each retry) at DEBUG
+		Logger:     slog.New(logging.Demoted(deps.Logger.Handler())).With("component", "river"),
 		Workers:    workers,
 		Middleware: deps.Metrics.JobMiddlewares(),
 		PollOnly:   opts.PollOnly,

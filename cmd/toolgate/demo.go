@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/sources"
@@ -30,6 +32,10 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	env.cfg.ListenAddr = *listen
 	env.cfg.Open = true // the demo is for local use: no keys to make first
+	if env.cfg.LogFormat == config.LogFormatAuto {
+		env.cfg.LogFormat = "text" // a person reads the demo's log
+		env.log = newLogger(env.cfg, env.stderr)
+	}
 	if env.cfg.StdioCommands == nil {
 		env.cfg.StdioCommands = demoStdioCommands
 	}
@@ -54,5 +60,20 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	env.log.Info("demo catalog loaded", "source", "demo", "created", res.Created, "updated", res.Updated,
 		"deleted", res.Deleted, "unchanged", res.Unchanged)
+	base := "http://" + demoHost(*listen)
+	env.log.Info("try: curl -s " + base + "/search -H 'Content-Type: application/json' -d '{\"query\":\"what is Apple trading at right now\",\"k\":3}'")
+	go watchEnrichment(ctx, env.log, pool, "demo", enrichmentProgressEvery)
 	return serve(ctx, env, pool)
+}
+
+// demoHost is the host:port to reach a server listening on addr from this machine.
+func demoHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }

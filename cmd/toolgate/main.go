@@ -130,9 +130,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	return 0
 }
 
+// newLogger is the process's logger: text or JSON lines on w (TOOLGATE_LOG_FORMAT; auto is
+// text when w is a terminal).
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "text" {
+	if cfg.LogFormat == "text" || cfg.LogFormat == config.LogFormatAuto && isTerminal(w) {
 		return slog.New(logging.NewHandler(slog.NewTextHandler(w, opts)))
 	}
 	return slog.New(logging.NewHandler(slog.NewJSONHandler(w, opts)))
@@ -185,4 +187,14 @@ func leadingArg(args []string) (string, []string) {
 		return args[0], args[1:]
 	}
 	return "", args
+}
+
+// isTerminal reports whether w is a character device: a terminal, not a file or a pipe.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -33,6 +33,10 @@ const (
 )
 
 // Config is every setting of toolgate.
+// LogFormatAuto is the default TOOLGATE_LOG_FORMAT: text when the log goes to a terminal,
+// JSON lines otherwise (a file, a pipe, a log collector).
+const LogFormatAuto = "auto"
+
 type Config struct {
 	DatabaseURL     string        // DATABASE_URL
 	DatabaseReadURL string        // DATABASE_READ_URL: a read replica for searches, empty for none
@@ -42,7 +46,7 @@ type Config struct {
 	ShutdownTimeout time.Duration // TOOLGATE_SHUTDOWN_TIMEOUT
 	Workers         int           // TOOLGATE_WORKERS
 	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
-	LogFormat       string        // TOOLGATE_LOG_FORMAT
+	LogFormat       string        // TOOLGATE_LOG_FORMAT: auto (text on a terminal, else json), json or text
 	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
 	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
 	EnrichTimeout   time.Duration // TOOLGATE_ENRICH_TIMEOUT: bound of one enrich_tool job
@@ -165,7 +169,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AutoMigrate:     r.boolean("TOOLGATE_AUTO_MIGRATE", true),
 		ShutdownTimeout: r.duration("TOOLGATE_SHUTDOWN_TIMEOUT", 30*time.Second),
 		Workers:         r.integer("TOOLGATE_WORKERS", 10, 1, 1000),
-		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", "json"),
+		LogFormat:       r.str("TOOLGATE_LOG_FORMAT", LogFormatAuto),
 		SearchLogKeep:   r.duration("TOOLGATE_SEARCH_LOG_RETENTION", 90*24*time.Hour),
 		SyncTimeout:     r.duration("TOOLGATE_SYNC_TIMEOUT", time.Minute),
 		EnrichTimeout:   r.duration("TOOLGATE_ENRICH_TIMEOUT", 5*time.Minute),
@@ -279,9 +283,9 @@ func (c Config) Validate() error {
 		return &Error{"TOOLGATE_ROLE", string(c.Role), "want all, api or worker"}
 	}
 	switch c.LogFormat {
-	case "json", "text":
+	case LogFormatAuto, "json", "text":
 	default:
-		return &Error{"TOOLGATE_LOG_FORMAT", c.LogFormat, "want json or text"}
+		return &Error{"TOOLGATE_LOG_FORMAT", c.LogFormat, "want auto, json or text"}
 	}
 	switch c.Embedder {
 	case "local":

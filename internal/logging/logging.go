@@ -61,3 +61,32 @@ func Wrap(log *slog.Logger) *slog.Logger {
 	}
 	return slog.New(NewHandler(log.Handler()))
 }
+
+// Demoted wraps inner so that its INFO records are logged at DEBUG: a library's routine
+// chatter (River's periodic job counts, each retry) stays out of an operator's INFO log
+// while its warnings and errors stay in.
+func Demoted(inner slog.Handler) slog.Handler { return demoted{inner: inner} }
+
+type demoted struct{ inner slog.Handler }
+
+func (d demoted) level(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.inner.Enabled(ctx, d.level(l))
+}
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = d.level(r.Level)
+	return d.inner.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return demoted{inner: d.inner.WithAttrs(attrs)}
+}
+
+func (d demoted) WithGroup(name string) slog.Handler { return demoted{inner: d.inner.WithGroup(name)} }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -57,5 +59,35 @@ func TestHandlerAddsTraceIDs(t *testing.T) {
 	got := decode(t, &buf)
 	if got["trace_id"] != span.SpanContext().TraceID().String() || got["span_id"] != span.SpanContext().SpanID().String() {
 		t.Fatalf("record = %v, want trace_id %s", got, span.SpanContext().TraceID())
+	}
+}
+
+// River's INFO chatter is logged at DEBUG: gone at level INFO, there at DEBUG; its
+// warnings stay.
+func TestDemotedHidesInfoAtInfoLevel(t *testing.T) {
+	for _, tc := range []struct {
+		level slog.Level
+		want  []string
+	}{
+		{slog.LevelInfo, []string{"level=WARN msg=stuck"}},
+		{slog.LevelDebug, []string{"level=DEBUG msg=\"job counts\"", "level=WARN msg=stuck"}},
+	} {
+		var buf bytes.Buffer
+		log := slog.New(logging.Demoted(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: tc.level,
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			}}))).With("component", "river")
+		log.Info("job counts")
+		log.Warn("stuck")
+		got := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		for i := range got {
+			got[i] = strings.TrimSuffix(got[i], " component=river")
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("at %s: %q, want %q", tc.level, got, tc.want)
+		}
 	}
 }
