@@ -14,7 +14,8 @@
 # --limit    replay only the first N queries
 # --sessions give every query its own session_id (replay-<n>), so that an experiment that
 #            assigns by session spreads the queries over its arms
-# It prints one line at the end: queries replayed, searches labelled.
+# It prints its progress every 100 queries on stderr, and one line at the end: queries
+# replayed, searches labelled.
 set -euo pipefail
 
 usage() { echo "usage: $0 DATASET_DIR [--source NAME] [--url URL] [--limit N] [--sessions]" >&2; exit 2; }
@@ -38,6 +39,8 @@ auth=()
 post() { curl -sS --fail-with-body "${auth[@]}" -H 'Content-Type: application/json' -X POST "$url$1" -d "$2"; }
 
 n=0 labelled=0
+total=$(wc -l <"$dir/queries.jsonl")
+if [ "$limit" -gt 0 ] && [ "$limit" -lt "$total" ]; then total=$limit; fi
 while IFS= read -r line; do
   n=$((n + 1))
   [ "$limit" -gt 0 ] && [ "$n" -gt "$limit" ] && { n=$((n - 1)); break; }
@@ -52,5 +55,6 @@ while IFS= read -r line; do
     post "/search/$(jq -r .search_id <<<"$resp")/feedback" "$fb" >/dev/null
     labelled=$((labelled + 1))
   fi
+  if [ $((n % 100)) -eq 0 ]; then echo "replay: $n of $total queries, $labelled searches labelled" >&2; fi
 done <"$dir/queries.jsonl"
 echo "replayed $n queries, labelled $labelled searches"

@@ -598,7 +598,11 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 		}
 		if done == total || time.Since(lastPrint) >= 5*time.Second {
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(env.stderr, "eval: enrichment %d/%d jobs completed (%.0fs, %.0f tools/s)\n", done, total, el, float64(done)/max(el, 0.001))
+			rate := "" // none before a second has passed: a rate over a few milliseconds means nothing
+			if el >= 1 {
+				rate = fmt.Sprintf(", %.0f tools/s", float64(done)/el)
+			}
+			fmt.Fprintf(env.stderr, "eval: enrichment %d/%d jobs completed (%.0fs%s)\n", done, total, el, rate)
 			lastPrint = time.Now()
 		}
 		if done == total {

@@ -33,6 +33,7 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(env.stderr, "import: %d tools read from %s; replacing the catalog of source %s\n", len(tools), file, *source)
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -48,5 +49,8 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "%s: %d created, %d updated, %d deleted, %d unchanged\n",
 		*source, res.Created, res.Updated, res.Deleted, res.Unchanged)
+	if n := res.Created + res.Updated; n > 0 {
+		fmt.Fprintf(env.stderr, "import: searchable by keyword now; the server's workers (toolgate serve) enrich and embed the %d new or changed tools: follow them with GET /v1/sources/%s\n", n, *source)
+	}
 	return nil
 }

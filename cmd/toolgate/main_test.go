@@ -55,7 +55,8 @@ func TestImportAndMigrateCommands(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"name":"a"}`+"\n"+`{"name":"a"}`+"\n"), 0o644)
 
 	code, stdout, stderr := runCLI(t, env, "import", good, "--source", "local")
-	if code != 0 || !strings.Contains(stdout, "2 created") {
+	if code != 0 || !strings.Contains(stdout, "2 created") || !strings.Contains(stderr, "import: 2 tools read from "+good) ||
+		!strings.Contains(stderr, "enrich and embed the 2 new or changed tools: follow them with GET /v1/sources/local") {
 		t.Fatalf("import: %d %q %q", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, env, "import", "--source", "local", bad)

@@ -24,11 +24,12 @@ const (
 )
 
 // optimize returns the weighting with the best MRR on the training searches, starting from
-// starts and random points, and how many weightings it scored.
-func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand) (weighting, float64, int) {
+// starts and random points, and how many weightings it scored; tick is called for each.
+func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand, tick func()) (weighting, float64, int) {
 	evals := 0
 	mrr := func(wt weighting) float64 {
 		evals++
+		tick()
 		return mean(m.reciprocalRanks(wt, train))
 	}
 	kinds := m.presentKinds()
@@ -105,12 +106,22 @@ var shrinkGrid = []float64{0, 0.25, 0.5, 0.75, 1}
 // trades that back, and λ = 0 says the labels found nothing better than the baseline.
 // A concat baseline has no weights to shrink toward: λ is then 1. With no weightable kind
 // in the catalog there is nothing to search: the baseline, λ 0.
-func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.Rand) (weighting, float64, int) {
+//
+// onEval, when not nil, is called after each weighting scored with the count so far and
+// fitBudget, the most there can be (the coordinate searches usually stop well before it).
+func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.Rand, onEval func(done, budget int)) (weighting, float64, int) {
 	kinds := m.presentKinds()
 	if len(kinds) == 0 {
 		return base, 0, 0
 	}
-	best, _, evals := m.optimize(train, starts, rng)
+	budget, done := fitBudget(len(starts), len(kinds)), 0
+	tick := func() {
+		done++
+		if onEval != nil {
+			onEval(done, budget)
+		}
+	}
+	best, _, evals := m.optimize(train, starts, rng, tick)
 	var b []float64
 	if !base.concat {
 		b = normalized(base.w, kinds)
@@ -124,13 +135,14 @@ func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.R
 	}
 	totals := make([]float64, len(shrinkGrid))
 	for f := range folds {
-		w, _, n := m.optimize(folds[1-f], starts, rng)
+		w, _, n := m.optimize(folds[1-f], starts, rng, tick)
 		evals += n
 		for g, lambda := range shrinkGrid {
 			for _, rr := range m.reciprocalRanks(mix(b, w.w, lambda), folds[f]) {
 				totals[g] += rr
 			}
 			evals++
+			tick()
 		}
 	}
 	g := 0
@@ -140,6 +152,15 @@ func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.R
 		}
 	}
 	return mix(b, best.w, shrinkGrid[g]), shrinkGrid[g], evals
+}
+
+// fitBudget is the most weightings fit scores with starts stored profiles over kinds
+// kinds: three searches (the training searches, then each fold's), each of the starts, the
+// random points and at most refineStarts coordinate searches of refineRounds passes of four
+// steps per kind, and the shrink grid scored on both folds.
+func fitBudget(starts, kinds int) int {
+	one := starts + randomStarts + refineStarts*refineRounds*kinds*4
+	return 3*one + 2*len(shrinkGrid)
 }
 
 // mix is (1-λ)·b + λ·w.

@@ -458,7 +458,18 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err != nil {
 		return View{}, err
 	}
-	best, shrink, evals := m.fit(train, baseW, starts, rng)
+	// The search's progress is the weightings scored of fitBudget, recorded at most once a
+	// second (each record is a write); the last record is the phase's end.
+	var lastRecord time.Time
+	best, shrink, evals := m.fit(train, baseW, starts, rng, func(done, budget int) {
+		if perr == nil && time.Since(lastRecord) >= time.Second {
+			lastRecord = time.Now()
+			perr = progress("search", done, budget)
+		}
+	})
+	if perr != nil {
+		return View{}, perr
+	}
 	tuned := baseW // shrink 0: the labels found nothing better
 	if shrink > 0 {
 		tuned = weighting{w: rounded(best.w)}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -296,9 +297,27 @@ func TestTuneInterruptedResumes(t *testing.T) {
 		t.Fatalf("an interrupted tune created its profile: %v", err)
 	}
 
-	v, err = tune.Run(s.ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{})
+	// The second run reports each phase; the weight search counts the weightings scored
+	// against the most it could score.
+	var phases []string
+	searched := false
+	v, err = tune.Run(s.ctx, s.pool, embed.NewLocal(384), s.queue, started.Tune.ID, tune.RunOptions{
+		OnProgress: func(phase string, done, total int) {
+			if len(phases) == 0 || phases[len(phases)-1] != phase {
+				phases = append(phases, phase)
+			}
+			if phase == "search" && done > 0 {
+				searched = true
+				if done > total {
+					t.Errorf("search progress %d/%d", done, total)
+				}
+			}
+		}})
 	if err != nil || v.State != db.TuneSucceeded || !v.Result.Created {
 		t.Fatalf("second run: %+v %v", v, err)
+	}
+	if want := []string{"labels", "embed", "scan", "search", "evaluate"}; !slices.Equal(phases, want) || !searched {
+		t.Errorf("phases %v (search counted: %v), want %v with the search counted", phases, searched, want)
 	}
 	var profilesMade, reweights int
 	if err := s.pool.QueryRow(s.ctx, `SELECT (SELECT count(*) FROM weight_profiles WHERE tune_id = $1),
