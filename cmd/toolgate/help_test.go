@@ -4,7 +4,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 )
 
 // commandPaths lists every command and subcommand of the command table.
@@ -27,7 +26,9 @@ func commandPaths() []string {
 // flags, exit 0, without touching the database (which is unreachable here).
 func TestEveryCommandAnswersHelp(t *testing.T) {
 	t.Parallel()
-	noDB := map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?connect_timeout=1"}
+	// no database to reach (a command that tried would fail), and a setting that does not
+	// parse: help needs neither
+	noDB := map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?connect_timeout=1", "TOOLGATE_WORKERS": "many"}
 	for _, path := range commandPaths() {
 		c := lookup(path)
 		if c == nil || c.usage == "" || c.about == "" || !strings.HasPrefix(c.usage, "toolgate "+path) {
@@ -36,10 +37,9 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		}
 		for _, help := range []string{"--help", "-h"} {
 			args := append(strings.Fields(path), help)
-			began := time.Now()
 			code, stdout, stderr := runCLI(t, noDB, args...)
-			if code != 0 || stderr != "" || time.Since(began) > 5*time.Second {
-				t.Errorf("%v: exit %d after %s, stderr %q", args, code, time.Since(began), stderr)
+			if code != 0 || stderr != "" {
+				t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 				continue
 			}
 			if !strings.HasPrefix(stdout, "usage: toolgate "+path) || !strings.Contains(stdout, c.about) {

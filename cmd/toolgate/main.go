@@ -104,6 +104,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	cfg, err := config.Load(getenv)
+	if err != nil && asksHelp(rest) {
+		// Help needs no valid settings: the flags' defaults are then the built-in ones.
+		cfg, err = config.Load(func(string) string { return "" })
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate: %v\n", err)
 		return 2
@@ -197,4 +201,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// asksHelp reports whether args ask for a command's help (-h or --help before any "--").
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
 }
