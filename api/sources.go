@@ -36,13 +36,16 @@ type sourceView struct {
 	// Tools counts the source's tools; Enriched those with every enrichment output for their
 	// current definition; Embedded those with a vector in the active profile's current set;
 	// Indexed those in the lexical index with no change of theirs waiting to be indexed.
-	Tools     int64         `json:"tools"`
-	Enriched  int64         `json:"enriched"`
-	Embedded  int64         `json:"embedded"`
-	Indexed   int64         `json:"indexed"`
-	LastSync  *lastSyncView `json:"last_sync"`
-	CreatedAt time.Time     `json:"created_at"`
-	UpdatedAt time.Time     `json:"updated_at"`
+	Tools    int64 `json:"tools"`
+	Enriched int64 `json:"enriched"`
+	// EnrichmentFailed counts the tools one of whose steps failed for their current
+	// definition (recorded, the tool stored with the components it has).
+	EnrichmentFailed int64         `json:"enrichment_failed"`
+	Embedded         int64         `json:"embedded"`
+	Indexed          int64         `json:"indexed"`
+	LastSync         *lastSyncView `json:"last_sync"`
+	CreatedAt        time.Time     `json:"created_at"`
+	UpdatedAt        time.Time     `json:"updated_at"`
 }
 
 type lastSyncView struct {
@@ -69,7 +72,7 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 	for i, r := range rows {
 		src := r.Source
 		v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, Tools: r.Tools,
-			Enriched: r.Enriched, Embedded: r.Embedded, Indexed: r.Indexed, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
+			Enriched: r.Enriched, EnrichmentFailed: r.EnrichmentFailed, Embedded: r.Embedded, Indexed: r.Indexed, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
 		if string(src.Config) != "{}" {
 			v.Config = redactConfig(src.Config)
 		}

@@ -57,6 +57,9 @@ type stepView struct {
 	PromptTokens     int32     `json:"prompt_tokens"`
 	CompletionTokens int32     `json:"completion_tokens"`
 	CreatedAt        time.Time `json:"created_at"`
+	// Failed is why the step's output was malformed beyond repair (the tool was stored
+	// without it); absent when the step has an output.
+	Failed string `json:"failed,omitempty"`
 }
 
 type componentView struct {
@@ -87,6 +90,12 @@ func (s *Server) getTool(c echo.Context) error {
 	for _, e := range st.Steps {
 		sv := stepView{Step: e.Step, Model: e.Model, Current: e.ContentHash == t.ContentHash,
 			PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens, CreatedAt: e.CreatedAt}
+		var failed struct {
+			Failed string `json:"failed"`
+		}
+		if json.Unmarshal(e.Output, &failed) == nil {
+			sv.Failed = failed.Failed
+		}
 		v.Enrichment.Steps = append(v.Enrichment.Steps, sv)
 		if !sv.Current {
 			continue

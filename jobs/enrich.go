@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,23 +58,15 @@ func (w *EnrichToolWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration {
 // The tool's enriched fields reach the lexical index with the next debounced lexical_index
 // run, a moment later (at once when the worker runs outside a River client).
 //
-// An output malformed beyond repair by a deterministic enricher
-// (enrich.UnrepairableOutputError) would be the same on every retry: the tool was stored
-// with the components it has, so it has a vector, and the job cancels itself with that
-// error on record rather than retrying into the same failure until it is discarded.
+// A step whose output is malformed beyond repair is recorded as failed on the tool
+// (enrich.Report.Failed), which is stored with the components it has: the job completes,
+// since running it again would give the same failure.
 func (w *EnrichToolWorker) Work(ctx context.Context, job *river.Job[EnrichToolArgs]) error {
 	rep, err := w.deps.enrichService().EnrichTool(ctx, job.Args.ToolID, job.Args.ContentHash)
-	var unrepairable *enrich.UnrepairableOutputError
-	if (err != nil && !errors.As(err, &unrepairable)) || rep.Skipped != "" {
+	if err != nil || rep.Skipped != "" {
 		return err
 	}
-	if lerr := w.indexLexical(ctx); lerr != nil {
-		return lerr
-	}
-	if unrepairable != nil {
-		return river.JobCancel(unrepairable)
-	}
-	return nil
+	return w.indexLexical(ctx)
 }
 
 // indexLexical brings the tool's enriched fields to the lexical index: a debounced

@@ -40,15 +40,29 @@ const evalSource = "eval"
 // evalDBPrefix starts the name of every isolated evaluation database.
 const evalDBPrefix = "toolgate_eval_"
 
-// EnrichFailedError says enrichment jobs of the evaluation catalog were discarded or
-// cancelled, so some tools have no vectors and the scores would be wrong.
-type EnrichFailedError struct {
-	Failed int
-	First  string // the last error of one failed job
+// enrichFailures is what went wrong in the enrichment of the evaluation catalog: the run
+// goes on, searching those tools with what they have, and its report says so.
+type enrichFailures struct {
+	// Jobs discarded or cancelled (a provider that kept failing): their tools have no vectors.
+	Jobs     int    `json:"jobs"`
+	JobError string `json:"job_error,omitempty"` // the last error of one of them
+	// Tools one of whose steps was malformed beyond repair: stored without that step.
+	Tools int      `json:"tools"`
+	Steps []string `json:"steps,omitempty"` // up to 5, as "tool: step: reason"
 }
 
-func (e *EnrichFailedError) Error() string {
-	return fmt.Sprintf("%d enrichment jobs failed (first error: %s)", e.Failed, e.First)
+func (f enrichFailures) any() bool { return f.Jobs > 0 || f.Tools > 0 }
+
+// warnings are f as lines for stderr.
+func (f enrichFailures) warnings() []string {
+	var out []string
+	if f.Jobs > 0 {
+		out = append(out, fmt.Sprintf("%d enrichment jobs failed (last error of one: %s); their tools are searched without vectors", f.Jobs, f.JobError))
+	}
+	if f.Tools > 0 {
+		out = append(out, fmt.Sprintf("%d tools were stored without an enrichment step whose output was malformed beyond repair (%s)", f.Tools, strings.Join(f.Steps, "; ")))
+	}
+	return out
 }
 
 // evalRunOptions are the flags of `toolgate eval DIR`.
@@ -159,8 +173,12 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	// The catalog goes in as users' catalogs do: imported (lexically searchable at once),
 	// enriched by River jobs, whose debounced lexical_index runs bring the enriched fields
 	// into the index.
-	if err := enrichDataset(ctx, env, pool, embedder, ds.Tools, o.questions); err != nil {
+	failures, err := enrichDataset(ctx, env, pool, embedder, ds.Tools, o.questions)
+	if err != nil {
 		return err
+	}
+	for _, w := range failures.warnings() {
+		fmt.Fprintf(env.stderr, "eval: warning: %s\n", w)
 	}
 	// The last debounced lexical_index run may still be due: do its work now.
 	if _, err := lexical.Flush(ctx, pool); err != nil {
@@ -190,6 +208,9 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 			"embedder": embedder.Model(), "dims": embedder.Dims(), "enricher": enricher,
 			"tools": len(ds.Tools), "enrich_seconds": round1(enrichSecs),
 			"search": settingsRecord(st, components), "search_per_k": perK,
+		}
+		if failures.any() {
+			cfg["enrich_failed"] = failures
 		}
 		if c.mode != search.ModeLexical {
 			cfg["profile"] = c.profile.Name
@@ -557,16 +578,17 @@ func withDatabase(conn, name string) string {
 
 // enrichDataset loads tools as the eval catalog source (which queues one enrich_tool job
 // per tool), works the jobs with an in-process River client and waits until all completed.
-func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder, tools []catalog.Tool, questions int) error {
+func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder, tools []catalog.Tool, questions int) (enrichFailures, error) {
+	var failures enrichFailures
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: env.cfg.SearchLogKeep,
 		SyncTimeout: env.cfg.SyncTimeout, Embedder: embedder, Enricher: newEnricher(env.cfg, env.providerObserver()), Questions: questions,
 		MCPSessionKeep: env.cfg.MCPSessionKeep},
 		jobs.Options{Work: true, MaxWorkers: 2 * runtime.NumCPU(), PollOnly: env.cfg.RiverPollOnly})
 	if err != nil {
-		return err
+		return failures, err
 	}
 	if err := rc.Start(ctx); err != nil {
-		return fmt.Errorf("start workers: %w", err)
+		return failures, fmt.Errorf("start workers: %w", err)
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -574,7 +596,7 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 		_ = rc.StopAndCancel(sctx)
 	}()
 	if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), evalSource, tools); err != nil {
-		return err
+		return failures, err
 	}
 	start, lastPrint := time.Now(), time.Time{}
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -582,21 +604,14 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 	for {
 		counts, err := enrichJobCounts(ctx, pool)
 		if err != nil {
-			return err
+			return failures, err
 		}
 		done, failed := counts["completed"], counts["discarded"]+counts["cancelled"]
 		total := 0
 		for _, n := range counts {
 			total += n
 		}
-		if failed > 0 {
-			var last string
-			// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
-			_ = pool.QueryRow(ctx, `SELECT coalesce(errors[array_length(errors, 1)]->>'error', '')
-				FROM river_job WHERE kind = 'enrich_tool' AND state IN ('discarded', 'cancelled') ORDER BY id LIMIT 1`).Scan(&last)
-			return &EnrichFailedError{Failed: failed, First: last}
-		}
-		if done == total || time.Since(lastPrint) >= 5*time.Second {
+		if done+failed == total || time.Since(lastPrint) >= 5*time.Second {
 			el := time.Since(start).Seconds()
 			rate := "" // none before a second has passed: a rate over a few milliseconds means nothing
 			if el >= 1 {
@@ -605,15 +620,48 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 			fmt.Fprintf(env.stderr, "eval: enrichment %d/%d jobs completed (%.0fs%s)\n", done, total, el, rate)
 			lastPrint = time.Now()
 		}
-		if done == total {
-			return nil
+		if done+failed == total {
+			failures.Jobs = failed
+			return failures, enrichFailed(ctx, pool, &failures)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return failures, ctx.Err()
 		case <-tick.C:
 		}
 	}
+}
+
+// enrichFailed fills in f: the last error of one failed job and the tools stored without a
+// step, from the catalog's records.
+func enrichFailed(ctx context.Context, pool *pgxpool.Pool, f *enrichFailures) error {
+	if f.Jobs > 0 {
+		// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
+		if err := pool.QueryRow(ctx, `SELECT coalesce(errors[array_length(errors, 1)]->>'error', '')
+			FROM river_job WHERE kind = 'enrich_tool' AND state IN ('discarded', 'cancelled') ORDER BY id LIMIT 1`).Scan(&f.JobError); err != nil {
+			return err
+		}
+	}
+	// Raw SQL: a report of the evaluation database, read once.
+	rows, err := pool.Query(ctx, `SELECT t.original_name, e.step, e.output ->> 'failed'
+		FROM tool_enrichments e JOIN tools t ON t.id = e.tool_id AND t.content_hash = e.content_hash
+		WHERE e.output ? 'failed' ORDER BY t.id, e.step`)
+	if err != nil {
+		return err
+	}
+	tools := map[string]bool{}
+	for rows.Next() {
+		var name, step, reason string
+		if err := rows.Scan(&name, &step, &reason); err != nil {
+			return err
+		}
+		tools[name] = true
+		if len(f.Steps) < 5 {
+			f.Steps = append(f.Steps, fmt.Sprintf("%s: %s: %s", name, step, reason))
+		}
+	}
+	f.Tools = len(tools)
+	return rows.Err()
 }
 
 // enrichJobCounts counts the enrich_tool jobs by state.

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich/enrichtest"
 	"github.com/toolgate/toolgate/internal/eval"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -559,5 +560,38 @@ func TestEvalDefaultPlanAndPerQuery(t *testing.T) {
 	recall5 /= float64(len(lines))
 	if got := rep.Report.Metrics["recall@5"]; math.Abs(got-recall5) > 1e-9 || got == 0 {
 		t.Errorf("recall@5 %v in the report, %v from the per-query lines", got, recall5)
+	}
+}
+
+// A model whose profiles cannot be repaired fails that step for every tool: eval says so,
+// records it in the report, and scores the run on what the tools have.
+func TestEvalReportsFailedEnrichmentAndGoesOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
+	t.Parallel()
+	f, llm := enrichtest.New(t)
+	f.ProfileAnswer(`Sure! Here is the profile you asked for.`)
+	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "error", "TOOLGATE_QUESTIONS": "1",
+		"TOOLGATE_ENRICHER": "openai", "TOOLGATE_LLM_URL": llm.URL + "/v1", "TOOLGATE_LLM_KEY": enrichtest.Key, "TOOLGATE_LLM_MODEL": "fake-chat"}
+	dir := evalDataset(t, 2)
+	code, stdout, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "5", "--mode", "lexical", "--plan", "none")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	var rep eval.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	failed, _ := rep.Config["enrich_failed"].(map[string]any)
+	steps, _ := failed["steps"].([]any)
+	if failed["tools"] != 10.0 || failed["jobs"] != 0.0 || len(steps) != 5 || !strings.Contains(steps[0].(string), ": profile: not a JSON object") {
+		t.Fatalf("enrich_failed %v", rep.Config["enrich_failed"])
+	}
+	if !strings.Contains(errOut, "eval: warning: 10 tools were stored without an enrichment step whose output was malformed beyond repair") {
+		t.Errorf("stderr lacks the warning:\n%s", errOut)
+	}
+	if rep.NQueries == 0 || rep.Metrics["recall@5"] == 0 {
+		t.Errorf("the run was not scored: %+v", rep)
 	}
 }

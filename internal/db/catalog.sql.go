@@ -332,7 +332,7 @@ func (q *Queries) LastSyncRun(ctx context.Context, sourceID int64) (SyncRun, err
 
 const listSourceSummaries = `-- name: ListSourceSummaries :many
 WITH per_tool AS (
-    SELECT t.id, t.source_id, count(e.tool_id) AS steps
+    SELECT t.id, t.source_id, count(e.tool_id) AS steps, count(e.tool_id) FILTER (WHERE e.output ? 'failed') AS failed
     FROM tools t
     LEFT JOIN tool_enrichments e ON e.tool_id = t.id AND e.content_hash = t.content_hash
     WHERE $1::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = $1)
@@ -341,6 +341,7 @@ WITH per_tool AS (
     SELECT pt.source_id,
            count(*) AS tools,
            count(*) FILTER (WHERE pt.steps = 3) AS enriched,
+           count(*) FILTER (WHERE pt.failed > 0) AS enrichment_failed,
            count(v.tool_id) AS embedded,
            count(d.tool_id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM search_queue q WHERE q.tool_id = pt.id)) AS indexed
     FROM per_tool pt
@@ -351,6 +352,7 @@ WITH per_tool AS (
 )
 SELECT s.id, s.name, s.kind, s.config, s.sync_interval, s.review_mode, s.created_at, s.updated_at,
        coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
+       coalesce(c.enrichment_failed, 0)::bigint AS enrichment_failed,
        coalesce(c.embedded, 0)::bigint AS embedded, coalesce(c.indexed, 0)::bigint AS indexed,
        coalesce(r.state, '') AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
@@ -364,26 +366,28 @@ ORDER BY s.name
 `
 
 type ListSourceSummariesRow struct {
-	Source        Source          `json:"source"`
-	Tools         int64           `json:"tools"`
-	Enriched      int64           `json:"enriched"`
-	Embedded      int64           `json:"embedded"`
-	Indexed       int64           `json:"indexed"`
-	RunState      SyncRunState    `json:"run_state"`
-	RunCreated    pgtype.Int4     `json:"run_created"`
-	RunUpdated    pgtype.Int4     `json:"run_updated"`
-	RunDeleted    pgtype.Int4     `json:"run_deleted"`
-	RunUnchanged  pgtype.Int4     `json:"run_unchanged"`
-	RunPending    pgtype.Int4     `json:"run_pending"`
-	RunSkipped    json.RawMessage `json:"run_skipped"`
-	RunStartedAt  *time.Time      `json:"run_started_at"`
-	RunFinishedAt *time.Time      `json:"run_finished_at"`
-	RunError      *string         `json:"run_error"`
+	Source           Source          `json:"source"`
+	Tools            int64           `json:"tools"`
+	Enriched         int64           `json:"enriched"`
+	EnrichmentFailed int64           `json:"enrichment_failed"`
+	Embedded         int64           `json:"embedded"`
+	Indexed          int64           `json:"indexed"`
+	RunState         SyncRunState    `json:"run_state"`
+	RunCreated       pgtype.Int4     `json:"run_created"`
+	RunUpdated       pgtype.Int4     `json:"run_updated"`
+	RunDeleted       pgtype.Int4     `json:"run_deleted"`
+	RunUnchanged     pgtype.Int4     `json:"run_unchanged"`
+	RunPending       pgtype.Int4     `json:"run_pending"`
+	RunSkipped       json.RawMessage `json:"run_skipped"`
+	RunStartedAt     *time.Time      `json:"run_started_at"`
+	RunFinishedAt    *time.Time      `json:"run_finished_at"`
+	RunError         *string         `json:"run_error"`
 }
 
 // Every source, or only the one called name, with its tool counts and its last sync run, in
 // one statement (GET /v1/sources). A tool is enriched when each of the three enrichment
-// steps (profile, questions, topics) has an output for its current content hash, and
+// steps (profile, questions, topics) has an output for its current content hash (or a
+// recorded failure, {"failed": reason}: enrichment_failed counts those tools), and
 // embedded when it has a vector in the current vector set of the active weight profile, and
 // indexed when the lexical index holds it and no change of it waits in the index's queue.
 // The steps are counted per tool first: joined on the current hash, the enrichments of
@@ -412,6 +416,7 @@ func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]List
 			&i.Source.UpdatedAt,
 			&i.Tools,
 			&i.Enriched,
+			&i.EnrichmentFailed,
 			&i.Embedded,
 			&i.Indexed,
 			&i.RunState,

@@ -71,9 +71,16 @@ type Example struct {
 // would hold Chinese or Japanese text to a third of what it allows English.
 const (
 	maxSentenceWords = 40
+	// maxSentenceChars bounds a sentence field written without spaces (Chinese, Japanese),
+	// which counts as one word.
+	maxSentenceChars = 400
 	maxTagLen        = 48
+	minTags          = 3
+	maxTags          = 5
 	maxQuestionLen   = 300
 	maxTopicWords    = 8
+	// maxTopicChars bounds a topic written without spaces, one "word" whatever its length.
+	maxTopicChars = 80
 	MaxTopics        = 10
 	MaxQuestions     = 50
 )
@@ -89,52 +96,65 @@ func (e *MalformedOutputError) Error() string {
 	return fmt.Sprintf("enrichment %s: malformed output: %s", e.Step, e.Reason)
 }
 
-// Validate checks a profile against the Tool-DE rules and normalizes its tags (lowercase,
-// trimmed, deduplicated).
-func (p *Profile) Validate() error {
-	bad := func(format string, args ...any) error {
-		return &MalformedOutputError{Step: StepProfile, Reason: fmt.Sprintf(format, args...)}
-	}
-	p.Function = strings.TrimSpace(p.Function)
-	p.WhenToUse = strings.TrimSpace(p.WhenToUse)
-	p.Limitation = strings.TrimSpace(p.Limitation)
-	if p.Function == "" {
-		return bad("function is missing")
-	}
-	for name, s := range map[string]string{"function": p.Function, "when_to_use": p.WhenToUse, "limitation": p.Limitation} {
-		if n := len(strings.Fields(s)); n > maxSentenceWords {
-			return bad("%s has %d words, limit %d", name, n, maxSentenceWords)
+// Repair brings a profile within the Tool-DE rules and returns what it changed: fields
+// trimmed, a sentence field over maxSentenceWords words or maxSentenceChars characters cut,
+// tags lowercased, deduplicated, cut to maxTagLen characters and to at most maxTags (fewer
+// than minTags are kept, with a note), at most two examples, and those without a query
+// dropped. Only a profile without a function is a MalformedOutputError: there is nothing
+// to repair it from.
+func (p *Profile) Repair() ([]string, error) {
+	var notes []string
+	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	for _, f := range []struct {
+		name string
+		s    *string
+	}{{"function", &p.Function}, {"when_to_use", &p.WhenToUse}, {"limitation", &p.Limitation}} {
+		s := strings.Join(strings.Fields(strings.ToValidUTF8(*f.s, "")), " ")
+		if w := strings.Fields(s); len(w) > maxSentenceWords {
+			s = strings.Join(w[:maxSentenceWords], " ")
+			note("%s cut to %d words", f.name, maxSentenceWords)
 		}
+		if utf8.RuneCountInString(s) > maxSentenceChars {
+			s = CutRunes(s, maxSentenceChars)
+			note("%s cut to %d characters", f.name, maxSentenceChars)
+		}
+		*f.s = s
+	}
+	if p.Function == "" {
+		return notes, &MalformedOutputError{Step: StepProfile, Reason: "function is missing"}
 	}
 	tags := make([]string, 0, len(p.Tags))
 	seen := map[string]bool{}
 	for _, t := range p.Tags {
-		t = strings.ToLower(strings.TrimSpace(t))
+		t = strings.ToLower(strings.Join(strings.Fields(strings.ToValidUTF8(t, "")), " "))
+		if utf8.RuneCountInString(t) > maxTagLen {
+			note("tag %q cut to %d characters", t, maxTagLen)
+			t = CutRunes(t, maxTagLen)
+		}
 		if t == "" || seen[t] {
 			continue
-		}
-		if !utf8.ValidString(t) {
-			return bad("tag %q is not valid UTF-8", t)
-		}
-		if utf8.RuneCountInString(t) > maxTagLen {
-			return bad("tag %q is longer than %d characters", t, maxTagLen)
 		}
 		seen[t] = true
 		tags = append(tags, t)
 	}
-	if len(tags) < 3 || len(tags) > 5 {
-		return bad("%d distinct tags, want 3 to 5", len(tags))
+	if len(tags) > maxTags {
+		note("%d tags, the first %d kept", len(tags), maxTags)
+		tags = tags[:maxTags]
+	}
+	if len(tags) < minTags {
+		note("%d distinct tags, %d to %d asked for", len(tags), minTags, maxTags)
 	}
 	p.Tags = tags
-	if len(p.ExampleUsage) > 2 {
-		p.ExampleUsage = p.ExampleUsage[:2]
-	}
+	examples := p.ExampleUsage[:0]
 	for _, e := range p.ExampleUsage {
 		if strings.TrimSpace(e.Query) == "" {
-			return bad("example_usage entry without a query")
+			note("example_usage entry without a query dropped")
+			continue
 		}
+		examples = append(examples, e)
 	}
-	return nil
+	p.ExampleUsage = examples[:min(len(examples), 2)]
+	return notes, nil
 }
 
 // repairList trims and collapses the spaces of each entry, drops empty and repeated
@@ -218,16 +238,21 @@ func CleanQuestions(in []string, n int) ([]string, error) {
 }
 
 // RepairTopics normalizes generated topics, keeping at most MaxTopics: a topic over the
-// word limit keeps its first words. The notes say what was repaired. Only a list with no
+// word limit keeps its first words, one over the character limit (CJK text has no spaces)
+// is cut at a clause or character boundary. The notes say what was repaired. Only a list with no
 // usable topic is a MalformedOutputError.
 func RepairTopics(in []string) ([]string, []string, error) {
 	out, notes := repairList(in, func(s string) (string, string) {
 		f := strings.Fields(s)
-		if len(f) <= maxTopicWords {
-			return s, ""
+		switch {
+		case len(f) > maxTopicWords:
+			c := strings.Join(f[:maxTopicWords], " ")
+			return CutRunes(c, maxTopicChars), fmt.Sprintf("topic %q cut to %d words", s, maxTopicWords)
+		case utf8.RuneCountInString(s) > maxTopicChars:
+			c := CutRunes(s, maxTopicChars)
+			return c, fmt.Sprintf("topic %q cut to %d characters", s, maxTopicChars)
 		}
-		c := strings.Join(f[:maxTopicWords], " ")
-		return c, fmt.Sprintf("topic %q cut to %d words", s, maxTopicWords)
+		return s, ""
 	})
 	if len(out) == 0 {
 		return nil, notes, &MalformedOutputError{Step: StepTopics, Reason: "no topics"}

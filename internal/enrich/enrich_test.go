@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/dataset"
 )
@@ -116,20 +117,37 @@ func TestComponents(t *testing.T) {
 	}
 }
 
-func TestValidateProfile(t *testing.T) {
+// Repair brings a profile within the rules and says what it changed; only a profile
+// without a function cannot be repaired.
+func TestRepairProfile(t *testing.T) {
 	p := &Profile{Function: " Gets prices ", Tags: []string{"Stock", "stock ", "price", "quote"}}
-	if err := p.Validate(); err != nil || !slices.Equal(p.Tags, []string{"stock", "price", "quote"}) || p.Function != "Gets prices" {
-		t.Fatalf("%+v %v", p, err)
+	if notes, err := p.Repair(); err != nil || len(notes) != 0 || !slices.Equal(p.Tags, []string{"stock", "price", "quote"}) || p.Function != "Gets prices" {
+		t.Fatalf("%+v %v %q", p, err, notes)
 	}
-	for _, bad := range []*Profile{
-		{Tags: []string{"a", "b", "c"}},
-		{Function: "f", Tags: []string{"a", "b"}},
-		{Function: "f", Tags: []string{"a", "b", "c", "d", "e", "f"}},
-		{Function: "f", Tags: []string{"a", "b", "c"}, WhenToUse: strings.Repeat("w ", 50)},
+	for _, tc := range []struct {
+		p     Profile
+		notes []string
+		check func(Profile) bool
+	}{
+		{Profile{Function: "f", Tags: []string{"a", "b"}}, []string{"2 distinct tags, 3 to 5 asked for"},
+			func(p Profile) bool { return len(p.Tags) == 2 }},
+		{Profile{Function: "f", Tags: []string{"a", "b", "c", "d", "e", "f"}}, []string{"6 tags, the first 5 kept"},
+			func(p Profile) bool { return slices.Equal(p.Tags, []string{"a", "b", "c", "d", "e"}) }},
+		{Profile{Function: "f", Tags: []string{"a", "b", "c"}, WhenToUse: strings.Repeat("w ", 50)}, []string{"when_to_use cut to 40 words"},
+			func(p Profile) bool { return len(strings.Fields(p.WhenToUse)) == 40 }},
+		{Profile{Function: "f", Tags: []string{"a", "b", strings.Repeat("long ", 20)}}, []string{`tag "` + strings.TrimSpace(strings.Repeat("long ", 20)) + `" cut to 48 characters`},
+			func(p Profile) bool { return utf8.RuneCountInString(p.Tags[2]) <= 48 }},
+		{Profile{Function: "f", Tags: []string{"a", "b", "c"}, ExampleUsage: []Example{{Query: " "}, {Query: "q1"}, {Query: "q2"}, {Query: "q3"}}},
+			[]string{"example_usage entry without a query dropped"},
+			func(p Profile) bool { return len(p.ExampleUsage) == 2 && p.ExampleUsage[0].Query == "q1" }},
 	} {
-		var me *MalformedOutputError
-		if err := bad.Validate(); !errors.As(err, &me) {
-			t.Errorf("%+v: want MalformedOutputError, got %v", bad, err)
+		notes, err := tc.p.Repair()
+		if err != nil || !slices.Equal(notes, tc.notes) || !tc.check(tc.p) {
+			t.Errorf("%+v: notes %q, err %v; want notes %q", tc.p, notes, err, tc.notes)
 		}
+	}
+	var me *MalformedOutputError
+	if _, err := (&Profile{Function: "  ", Tags: []string{"a", "b", "c"}}).Repair(); !errors.As(err, &me) || me.Reason != "function is missing" {
+		t.Errorf("no function: %v, want MalformedOutputError", err)
 	}
 }

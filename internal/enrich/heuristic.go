@@ -279,5 +279,5 @@ func (h Heuristic) Profile(ctx context.Context, d Document) (*Profile, Usage, er
 		}
 	}
 	p.ExampleUsage = []Example{{Query: qs[0], APICall: fmt.Sprintf("%s(%s)", d.Name, strings.Join(args, ", "))}}
-	return p, Usage{}, p.Validate()
+	return p, Usage{}, nil // Service repairs it (Profile.Repair)
 }

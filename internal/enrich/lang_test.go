@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -98,9 +99,19 @@ func TestRepairQuestions(t *testing.T) {
 	if len(notes) != 2 {
 		t.Fatalf("notes %q", notes)
 	}
-	// a tag is counted in characters: 20 CJK characters are 60 bytes, within 48 characters
-	p := &Profile{Function: "查询车站", Tags: []string{strings.Repeat("站", 20), "车站", "电报码"}}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
+	// a tag is counted in characters: 20 CJK characters are 60 bytes, within 48 characters;
+	// a CJK sentence is one "word" however long: its characters are bounded too
+	p := &Profile{Function: strings.Repeat("查询车站的详细信息", 60), Tags: []string{strings.Repeat("站", 20), "车站", "电报码"}}
+	notes, err = p.Repair()
+	if err != nil || len(p.Tags) != 3 || p.Tags[0] != strings.Repeat("站", 20) {
+		t.Fatalf("%v %+v", err, p)
+	}
+	if n := utf8.RuneCountInString(p.Function); n != maxSentenceChars || !slices.Equal(notes, []string{"function cut to 400 characters"}) {
+		t.Fatalf("function of %d characters, notes %q", n, notes)
+	}
+	// a CJK topic is cut to maxTopicChars at a clause mark
+	ts, notes, err := RepairTopics([]string{strings.Repeat("车站查询，", 30)})
+	if err != nil || utf8.RuneCountInString(ts[0]) > maxTopicChars || !strings.HasSuffix(ts[0], "，") || len(notes) != 1 {
+		t.Fatalf("topics %q notes %q %v", ts, notes, err)
 	}
 }

@@ -105,7 +105,12 @@ func (e *LLM) generateProfile(ctx context.Context, d Document) (*Profile, Usage,
 	if out.ToolProfile == nil {
 		return nil, u, &MalformedOutputError{Step: StepProfile, Reason: "tool_profile is missing"}
 	}
-	return out.ToolProfile, u, out.ToolProfile.Validate()
+	// Service repairs it (Profile.Repair), recording what it cut; one without a function
+	// cannot be judged or repaired.
+	if strings.TrimSpace(out.ToolProfile.Function) == "" {
+		return nil, u, &MalformedOutputError{Step: StepProfile, Reason: "function is missing"}
+	}
+	return out.ToolProfile, u, nil
 }
 
 func (e *LLM) judge(ctx context.Context, d Document, p *Profile) (bool, Usage, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +41,9 @@ type Report struct {
 	Embedded int // components embedded by the provider
 	Vectors  int // tool vectors written
 	Usage    Usage
+	// Failed are the steps whose output was malformed beyond repair: recorded as failed,
+	// the tool stored without them.
+	Failed []FailedStep
 }
 
 type stepOutput struct {
@@ -62,6 +64,7 @@ type profileOutput struct {
 	// Profile is null when the generated profile failed its faithfulness judgement twice and
 	// only the original document is kept.
 	Profile *Profile `json:"tool_profile"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 type topicsOutput struct {
@@ -69,43 +72,28 @@ type topicsOutput struct {
 	Notes  []string `json:"notes,omitempty"`
 }
 
-// UnrepairableOutputError is a deterministic enricher's output that is malformed beyond
-// repair: asking again gives the same output, so retrying cannot help. The tool was still
-// stored with the components it has (its name, description and parameters, and the steps
-// that succeeded), so it has a vector; the failed steps are not stored.
-type UnrepairableOutputError struct {
-	ToolID int64
-	Failed []*MalformedOutputError
+// failedOutput is what is stored for a step whose output was malformed beyond repair (after
+// a second try with a model): the reason, so that the tool shows it, the source counts it
+// and the same content is not enriched into the same failure again. The tool is stored
+// with the components it has. Its other fields are those of no output: a reader decoding
+// it as the step's output finds none.
+type failedOutput struct {
+	Failed string `json:"failed"`
 }
 
-func (e *UnrepairableOutputError) Error() string {
-	msgs := make([]string, len(e.Failed))
-	for i, f := range e.Failed {
-		msgs[i] = f.Error()
-	}
-	return fmt.Sprintf("tool %d: %s (the same output would come again; stored without these steps)", e.ToolID, strings.Join(msgs, "; "))
-}
-
-func (e *UnrepairableOutputError) Unwrap() []error {
-	errs := make([]error, len(e.Failed))
-	for i, f := range e.Failed {
-		errs[i] = f
-	}
-	return errs
+// FailedStep is a step of a tool's enrichment whose output was malformed beyond repair.
+type FailedStep struct {
+	Step   string
+	Reason string
 }
 
 // deterministic is implemented by an enricher whose outputs depend on the document only
-// (Heuristic), so that a malformed output of it would come back on every retry.
+// (Heuristic): asking it again gives the same output.
 type deterministic interface{ Deterministic() bool }
 
-// permanent says whether err is a malformed output that asking again would reproduce.
-func (s *Service) permanent(err error) (*MalformedOutputError, bool) {
-	var me *MalformedOutputError
+func (s *Service) deterministic() bool {
 	d, ok := s.Enricher.(deterministic)
-	if !errors.As(err, &me) || !ok || !d.Deterministic() {
-		return nil, false
-	}
-	return me, true
+	return ok && d.Deterministic()
 }
 
 // EnrichTool enriches and embeds the definition of tool toolID whose content hash is
@@ -134,13 +122,15 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 		return rep, err
 	}
 	out, err := s.produceOutputs(ctx, doc, st)
-	rep.Usage = st.usage
+	rep.Usage, rep.Failed = st.usage, st.failed
 	if err != nil {
 		return rep, err
 	}
-	if len(st.failed) > 0 && s.Logger != nil {
-		s.Logger.Warn("enrichment output malformed beyond repair; tool stored without it",
-			"tool_id", tool.ID, "tool", tool.Name, "error", st.failedError(tool.ID))
+	for _, f := range st.failed {
+		if s.Logger != nil {
+			s.Logger.Warn("enrichment output malformed beyond repair; tool stored without it",
+				"tool_id", tool.ID, "tool", tool.Name, "step", f.Step, "reason", f.Reason)
+		}
 	}
 	comps := Components(doc, out)
 	vecs, err := s.embedComponents(ctx, tool.ID, comps, &rep)
@@ -159,9 +149,6 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 	if rep.Skipped == "" && s.Logger != nil {
 		s.Logger.Debug("tool enriched", "tool", tool.Name, "steps", rep.Steps, "embedded", rep.Embedded,
 			"vectors", rep.Vectors, "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
-	}
-	if rep.Skipped == "" && len(st.failed) > 0 {
-		return rep, st.failedError(tool.ID)
 	}
 	return rep, nil
 }
@@ -200,12 +187,8 @@ type steps struct {
 	stored   map[string]json.RawMessage
 	produced map[string]stepOutput
 	usage    Usage // of the provider calls made now
-	// failed are the steps whose output was malformed beyond repair and would be again
-	failed []*MalformedOutputError
-}
-
-func (st *steps) failedError(toolID int64) error {
-	return &UnrepairableOutputError{ToolID: toolID, Failed: st.failed}
+	// failed are the steps whose output was malformed beyond repair
+	failed []FailedStep
 }
 
 // storedSteps reads the outputs stored for the tool's current content hash by this model.
@@ -224,10 +207,17 @@ func (s *Service) storedSteps(ctx context.Context, tool db.Tool) (*steps, error)
 }
 
 // reuse decodes the stored output of step into v; false when there is none or it does not
-// decode (it is then produced again).
+// decode (it is then produced again). A recorded failure decodes as no output.
 func (st *steps) reuse(step string, v any) bool {
 	raw, ok := st.stored[step]
 	return ok && json.Unmarshal(raw, v) == nil
+}
+
+// fail records step as failed for this content: stored as a failedOutput, not produced
+// again for it.
+func (st *steps) fail(me *MalformedOutputError) {
+	st.failed = append(st.failed, FailedStep{Step: me.Step, Reason: me.Reason})
+	st.record(me.Step, failedOutput{Failed: me.Reason}, Usage{})
 }
 
 // record keeps output, produced now at the cost u, to be stored as step's.
@@ -236,26 +226,33 @@ func (st *steps) record(step string, output any, u Usage) {
 }
 
 // produceOutputs reuses or produces each step's output. The usage of the calls made is
-// in st, also when one failed. A step whose output is malformed beyond repair, and would
-// be again (s.permanent), is left out and listed in st.failed, and the others go on: the
-// tool is then stored with what it has rather than retried into the same failure.
+// in st, also when one failed. A step whose output is malformed beyond repair is asked
+// for once more when the enricher is a model (it may answer otherwise), then recorded as
+// failed (st.fail) and the other steps go on: the tool is stored with what it has rather
+// than retried into the same failure. Other errors (a provider down) fail the job, which
+// River retries.
 func (s *Service) produceOutputs(ctx context.Context, doc Document, st *steps) (Outputs, error) {
 	var out Outputs
-	var err error
-	keep := func(err error) error {
-		if me, ok := s.permanent(err); ok {
-			st.failed = append(st.failed, me)
+	run := func(step func() error) error {
+		err := step()
+		var me *MalformedOutputError
+		if errors.As(err, &me) && !s.deterministic() {
+			err = step()
+		}
+		if errors.As(err, &me) {
+			st.fail(me)
 			return nil
 		}
 		return err
 	}
-	if out.Profile, err = s.profileStep(ctx, doc, st); keep(err) != nil {
+	var err error
+	if err = run(func() (e error) { out.Profile, e = s.profileStep(ctx, doc, st); return e }); err != nil {
 		return out, err
 	}
-	if out.Questions, err = s.questionsStep(ctx, doc, st); keep(err) != nil {
+	if err = run(func() (e error) { out.Questions, e = s.questionsStep(ctx, doc, st); return e }); err != nil {
 		return out, err
 	}
-	if out.Topics, err = s.topicsStep(ctx, doc, st); keep(err) != nil {
+	if err = run(func() (e error) { out.Topics, e = s.topicsStep(ctx, doc, st); return e }); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -279,7 +276,16 @@ func (s *Service) profileStep(ctx context.Context, doc Document, st *steps) (*Pr
 	if err != nil {
 		return nil, err
 	}
-	st.record(StepProfile, profileOutput{Profile: p}, u)
+	// Repaired here, whichever enricher made it (RepairProfile), with what was cut on record.
+	var notes []string
+	if p != nil {
+		if notes, err = p.Repair(); err != nil {
+			s.note(st, StepProfile, notes)
+			return nil, err
+		}
+	}
+	s.note(st, StepProfile, notes)
+	st.record(StepProfile, profileOutput{Profile: p, Notes: notes}, u)
 	return p, nil
 }
 

@@ -201,30 +201,55 @@ func TestEnrichToolProviderDownWritesNothing(t *testing.T) {
 	}
 }
 
+// A model's profile that cannot be repaired is asked for once more, then recorded as
+// failed: the tool is stored with its other steps and components (so it has a vector) and
+// the job ends. One that can be repaired is stored repaired, with notes.
 func TestEnrichToolMalformedJSON(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	for _, answer := range []string{
-		`{"tool_profile": {"function": "x", "tags": ["a"`,                                              // truncated
-		`{"tool_profile": {"tags": ["stock", "price", "quote"]}}`,                                      // no function
-		`{"tool_profile": {"function": "Stock price.", "tags": ["stock"]}}`,                            // too few tags
-		`{"profile": {"function": "Stock price.", "tags": ["a", "b", "c"]}}`,                           // wrong key
-		`Sure! Here is the profile: {"tool_profile": {}}`,                                              // prose
-		`{"tool_profile": {"function": "` + strings.Repeat("word ", 60) + `", "tags": ["a","b","c"]}}`, // too long
+	for _, tc := range []struct {
+		answer string
+		failed string // the recorded reason; "" when repaired
+	}{
+		{`{"tool_profile": {"function": "x", "tags": ["a"`, "not a JSON object"},                                // truncated
+		{`{"tool_profile": {"tags": ["stock", "price", "quote"]}}`, "function is missing"},                      // no function
+		{`{"profile": {"function": "Stock price.", "tags": ["a", "b", "c"]}}`, "tool_profile is missing"},       // wrong key
+		{`Sure! Here is the profile: {"tool_profile": {}}`, "not a JSON object"},                                // prose
+		{`{"tool_profile": {"function": "Stock price.", "tags": ["stock"]}}`, ""},                               // too few tags
+		{`{"tool_profile": {"function": "` + strings.Repeat("word ", 60) + `", "tags": ["a","b","c"]}}`, ""},    // too long
 	} {
 		f, srv := enrichtest.New(t)
-		f.ProfileAnswer(answer)
+		f.ProfileAnswer(tc.answer)
 		svc := openAIService(pool, srv, false, 0)
 		id, hash := importOneNamed(t, pool)
-		_, err := svc.EnrichTool(ctx, id, hash)
-		var me *enrich.MalformedOutputError
-		if !errors.As(err, &me) || me.Step != enrich.StepProfile {
-			t.Fatalf("%s: want MalformedOutputError, got %v", answer, err)
+		rep, err := svc.EnrichTool(ctx, id, hash)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.answer, err)
 		}
-		if n := countRows(t, pool, `SELECT count(*) FROM tool_enrichments WHERE tool_id = $1`, id) +
-			countRows(t, pool, `SELECT count(*) FROM tool_components WHERE tool_id = $1`, id); n != 0 {
-			t.Fatalf("%s: rows stored", answer)
+		var stored string
+		if err := pool.QueryRow(ctx, `SELECT output::text FROM tool_enrichments WHERE tool_id = $1 AND step = 'profile'`, id).Scan(&stored); err != nil {
+			t.Fatalf("%s: %v", tc.answer, err)
+		}
+		if tc.failed != "" {
+			// asked twice (profile), then questions and topics once each
+			if len(rep.Failed) != 1 || rep.Failed[0].Step != enrich.StepProfile || !strings.Contains(rep.Failed[0].Reason, tc.failed) ||
+				!strings.Contains(stored, `"failed"`) || f.ChatCalls.Load() != 4 {
+				t.Fatalf("%s: failed %+v, stored %s, %d chat calls", tc.answer, rep.Failed, stored, f.ChatCalls.Load())
+			}
+		} else if len(rep.Failed) != 0 || !strings.Contains(stored, `"notes"`) {
+			t.Fatalf("%s: failed %+v, stored %s; want it repaired with notes", tc.answer, rep.Failed, stored)
+		}
+		if n := countRows(t, pool, `SELECT count(*) FROM tool_enrichments WHERE tool_id = $1`, id); n != 3 {
+			t.Fatalf("%s: %d steps stored, want 3", tc.answer, n)
+		}
+		if n := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE tool_id = $1`, id); n == 0 {
+			t.Fatalf("%s: no vector", tc.answer)
+		}
+		// Enriching the same content again asks nothing: the failure is on record.
+		before := f.ChatCalls.Load()
+		if _, err := svc.EnrichTool(ctx, id, hash); err != nil || f.ChatCalls.Load() != before {
+			t.Fatalf("%s: again: %v, %d more chat calls", tc.answer, err, f.ChatCalls.Load()-before)
 		}
 	}
 }

@@ -14,7 +14,8 @@ SELECT * FROM sources ORDER BY name;
 -- name: ListSourceSummaries :many
 -- Every source, or only the one called name, with its tool counts and its last sync run, in
 -- one statement (GET /v1/sources). A tool is enriched when each of the three enrichment
--- steps (profile, questions, topics) has an output for its current content hash, and
+-- steps (profile, questions, topics) has an output for its current content hash (or a
+-- recorded failure, {"failed": reason}: enrichment_failed counts those tools), and
 -- embedded when it has a vector in the current vector set of the active weight profile, and
 -- indexed when the lexical index holds it and no change of it waits in the index's queue.
 -- The steps are counted per tool first: joined on the current hash, the enrichments of
@@ -24,7 +25,7 @@ SELECT * FROM sources ORDER BY name;
 -- sync_runs.state (sqlc.yaml) no pointer on the nullable side of a LEFT JOIN
 -- (sqlc-dev/sqlc#2632).
 WITH per_tool AS (
-    SELECT t.id, t.source_id, count(e.tool_id) AS steps
+    SELECT t.id, t.source_id, count(e.tool_id) AS steps, count(e.tool_id) FILTER (WHERE e.output ? 'failed') AS failed
     FROM tools t
     LEFT JOIN tool_enrichments e ON e.tool_id = t.id AND e.content_hash = t.content_hash
     WHERE sqlc.narg(name)::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = sqlc.narg(name))
@@ -33,6 +34,7 @@ WITH per_tool AS (
     SELECT pt.source_id,
            count(*) AS tools,
            count(*) FILTER (WHERE pt.steps = 3) AS enriched,
+           count(*) FILTER (WHERE pt.failed > 0) AS enrichment_failed,
            count(v.tool_id) AS embedded,
            count(d.tool_id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM search_queue q WHERE q.tool_id = pt.id)) AS indexed
     FROM per_tool pt
@@ -43,6 +45,7 @@ WITH per_tool AS (
 )
 SELECT sqlc.embed(s),
        coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
+       coalesce(c.enrichment_failed, 0)::bigint AS enrichment_failed,
        coalesce(c.embedded, 0)::bigint AS embedded, coalesce(c.indexed, 0)::bigint AS indexed,
        coalesce(r.state, '') AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
