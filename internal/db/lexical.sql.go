@@ -52,6 +52,30 @@ func (q *Queries) LexicalIndexBatch(ctx context.Context, maxTools int32) (int32,
 	return column_1, err
 }
 
+const lexicalQueueLast = `-- name: LexicalQueueLast :one
+SELECT coalesce(max(id), 0)::bigint FROM search_queue
+`
+
+// The id of the last queued change (0: the queue is empty): a flush indexes through it.
+func (q *Queries) LexicalQueueLast(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, lexicalQueueLast)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const lexicalQueuedThrough = `-- name: LexicalQueuedThrough :one
+SELECT EXISTS (SELECT 1 FROM search_queue WHERE id <= $1::bigint)
+`
+
+// Whether a change queued at or before id still waits.
+func (q *Queries) LexicalQueuedThrough(ctx context.Context, id int64) (bool, error) {
+	row := q.db.QueryRow(ctx, lexicalQueuedThrough, id)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const lexicalReimpact = `-- name: LexicalReimpact :one
 SELECT coalesce(toolgate_search_reimpact($1::bigint, $2::int, $3::float8), 0)::bigint
 `

@@ -45,17 +45,34 @@ type Stats struct {
 	Vacuumed   bool // the index tables were vacuumed and analyzed
 }
 
-// Flush indexes every queued tool, batch by batch (each batch waits for a concurrent
-// indexer's batch, if any), then recomputes impacts if the average document length drifted.
+// Flush indexes every tool queued when it is called, batch by batch, oldest first (each
+// batch waits for a concurrent indexer's batch, if any), then recomputes impacts if the
+// average document length drifted. A write that commits and then flushes is searchable when
+// Flush returns. Tools queued meanwhile are left to the next flush (the debounced
+// lexical_index job): enrichment workers re-queue tools as they finish them, and a flush
+// that chased them returned only once they paused (an import of 4,000 tools into a server
+// enriching took 12–14 s instead of 3).
 func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 	var st Stats
-	for {
+	q := db.New(pool)
+	through, err := q.LexicalQueueLast(ctx)
+	if err != nil {
+		return st, fmt.Errorf("lexical index: %w", err)
+	}
+	for through > 0 {
 		n, err := indexBatch(ctx, pool)
 		if err != nil {
 			return st, err
 		}
 		st.Indexed += n
 		if n == 0 {
+			break
+		}
+		left, err := q.LexicalQueuedThrough(ctx, through)
+		if err != nil {
+			return st, fmt.Errorf("lexical index: %w", err)
+		}
+		if !left {
 			break
 		}
 	}

@@ -2,6 +2,7 @@ package lexical_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,5 +76,40 @@ func TestFlushVacuumsBulkLoadsAndRefreshesDriftedImpacts(t *testing.T) {
 	}
 	if avg := total / float64(docs); avg != impactAvg {
 		t.Errorf("impacts computed with average %v, average is %v", impactAvg, avg)
+	}
+}
+
+// A flush indexes what was queued when it began and returns, however fast others queue
+// changes meanwhile. Here every batch the indexer takes queues a change of another tool,
+// as enrichment workers do while a large catalog enriches: a flush that chased the queue
+// until it was empty would never return.
+func TestFlushIndexesWhatWasQueuedAndReturns(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := pgtest.NewPool(t)
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('busy', 'catalog')`)
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'busy__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
+		FROM sources s, generate_series(1, 2 * `+strconv.Itoa(lexical.Batch)+`) g`)
+	// the test's stand-in for the workers: each claimed batch queues one more change
+	exec(t, pool, `CREATE FUNCTION requeue() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN INSERT INTO search_queue (tool_id) SELECT id FROM tools ORDER BY random() LIMIT 1; RETURN NULL; END $$`)
+	exec(t, pool, `CREATE TRIGGER requeue AFTER DELETE ON search_queue FOR EACH STATEMENT EXECUTE FUNCTION requeue()`)
+	var through int64
+	if err := pool.QueryRow(ctx, `SELECT max(id) FROM search_queue`).Scan(&through); err != nil {
+		t.Fatal(err)
+	}
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left, indexed int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM search_queue WHERE id <= $1), (SELECT count(*) FROM search_docs)`,
+		through).Scan(&left, &indexed); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 || indexed != 2*lexical.Batch || st.Indexed < 2*lexical.Batch {
+		t.Fatalf("flush %+v: %d changes queued before it still wait, %d tools indexed", st, left, indexed)
 	}
 }

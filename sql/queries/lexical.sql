@@ -10,6 +10,14 @@ SELECT set_config('synchronous_commit', 'off', true);
 -- returns how many (0: the queue is empty).
 SELECT toolgate_search_index(sqlc.arg(max_tools)::int)::int;
 
+-- name: LexicalQueueLast :one
+-- The id of the last queued change (0: the queue is empty): a flush indexes through it.
+SELECT coalesce(max(id), 0)::bigint FROM search_queue;
+
+-- name: LexicalQueuedThrough :one
+-- Whether a change queued at or before id still waits.
+SELECT EXISTS (SELECT 1 FROM search_queue WHERE id <= sqlc.arg(id)::bigint);
+
 -- name: LexicalCorpus :one
 SELECT docs, total_len, impact_avgdl FROM search_corpus;
 
