@@ -15,12 +15,60 @@ import (
 // one task comes back as nil. Every piece is a substring of the query. The rules, their
 // word lists and their limits are in docs/planning.md.
 func SplitTasks(query string) []string {
-	query = strings.TrimSpace(query)
+	query = unquoted(strings.TrimSpace(query))
 	if query == "" {
 		return nil
 	}
 	sp := splitter{q: query, low: asciiLower(query)}
 	return sp.split()
+}
+
+// unquoted is q without the pair of quotes that wraps all of it, when they are the only
+// quotes of their kind in it: a request pasted in quotes is still several tasks, and
+// nothing inside quotes is cut.
+func unquoted(q string) string {
+	for _, p := range [...][2]string{{`"`, `"`}, {"“", "”"}, {"'", "'"}, {"`", "`"}} {
+		if len(q) > len(p[0])+len(p[1]) && strings.HasPrefix(q, p[0]) && strings.HasSuffix(q, p[1]) {
+			inner := q[len(p[0]) : len(q)-len(p[1])]
+			if !strings.Contains(inner, p[0]) && !strings.Contains(inner, p[1]) {
+				return strings.TrimSpace(inner)
+			}
+		}
+	}
+	return q
+}
+
+// literalBreak is the length of the written-out line break ("\n", "\r\n", as a request
+// copied from JSON or a log carries it) at q[i:] when a list item follows it ("\n1.",
+// "\n- "), else 0. Elsewhere ("C:\new") it is text.
+func literalBreak(q string, i int) int {
+	n := 0
+	for {
+		switch {
+		case strings.HasPrefix(q[i+n:], `\n`):
+			n += 2
+			continue
+		case strings.HasPrefix(q[i+n:], `\r\n`):
+			n += 4
+			continue
+		}
+		break
+	}
+	if n == 0 {
+		return 0
+	}
+	rest := strings.TrimLeft(q[i+n:], " \t")
+	d := 0
+	for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+		d++
+	}
+	if d > 0 && d < len(rest) && (rest[d] == '.' || rest[d] == ')') {
+		return n
+	}
+	if f := strings.Fields(rest); len(f) > 1 && isBullet(f[0]) {
+		return n
+	}
+	return 0
 }
 
 // chunk is a whitespace-delimited run of the query and the word inside it.
@@ -108,10 +156,15 @@ func (sp *splitter) tokenize() {
 			i += n
 			continue
 		}
+		if n := literalBreak(q, i); n > 0 {
+			nl = true
+			i += n
+			continue
+		}
 		j := i
 		for j < len(q) {
 			r, n := utf8.DecodeRuneInString(q[j:])
-			if unicode.IsSpace(r) {
+			if unicode.IsSpace(r) || literalBreak(q, j) > 0 {
 				break
 			}
 			j += n
@@ -601,6 +654,12 @@ func (sp *splitter) start(a, b int) (int, int) {
 			return request, -1
 		}
 		i += 2
+	case "once", "after", "when":
+		// "Once I have the price of Apple, convert it to euros": getting the price is a
+		// task of its own ("when I get home" names nothing to get)
+		if (at(i+1) == "i" || at(i+1) == "we") && gotVerbs[at(i+2)] && openers[at(i+3)] && i+4 < b {
+			return request, -1
+		}
 	case "i", "we", "i'd", "we'd", "i’d", "we’d", "i'm", "i’m", "i've", "i’ve", "you", "im":
 		j := i + 1
 		for at(j) == "also" || at(j) == "really" || at(j) == "just" || at(j) == "still" {

@@ -18,6 +18,18 @@ var taskCases = []struct {
 	{"benchmark", "Retrieve the profile of patient John Doe. After that, get the health statistics of China for 2020. Lastly, check the status of connection d97fg1saS9.",
 		[]string{"Retrieve the profile of patient John Doe.", "get the health statistics of China for 2020.", "check the status of connection d97fg1saS9."}},
 	{"messaging", "send an email to Bob and book a flight to Paris", []string{"send an email to Bob", "book a flight to Paris"}},
+	// a request pasted in quotes; a list written out with literal "\n" (from JSON or a log)
+	{"messaging", `"Get the weather in Paris and then send an email to Bob with the forecast."`,
+		[]string{"Get the weather in Paris", "send an email to Bob with the forecast."}},
+	{"general", `I need help with these:\n1. Get the current price of Bitcoin\n2. Convert 100 USD to EUR\n3. Find news about Tesla`,
+		[]string{`I need help with these:\n1. Get the current price of Bitcoin`, "Convert 100 USD to EUR", "Find news about Tesla"}},
+	{"files", `Copy C:\new_folder\notes.txt to the backup drive and email it to Ann.`,
+		[]string{`Copy C:\new_folder\notes.txt to the backup drive`, "email it to Ann."}},
+	{"charity", "I want to donate $50 to the Red Cross and also book a table for two at an Italian restaurant.",
+		[]string{"I want to donate $50 to the Red Cross", "book a table for two at an Italian restaurant."}},
+	{"social", "Donate 20 dollars to UNICEF, then tweet about it.", []string{"Donate 20 dollars to UNICEF", "tweet about it."}},
+	{"finance", "Once I have the stock price of Apple, please convert it to euros.",
+		[]string{"Once I have the stock price of Apple", "please convert it to euros."}},
 	{"dev", "Create a branch named fix/login-timeout and open a draft pull request against main.",
 		[]string{"Create a branch named fix/login-timeout", "open a draft pull request against main."}},
 	{"dev", "Run the linter on pkg/api. After that, run the unit tests and post the results to #ci.",
@@ -146,6 +158,7 @@ var taskCases = []struct {
 	{"travel", "Can you help me book a flight? I want to go to Paris next Monday.", nil},
 	{"health", "I need the blood test results for patient 1234 from last week.", nil},
 	{"health", "Check my blood pressure history and tell me which days were above 140.", nil},
+	{"general", `Say "hello and send a message" to Bob.`, nil},
 }
 
 func TestSplitTasks(t *testing.T) {

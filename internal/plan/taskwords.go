@@ -15,7 +15,7 @@ import (
 // number, a name: see openers), so "transfer history" and "order details" stay nouns.
 var verbs = wordSet(map[bool]string{
 	false: `accept add analyse analyze approve ask assign buy calculate cancel compare compile compose
-		compute configure convert create decline decrypt delete deploy describe detect determine
+		compute configure convert create decline decrypt delete deploy describe detect determine donate
 		diagnose disable enable encrypt estimate evaluate execute explain extract fetch find
 		generate get give grant identify insert install invite launch locate lock make modify
 		mute notify obtain
@@ -28,8 +28,11 @@ var verbs = wordSet(map[bool]string{
 		file fix flag forecast forward import issue join label list load log look map mark measure merge message monitor move note open order pay ping
 		plan play post print pull push query rate read record refill refund reply report
 		request review run save scan schedule search share show sign sort start stop store
-		rent stream test text track transfer turn update upgrade upload use watch write`,
+		rent stream test text track transfer turn tweet update upgrade upload use watch write`,
 })
+
+// gotVerbs say, after "once I" or "when we", that an earlier task's result is at hand.
+var gotVerbs = wordList(`have get got know find found receive received`)
 
 // presentVerbs show or pick what an earlier task found when their object is a pronoun or a
 // superlative ("show the cheapest", "use it in a sentence"); with an object of their own
