@@ -13,9 +13,18 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
-const insertSearchFeedback = `-- name: InsertSearchFeedback :execrows
-INSERT INTO search_feedback (search_id, tool_name, success)
-SELECT $1::bigint, unnest($2::text[]), unnest($3::boolean[])
+const insertSearchFeedback = `-- name: InsertSearchFeedback :many
+WITH fb AS (
+    INSERT INTO search_feedback (search_id, tool_name, success)
+    SELECT $1::bigint, unnest($2::text[]), unnest($3::boolean[])
+    RETURNING tool_name
+)
+SELECT fb.tool_name,
+       coalesce((SELECT s.name FROM tools t JOIN sources s ON s.id = t.source_id WHERE t.name = fb.tool_name), '')::text AS tool_source,
+       NOT EXISTS (SELECT 1 FROM search_labels l
+                   WHERE l.search_id = $1::bigint AND l.tool_name = fb.tool_name
+                     AND l.label_source = 'feedback') AS new_label
+FROM fb
 `
 
 type InsertSearchFeedbackParams struct {
@@ -24,12 +33,33 @@ type InsertSearchFeedbackParams struct {
 	Successes []bool   `json:"successes"`
 }
 
-func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeedbackParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertSearchFeedback, arg.SearchID, arg.Names, arg.Successes)
+type InsertSearchFeedbackRow struct {
+	ToolName   string `json:"tool_name"`
+	ToolSource string `json:"tool_source"`
+	NewLabel   bool   `json:"new_label"`
+}
+
+// Stores the feedback (the search_feedback_label trigger copies it into search_labels) and
+// returns, for the metrics, each tool's source and whether its feedback label is new (not a
+// report replacing an earlier one): the main query reads search_labels as it was before.
+func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeedbackParams) ([]InsertSearchFeedbackRow, error) {
+	rows, err := q.db.Query(ctx, insertSearchFeedback, arg.SearchID, arg.Names, arg.Successes)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []InsertSearchFeedbackRow{}
+	for rows.Next() {
+		var i InsertSearchFeedbackRow
+		if err := rows.Scan(&i.ToolName, &i.ToolSource, &i.NewLabel); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertSearchLog = `-- name: InsertSearchLog :one
@@ -608,24 +638,32 @@ func (q *Queries) SearchLogAsync(ctx context.Context) error {
 }
 
 const searchLogForFeedback = `-- name: SearchLogForFeedback :one
-SELECT caller, caller_key_id,
-       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(results) e)::text[] AS names
-FROM search_log
-WHERE id = $1
+SELECT l.caller, l.caller_key_id,
+       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(l.results) e)::text[] AS names,
+       coalesce(l.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile
+FROM search_log l
+WHERE l.id = $1
 `
 
 type SearchLogForFeedbackRow struct {
 	Caller      *string     `json:"caller"`
 	CallerKeyID pgtype.Int8 `json:"caller_key_id"`
 	Names       []string    `json:"names"`
+	Profile     string      `json:"profile"`
 }
 
 // Who made a search (key id, or caller name for a search without a key) and the names of
-// the tools it returned: feedback is the searcher's own, about tools it was given.
+// the tools it returned: feedback is the searcher's own, about tools it was given. Also, for
+// the metrics, the profile that served it (search_log.profile, else the active profile's).
 func (q *Queries) SearchLogForFeedback(ctx context.Context, id int64) (SearchLogForFeedbackRow, error) {
 	row := q.db.QueryRow(ctx, searchLogForFeedback, id)
 	var i SearchLogForFeedbackRow
-	err := row.Scan(&i.Caller, &i.CallerKeyID, &i.Names)
+	err := row.Scan(
+		&i.Caller,
+		&i.CallerKeyID,
+		&i.Names,
+		&i.Profile,
+	)
 	return i, err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/metrics"
 )
 
 // find_tools and the session's tool list: a search, its results bound into the list (stored
@@ -77,22 +78,27 @@ type toolSchema struct {
 	Source       string          `json:"source"`
 }
 
-// find validates a query and runs the Finder. An empty query is refused here, so the
-// whole catalog is never returned.
+// find validates a query and runs the Finder, counting the call and its search. An empty
+// query is refused here, so the whole catalog is never returned.
 func (s *session) find(ctx context.Context, query string, limit int) (FindResult, *ToolError) {
+	m := s.g.opts.Metrics
 	query = strings.TrimSpace(query)
 	if query == "" {
+		m.ObserveFindTools(metrics.FindToolsRefused)
 		return FindResult{}, toolErrorf(CodeEmptyQuery, "query is empty: describe the capability you need")
 	}
 	if limit < 1 || limit > maxFindLimit {
+		m.ObserveFindTools(metrics.FindToolsRefused)
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
 	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(ctx), SessionID: s.id})
 	var invalid *QueryError
 	if errors.As(err, &invalid) {
+		m.ObserveFindTools(metrics.FindToolsRefused)
 		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)
 	}
 	if err != nil {
+		m.ObserveFindTools(metrics.FindToolsError)
 		s.g.log.Error("find_tools search", "session", s.id, "err", err)
 		return FindResult{}, toolErrorf(CodeSearchFailed, "search failed; try again")
 	}
@@ -106,6 +112,8 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 		}
 	}
 	res.Tools = kept
+	m.ObserveFindTools(metrics.FindToolsOK)
+	m.ObserveSearchServed(metrics.EndpointFindTools, res.Mode, res.Profile, len(kept))
 	return res, nil
 }
 

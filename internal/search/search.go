@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
 )
@@ -127,6 +128,7 @@ type Service struct {
 	embedder embed.Embedder
 	settings Settings
 	log      *slog.Logger
+	metrics  *metrics.Metrics // counts feedback labels; nil counts nothing
 }
 
 // Option configures a Service.
@@ -135,6 +137,11 @@ type Option func(*Service)
 // WithReadPool makes the Service search on read, a read replica of pool's database (hot
 // standby): it reads the catalog there and writes the retrieval log row to the primary.
 func WithReadPool(read *pgxpool.Pool) Option { return func(s *Service) { s.read = read } }
+
+// WithMetrics makes the Service count the labels its feedback records
+// (toolgate_search_labels_total); the searches are counted where they are answered (the API,
+// the MCP gateway), which know the endpoint.
+func WithMetrics(m *metrics.Metrics) Option { return func(s *Service) { s.metrics = m } }
 
 // New returns a Service.
 func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger *slog.Logger, opts ...Option) *Service {

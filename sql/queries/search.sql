@@ -380,15 +380,29 @@ SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1);
 
 -- name: SearchLogForFeedback :one
 -- Who made a search (key id, or caller name for a search without a key) and the names of
--- the tools it returned: feedback is the searcher's own, about tools it was given.
-SELECT caller, caller_key_id,
-       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(results) e)::text[] AS names
-FROM search_log
-WHERE id = $1;
+-- the tools it returned: feedback is the searcher's own, about tools it was given. Also, for
+-- the metrics, the profile that served it (search_log.profile, else the active profile's).
+SELECT l.caller, l.caller_key_id,
+       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(l.results) e)::text[] AS names,
+       coalesce(l.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile
+FROM search_log l
+WHERE l.id = $1;
 
--- name: InsertSearchFeedback :execrows
-INSERT INTO search_feedback (search_id, tool_name, success)
-SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[]);
+-- name: InsertSearchFeedback :many
+-- Stores the feedback (the search_feedback_label trigger copies it into search_labels) and
+-- returns, for the metrics, each tool's source and whether its feedback label is new (not a
+-- report replacing an earlier one): the main query reads search_labels as it was before.
+WITH fb AS (
+    INSERT INTO search_feedback (search_id, tool_name, success)
+    SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[])
+    RETURNING tool_name
+)
+SELECT fb.tool_name,
+       coalesce((SELECT s.name FROM tools t JOIN sources s ON s.id = t.source_id WHERE t.name = fb.tool_name), '')::text AS tool_source,
+       NOT EXISTS (SELECT 1 FROM search_labels l
+                   WHERE l.search_id = sqlc.arg(search_id)::bigint AND l.tool_name = fb.tool_name
+                     AND l.label_source = 'feedback') AS new_label
+FROM fb;
 
 -- name: SearchWordIDF :many
 -- The BM25 idf of each word of a query in the lexical index, for the local embedder's
