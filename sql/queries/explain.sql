@@ -58,8 +58,8 @@ WITH corpus AS (
     FROM res r
     JOIN search_docs d ON d.tool_id = r.tool_id
     CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
-    WHERE u.lexeme IN (SELECT t.lexeme FROM lp JOIN terms t ON t.variant = lp.variant
-                       WHERE lp.ord = r.ord AND t.idf IS NOT NULL)
+    JOIN (SELECT DISTINCT lp.ord, t.lexeme FROM lp JOIN terms t ON t.variant = lp.variant WHERE t.idf IS NOT NULL) k
+      ON k.ord = r.ord AND k.lexeme = u.lexeme
 ), lex AS (
     SELECT m.ord, t.variant,
            sum(t.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
@@ -96,7 +96,9 @@ WITH corpus AS (
                               THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p)
     ]) WITH ORDINALITY AS f (txt, pos)
     CROSS JOIN LATERAL unnest(to_tsvector('english', coalesce(f.txt, ''))) AS u (lexeme, positions, weights)
-    WHERE EXISTS (SELECT 1 FROM doc m WHERE m.ord = r.ord AND m.lexeme = u.lexeme)
+    JOIN doc m ON m.ord = r.ord AND m.lexeme = u.lexeme
+    -- parsing the fields is most of this statement's work: only for lexically ranked tools
+    WHERE EXISTS (SELECT 1 FROM lp WHERE lp.ord = r.ord)
 )
 SELECT 'bm25'::text AS kind, l.ord::int AS ord, l.variant::int AS variant, ''::text AS lexeme, l.bm25::float8 AS value,
        0::real AS tf, NULL::text[] AS fields
@@ -108,8 +110,9 @@ UNION ALL
 SELECT 'text', 0, q.variant, q.lexeme, 0, 0, NULL
 FROM qterms q
 UNION ALL
-SELECT 'term', m.ord, 0, m.lexeme, i.idf, m.tf,
-       ARRAY(SELECT f.field FROM fields f WHERE f.ord = m.ord AND f.lexeme = m.lexeme ORDER BY f.pos)
+SELECT 'term', m.ord, 0, m.lexeme, i.idf, m.tf, f.fields
 FROM doc m
 JOIN (SELECT DISTINCT t.lexeme, t.idf FROM terms t WHERE t.idf IS NOT NULL) i ON i.lexeme = m.lexeme
+LEFT JOIN (SELECT f.ord, f.lexeme, array_agg(f.field ORDER BY f.pos) AS fields FROM fields f GROUP BY f.ord, f.lexeme) f
+  ON f.ord = m.ord AND f.lexeme = m.lexeme
 ORDER BY 1, 2, 3, 4;
