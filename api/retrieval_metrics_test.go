@@ -28,8 +28,8 @@ import (
 // TestRetrievalMetrics drives searches, find_tools calls and labels through the server
 // and reads them back from /metrics: REST searches with and without results, feedback
 // (a new label, then a repeat that is not one), find_tools calls over /mcp (answered and
-// refused) and a proxied call that labels the session's search (then a second call of the
-// same tool, which labels nothing new).
+// refused), a use_tool call (a search of its own endpoint) and a proxied call that labels
+// the session's search (then a second call of the same tool, which labels nothing new).
 func TestRetrievalMetrics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func TestRetrievalMetrics(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	m := metrics.New()
 	svc := search.New(pool, nil, search.DefaultSettings(), log, search.WithMetrics(m))
-	g := gateway.New(pool, gateway.SearchFinder{Search: svc}, gateway.Options{CallTool: true, Metrics: m})
+	g := gateway.New(pool, gateway.SearchFinder{Search: svc}, gateway.Options{CallTool: true, UseTool: true, Metrics: m})
 	t.Cleanup(g.Close)
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, Logger: log, Open: true, Search: svc, Gateway: g, Metrics: m}))
 	t.Cleanup(srv.Close)
@@ -107,6 +107,8 @@ func TestRetrievalMetrics(t *testing.T) {
 	}
 	callTool("find_tools", map[string]any{"query": "send an email message", "limit": 2}, false)
 	callTool("find_tools", map[string]any{"query": "   "}, true)
+	// use_tool searches too, under its own endpoint: no find_tools call, and no label
+	callTool("use_tool", map[string]any{"query": "latest stock price", "params": map[string]any{"symbol": "ACME"}}, false)
 	for range 2 { // the second call labels the same search with the same tool: no new label
 		callTool("call_tool", map[string]any{"name": "market__send_email", "arguments": map[string]any{"to": "a@b.c", "body": "hi"}}, false)
 	}
@@ -124,6 +126,7 @@ func TestRetrievalMetrics(t *testing.T) {
 		`toolgate_searches_total{endpoint="rest",mode="hybrid",profile="default",result="hits"} 1`,
 		`toolgate_searches_total{endpoint="rest",mode="hybrid",profile="default",result="zero"} 1`,
 		`toolgate_searches_total{endpoint="find_tools",mode="hybrid",profile="default",result="hits"} 1`,
+		`toolgate_searches_total{endpoint="use_tool",mode="hybrid",profile="default",result="hits"} 1`,
 		`toolgate_mcp_find_tools_calls_total{outcome="ok"} 1`,
 		`toolgate_mcp_find_tools_calls_total{outcome="refused"} 1`,
 		`toolgate_search_labels_total{label_source="call",profile="default",source="market"} 1`,

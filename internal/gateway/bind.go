@@ -25,13 +25,22 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		Limit *int   `json:"limit"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsRefused)
 		return toolErrorf(CodeInvalidArguments, "find_tools: %v", err).result(), nil
 	}
 	limit := defaultFindLimit
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	res, terr := s.find(ctx, in.Query, limit)
+	res, terr := s.find(ctx, metrics.EndpointFindTools, in.Query, limit)
+	switch {
+	case terr == nil:
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsOK)
+	case terr.Code == CodeSearchFailed:
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsError)
+	default:
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsRefused)
+	}
 	if terr != nil {
 		return terr.result(), nil
 	}
@@ -78,27 +87,23 @@ type toolSchema struct {
 	Source       string          `json:"source"`
 }
 
-// find validates a query and runs the Finder, counting the call and its search. An empty
-// query is refused here, so the whole catalog is never returned.
-func (s *session) find(ctx context.Context, query string, limit int) (FindResult, *ToolError) {
-	m := s.g.opts.Metrics
+// find validates a query and runs the Finder; the search it answers is counted under
+// endpoint (the meta-tool: metrics.EndpointFindTools or EndpointUseTool). An empty query is
+// refused here, so the whole catalog is never returned.
+func (s *session) find(ctx context.Context, endpoint, query string, limit int) (FindResult, *ToolError) {
 	query = strings.TrimSpace(query)
 	if query == "" {
-		m.ObserveFindTools(metrics.FindToolsRefused)
 		return FindResult{}, toolErrorf(CodeEmptyQuery, "query is empty: describe the capability you need")
 	}
 	if limit < 1 || limit > maxFindLimit {
-		m.ObserveFindTools(metrics.FindToolsRefused)
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
 	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(ctx), SessionID: s.id})
 	var invalid *QueryError
 	if errors.As(err, &invalid) {
-		m.ObserveFindTools(metrics.FindToolsRefused)
 		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)
 	}
 	if err != nil {
-		m.ObserveFindTools(metrics.FindToolsError)
 		s.g.log.Error("find_tools search", "session", s.id, "err", err)
 		return FindResult{}, toolErrorf(CodeSearchFailed, "search failed; try again")
 	}
@@ -112,8 +117,7 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 		}
 	}
 	res.Tools = kept
-	m.ObserveFindTools(metrics.FindToolsOK)
-	m.ObserveSearchServed(metrics.EndpointFindTools, res.Mode, res.Profile, len(kept))
+	s.g.opts.Metrics.ObserveSearchServed(endpoint, res.Mode, res.Profile, len(kept))
 	return res, nil
 }
 

@@ -102,9 +102,10 @@ type Options struct {
 	Logger          *slog.Logger
 	// Tracer makes an "mcp tools/call" client span per proxied call; nil makes none.
 	Tracer *tracing.Tracer
-	// Metrics counts proxied calls (toolgate_mcp_proxy_*), find_tools calls and their
-	// searches (toolgate_mcp_find_tools_calls_total, toolgate_searches_total) and the labels
-	// calls record (toolgate_search_labels_total); nil counts nothing.
+	// Metrics counts proxied calls (toolgate_mcp_proxy_*), find_tools calls
+	// (toolgate_mcp_find_tools_calls_total), the searches of find_tools and use_tool
+	// (toolgate_searches_total) and the labels calls record (toolgate_search_labels_total);
+	// nil counts nothing.
 	Metrics *metrics.Metrics
 	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS); a
 	// call to a tool of a source whose command is not allowed starts nothing and fails

@@ -80,7 +80,7 @@ func New() *Metrics {
 	}, []string{"mode", "branch"})
 	m.searches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "searches_total",
-		Help: "Searches answered, by endpoint (rest: POST /search, find_tools: the MCP meta-tool), mode, the weight profile that served them and result (hits, or zero for none).",
+		Help: "Searches answered, by endpoint (rest: POST /search, find_tools and use_tool: the MCP meta-tools), mode, the weight profile that served them and result (hits, or zero for none).",
 	}, []string{"endpoint", "mode", "profile", "result"})
 	m.findTools = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "mcp_find_tools_calls_total",
@@ -175,6 +175,7 @@ func (m *Metrics) ObserveSearch(mode, branch string, d time.Duration) {
 const (
 	EndpointREST      = "rest"       // POST /search
 	EndpointFindTools = "find_tools" // the MCP meta-tool
+	EndpointUseTool   = "use_tool"   // the MCP meta-tool that searches and calls the best match
 )
 
 // ObserveSearchServed counts one answered search: endpoint is one of the Endpoint*
