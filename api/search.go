@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -42,6 +43,7 @@ func (s *Server) search(c echo.Context) error {
 	}
 	s.deps.Metrics.ObserveSearch(mode, "statement", resp.Timings.Statement)
 	s.deps.Metrics.ObserveSearch(mode, "total", time.Since(start))
+	s.deps.Metrics.ObserveSearchServed(metrics.EndpointREST, mode, resp.Profile, len(resp.Results))
 	return c.JSON(http.StatusOK, resp)
 }
 

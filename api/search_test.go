@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -72,6 +73,26 @@ func TestSearchEndpoints(t *testing.T) {
 	id := int64(m["search_id"].(float64))
 	if id <= 0 {
 		t.Fatalf("search_id %v", m["search_id"])
+	}
+	// "explain": true adds an explanation to every result and explain to the answer; the
+	// answer above, without it, has neither.
+	if _, ok := m["explain"]; ok || first["explanation"] != nil {
+		t.Errorf("explanations without explain: %v", m)
+	}
+	code, x := post("/search", `{"query":"stock price","k":3,"mode":"lexical","explain":true}`)
+	if code != 200 {
+		t.Fatalf("search with explain: %d %v", code, x)
+	}
+	explained := x["results"].([]any)[0].(map[string]any)
+	explanation, _ := explained["explanation"].(map[string]any)
+	lexical, _ := explanation["lexical"].(map[string]any)
+	how, _ := x["explain"].(map[string]any)
+	if lexical == nil || math.Abs(lexical["bm25"].(float64)-explained["bm25"].(float64)) > 1e-9 || explanation["vector"] != nil || explanation["fused_score"] != explained["score"] ||
+		how["fusion"] != "minmax" || how["profile"] != "default" || len(how["texts"].([]any)) != 1 {
+		t.Errorf("explained search: %v", x)
+	}
+	if code, m := post("/search", `{"query":"x","explain":"yes"}`); code != 400 {
+		t.Errorf("explain not a boolean: %d %v", code, m)
 	}
 
 	for _, tc := range []struct {

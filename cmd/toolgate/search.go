@@ -20,7 +20,7 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 	if err != nil {
 		return nil, err
 	}
-	var opts []search.Option
+	opts := []search.Option{search.WithMetrics(env.metrics)}
 	if read != nil {
 		opts = append(opts, search.WithReadPool(read))
 	}

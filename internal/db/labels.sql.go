@@ -46,42 +46,54 @@ func (q *Queries) ListSearchLabels(ctx context.Context, searchID int64) ([]Searc
 	return items, nil
 }
 
-const recordCallLabel = `-- name: RecordCallLabel :execrows
+const recordCallLabel = `-- name: RecordCallLabel :one
 
 WITH hit AS (
-    SELECT l.id, l.created_at, r.pos
+    SELECT l.id, l.created_at, r.pos, l.profile
     FROM search_log l
     CROSS JOIN LATERAL (
         SELECT e.pos FROM jsonb_array_elements(l.results) WITH ORDINALITY AS e (value, pos)
         WHERE e.value ->> 'name' = $1::text
         ORDER BY e.pos LIMIT 1
     ) r
-    WHERE l.session_id = $5::text
-      AND l.created_at >= now() - $2::interval - $6::interval
-      AND l.created_at <= now() - $2::interval
-      AND l.caller_key_id IS NOT DISTINCT FROM $7::bigint
-      AND ($7::bigint IS NOT NULL OR l.caller = $8::text)
+    WHERE l.session_id = $2::text
+      AND l.created_at >= now() - $3::interval - $4::interval
+      AND l.created_at <= now() - $3::interval
+      AND l.caller_key_id IS NOT DISTINCT FROM $5::bigint
+      AND ($5::bigint IS NOT NULL OR l.caller = $6::text)
     ORDER BY l.created_at DESC, l.id DESC
     LIMIT 1
+), ins AS (
+    INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success)
+    SELECT hit.id, hit.created_at, $1::text, 'call', hit.pos,
+           greatest(0, floor(extract(epoch FROM now() - $3::interval - hit.created_at) * 1000))::bigint,
+           $7::text, $8::boolean
+    FROM hit
+    ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
+        SET success = search_labels.success OR EXCLUDED.success
+    RETURNING search_id
 )
-INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success)
-SELECT hit.id, hit.created_at, $1::text, 'call', hit.pos,
-       greatest(0, floor(extract(epoch FROM now() - $2::interval - hit.created_at) * 1000))::bigint,
-       $3::text, $4::boolean
-FROM hit
-ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
-    SET success = search_labels.success OR EXCLUDED.success
+SELECT coalesce(h.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile,
+       NOT EXISTS (SELECT 1 FROM search_labels s
+                   WHERE s.search_id = h.id AND s.tool_name = $1::text AND s.label_source = 'call') AS new_label
+FROM ins
+JOIN hit h ON h.id = ins.search_id
 `
 
 type RecordCallLabelParams struct {
 	ToolName    string          `json:"tool_name"`
-	Since       pgtype.Interval `json:"since"`
-	ToolSource  string          `json:"tool_source"`
-	Success     bool            `json:"success"`
 	SessionID   string          `json:"session_id"`
+	Since       pgtype.Interval `json:"since"`
 	LabelWindow pgtype.Interval `json:"label_window"`
 	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
 	Caller      string          `json:"caller"`
+	ToolSource  string          `json:"tool_source"`
+	Success     bool            `json:"success"`
+}
+
+type RecordCallLabelRow struct {
+	Profile  string `json:"profile"`
+	NewLabel bool   `json:"new_label"`
 }
 
 // Implicit labels: a tool an MCP session called after a find_tools of the same session
@@ -91,19 +103,22 @@ type RecordCallLabelParams struct {
 // `window` before the call; the call started `since` ago. Nothing when no search qualifies.
 // A later call of the same tool after the same search keeps the first delay and marks the
 // label successful once any call succeeded.
-func (q *Queries) RecordCallLabel(ctx context.Context, arg RecordCallLabelParams) (int64, error) {
-	result, err := q.db.Exec(ctx, recordCallLabel,
+// Returns, for the metrics, the profile that served the labelled search (search_log.profile,
+// else the active profile's name) and whether the label is new (not a later call); no row
+// when no search qualifies. The main query reads search_labels as it was before the insert
+// (one snapshot for the whole statement).
+func (q *Queries) RecordCallLabel(ctx context.Context, arg RecordCallLabelParams) (RecordCallLabelRow, error) {
+	row := q.db.QueryRow(ctx, recordCallLabel,
 		arg.ToolName,
-		arg.Since,
-		arg.ToolSource,
-		arg.Success,
 		arg.SessionID,
+		arg.Since,
 		arg.LabelWindow,
 		arg.CallerKeyID,
 		arg.Caller,
+		arg.ToolSource,
+		arg.Success,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var i RecordCallLabelRow
+	err := row.Scan(&i.Profile, &i.NewLabel)
+	return i, err
 }

@@ -13,9 +13,18 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
-const insertSearchFeedback = `-- name: InsertSearchFeedback :execrows
-INSERT INTO search_feedback (search_id, tool_name, success)
-SELECT $1::bigint, unnest($2::text[]), unnest($3::boolean[])
+const insertSearchFeedback = `-- name: InsertSearchFeedback :many
+WITH fb AS (
+    INSERT INTO search_feedback (search_id, tool_name, success)
+    SELECT $1::bigint, unnest($2::text[]), unnest($3::boolean[])
+    RETURNING tool_name
+)
+SELECT fb.tool_name,
+       coalesce((SELECT s.name FROM tools t JOIN sources s ON s.id = t.source_id WHERE t.name = fb.tool_name), '')::text AS tool_source,
+       NOT EXISTS (SELECT 1 FROM search_labels l
+                   WHERE l.search_id = $1::bigint AND l.tool_name = fb.tool_name
+                     AND l.label_source = 'feedback') AS new_label
+FROM fb
 `
 
 type InsertSearchFeedbackParams struct {
@@ -24,12 +33,33 @@ type InsertSearchFeedbackParams struct {
 	Successes []bool   `json:"successes"`
 }
 
-func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeedbackParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertSearchFeedback, arg.SearchID, arg.Names, arg.Successes)
+type InsertSearchFeedbackRow struct {
+	ToolName   string `json:"tool_name"`
+	ToolSource string `json:"tool_source"`
+	NewLabel   bool   `json:"new_label"`
+}
+
+// Stores the feedback (the search_feedback_label trigger copies it into search_labels) and
+// returns, for the metrics, each tool's source and whether its feedback label is new (not a
+// report replacing an earlier one): the main query reads search_labels as it was before.
+func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeedbackParams) ([]InsertSearchFeedbackRow, error) {
+	rows, err := q.db.Query(ctx, insertSearchFeedback, arg.SearchID, arg.Names, arg.Successes)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []InsertSearchFeedbackRow{}
+	for rows.Next() {
+		var i InsertSearchFeedbackRow
+		if err := rows.Scan(&i.ToolName, &i.ToolSource, &i.NewLabel); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertSearchLog = `-- name: InsertSearchLog :one
@@ -121,7 +151,7 @@ WITH src AS MATERIALIZED (
       AND $8::text IS NULL
       AND cardinality($9::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
+    SELECT wp.current_set, wp.name FROM weight_profiles wp
     WHERE CASE WHEN $8::text IS NOT NULL THEN wp.name = $8::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -254,13 +284,16 @@ WITH src AS MATERIALIZED (
     WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
-           max(u.bm25) AS bm25
+           max(u.bm25) AS bm25,
+           sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
+           array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
+           array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
         --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT tg.grp, b.tool_id,
+        SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE $16::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
@@ -272,12 +305,13 @@ WITH src AS MATERIALIZED (
         FROM branches b
         JOIN tg ON tg.variant = b.variant
         UNION ALL
-        SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
+        SELECT nm.grp, nm.tool_id, NULL, NULL, 0, NULL, NULL, NULL FROM named nm
     ) u
     GROUP BY u.grp, u.tool_id
 ), top AS (
-    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, pos FROM (
+    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, lexical_texts, vector_texts, pos FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+               f.lexical_share, f.vector_share, f.lexical_texts, f.vector_texts,
                row_number() OVER (PARTITION BY f.grp
                                   ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
         FROM fused f
@@ -291,6 +325,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+           tp.lexical_share, tp.vector_share, tp.lexical_texts, tp.vector_texts,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -335,7 +370,10 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
-       x.id AS experiment_id, x.arm, x.profile AS arm_profile
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile, coalesce((SELECT p.name FROM pset p), '')::text AS profile,
+       coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
+       coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
+       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
@@ -399,6 +437,12 @@ type SearchRow struct {
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *string         `json:"arm"`
 	ArmProfile   *string         `json:"arm_profile"`
+	Profile      string          `json:"profile"`
+	VectorSet    int64           `json:"vector_set"`
+	LexicalShare float64         `json:"lexical_share"`
+	VectorShare  float64         `json:"vector_share"`
+	LexicalTexts []int32         `json:"lexical_texts"`
+	VectorTexts  []int32         `json:"vector_texts"`
 }
 
 // The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
@@ -435,8 +479,8 @@ type SearchRow struct {
 //	         The unit is the session ('session:' || session_id) or, for unit 'key' and for
 //	         a search without a session, the key ('key:' || caller_key_id, else
 //	         'caller:' || caller); experiments.UnitValue says the same in Go.
-//	pset     the vector set of the requested profile, else of the experiment arm's
-//	         profile, else of the active one.
+//	pset     the vector set and name of the requested profile, else of the experiment arm's
+//	         profile, else of the active one: the profile that served the search.
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
@@ -453,7 +497,8 @@ type SearchRow struct {
 //	fused    per intent, the sum over branches and the intent's texts of each candidate's
 //	         share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - min) / (max - min)
 //	         (minmax) or w_branch · (s - (μ - 3σ)) / 6σ (dbsf); best rank per branch and best
-//	         BM25 score over the texts.
+//	         BM25 score over the texts; for explanations (SearchExplain), the sum per branch
+//	         and the texts whose lists held the candidate, per branch.
 //	top      per intent the top `per_group`: name matches first (longest match first), then
 //	         by fused score.
 //	ranked   those joined to tools, enabled, approved and of an allowed source (checked
@@ -464,9 +509,11 @@ type SearchRow struct {
 //	         SearchLogResults in the same transaction.
 //
 // The final SELECT returns one row per result and intent, or, when nothing matched, one row
-// whose result columns are NULL or 0, every row carrying the search id and the experiment
-// arm (NULL when the search is in no experiment).
-// pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
+// whose result columns are NULL or 0, every row carrying the search id, the experiment arm
+// (NULL when the search is in no experiment), and the profile that served the search and
+// the vector set it read (pset; ” and 0 when there is none).
+// pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
+// a branch's share is 0 and its texts NULL when none of its lists held the tool.
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
 	rows, err := q.db.Query(ctx, search,
 		arg.Sources,
@@ -531,6 +578,12 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 			&i.ExperimentID,
 			&i.Arm,
 			&i.ArmProfile,
+			&i.Profile,
+			&i.VectorSet,
+			&i.LexicalShare,
+			&i.VectorShare,
+			&i.LexicalTexts,
+			&i.VectorTexts,
 		); err != nil {
 			return nil, err
 		}
@@ -585,24 +638,32 @@ func (q *Queries) SearchLogAsync(ctx context.Context) error {
 }
 
 const searchLogForFeedback = `-- name: SearchLogForFeedback :one
-SELECT caller, caller_key_id,
-       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(results) e)::text[] AS names
-FROM search_log
-WHERE id = $1
+SELECT l.caller, l.caller_key_id,
+       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(l.results) e)::text[] AS names,
+       coalesce(l.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile
+FROM search_log l
+WHERE l.id = $1
 `
 
 type SearchLogForFeedbackRow struct {
 	Caller      *string     `json:"caller"`
 	CallerKeyID pgtype.Int8 `json:"caller_key_id"`
 	Names       []string    `json:"names"`
+	Profile     string      `json:"profile"`
 }
 
 // Who made a search (key id, or caller name for a search without a key) and the names of
-// the tools it returned: feedback is the searcher's own, about tools it was given.
+// the tools it returned: feedback is the searcher's own, about tools it was given. Also, for
+// the metrics, the profile that served it (search_log.profile, else the active profile's).
 func (q *Queries) SearchLogForFeedback(ctx context.Context, id int64) (SearchLogForFeedbackRow, error) {
 	row := q.db.QueryRow(ctx, searchLogForFeedback, id)
 	var i SearchLogForFeedbackRow
-	err := row.Scan(&i.Caller, &i.CallerKeyID, &i.Names)
+	err := row.Scan(
+		&i.Caller,
+		&i.CallerKeyID,
+		&i.Names,
+		&i.Profile,
+	)
 	return i, err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/metrics"
 )
 
 // find_tools and the session's tool list: a search, its results bound into the list (stored
@@ -24,13 +25,22 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		Limit *int   `json:"limit"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsRefused)
 		return toolErrorf(CodeInvalidArguments, "find_tools: %v", err).result(), nil
 	}
 	limit := defaultFindLimit
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	res, terr := s.find(ctx, in.Query, limit)
+	res, terr := s.find(ctx, metrics.EndpointFindTools, in.Query, limit)
+	switch {
+	case terr == nil:
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsOK)
+	case terr.Code == CodeSearchFailed:
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsError)
+	default:
+		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsRefused)
+	}
 	if terr != nil {
 		return terr.result(), nil
 	}
@@ -77,9 +87,10 @@ type toolSchema struct {
 	Source       string          `json:"source"`
 }
 
-// find validates a query and runs the Finder. An empty query is refused here, so the
-// whole catalog is never returned.
-func (s *session) find(ctx context.Context, query string, limit int) (FindResult, *ToolError) {
+// find validates a query and runs the Finder; the search it answers is counted under
+// endpoint (the meta-tool: metrics.EndpointFindTools or EndpointUseTool). An empty query is
+// refused here, so the whole catalog is never returned.
+func (s *session) find(ctx context.Context, endpoint, query string, limit int) (FindResult, *ToolError) {
 	query = strings.TrimSpace(query)
 	if query == "" {
 		return FindResult{}, toolErrorf(CodeEmptyQuery, "query is empty: describe the capability you need")
@@ -106,6 +117,7 @@ func (s *session) find(ctx context.Context, query string, limit int) (FindResult
 		}
 	}
 	res.Tools = kept
+	s.g.opts.Metrics.ObserveSearchServed(endpoint, res.Mode, res.Profile, len(kept))
 	return res, nil
 }
 

@@ -47,6 +47,9 @@ type FindRequest struct {
 type FindResult struct {
 	SearchID int64
 	Tools    []FoundTool
+	// Mode and Profile are the search's mode and the weight profile that served it, for the
+	// metrics (empty when the Finder does not say).
+	Mode, Profile string
 }
 
 // FoundTool is one retrieved tool, best first in FindResult.Tools.
@@ -103,7 +106,10 @@ type Options struct {
 	Logger          *slog.Logger
 	// Tracer makes an "mcp tools/call" client span per proxied call; nil makes none.
 	Tracer *tracing.Tracer
-	// Metrics counts proxied calls (toolgate_mcp_proxy_*); nil counts nothing.
+	// Metrics counts proxied calls (toolgate_mcp_proxy_*), find_tools calls
+	// (toolgate_mcp_find_tools_calls_total), the searches of find_tools and use_tool
+	// (toolgate_searches_total) and the labels calls record (toolgate_search_labels_total);
+	// nil counts nothing.
 	Metrics *metrics.Metrics
 	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS); a
 	// call to a tool of a source whose command is not allowed starts nothing and fails

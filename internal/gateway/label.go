@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/toolgate/toolgate/internal/auth"
@@ -65,17 +67,21 @@ func (s *session) label(c auth.Caller, tool, source string, start time.Time, ok 
 			return
 		}
 		defer conn.Release()
-		n, err := db.New(conn).RecordCallLabel(ctx, db.RecordCallLabelParams{
+		row, err := db.New(conn).RecordCallLabel(ctx, db.RecordCallLabelParams{
 			SessionID: s.id, CallerKeyID: key, Caller: name, ToolName: tool, ToolSource: source, Success: ok,
 			Since:       interval(time.Since(start)),
 			LabelWindow: interval(g.opts.LabelWindow),
 		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return // no search of the session returned the tool within the window
+		}
 		if err != nil {
 			g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", err)
 			return
 		}
-		if n > 0 {
-			g.log.Debug("implicit label", "session", s.id, "tool", tool)
+		g.log.Debug("implicit label", "session", s.id, "tool", tool, "new", row.NewLabel)
+		if row.NewLabel {
+			g.opts.Metrics.ObserveLabel(string(db.LabelCall), source, row.Profile)
 		}
 	}()
 }

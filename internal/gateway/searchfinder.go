@@ -35,7 +35,7 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	if err != nil {
 		return FindResult{}, err
 	}
-	out := FindResult{SearchID: resp.SearchID, Tools: make([]FoundTool, 0, len(resp.Results))}
+	out := FindResult{SearchID: resp.SearchID, Tools: make([]FoundTool, 0, len(resp.Results)), Mode: string(resp.Mode), Profile: resp.Profile}
 	for _, r := range resp.Results {
 		out.Tools = append(out.Tools, foundTool(r))
 	}

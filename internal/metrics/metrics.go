@@ -34,6 +34,9 @@ type Metrics struct {
 	jobFailures *prometheus.CounterVec
 
 	searchDuration *prometheus.HistogramVec
+	searches       *prometheus.CounterVec
+	findTools      *prometheus.CounterVec
+	labels         *prometheus.CounterVec
 
 	providerCalls    *prometheus.CounterVec
 	providerErrors   *prometheus.CounterVec
@@ -75,6 +78,18 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "search_duration_seconds",
 		Help: "Search latency by mode and branch.", Buckets: latencyBuckets,
 	}, []string{"mode", "branch"})
+	m.searches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "searches_total",
+		Help: "Searches answered, by endpoint (rest: POST /search, find_tools and use_tool: the MCP meta-tools), mode, the weight profile that served them and result (hits, or zero for none).",
+	}, []string{"endpoint", "mode", "profile", "result"})
+	m.findTools = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "mcp_find_tools_calls_total",
+		Help: "Calls of the MCP find_tools meta-tool, by outcome (ok, refused: an empty or invalid query or limit, error: the search failed).",
+	}, []string{"outcome"})
+	m.labels = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "search_labels_total",
+		Help: "New labels of searches (a tool the agent used after a search returned it), by label source (call: an MCP call in the same session, feedback: POST /search/{id}/feedback), the tool's source and the profile that served the search.",
+	}, []string{"label_source", "source", "profile"})
 	m.providerCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "provider_calls_total",
 		Help: "Calls to model providers by provider and operation.",
@@ -113,6 +128,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.jobDuration, m.jobWait, m.jobFailures, m.searchDuration,
+		m.searches, m.findTools, m.labels,
 		m.providerCalls, m.providerErrors, m.providerTokens, m.providerDuration,
 		m.syncRuns, m.syncTools, m.mcpProxyCalls, m.mcpProxyDuration,
 	)
@@ -153,6 +169,54 @@ func (m *Metrics) ObserveSearch(mode, branch string, d time.Duration) {
 		return
 	}
 	m.searchDuration.WithLabelValues(mode, branch).Observe(d.Seconds())
+}
+
+// Endpoints a search is answered at.
+const (
+	EndpointREST      = "rest"       // POST /search
+	EndpointFindTools = "find_tools" // the MCP meta-tool
+	EndpointUseTool   = "use_tool"   // the MCP meta-tool that searches and calls the best match
+)
+
+// ObserveSearchServed counts one answered search: endpoint is one of the Endpoint*
+// constants, mode the search mode, profile the weight profile that served it (the requested
+// one, the experiment arm's or the active one: a bounded set of names) and results how many
+// tools it returned.
+func (m *Metrics) ObserveSearchServed(endpoint, mode, profile string, results int) {
+	if m == nil {
+		return
+	}
+	result := "hits"
+	if results == 0 {
+		result = "zero"
+	}
+	m.searches.WithLabelValues(endpoint, mode, profile, result).Inc()
+}
+
+// Outcomes of a find_tools call.
+const (
+	FindToolsOK      = "ok"      // the search answered (with or without tools)
+	FindToolsRefused = "refused" // an empty or invalid query or limit: no search ran
+	FindToolsError   = "error"   // the search failed
+)
+
+// ObserveFindTools counts one find_tools call; outcome is one of the FindTools* constants.
+func (m *Metrics) ObserveFindTools(outcome string) {
+	if m == nil {
+		return
+	}
+	m.findTools.WithLabelValues(outcome).Inc()
+}
+
+// ObserveLabel counts one new label of a search: labelSource is search_labels.label_source
+// (call: the MCP session that searched called the tool; feedback: POST
+// /search/{id}/feedback), source the tool's source and profile the profile that served the
+// search.
+func (m *Metrics) ObserveLabel(labelSource, source, profile string) {
+	if m == nil {
+		return
+	}
+	m.labels.WithLabelValues(labelSource, source, profile).Inc()
 }
 
 // ProviderCall is one finished call to a model provider (an embedding or chat API).

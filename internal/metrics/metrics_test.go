@@ -34,6 +34,13 @@ func TestHooks(t *testing.T) {
 	m.ObserveHTTP("/v1/search", "POST", 200, 5*time.Millisecond)
 	m.ObserveMCPProxy("github", metrics.MCPOK, 40*time.Millisecond)
 	m.ObserveMCPProxy("github", metrics.MCPTimeout, 30*time.Second)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 5)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 0)
+	m.ObserveSearchServed(metrics.EndpointFindTools, "hybrid", "candidate", 3)
+	m.ObserveFindTools(metrics.FindToolsOK)
+	m.ObserveFindTools(metrics.FindToolsRefused)
+	m.ObserveLabel("call", "github", "candidate")
+	m.ObserveLabel("feedback", "github", "default")
 
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -52,6 +59,13 @@ func TestHooks(t *testing.T) {
 		`toolgate_mcp_proxy_calls_total{outcome="ok",source="github"} 1`,
 		`toolgate_mcp_proxy_calls_total{outcome="timeout",source="github"} 1`,
 		`toolgate_mcp_proxy_duration_seconds_count{source="github"} 2`,
+		`toolgate_searches_total{endpoint="rest",mode="hybrid",profile="default",result="hits"} 1`,
+		`toolgate_searches_total{endpoint="rest",mode="hybrid",profile="default",result="zero"} 1`,
+		`toolgate_searches_total{endpoint="find_tools",mode="hybrid",profile="candidate",result="hits"} 1`,
+		`toolgate_mcp_find_tools_calls_total{outcome="ok"} 1`,
+		`toolgate_mcp_find_tools_calls_total{outcome="refused"} 1`,
+		`toolgate_search_labels_total{label_source="call",profile="candidate",source="github"} 1`,
+		`toolgate_search_labels_total{label_source="feedback",profile="default",source="github"} 1`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %s", want)
@@ -77,6 +91,9 @@ func TestNilMetricsIsNoop(t *testing.T) {
 	m.ObserveSync(metrics.SyncResult{Source: "s", Result: "ok"})
 	m.ObserveHTTP("/", "GET", 200, 0)
 	m.ObserveMCPProxy("s", metrics.MCPOK, 0)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 1)
+	m.ObserveFindTools(metrics.FindToolsOK)
+	m.ObserveLabel("call", "s", "default")
 	if len(m.JobMiddlewares()) != 0 {
 		t.Fatal("a nil registry installs job middleware")
 	}

@@ -26,8 +26,9 @@ import (
 //
 // builds catalogs of TOOLGATE_BENCH_SIZES tools (default 5000,50000) with package
 // searchbench (also behind `toolgate bench search`). It reports p50/p95/p99
-// latency and throughput with 8 concurrent clients for hybrid k=10 search, lexical search
-// of very common words, and the bare pgvector KNN query on the same vectors (the floor).
+// latency and throughput with 8 concurrent clients for hybrid k=10 search (also with
+// "explain": true), lexical search of very common words, and the bare pgvector KNN query on
+// the same vectors (the floor).
 // TOOLGATE_BENCH_CLIENTS changes the number of concurrent clients.
 
 // benchDB builds a database with n tools, their vectors in the active profile's set and
@@ -123,6 +124,13 @@ func BenchmarkSearch(b *testing.B) {
 			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
 			runConcurrent(b, func(i int) error {
 				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10})
+				return err
+			})
+		})
+		b.Run(fmt.Sprintf("tools=%d/hybrid-explain", n), func(b *testing.B) {
+			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
+			runConcurrent(b, func(i int) error {
+				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10, Explain: true})
 				return err
 			})
 		})

@@ -49,7 +49,9 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 		}
 		succ[i] = *t.Success
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	var profile string
+	var recorded []db.InsertSearchFeedbackRow
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := q.SearchLogForFeedback(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -70,9 +72,19 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 			names[i] = name
 		}
 		names, succ := dedupeFeedback(names, succ)
-		_, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
+		profile = row.Profile
+		recorded, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	for _, r := range recorded {
+		if r.NewLabel {
+			s.metrics.ObserveLabel(string(db.LabelFeedback), r.ToolSource, profile)
+		}
+	}
+	return nil
 }
 
 // resultNamed finds the result a feedback names: by its namespaced name, or by the

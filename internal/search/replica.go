@@ -62,7 +62,7 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 	dbMs := ms(time.Since(start))
 	resp := pr.response(rows[0])
 	resp.SearchID = 0 // the replica's statement writes no row: the primary gives the id below
-	s.fill(ctx, &resp, pr, rows)
+	used := s.fill(ctx, &resp, pr, rows)
 	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
 	if err != nil {
 		return Response{}, err
@@ -102,5 +102,8 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 	}
 	resp.SearchID = id
 	resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
+	if err := s.explainAsked(ctx, s.read, pr, &resp, used); err != nil {
+		return Response{}, err
+	}
 	return resp, nil
 }

@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "e4cc3c60556bcb806c3b49e5a9cb10c0fc81c7d0d3d9edaeceac0b5f0110916c"
+const searchSQLSHA256 = "20136c39f221c9c70a382009fc6bc73b2005144180223592599bad10d5069a2e"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -36,7 +36,7 @@ WITH src AS MATERIALIZED (
       AND $8::text IS NULL
       AND cardinality($9::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
+    SELECT wp.current_set, wp.name FROM weight_profiles wp
     WHERE CASE WHEN $8::text IS NOT NULL THEN wp.name = $8::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -169,13 +169,16 @@ WITH src AS MATERIALIZED (
     WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
-           max(u.bm25) AS bm25
+           max(u.bm25) AS bm25,
+           sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
+           array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
+           array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
         --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT tg.grp, b.tool_id,
+        SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE $16::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
@@ -187,12 +190,13 @@ WITH src AS MATERIALIZED (
         FROM branches b
         JOIN tg ON tg.variant = b.variant
         UNION ALL
-        SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
+        SELECT nm.grp, nm.tool_id, NULL, NULL, 0, NULL, NULL, NULL FROM named nm
     ) u
     GROUP BY u.grp, u.tool_id
 ), top AS (
-    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, pos FROM (
+    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, lexical_texts, vector_texts, pos FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+               f.lexical_share, f.vector_share, f.lexical_texts, f.vector_texts,
                row_number() OVER (PARTITION BY f.grp
                                   ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
         FROM fused f
@@ -206,6 +210,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+           tp.lexical_share, tp.vector_share, tp.lexical_texts, tp.vector_texts,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -247,7 +252,10 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
-       x.id AS experiment_id, x.arm, x.profile AS arm_profile
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile, coalesce((SELECT p.name FROM pset p), '')::text AS profile,
+       coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
+       coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
+       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true

@@ -75,6 +75,9 @@ func TestSearchOnReadReplica(t *testing.T) {
 		if r.Plan == plan.ModeFull && !strings.Contains(results, `"intent"`) {
 			t.Errorf("%q: planned search logged without intents: %s", r.Query, results)
 		}
+		// Explained on the replica, as on the primary.
+		r.Explain = true
+		checkExplained(t, read, mustSearch(t, ctx, onReplica, r), nil)
 	}
 	if err := onReplica.RecordFeedback(ctx, callerOf(ctx), lastSearchID(t, primary), []search.Feedback{{Name: "beta__get_weather", Success: ptr(true)}}); err != nil {
 		t.Errorf("feedback on a replica search: %v", err)
@@ -106,12 +109,16 @@ func TestSearchOnReadReplica(t *testing.T) {
 	caller := callerOf(ctx)
 	for i := range 8 {
 		session := fmt.Sprintf("replica-%d", i)
-		got := mustSearch(t, ctx, onReplica, search.Request{Query: rainQuery, Mode: search.ModeVector, K: 3, SessionID: session})
+		got := mustSearch(t, ctx, onReplica, search.Request{Query: rainQuery, Mode: search.ModeVector, K: 3, SessionID: session, Explain: true})
 		arm := experiments.ArmOf(e, experiments.UnitValue(e.Unit, session, caller.KeyID, caller.Name))
 		profile := map[db.ExperimentArm]string{experiments.ArmControl: "default", experiments.ArmCandidate: "twin"}[arm]
 		if got.Experiment == nil || got.Experiment.ID != e.ID || got.Experiment.Arm != arm || got.Experiment.Profile != profile {
 			t.Fatalf("%s: experiment %+v, want arm %s (%s)", session, got.Experiment, arm, profile)
 		}
+		if got.Profile != profile || got.Explain.Profile != profile {
+			t.Errorf("%s: served by %q, explained as %q, want the arm's %q", session, got.Profile, got.Explain.Profile, profile)
+		}
+		checkExplained(t, read, got, nil)
 		var loggedID int64
 		var loggedArm, loggedProfile string
 		if err := primary.QueryRow(ctx, `SELECT experiment_id, arm, profile FROM search_log WHERE id = $1`, got.SearchID).

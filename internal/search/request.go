@@ -30,6 +30,9 @@ type Request struct {
 	Plan plan.Mode `json:"plan,omitempty"`
 	// Rerank asks for reranking; nil means yes when a reranker is configured.
 	Rerank *bool `json:"rerank,omitempty"`
+	// Explain asks why each result ranked where it did (Result.Explanation, Response.Explain):
+	// one more statement, over the returned tools only, after the search.
+	Explain bool `json:"explain,omitempty"`
 }
 
 // UnmarshalJSON reads a request body strictly (an unknown field is an error) and tells an

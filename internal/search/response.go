@@ -31,6 +31,8 @@ type Result struct {
 	Version string `json:"version"`
 	// Tool is the tool's definition; its JSON is in the request's format.
 	Tool Tool `json:"tool"`
+	// Explanation says why the tool has its score (only when the request asked to explain).
+	Explanation *Explanation `json:"explanation,omitempty"`
 }
 
 // Response is the answer to a Request.
@@ -48,6 +50,11 @@ type Response struct {
 	// Experiment is the A/B experiment arm that served the search (docs/experiments.md):
 	// absent when the search is in no experiment.
 	Experiment *ExperimentArm `json:"experiment,omitempty"`
+	// Explain is how the ranking was made (only when the request asked to explain).
+	Explain *Explain `json:"explain,omitempty"`
+	// Profile is the weight profile that served the search: the requested one, the
+	// experiment arm's, or the active one (for metrics; the answer says it only in Explain).
+	Profile string `json:"-"`
 	// Timings are where the search's time went, for metrics (not part of the answer).
 	Timings Timings `json:"-"`
 }
@@ -68,14 +75,14 @@ type Timings struct {
 
 // fill adds the results of rows to resp: as the statement ranked them, or, with a plan or a
 // reranker, the per-intent rankings merged by plan.Merge and reranked (mergeRerank), with
-// each result's intent and rerank score and the rerank decision.
-func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows []db.SearchRow) {
+// each result's intent and rerank score and the rerank decision. It returns the rows of the
+// results, in their order.
+func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows []db.SearchRow) []db.SearchRow {
 	if !pr.merges() {
-		appendRows(resp, pr.req.Format, rows)
-		return
+		return appendRows(resp, pr.req.Format, rows)
 	}
 	final, decision := s.mergeRerank(ctx, pr, rows)
-	appendRows(resp, pr.req.Format, final.rows)
+	used := appendRows(resp, pr.req.Format, final.rows)
 	for i := range resp.Results {
 		res := &resp.Results[i]
 		if pr.plan != nil {
@@ -86,6 +93,7 @@ func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows [
 		}
 	}
 	resp.Rerank = decision
+	return used
 }
 
 // logJSON is the results column of the search_log row of results (the entries the Search
@@ -111,18 +119,21 @@ func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json
 	return out, rr, err
 }
 
-// appendRows adds the tools of rows (in order) to resp.
-func appendRows(resp *Response, format Format, rows []db.SearchRow) {
+// appendRows adds the tools of rows (in order) to resp and returns their rows.
+func appendRows(resp *Response, format Format, rows []db.SearchRow) []db.SearchRow {
+	used := rows[:0:0]
 	for _, row := range rows {
 		if row.Name == nil {
 			continue // the single row of an empty result
 		}
+		used = append(used, row)
 		resp.Results = append(resp.Results, Result{
 			Name: *row.Name, Source: deref(row.Source), Score: row.Score,
 			LexicalRank: rank(row.LexicalRank), VectorRank: rank(row.VectorRank),
 			BM25: row.Bm25, NameMatch: row.NameMatch > 0, Version: deref(row.ContentHash), Tool: toolOf(format, row),
 		})
 	}
+	return used
 }
 
 func rank(r int32) *int {

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
 )
@@ -127,6 +128,7 @@ type Service struct {
 	embedder embed.Embedder
 	settings Settings
 	log      *slog.Logger
+	metrics  *metrics.Metrics // counts feedback labels; nil counts nothing
 }
 
 // Option configures a Service.
@@ -135,6 +137,11 @@ type Option func(*Service)
 // WithReadPool makes the Service search on read, a read replica of pool's database (hot
 // standby): it reads the catalog there and writes the retrieval log row to the primary.
 func WithReadPool(read *pgxpool.Pool) Option { return func(s *Service) { s.read = read } }
+
+// WithMetrics makes the Service count the labels its feedback records
+// (toolgate_search_labels_total); the searches are counted where they are answered (the API,
+// the MCP gateway), which know the endpoint.
+func WithMetrics(m *metrics.Metrics) Option { return func(s *Service) { s.metrics = m } }
 
 // New returns a Service.
 func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger *slog.Logger, opts ...Option) *Service {
@@ -237,7 +244,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
 	}
-	return &prepared{req: r, plan: p, intents: len(intents), n: n, rerankOn: rerankOn,
+	return &prepared{req: r, plan: p, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
 		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}, nil
 }
 
@@ -328,18 +335,22 @@ func (s *Service) searchPrimary(ctx context.Context, pr *prepared) (Response, er
 			return Response{}, fmt.Errorf("search: %w", err)
 		}
 		resp := pr.response(rows[0])
-		s.fill(ctx, &resp, pr, rows)
+		used := s.fill(ctx, &resp, pr, rows)
 		resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
+		if err := s.explainAsked(ctx, s.pool, pr, &resp, used); err != nil {
+			return Response{}, err
+		}
 		return resp, nil
 	}
 	var resp Response
+	var used []db.SearchRow
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := s.run(ctx, tx, nil, pr)
 		if err != nil {
 			return err
 		}
 		resp = pr.response(rows[0])
-		s.fill(ctx, &resp, pr, rows)
+		used = s.fill(ctx, &resp, pr, rows)
 		results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
 		if err != nil {
 			return err
@@ -351,7 +362,19 @@ func (s *Service) searchPrimary(ctx context.Context, pr *prepared) (Response, er
 	}
 	// includes merging and reranking, which run inside the transaction
 	resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
+	if err := s.explainAsked(ctx, s.pool, pr, &resp, used); err != nil {
+		return Response{}, err
+	}
 	return resp, nil
+}
+
+// explainAsked explains the results when the request asked for it (explain, on the
+// database the search read, after the search: its time is not in Timings).
+func (s *Service) explainAsked(ctx context.Context, to batcher, pr *prepared, resp *Response, rows []db.SearchRow) error {
+	if !pr.req.Explain {
+		return nil
+	}
+	return s.explain(ctx, to, pr, resp, rows)
 }
 
 // prepared is a validated, planned and embedded search, ready to run on a database.
@@ -359,6 +382,7 @@ type prepared struct {
 	req      Request
 	plan     *plan.Plan // nil without a plan
 	intents  int        // intents of the plan (1 without)
+	texts    []string   // the distinct texts of the intents (params.TextVariants index them)
 	n        int        // ranked tools per intent: k, or the reranker's top N
 	rerankOn bool
 	ef       string // hnsw.ef_search
@@ -371,10 +395,10 @@ type prepared struct {
 func (pr *prepared) merges() bool { return pr.plan != nil || pr.rerankOn }
 
 // response is the answer's frame, without results, from the statement's first row (every
-// row carries the search id and the experiment arm).
+// row carries the search id, the experiment arm and the profile that served the search).
 func (pr *prepared) response(first db.SearchRow) Response {
 	return Response{SearchID: first.SearchID, Mode: pr.req.Mode, Format: pr.req.Format, Results: []Result{},
-		Plan: pr.plan, Degraded: pr.degraded, Experiment: experimentArm(first)}
+		Plan: pr.plan, Degraded: pr.degraded, Experiment: experimentArm(first), Profile: first.Profile}
 }
 
 // experimentArm is the A/B experiment arm that served the search, or nil.

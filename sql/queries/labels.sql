@@ -1,14 +1,18 @@
 -- Implicit labels: a tool an MCP session called after a find_tools of the same session
 -- returned it (migration 0014, docs/analytics.md#labels).
 
--- name: RecordCallLabel :execrows
+-- name: RecordCallLabel :one
 -- Labels the most recent search that returned tool_name among those the session made, as
 -- the same caller (the same API key, or without a key the same caller name), within
 -- `window` before the call; the call started `since` ago. Nothing when no search qualifies.
 -- A later call of the same tool after the same search keeps the first delay and marks the
 -- label successful once any call succeeded.
+-- Returns, for the metrics, the profile that served the labelled search (search_log.profile,
+-- else the active profile's name) and whether the label is new (not a later call); no row
+-- when no search qualifies. The main query reads search_labels as it was before the insert
+-- (one snapshot for the whole statement).
 WITH hit AS (
-    SELECT l.id, l.created_at, r.pos
+    SELECT l.id, l.created_at, r.pos, l.profile
     FROM search_log l
     CROSS JOIN LATERAL (
         SELECT e.pos FROM jsonb_array_elements(l.results) WITH ORDINALITY AS e (value, pos)
@@ -22,14 +26,21 @@ WITH hit AS (
       AND (sqlc.narg(caller_key_id)::bigint IS NOT NULL OR l.caller = sqlc.arg(caller)::text)
     ORDER BY l.created_at DESC, l.id DESC
     LIMIT 1
+), ins AS (
+    INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success)
+    SELECT hit.id, hit.created_at, sqlc.arg(tool_name)::text, 'call', hit.pos,
+           greatest(0, floor(extract(epoch FROM now() - sqlc.arg(since)::interval - hit.created_at) * 1000))::bigint,
+           sqlc.arg(tool_source)::text, sqlc.arg(success)::boolean
+    FROM hit
+    ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
+        SET success = search_labels.success OR EXCLUDED.success
+    RETURNING search_id
 )
-INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success)
-SELECT hit.id, hit.created_at, sqlc.arg(tool_name)::text, 'call', hit.pos,
-       greatest(0, floor(extract(epoch FROM now() - sqlc.arg(since)::interval - hit.created_at) * 1000))::bigint,
-       sqlc.arg(tool_source)::text, sqlc.arg(success)::boolean
-FROM hit
-ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
-    SET success = search_labels.success OR EXCLUDED.success;
+SELECT coalesce(h.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile,
+       NOT EXISTS (SELECT 1 FROM search_labels s
+                   WHERE s.search_id = h.id AND s.tool_name = sqlc.arg(tool_name)::text AND s.label_source = 'call') AS new_label
+FROM ins
+JOIN hit h ON h.id = ins.search_id;
 
 -- name: ListSearchLabels :many
 -- The labels of a search, best rank first.

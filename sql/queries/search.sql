@@ -33,8 +33,8 @@
 --            The unit is the session ('session:' || session_id) or, for unit 'key' and for
 --            a search without a session, the key ('key:' || caller_key_id, else
 --            'caller:' || caller); experiments.UnitValue says the same in Go.
---   pset     the vector set of the requested profile, else of the experiment arm's
---            profile, else of the active one.
+--   pset     the vector set and name of the requested profile, else of the experiment arm's
+--            profile, else of the active one: the profile that served the search.
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
@@ -51,7 +51,8 @@
 --   fused    per intent, the sum over branches and the intent's texts of each candidate's
 --            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - min) / (max - min)
 --            (minmax) or w_branch · (s - (μ - 3σ)) / 6σ (dbsf); best rank per branch and best
---            BM25 score over the texts.
+--            BM25 score over the texts; for explanations (SearchExplain), the sum per branch
+--            and the texts whose lists held the candidate, per branch.
 --   top      per intent the top `per_group`: name matches first (longest match first), then
 --            by fused score.
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
@@ -61,8 +62,9 @@
 --            intents the caller merges the rankings and rewrites results with
 --            SearchLogResults in the same transaction.
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
--- whose result columns are NULL or 0, every row carrying the search id and the experiment
--- arm (NULL when the search is in no experiment).
+-- whose result columns are NULL or 0, every row carrying the search id, the experiment arm
+-- (NULL when the search is in no experiment), and the profile that served the search and
+-- the vector set it read (pset; '' and 0 when there is none).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -90,7 +92,7 @@ WITH src AS MATERIALIZED (
       AND sqlc.narg(profile)::text IS NULL
       AND cardinality(sqlc.arg(vecs)::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
+    SELECT wp.current_set, wp.name FROM weight_profiles wp
     WHERE CASE WHEN sqlc.narg(profile)::text IS NOT NULL THEN wp.name = sqlc.narg(profile)::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -223,13 +225,16 @@ WITH src AS MATERIALIZED (
     WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
-           max(u.bm25) AS bm25
+           max(u.bm25) AS bm25,
+           sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
+           array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
+           array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
         --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT tg.grp, b.tool_id,
+        SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE sqlc.arg(fusion)::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
@@ -241,12 +246,13 @@ WITH src AS MATERIALIZED (
         FROM branches b
         JOIN tg ON tg.variant = b.variant
         UNION ALL
-        SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL FROM named nm
+        SELECT nm.grp, nm.tool_id, NULL, NULL, 0, NULL, NULL, NULL FROM named nm
     ) u
     GROUP BY u.grp, u.tool_id
 ), top AS (
     SELECT * FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+               f.lexical_share, f.vector_share, f.lexical_texts, f.vector_texts,
                row_number() OVER (PARTITION BY f.grp
                                   ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
         FROM fused f
@@ -260,6 +266,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+           tp.lexical_share, tp.vector_share, tp.lexical_texts, tp.vector_texts,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -299,13 +306,17 @@ WITH src AS MATERIALIZED (
            (SELECT id FROM exp), (SELECT arm FROM exp)
     RETURNING id
 )
--- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
+-- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
+-- a branch's share is 0 and its texts NULL when none of its lists held the tool.
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
-       x.id AS experiment_id, x.arm, x.profile AS arm_profile
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile, coalesce((SELECT p.name FROM pset p), '')::text AS profile,
+       coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
+       coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
+       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
@@ -369,15 +380,29 @@ SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1);
 
 -- name: SearchLogForFeedback :one
 -- Who made a search (key id, or caller name for a search without a key) and the names of
--- the tools it returned: feedback is the searcher's own, about tools it was given.
-SELECT caller, caller_key_id,
-       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(results) e)::text[] AS names
-FROM search_log
-WHERE id = $1;
+-- the tools it returned: feedback is the searcher's own, about tools it was given. Also, for
+-- the metrics, the profile that served it (search_log.profile, else the active profile's).
+SELECT l.caller, l.caller_key_id,
+       ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(l.results) e)::text[] AS names,
+       coalesce(l.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile
+FROM search_log l
+WHERE l.id = $1;
 
--- name: InsertSearchFeedback :execrows
-INSERT INTO search_feedback (search_id, tool_name, success)
-SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[]);
+-- name: InsertSearchFeedback :many
+-- Stores the feedback (the search_feedback_label trigger copies it into search_labels) and
+-- returns, for the metrics, each tool's source and whether its feedback label is new (not a
+-- report replacing an earlier one): the main query reads search_labels as it was before.
+WITH fb AS (
+    INSERT INTO search_feedback (search_id, tool_name, success)
+    SELECT sqlc.arg(search_id)::bigint, unnest(sqlc.arg(names)::text[]), unnest(sqlc.arg(successes)::boolean[])
+    RETURNING tool_name
+)
+SELECT fb.tool_name,
+       coalesce((SELECT s.name FROM tools t JOIN sources s ON s.id = t.source_id WHERE t.name = fb.tool_name), '')::text AS tool_source,
+       NOT EXISTS (SELECT 1 FROM search_labels l
+                   WHERE l.search_id = sqlc.arg(search_id)::bigint AND l.tool_name = fb.tool_name
+                     AND l.label_source = 'feedback') AS new_label
+FROM fb;
 
 -- name: SearchWordIDF :many
 -- The BM25 idf of each word of a query in the lexical index, for the local embedder's

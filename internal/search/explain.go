@@ -1,0 +1,166 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/plan"
+)
+
+// Explanation says why a result has its score (docs/search.md#explaining-a-ranking). The
+// ranks, the shares and the fused score are the ranking's own (the Search statement's); the
+// BM25 score, the similarity and the terms are recomputed with the statement's formulas
+// from the texts whose candidate lists held the tool.
+type Explanation struct {
+	// FusedScore is the result's score: Lexical.Share + Vector.Share (a branch that did not
+	// score the tool adds nothing). A name match puts a tool first whatever its score and
+	// adds nothing to it.
+	FusedScore float64 `json:"fused_score"`
+	NameMatch  bool    `json:"name_match"`
+	// Lexical and Vector are nil when that branch did not score the tool.
+	Lexical *LexicalExplanation `json:"lexical"`
+	Vector  *VectorExplanation  `json:"vector"`
+	// Task is the plan's intent whose ranking gave the tool its score (nil without a plan).
+	Task *TaskExplanation `json:"task"`
+}
+
+// LexicalExplanation is the lexical branch's part of a score.
+type LexicalExplanation struct {
+	Rank int     `json:"rank"` // the result's lexical_rank
+	BM25 float64 `json:"bm25"` // the best over the texts whose lexical lists held the tool
+	// Share is what the branch added to the fused score, summed over those texts.
+	Share float64 `json:"share"`
+	// Terms are the lexemes of those texts that the tool's document holds, rarest first.
+	Terms []TermMatch `json:"terms"`
+}
+
+// TermMatch is a query lexeme found in a tool's document.
+type TermMatch struct {
+	Term string  `json:"term"`
+	IDF  float64 `json:"idf"`
+	// TF is the lexeme's weighted term frequency in the document, as BM25 scores it: the
+	// sum of the weights of the fields holding each occurrence (name and title 3, ... ,
+	// parameters 0.5; docs/search.md#the-lexical-index).
+	TF float64 `json:"tf"`
+	// Fields are the document's fields that hold the lexeme.
+	Fields []string `json:"fields"`
+}
+
+// VectorExplanation is the vector branch's part of a score.
+type VectorExplanation struct {
+	// Rank is the result's vector_rank: nil for a lexical candidate that a score fusion
+	// gave its similarity without the nearest-neighbour search returning it.
+	Rank *int `json:"rank"`
+	// Similarity is the cosine similarity of the tool's vector to the query's in the
+	// vector set that served the search, the best over the texts whose lists held it.
+	Similarity float64 `json:"similarity"`
+	Share      float64 `json:"share"`
+}
+
+// TaskExplanation names a plan's intent: its index in Plan.Intents (as Result.Intent) and
+// its query.
+type TaskExplanation struct {
+	Intent int    `json:"intent"`
+	Text   string `json:"text"`
+}
+
+// Explain is how a search ranked: the fusion and its branch weights, the profile that
+// served the search, the texts searched and the plan that made them.
+type Explain struct {
+	Fusion  Fusion        `json:"fusion"`
+	Weights BranchWeights `json:"weights"`
+	Profile string        `json:"profile"`
+	// Texts are the texts searched, each with the intent it served (one entry per intent
+	// when a text serves several) and its lexemes (none when the lexical branch did not run).
+	Texts []ExplainedText `json:"texts"`
+	// Plan is the plan the texts came from, the default plan's included; nil without one.
+	Plan *plan.Plan `json:"plan"`
+}
+
+// BranchWeights are the fusion weights of the branches.
+type BranchWeights struct {
+	Lexical float64 `json:"lexical"`
+	Vector  float64 `json:"vector"`
+}
+
+// ExplainedText is one text a search ran, for one intent.
+type ExplainedText struct {
+	Intent int      `json:"intent"`
+	Text   string   `json:"text"`
+	Terms  []string `json:"terms"`
+}
+
+// explain fills in resp.Explain and the explanation of every result; rows are the results'
+// rows of the Search statement, in order. It runs SearchExplain on to, the database the
+// search read (the replica, if any), with the statement's per-transaction settings.
+func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *Response, rows []db.SearchRow) error {
+	p := pr.params
+	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, K1: p.K1, B: p.B}
+	for i, row := range rows {
+		ord := int32(i + 1)
+		args.Names[i] = *row.Name
+		args.VectorSet = row.VectorSet // every row's: the set of the search
+		for _, v := range row.LexicalTexts {
+			args.LexOrds, args.LexVariants = append(args.LexOrds, ord), append(args.LexVariants, v)
+		}
+		for _, v := range row.VectorTexts {
+			args.VecOrds, args.VecVariants = append(args.VecOrds, ord), append(args.VecVariants, v)
+		}
+	}
+	qp := db.New(newPipeline(to))
+	if err := qp.SearchSetConfig(ctx, pr.ef); err != nil {
+		return err
+	}
+	out, err := qp.SearchExplain(ctx, args)
+	if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	bm25 := make([]float64, len(rows)) // BM25 is never negative
+	sim := make([]*float64, len(rows)) // a cosine similarity may be
+	terms := make([][]TermMatch, len(rows))
+	textTerms := make(map[int32][]string)
+	for _, x := range out {
+		i := int(x.Ord) - 1
+		switch x.Kind {
+		case "bm25":
+			bm25[i] = max(bm25[i], x.Value)
+		case "sim":
+			if sim[i] == nil || x.Value > *sim[i] {
+				sim[i] = &x.Value
+			}
+		case "term":
+			terms[i] = append(terms[i], TermMatch{Term: x.Lexeme, IDF: x.Value, TF: float64(x.Tf), Fields: emptyIfNil(x.Fields)})
+		case "text":
+			textTerms[x.Variant] = append(textTerms[x.Variant], x.Lexeme)
+		}
+	}
+	for i, row := range rows {
+		res := &resp.Results[i]
+		e := &Explanation{FusedScore: res.Score, NameMatch: res.NameMatch}
+		if len(row.LexicalTexts) > 0 {
+			slices.SortFunc(terms[i], func(a, b TermMatch) int { return cmp.Or(cmp.Compare(b.IDF, a.IDF), cmp.Compare(a.Term, b.Term)) })
+			e.Lexical = &LexicalExplanation{Rank: int(row.LexicalRank), BM25: bm25[i], Share: row.LexicalShare, Terms: emptyIfNil(terms[i])}
+		}
+		if len(row.VectorTexts) > 0 {
+			e.Vector = &VectorExplanation{Rank: res.VectorRank, Share: row.VectorShare}
+			if sim[i] != nil {
+				e.Vector.Similarity = *sim[i]
+			}
+		}
+		if pr.plan != nil && row.Grp >= 1 && int(row.Grp) <= len(pr.plan.Intents) {
+			e.Task = &TaskExplanation{Intent: int(row.Grp) - 1, Text: pr.plan.Intents[row.Grp-1].Query}
+		}
+		res.Explanation = e
+	}
+	st := s.settings
+	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector},
+		Profile: resp.Profile, Texts: make([]ExplainedText, len(p.TextVariants)), Plan: pr.plan}
+	for i, v := range p.TextVariants {
+		x.Texts[i] = ExplainedText{Intent: int(p.TextGroups[i]) - 1, Text: pr.texts[v-1], Terms: emptyIfNil(textTerms[v])}
+	}
+	resp.Explain = x
+	return nil
+}

@@ -1,0 +1,118 @@
+-- name: SearchExplain :many
+-- Why a search ranked its results as it did (POST /search with "explain": true,
+-- docs/search.md#explaining-a-ranking). It runs after the Search statement, only when asked,
+-- over the returned tools only. What only the ranking knows (ranks, each branch's share of
+-- the fused score, which texts' candidate lists held a tool) comes from Search's rows; this
+-- statement adds what the lists were scored from, with Search's own formulas (corpus, idf,
+-- BM25, cosine similarity), so its numbers are the ranking's.
+--
+--   names         the returned tools in order (ord = position in names).
+--   lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
+--                 the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
+--                 vector lists (vector_texts).
+--   texts, vecs, k1, b  Search's parameters of the same names.
+--   vector_set    the vector set the vector branch read (Search's vector_set: the current
+--                 set, at search time, of the profile that served the search).
+--
+--   res      the returned tools; lp, vp the pairs.
+--   qterms   the distinct lexemes of each lexical text; terms: with their idf (NULL: no tool
+--            has the lexeme, which scores nothing).
+--   doc      each returned tool's document (search_docs), kept to the known lexemes of the
+--            texts whose lexical lists held it, with their term frequency (the weighted one
+--            BM25 scores).
+--   lex      per such (tool, text), its BM25; sim: per (tool, text) of the vector lists, the
+--            cosine similarity to the text's vector in that vector set.
+--   fields   which fields of the tool's document hold each matched lexeme: the parts
+--            toolgate_search_document (sql/functions/lexical.sql) builds the document from,
+--            read from the tool as it is now (the index may be a moment behind a change).
+-- Rows (ord: the returned tool, variant: the text), by kind:
+--   'bm25'   per (tool, text) of lex: value is the BM25;
+--   'sim'    per (tool, text) of sim: value is the similarity;
+--   'text'   per text and lexeme of the text, known or not: the lexeme (ord 0);
+--   'term'   per returned tool and matched lexeme: value is its idf, tf its term frequency,
+--            fields the fields holding it (variant 0).
+WITH corpus AS (
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
+    FROM search_corpus c
+), res AS (
+    SELECT r.ord::int AS ord, t.id AS tool_id
+    FROM unnest(sqlc.arg(names)::text[]) WITH ORDINALITY AS r (name, ord)
+    JOIN tools t ON t.name = r.name
+), lp AS (
+    SELECT x.ord::int AS ord, (sqlc.arg(lex_variants)::int[])[x.i] AS variant
+    FROM unnest(sqlc.arg(lex_ords)::int[]) WITH ORDINALITY AS x (ord, i)
+), vp AS (
+    SELECT x.ord::int AS ord, (sqlc.arg(vec_variants)::int[])[x.i] AS variant
+    FROM unnest(sqlc.arg(vec_ords)::int[]) WITH ORDINALITY AS x (ord, i)
+), qterms AS (
+    SELECT DISTINCT v.ord::int AS variant, u.lexeme
+    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
+         unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
+), terms AS (
+    SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+    FROM qterms q
+    CROSS JOIN corpus c
+    LEFT JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
+), doc AS (
+    SELECT r.ord, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
+    FROM res r
+    JOIN search_docs d ON d.tool_id = r.tool_id
+    CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+    JOIN (SELECT DISTINCT lp.ord, t.lexeme FROM lp JOIN terms t ON t.variant = lp.variant WHERE t.idf IS NOT NULL) k
+      ON k.ord = r.ord AND k.lexeme = u.lexeme
+), lex AS (
+    SELECT m.ord, t.variant,
+           sum(t.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
+               / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
+                                                 + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS bm25
+    FROM doc m
+    JOIN lp ON lp.ord = m.ord
+    JOIN terms t ON t.variant = lp.variant AND t.lexeme = m.lexeme
+    CROSS JOIN corpus co
+    GROUP BY m.ord, t.variant
+), sim AS (
+    SELECT r.ord, vp.variant, 1 - (tv.embedding <=> q.v) AS sim
+    FROM res r
+    JOIN vp ON vp.ord = r.ord
+    JOIN unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = vp.variant
+    JOIN tool_vectors tv ON tv.set_id = sqlc.arg(vector_set)::bigint AND tv.tool_id = r.tool_id
+), fields AS (
+    SELECT r.ord, f.pos, (ARRAY['name', 'title', 'questions', 'observed', 'topics', 'tags', 'function',
+                                'description', 'when_to_use', 'parameters'])[f.pos] AS field, u.lexeme
+    FROM res r
+    JOIN tools t ON t.id = r.tool_id
+    CROSS JOIN LATERAL unnest(ARRAY[
+        toolgate_name_key(t.name),
+        t.title,
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'question'),
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'observed'),
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'topics'),
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'profile_tags'),
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'profile_function'),
+        t.description,
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'),
+        (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
+         FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
+                              THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p)
+    ]) WITH ORDINALITY AS f (txt, pos)
+    CROSS JOIN LATERAL unnest(to_tsvector('english', coalesce(f.txt, ''))) AS u (lexeme, positions, weights)
+    JOIN doc m ON m.ord = r.ord AND m.lexeme = u.lexeme
+    -- parsing the fields is most of this statement's work: only for lexically ranked tools
+    WHERE EXISTS (SELECT 1 FROM lp WHERE lp.ord = r.ord)
+)
+SELECT 'bm25'::text AS kind, l.ord::int AS ord, l.variant::int AS variant, ''::text AS lexeme, l.bm25::float8 AS value,
+       0::real AS tf, NULL::text[] AS fields
+FROM lex l
+UNION ALL
+SELECT 'sim', s.ord, s.variant, '', s.sim, 0, NULL
+FROM sim s
+UNION ALL
+SELECT 'text', 0, q.variant, q.lexeme, 0, 0, NULL
+FROM qterms q
+UNION ALL
+SELECT 'term', m.ord, 0, m.lexeme, i.idf, m.tf, f.fields
+FROM doc m
+JOIN (SELECT DISTINCT t.lexeme, t.idf FROM terms t WHERE t.idf IS NOT NULL) i ON i.lexeme = m.lexeme
+LEFT JOIN (SELECT f.ord, f.lexeme, array_agg(f.field ORDER BY f.pos) AS fields FROM fields f GROUP BY f.ord, f.lexeme) f
+  ON f.ord = m.ord AND f.lexeme = m.lexeme
+ORDER BY 1, 2, 3, 4;
