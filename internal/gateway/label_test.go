@@ -167,13 +167,30 @@ func TestCallsThatLabelNothing(t *testing.T) {
 		t.Fatalf("labels %+v, want none", got)
 	}
 
-	// After the window: a gateway whose window is a microsecond, shorter than any time
-	// between a find_tools and the call after it, records nothing; the same calls through a
-	// gateway whose window is an hour record the label (the window, not something else,
-	// said no). No sleep: neither depends on how fast the machine is.
-	short := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: time.Microsecond})
+	// After the window: a search a minute old is outside a gateway's one-second window, so
+	// the call records nothing; the same calls through a gateway whose window is an hour
+	// record the label (the window, not something else, said no). The search is made a
+	// minute old in the log rather than waited for, and the margins (a minute against a
+	// second, an hour against the test's run) are far beyond the delay between the call and
+	// its label's statement, which a loaded machine stretches to tens of milliseconds (a
+	// one-microsecond window was once met by a search made milliseconds before the call).
+	short := newGateway(t, e.pool, gateway.Options{CallTool: true, LabelWindow: time.Second})
 	late := connectHTTP(t, serveGateway(t, short.HTTPHandler(), caller).URL)
-	find(t, late, "stock price of a company", 1)
+	old := find(t, late, "stock price of a company", 1)
+	// the month's partition may start less than a minute ago: the previous one must exist
+	if _, err := e.pool.Exec(context.Background(), `DO $$
+		DECLARE m date := (date_trunc('month', now()) - interval '1 month')::date;
+		BEGIN
+			IF to_regclass(format('search_log_%s', to_char(m, 'YYYYMM'))) IS NULL THEN
+				EXECUTE format('CREATE TABLE %I PARTITION OF search_log FOR VALUES FROM (%L) TO (%L)',
+				               format('search_log_%s', to_char(m, 'YYYYMM')), m, (m + interval '1 month')::date);
+			END IF;
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(context.Background(), `UPDATE search_log SET created_at = created_at - interval '1 minute' WHERE id = $1`, old.SearchID); err != nil {
+		t.Fatal(err)
+	}
 	call(t, late, "call_tool", map[string]any{"name": "market__get_stock_price", "arguments": map[string]any{"symbol": "X"}})
 	short.WaitLabels()
 	if got := labels(t, e.pool); len(got) != 0 {
