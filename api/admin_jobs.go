@@ -28,6 +28,7 @@ const (
 // retry and cancel.
 func (s *Server) registerJobs(g *echo.Group) {
 	g.GET("/jobs", s.listJobs)
+	g.GET("/jobs/summary", s.jobSummary)
 	g.GET("/jobs/:id", s.getJob)
 	g.POST("/jobs/:id/retry", s.retryJob)
 	g.POST("/jobs/:id/cancel", s.cancelJob)
@@ -134,6 +135,16 @@ func (s *Server) listJobs(c echo.Context) error {
 		out.Next = string(next)
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// jobSummary answers GET /admin/jobs/summary: the number of jobs of each kind in each
+// state (jobs.Summary), which the paged list cannot give.
+func (s *Server) jobSummary(c echo.Context) error {
+	counts, err := jobs.Summary(c.Request().Context(), s.deps.Pool)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"counts": counts})
 }
 
 func (s *Server) getJob(c echo.Context) error {

@@ -26,7 +26,8 @@ const (
 // needs an admin key, so a new endpoint is closed until someone opens it on purpose.
 //
 // /openapi.json is public: it is the contract a client reads before it holds a key, and
-// it describes endpoints, never data.
+// it describes endpoints, never data. So are the console's files (/ui/): the page asks
+// for the operator's key, then reads every datum from the API with it.
 var routeAccess = map[string]access{
 	"GET /healthz":              accessPublic,
 	"GET /readyz":               accessPublic,
@@ -35,6 +36,9 @@ var routeAccess = map[string]access{
 	"POST /search/:id/feedback": accessSearch,
 	"GET /v1/capabilities":      accessSearch,
 	"* /mcp":                    accessSearch,
+	"GET /v1/whoami":            accessSearch,
+	"GET /ui":                   accessPublic,
+	"GET /ui/*":                 accessPublic,
 }
 
 // routeAccessOf returns what the route of method and path requires.

@@ -111,6 +111,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerTools(v1)
 	s.registerMCP(e, v1)
 	s.registerSearch(e)
+	s.registerConsole(e, v1)
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -24,6 +25,63 @@ func (s *Server) registerSources(g *echo.Group) {
 	g.DELETE("/sources/:name", s.deleteSource)
 	g.PUT("/sources/:name/tools", s.replaceCatalog)
 	g.DELETE("/sources/:name/observed-queries", s.forgetObserved)
+	g.GET("/sources/:name/runs", s.listSyncRuns)
+}
+
+// Sync run listing limits (GET /v1/sources/{name}/runs).
+const (
+	defaultRunLimit = 50
+	maxRunLimit     = 500
+)
+
+// syncRunView is one sync (or catalog import) of a source.
+type syncRunView struct {
+	ID int64 `json:"id"`
+	lastSyncView
+}
+
+// listSyncRuns answers GET /v1/sources/{name}/runs?limit=&before=: the source's sync runs,
+// newest first; next is the before of the following page, absent on the last one. A run's
+// error is shown scrubbed of the source's credentials, as in the source's last_sync.
+func (s *Server) listSyncRuns(c echo.Context) error {
+	limit := defaultRunLimit
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxRunLimit {
+			return badRequest("limit %q: want an integer from 1 to %d", v, maxRunLimit)
+		}
+		limit = n
+	}
+	var before int64
+	if v := c.QueryParam("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return badRequest("before %q: want the id of a run (next of the previous page)", v)
+		}
+		before = n
+	}
+	src, runs, err := sources.Runs(c.Request().Context(), s.deps.Pool, c.Param("name"), before, limit)
+	if err != nil {
+		return err
+	}
+	cfg, _ := mcpclient.ParseConfig(src.Config)
+	out := struct {
+		Runs []syncRunView `json:"runs"`
+		Next string        `json:"next,omitempty"`
+	}{Runs: make([]syncRunView, len(runs))}
+	for i, r := range runs {
+		if r.Error != nil {
+			msg := cfg.Scrub(errors.New(*r.Error)).Error()
+			r.Error = &msg
+		}
+		out.Runs[i] = syncRunView{ID: r.ID, lastSyncView: lastSyncView{State: r.State, Created: r.Created, Updated: r.Updated,
+			Deleted: r.Deleted, Unchanged: r.Unchanged, Pending: r.Pending, Skipped: r.Skipped, StartedAt: r.StartedAt,
+			FinishedAt: r.FinishedAt, Error: r.Error}}
+	}
+	if len(runs) == limit {
+		out.Next = strconv.FormatInt(runs[len(runs)-1].ID, 10)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // sourceView is a source as the API shows it.

@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,11 +13,77 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
 func (s *Server) registerTools(g *echo.Group) {
+	g.GET("/tools", s.listTools)
 	g.GET("/tools/:name", s.getTool)
+}
+
+// Tool listing limits (GET /v1/tools).
+const (
+	defaultToolLimit = 50
+	maxToolLimit     = 500
+	maxToolQuery     = 200 // characters of q
+)
+
+// toolSummaryView is one tool of GET /v1/tools: its definition's text and its states, without
+// the schemas (GET /v1/tools/{name} has them).
+type toolSummaryView struct {
+	Name         string         `json:"name"`
+	OriginalName string         `json:"original_name"`
+	Source       string         `json:"source"`
+	Title        *string        `json:"title"`
+	Description  string         `json:"description"`
+	Enabled      bool           `json:"enabled"`
+	ReviewState  db.ReviewState `json:"review_state"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+	// Enriched: every enrichment step has an output for the current definition; Embedded:
+	// the tool has a vector in the active profile's current set.
+	Enriched bool `json:"enriched"`
+	Embedded bool `json:"embedded"`
+}
+
+// listTools answers GET /v1/tools?source=&review_state=&q=&limit=&after=: a page of tools,
+// keyset-paged (sources.ListTools); next is the after of the following page, absent on the
+// last one.
+func (s *Server) listTools(c echo.Context) error {
+	caller, err := requestCaller(c)
+	if err != nil {
+		return err
+	}
+	tq := sources.ToolQuery{Source: c.QueryParam("source"), Visible: caller.Sources, Q: c.QueryParam("q"),
+		After: c.QueryParam("after"), Limit: defaultToolLimit}
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxToolLimit {
+			return badRequest("limit %q: want an integer from 1 to %d", v, maxToolLimit)
+		}
+		tq.Limit = n
+	}
+	switch rs := db.ReviewState(c.QueryParam("review_state")); rs {
+	case "", db.ReviewApproved, db.ReviewPending:
+		tq.ReviewState = rs
+	default:
+		return badRequest("review_state %q: want %s or %s", rs, db.ReviewApproved, db.ReviewPending)
+	}
+	if n := utf8.RuneCountInString(tq.Q); n > maxToolQuery {
+		return badRequest("q has %d characters, at most %d", n, maxToolQuery)
+	}
+	page, err := sources.ListTools(c.Request().Context(), s.deps.Pool, tq)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Tools []toolSummaryView `json:"tools"`
+		Next  string            `json:"next,omitempty"`
+	}{Tools: make([]toolSummaryView, len(page.Tools)), Next: page.Next}
+	for i, t := range page.Tools {
+		out.Tools[i] = toolSummaryView(t)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // toolView is one tool with its enrichment, as GET /v1/tools/:name shows it.

@@ -1,0 +1,137 @@
+// Analytics: /ui/analytics?days=7. Each section reads one /admin/analytics endpoint and
+// shows its data, or its error, by itself.
+
+import {get, query} from '../api.js';
+import {h, fill, table, section, fmtInt, fmtNum, fmtPct, fmtTime, fmtDuration, compact} from '../dom.js';
+import {lineChart} from '../chart.js';
+
+const windows = [1, 7, 30, 90];
+const LIMIT = 20;
+
+function filters(f) {
+  if (!f || Object.keys(f).length === 0) {
+    return h('span', {class: 'muted'}, 'none');
+  }
+  return h('code', {}, compact(f, 160));
+}
+
+// byKey groups rows into line series, one per key(row), of [time, value(row)] points.
+function seriesOf(rows, key, time, value) {
+  const groups = new Map();
+  for (const r of rows) {
+    const k = key(r);
+    if (!groups.has(k)) {
+      groups.set(k, []);
+    }
+    groups.get(k).push([time(r), value(r)]);
+  }
+  return [...groups.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([name, points]) => ({name, points}));
+}
+
+export async function render(root, ctx) {
+  let days = parseInt(ctx.url.searchParams.get('days') || '7', 10);
+  if (!(days >= 1 && days <= 90)) {
+    days = 7;
+  }
+  ctx.setTitle(`Analytics, ${days} days`);
+  root.append(h('h1', {}, 'Analytics'),
+    h('p', {class: 'window'}, 'Window: ', windows.map(d => [d === days ?
+      h('b', {'aria-current': 'true'}, d === 1 ? '1 day' : `${d} days`) : h('a', {href: `/ui/analytics?days=${d}`}, d === 1 ? '1 day' : `${d} days`), ' '])));
+  const opts = {signal: ctx.signal};
+  const bucket = days <= 2 ? 'hour' : 'day';
+  const parts = {
+    searches: h('div', {id: 'an-searches'}),
+    profiles: h('div', {id: 'an-profiles'}),
+    zero: h('div', {id: 'an-zero'}),
+    low: h('div', {id: 'an-low'}),
+    top: h('div', {id: 'an-top'}),
+    slowest: h('div', {id: 'an-slowest'}),
+    tools: h('div', {id: 'an-tools'}),
+  };
+  root.append(
+    section('Searches over time', parts.searches),
+    section('Label rate and MRR by profile', parts.profiles),
+    section('Zero-result queries', parts.zero),
+    section('Low-score queries', parts.low),
+    section('Top queries', parts.top),
+    section('Slowest searches', parts.slowest),
+    section('Tools', parts.tools));
+  const a = (path, params) => () => get('/admin/analytics/' + path + query(params), opts);
+  await Promise.all([
+    fill(parts.searches, a('searches', {days, bucket}), searches),
+    fill(parts.profiles, a('profiles', {days}), profileCharts),
+    fill(parts.zero, a('zero-results', {days, limit: LIMIT}), d => table([
+      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'From', cell: q => q.endpoint},
+      {title: 'Filters', cell: q => filters(q.filters)},
+      {title: 'Searches', class: 'num', cell: q => fmtInt(q.searches)},
+      {title: 'Last seen', cell: q => fmtTime(q.last_seen)},
+    ], d.queries, {empty: 'No search without results in this window.'})),
+    fill(parts.low, a('low-score', {days, limit: LIMIT}), d => table([
+      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'From', cell: q => q.endpoint},
+      {title: 'Mode', cell: q => q.mode},
+      {title: 'Filters', cell: q => filters(q.filters)},
+      {title: 'Searches', class: 'num', cell: q => fmtInt(q.searches)},
+      {title: 'Top score', class: 'num', cell: q => fmtNum(q.top_score, 3)},
+      {title: 'Last seen', cell: q => fmtTime(q.last_seen)},
+    ], d.queries, {empty: 'No low-score search in this window.'})),
+    fill(parts.top, a('top-queries', {days, limit: LIMIT}), d => table([
+      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'Searches', class: 'num', cell: q => fmtInt(q.searches)},
+      {title: 'Without results', class: 'num', cell: q => fmtInt(q.zero_result)},
+      {title: 'Last seen', cell: q => fmtTime(q.last_seen)},
+    ], d.queries, {empty: 'No search in this window.'})),
+    fill(parts.slowest, a('slowest', {days, limit: LIMIT}), d => table([
+      {title: 'When', cell: q => fmtTime(q.created_at)},
+      {title: 'Took', class: 'num', cell: q => fmtDuration(q.latency_ms)},
+      {title: 'From', cell: q => q.endpoint},
+      {title: 'Mode', cell: q => q.mode},
+      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'Results', class: 'num', cell: q => fmtInt(q.result_count)},
+    ], d.searches, {empty: 'No search in this window.'})),
+    fill(parts.tools, a('tools', {limit: LIMIT}), toolTables),
+  ]);
+}
+
+function searches(d) {
+  const rows = d.buckets || [];
+  const t = r => new Date(r.start).getTime();
+  const total = rows.reduce((acc, r) => acc + r.searches, 0);
+  const zero = rows.reduce((acc, r) => acc + r.zero_result, 0);
+  const labelled = rows.reduce((acc, r) => acc + r.labelled, 0);
+  return [
+    h('p', {class: 'muted'}, `${fmtInt(total)} searches · ${fmtInt(zero)} without results · ${fmtInt(labelled)} labelled`),
+    lineChart(seriesOf(rows, r => r.endpoint, t, r => r.searches), {label: 'searches by endpoint', yFormat: v => fmtInt(v), width: 1200}),
+  ];
+}
+
+function profileCharts(d) {
+  const rows = d.days || [];
+  const t = r => new Date(r.day + 'T00:00:00Z').getTime();
+  return h('div', {class: 'two'},
+    h('div', {}, h('h3', {}, 'Label rate'),
+      lineChart(seriesOf(rows, r => r.profile, t, r => r.label_rate), {label: 'label rate by profile', yFormat: v => fmtPct(v, 0), width: 580, height: 200})),
+    h('div', {}, h('h3', {}, 'MRR'),
+      lineChart(seriesOf(rows, r => r.profile, t, r => r.mrr), {label: 'MRR by profile', yFormat: v => fmtNum(v, 2), width: 580, height: 200})));
+}
+
+function toolTables(d) {
+  const name = t => h('a', {href: '/ui/tool/' + encodeURIComponent(t.name)}, t.name);
+  return h('div', {class: 'three'},
+    h('div', {}, h('h3', {}, 'Most returned'), table([
+      {title: 'Tool', cell: name},
+      {title: 'Returned', class: 'num', cell: t => fmtInt(t.returned)},
+      {title: 'First', class: 'num', cell: t => fmtInt(t.returned_first)},
+      {title: 'Called', class: 'num', cell: t => fmtInt(t.called)},
+      {title: 'Succeeded', class: 'num', cell: t => fmtInt(t.succeeded)},
+    ], d.popular, {empty: 'No tool returned yet.'})),
+    h('div', {}, h('h3', {}, 'Returned, never called'), table([
+      {title: 'Tool', cell: name},
+      {title: 'Returned', class: 'num', cell: t => fmtInt(t.returned)},
+    ], d.never_called, {empty: 'Every returned tool was called.'})),
+    h('div', {}, h('h3', {}, 'Never returned'), table([
+      {title: 'Tool', cell: name},
+      {title: 'Source', cell: t => t.source},
+    ], d.never_returned, {empty: 'Every tool was returned at least once.'})));
+}
