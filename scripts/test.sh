@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian bookworm machine (as root) or an already
-# prepared one: PostgreSQL 15 + pgvector, Go modules, sqlc; then formatting, vet, the
+# prepared one: PostgreSQL 15 + pgvector, Go modules, sqlc, Chromium; then formatting, vet, the
 # generated-code check, the tests against the real database, and short fuzz runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +32,12 @@ if [ ! -f .cache/server-everything/node_modules/@modelcontextprotocol/server-eve
   fi
   echo "== npm install @modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
   npm install --silent --no-audit --no-fund --prefix .cache/server-everything "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi
+
+# The console's browser tests (internal/console) drive Debian's Chromium, headless.
+if ! command -v chromium >/dev/null; then
+  echo "== apt-get install chromium"
+  apt-get -o DPkg::Lock::Timeout=300 update -qq && apt-get -o DPkg::Lock::Timeout=300 install -y -qq chromium >/dev/null
 fi
 
 echo "== gofmt"

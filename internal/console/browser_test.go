@@ -370,7 +370,6 @@ func TestConsoleOpenMode(t *testing.T) {
 	if got := eval[string](b, `document.querySelector('#search-json .curl').textContent`); !strings.Contains(got, "curl -s "+st.url+"/search") || !strings.Contains(got, `"query":"send an email message"`) {
 		t.Errorf("curl of the search: %q", got)
 	}
-	b.shot("search")
 
 	// Upstream text is text: the markup description is shown literally and runs nothing.
 	b.open(st.url+"/ui/search?q=render+widget", "#results li")

@@ -22,9 +22,9 @@ type CrossOriginError struct {
 
 func (e *CrossOriginError) Error() string {
 	if e.SecFetchSite != "" {
-		return fmt.Sprintf("request sent by a browser for a page of another origin (Sec-Fetch-Site: %s): toolgate serves no web pages and takes no cross-origin requests", e.SecFetchSite)
+		return fmt.Sprintf("request sent by a browser for a page of another origin (Sec-Fetch-Site: %s): toolgate takes no cross-origin requests (its console calls it from its own origin)", e.SecFetchSite)
 	}
-	return fmt.Sprintf("request sent by a browser for a page of another origin (Origin: %s): toolgate serves no web pages and takes no cross-origin requests", e.Origin)
+	return fmt.Sprintf("request sent by a browser for a page of another origin (Origin: %s): toolgate takes no cross-origin requests (its console calls it from its own origin)", e.Origin)
 }
 
 func (e *CrossOriginError) Is(target error) bool { return target == derrors.Forbidden }
