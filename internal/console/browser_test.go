@@ -35,6 +35,7 @@ import (
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/testfactory"
+	"github.com/toolgate/toolgate/internal/tune"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -141,6 +142,31 @@ func (st *stack) label(t *testing.T, query string, n int) {
 			st.post(t, fmt.Sprintf("/search/%d/feedback", resp.SearchID),
 				fmt.Sprintf(`{"tools":[{"name":%q,"success":true}]}`, resp.Results[0].Name), nil)
 		}
+	}
+}
+
+// tunes records a tune that succeeded and one that failed. A tune needs some fifty
+// labelled searches and its job: written here as the tune's job writes it, its result
+// checked against tune.Result.
+func (st *stack) tunes(t *testing.T) {
+	t.Helper()
+	result := `{"weights":{"name":0.2,"description":0.1,"question":0.7},
+		"baseline":{"name":"default","strategy":"tdwa","weights":{"name":0.15,"description":0.2,"question":0.3}},
+		"labels":{"searches":180,"labels":190,"train":135,"held_out":45,"unranked":0,"max_per_key":18,"keys":4,"most_per_key":18},
+		"train":{"baseline":{"mrr":0.61,"hit@1":0.5,"hit@5":0.8,"hit@10":0.9},"tuned":{"mrr":0.66,"hit@1":0.55,"hit@5":0.84,"hit@10":0.92}},
+		"held_out":{"baseline":{"mrr":0.6,"hit@1":0.49,"hit@5":0.79,"hit@10":0.9},"tuned":{"mrr":0.641,"hit@1":0.53,"hit@5":0.83,"hit@10":0.91}},
+		"gain":{"metric":"mrr","mean":0.041,"ci95":[0.012,0.071],"verdict":"better"},
+		"search":{"weightings":400,"shrink":0.8,"pool_per_kind":50,"query_embeddings":180,"tools":14},"created":true}`
+	dec := json.NewDecoder(strings.NewReader(result))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&tune.Result{}); err != nil {
+		t.Fatalf("a tune result unlike tune.Result: %v", err)
+	}
+	if _, err := st.pool.Exec(context.Background(), `
+		INSERT INTO profile_tunes (profile, baseline, state, result, error, finished_at) VALUES
+		  ('learned', 'default', 'succeeded', $1, NULL, now()),
+		  ('learned-2', 'default', 'failed', NULL, 'too few labelled searches: 12, at least 50', now())`, result); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -424,8 +450,18 @@ func TestConsoleOpenMode(t *testing.T) {
 	b.wait("#history table")
 	b.shot("tool")
 
-	// Profiles: the weights side by side; a re-weight queued from its button.
+	// Profiles: the weights side by side, the tunes (newest first) with their evidence; a re-weight
+	// queued from its button.
+	st.tunes(t)
 	b.open(st.url+"/ui/profiles", "table.side-by-side")
+	b.wait("#tunes table")
+	tunes := eval[[]string](b, `[...document.querySelectorAll('#tunes tbody tr')].map(e => e.textContent)`)
+	if len(tunes) != 2 || !strings.Contains(tunes[1], "mrr +0.041 [0.012, 0.071] better") || !strings.Contains(tunes[0], "too few labelled searches") {
+		t.Errorf("tunes shown: %q", tunes)
+	}
+	if n := eval[int](b, `document.querySelectorAll('#tunes svg circle').length`); n != 1 {
+		t.Errorf("%d gains plotted, want 1", n)
+	}
 	b.click(`button.reweight[data-profile="var-1"]`)
 	b.wait(`//div[@id="status"]/div[contains(., "Re-weight of var-1 queued")]`)
 	b.settled()

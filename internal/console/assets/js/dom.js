@@ -138,7 +138,7 @@ export async function fill(node, call, render) {
     node.replaceChildren(errorBox(err));
     return;
   }
-  node.replaceChildren(...[render(data)].flat().filter(Boolean));
+  node.replaceChildren(...[render(data)].flat(Infinity).filter(Boolean));
 }
 
 export function fmtInt(n) {

@@ -84,6 +84,6 @@ function tuneTable(tunes) {
     ], tunes, {empty: 'No tune yet (toolgate profiles tune NEW, or POST /admin/profiles/tune).'}),
     withGain.length ? [h('h3', {}, 'Held-out gain with its 95% interval'),
       intervalChart(withGain.map(t => ({label: `#${t.id} ${t.profile}`, value: t.result.gain.mean, lo: t.result.gain.ci95[0], hi: t.result.gain.ci95[1]})),
-        {zero: true, format: v => fmtNum(v, 3), label: 'tune gains'})] : null,
+        {zero: true, format: v => fmtNum(v, 3), label: 'tune gains', width: 1200})] : null,
   ];
 }
