@@ -12,6 +12,16 @@ import (
 // that carry no data, public) and GET /v1/whoami, which tells the console, or any client,
 // what the caller's key may do.
 func (s *Server) registerConsole(e *echo.Echo, v1 *echo.Group) {
+	// before routing, so that the answers the middleware gives a console path itself (a
+	// cross-origin refusal, a bad path) carry the console's headers too
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if console.IsPath(c.Request().URL.Path) {
+				console.SetHeaders(c.Response().Header())
+			}
+			return next(c)
+		}
+	})
 	ui := echo.WrapHandler(console.Handler())
 	e.GET("/ui", ui)
 	e.GET("/ui/*", ui)

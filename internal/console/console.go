@@ -63,11 +63,8 @@ func Handler() http.Handler {
 	}
 	shell := assets["index.html"]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-cache")
+		SetHeaders(w.Header())
+		w.Header().Set("Cache-Control", "no-cache")
 		p := r.URL.Path
 		switch {
 		case p == strings.TrimSuffix(Prefix, "/"):
@@ -87,6 +84,20 @@ func Handler() http.Handler {
 			serve(w, r, shell)
 		}
 	})
+}
+
+// SetHeaders sets the security headers of every console response: the policy, nosniff and
+// no-referrer. A server that answers a console path itself (an error before the handler
+// runs) sets them too.
+func SetHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// IsPath reports whether an URL path is the console's.
+func IsPath(p string) bool {
+	return p == strings.TrimSuffix(Prefix, "/") || strings.HasPrefix(p, Prefix)
 }
 
 // serve writes f, or 304 when the request already holds its version (If-None-Match).

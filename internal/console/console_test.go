@@ -108,9 +108,23 @@ func TestShellIsPublicAndAPIIsNot(t *testing.T) {
 			t.Errorf("GET %s without a key: %d %s", path, resp.StatusCode, body)
 		}
 	}
-	resp, body := get(t, srv, "/ui/search", http.Header{"Sec-Fetch-Site": {"cross-site"}})
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "cross_origin") {
-		t.Errorf("GET /ui/search from another site: %d %s", resp.StatusCode, body)
+	// The server's own refusals of a console path carry the console's headers too.
+	for _, tc := range []struct {
+		path   string
+		header http.Header
+		status int
+		code   string
+	}{
+		{"/ui/search", http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden, "cross_origin"},
+		{"/ui/tool/%ff", nil, http.StatusBadRequest, "invalid_text"},
+	} {
+		resp, body := get(t, srv, tc.path, tc.header)
+		if resp.StatusCode != tc.status || !strings.Contains(body, tc.code) || resp.Header.Get("Content-Security-Policy") != console.ContentSecurityPolicy {
+			t.Errorf("GET %s %v: %d %v %s", tc.path, tc.header, resp.StatusCode, resp.Header, body)
+		}
+	}
+	if resp, _ := get(t, srv, "/v1/whoami", nil); resp.Header.Get("Content-Security-Policy") != "" {
+		t.Errorf("the API answers with the console's policy: %v", resp.Header)
 	}
 }
 
