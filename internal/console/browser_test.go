@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -385,6 +386,11 @@ func TestConsoleOpenMode(t *testing.T) {
 	if got := b.title(); got != "Search: weather · toolgate" {
 		t.Errorf("title %q", got)
 	}
+	// The server explains the ranking: the query's term, where the tool holds it.
+	b.wait("#results li:first-child .explanation .term")
+	if got := b.text("#results li:first-child .explanation .term"); !strings.HasPrefix(got, "weather in ") || !strings.Contains(got, "name") {
+		t.Errorf("the weather tool's matched term: %q", got)
+	}
 
 	// A search from the form moves to its own URL.
 	b.open(st.url+"/ui/search", "#q")
@@ -618,6 +624,7 @@ func TestConsoleKeys(t *testing.T) {
 // page from the documented answers of POST /search with "explain" and of the
 // /admin/analytics endpoints (testdata/contracts), served in front of a real server: the
 // pages' rendering of every field is tested whichever of them the server answers itself.
+// A search of anything but the weather meets a server that refuses "explain".
 func TestConsoleRendersTheContracts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
@@ -639,8 +646,20 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 			return
 		}
 		if r.Method == http.MethodPost && r.URL.Path == "/search" {
-			fixture(w, "search-explain")
-			return
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			switch {
+			case !bytes.Contains(body, []byte(`"explain":true`)):
+			case bytes.Contains(body, []byte("weather")):
+				fixture(w, "search-explain")
+				return
+			default:
+				// as a server without explanations refuses the field
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, `{"error":{"code":"invalid_request","message":"body: json: unknown field \"explain\""}}`)
+				return
+			}
 		}
 		st.handler.ServeHTTP(w, r)
 	}))
@@ -661,7 +680,8 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 			t.Errorf("explanation %q lacks %q", lines, want)
 		}
 	}
-	if got := eval[string](b, `document.querySelector('#results li:nth-child(3) .explanation').textContent`); !strings.Contains(got, "lexical: not ranked") {
+	if got := eval[string](b, `document.querySelector('#results li:nth-child(3) .explanation').textContent`); !strings.Contains(got, "lexical: not ranked") ||
+		!strings.Contains(got, "vector not among the nearest · similarity 0.301") {
 		t.Errorf("a result the lexical branch missed: %q", got)
 	}
 	if n := eval[int](b, `document.querySelectorAll('#results li:first-child .explanation rect.part').length`); n != 2 {
@@ -669,6 +689,18 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 	}
 	b.wait(`//section[h2="Plan"]//li[contains(., "email it to Ana")]`)
 	b.shot("search")
+
+	// A server that refuses "explain": the page searches again without it and says so.
+	b.open(srv.URL+"/ui/search?q=send+an+email", "#results li")
+	if got := b.text(".explain-off"); !strings.HasPrefix(got, "Explanations unavailable") {
+		t.Errorf("notice: %q", got)
+	}
+	if first := b.text("#results li .tool-name"); first != "acme__send_email" {
+		t.Errorf("first result without explanations: %q", first)
+	}
+	if got := b.text("#results li:first-child .why"); !strings.Contains(got, "lexical #1") {
+		t.Errorf("ranks shown without explanations: %q", got)
+	}
 
 	b.open(srv.URL+"/ui/analytics?days=7", "#an-searches figure")
 	b.settled()

@@ -15,6 +15,12 @@ function syncState(last) {
   return h('span', {}, badge(last.state, kind), ' ', fmtTime(last.started_at));
 }
 
+// failedBadge counts the tools one of whose enrichment steps failed for their current
+// definition (stored with what they have).
+function failedBadge(s) {
+  return s.enrichment_failed ? [' ', badge(`${fmtInt(s.enrichment_failed)} failed`, 'bad')] : null;
+}
+
 export async function renderSources(root, ctx) {
   ctx.setTitle('Catalog');
   root.append(h('h1', {}, 'Catalog'));
@@ -24,7 +30,7 @@ export async function renderSources(root, ctx) {
     {title: 'Source', cell: s => h('a', {href: '/ui/catalog/' + seg(s.name), class: 'source-link'}, s.name)},
     {title: 'Kind', cell: s => s.kind},
     {title: 'Tools', class: 'num', cell: s => fmtInt(s.tools)},
-    {title: 'Enriched', cell: s => progress(s.enriched, s.tools)},
+    {title: 'Enriched', cell: s => [progress(s.enriched, s.tools), failedBadge(s)]},
     {title: 'Embedded', cell: s => progress(s.embedded, s.tools)},
     {title: 'Indexed', cell: s => progress(s.indexed, s.tools)},
     {title: 'Last sync', cell: s => syncState(s.last_sync)},
@@ -66,7 +72,7 @@ function sourceHead(src, status) {
   const where = cfg.url || [cfg.command, ...(cfg.args || [])].filter(Boolean).join(' ');
   const nodes = [dl([
     ['Kind', src.kind], ['Server', where], ['Sync interval', src.interval], ['Review mode', src.review_mode ? 'on: changed definitions wait for a decision' : 'off'],
-    ['Tools', fmtInt(src.tools)], ['Enriched', progress(src.enriched, src.tools)], ['Embedded', progress(src.embedded, src.tools)],
+    ['Tools', fmtInt(src.tools)], ['Enriched', [progress(src.enriched, src.tools), failedBadge(src)]], ['Embedded', progress(src.embedded, src.tools)],
     ['Indexed', progress(src.indexed, src.tools)], ['Created', fmtTime(src.created_at)],
   ])];
   if (src.kind !== 'catalog') {

@@ -147,8 +147,8 @@ function ranks(r) {
   const parts = [];
   parts.push(r.lexical_rank ? `lexical #${r.lexical_rank} · BM25 ${fmtNum(r.bm25, 2)}` : 'lexical: not ranked');
   parts.push(r.vector_rank ? `vector #${r.vector_rank}` : 'vector: not ranked');
-  if (r.intent) {
-    parts.push(`intent ${r.intent}`);
+  if (r.intent !== undefined && r.intent !== null) {
+    parts.push(taskLabel(r.intent));
   }
   if (r.rerank_score !== undefined) {
     parts.push(`rerank ${fmtNum(r.rerank_score, 3)}`);
@@ -166,20 +166,22 @@ function explanation(e) {
     parts.length ? '= ' + parts.join(' + ') : '', e.name_match ? ' · name match' : ''));
   if (lex) {
     lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch series-0-text'}, 'lexical'),
-      ` #${lex.rank} · BM25 ${fmtNum(lex.bm25, 2)} · `,
+      `${lex.rank === null || lex.rank === undefined ? '' : ` #${lex.rank} ·`} BM25 ${fmtNum(lex.bm25, 2)} · `,
       (lex.terms || []).length === 0 ? 'no terms' : h('span', {class: 'terms'}, lex.terms.map(t =>
         h('span', {class: 'term', title: `idf ${fmtNum(t.idf, 2)} · tf ${t.tf}`}, h('b', {}, t.term), ' in ', (t.fields || []).join(', '))))));
   } else {
     lines.push(h('div', {class: 'why-line muted'}, 'lexical: not ranked'));
   }
   if (vec) {
+    // a lexical candidate the nearest-neighbour search did not return is scored all the same
+    const rank = vec.rank === null || vec.rank === undefined ? ' not among the nearest ·' : ` #${vec.rank} ·`;
     lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch series-1-text'}, 'vector'),
-      ` #${vec.rank} · similarity ${fmtNum(vec.similarity, 3)}`));
+      `${rank} similarity ${fmtNum(vec.similarity, 3)}`));
   } else {
     lines.push(h('div', {class: 'why-line muted'}, 'vector: not ranked'));
   }
   if (e.task) {
-    lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch'}, 'task'), ` ${e.task.intent}: ${e.task.text}`));
+    lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch'}, 'task'), ` ${e.task.intent + 1}: ${e.task.text}`));
   }
   return h('div', {class: 'why explanation'}, lines);
 }
@@ -197,7 +199,12 @@ function explainSection(ex) {
   return section('How the score was made',
     dl([['Profile', ex.profile], ['Fusion', ex.fusion], ['Weights', Object.entries(w).map(([k, v]) => `${k} ${v}`).join(', ')]]),
     h('ul', {class: 'plain'}, (ex.texts || []).map(t =>
-      h('li', {}, `text ${t.intent}: ${t.text}`, h('span', {class: 'muted'}, ' · lexemes: ' + (t.terms || []).join(', '))))));
+      h('li', {}, `${taskLabel(t.intent)}: ${t.text}`, h('span', {class: 'muted'}, ' · lexemes: ' + (t.terms || []).join(', '))))));
+}
+
+// taskLabel names a plan intent (0-based in the API) as the plan's list numbers it.
+function taskLabel(intent) {
+  return `task ${intent + 1}`;
 }
 
 // curlOf is the curl command of the same request (the key left as $TOOLGATE_KEY).

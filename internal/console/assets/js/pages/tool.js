@@ -57,7 +57,8 @@ function toolView(t, profiles, ctx) {
       table([
         {title: 'Step', cell: s => s.step},
         {title: 'Model', cell: s => s.model},
-        {title: 'For the current definition', cell: s => s.current ? 'yes' : badge('stale', 'warn')},
+        {title: 'For the current definition', cell: s => [s.current ? 'yes' : badge('stale', 'warn'),
+          s.failed ? [' ', badge('failed', 'bad'), ' ', h('span', {class: 'err-text'}, s.failed)] : null]},
         {title: 'Tokens', class: 'num', cell: s => `${s.prompt_tokens} + ${s.completion_tokens}`},
         {title: 'Made', cell: s => fmtTime(s.created_at)},
       ], t.enrichment.steps, {empty: 'Not enriched yet.'}),
