@@ -712,6 +712,10 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 			t.Errorf("%s: %d, want %d", sel, n, want)
 		}
 	}
+	// a day without labels has no MRR: one point fewer on its line, none at zero
+	if n := eval[int](b, `document.querySelectorAll('#an-profiles figure')[1].querySelectorAll('circle').length`); n != 13 {
+		t.Errorf("%d MRR points, want 13 (7 days × 2 profiles, one day without labels)", n)
+	}
 	if got := eval[string](b, `document.querySelector('#an-zero tbody tr:nth-child(4) .query').textContent`); got != "<b>bold</b> query" {
 		t.Errorf("a query with markup shown as %q", got)
 	}

@@ -15,10 +15,14 @@ function filters(f) {
   return h('code', {}, compact(f, 160));
 }
 
-// byKey groups rows into line series, one per key(row), of [time, value(row)] points.
+// seriesOf groups rows into line series, one per key(row), of [time, value(row)] points;
+// a row without a value (an MRR of a day without labels) is no point.
 function seriesOf(rows, key, time, value) {
   const groups = new Map();
   for (const r of rows) {
+    if (value(r) === null || value(r) === undefined) {
+      continue;
+    }
     const k = key(r);
     if (!groups.has(k)) {
       groups.set(k, []);
