@@ -49,7 +49,6 @@ var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
-	".svg":  "image/svg+xml",
 }
 
 // Handler serves the console: Prefix+"assets/<file>" the embedded files, every other path
