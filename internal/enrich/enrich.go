@@ -81,8 +81,8 @@ const (
 	maxTopicWords    = 8
 	// maxTopicChars bounds a topic written without spaces, one "word" whatever its length.
 	maxTopicChars = 80
-	MaxTopics        = 10
-	MaxQuestions     = 50
+	MaxTopics     = 10
+	MaxQuestions  = 50
 )
 
 // MalformedOutputError is a generated output that is not what was asked for: unparsable

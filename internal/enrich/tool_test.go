@@ -212,12 +212,12 @@ func TestEnrichToolMalformedJSON(t *testing.T) {
 		answer string
 		failed string // the recorded reason; "" when repaired
 	}{
-		{`{"tool_profile": {"function": "x", "tags": ["a"`, "not a JSON object"},                                // truncated
-		{`{"tool_profile": {"tags": ["stock", "price", "quote"]}}`, "function is missing"},                      // no function
-		{`{"profile": {"function": "Stock price.", "tags": ["a", "b", "c"]}}`, "tool_profile is missing"},       // wrong key
-		{`Sure! Here is the profile: {"tool_profile": {}}`, "not a JSON object"},                                // prose
-		{`{"tool_profile": {"function": "Stock price.", "tags": ["stock"]}}`, ""},                               // too few tags
-		{`{"tool_profile": {"function": "` + strings.Repeat("word ", 60) + `", "tags": ["a","b","c"]}}`, ""},    // too long
+		{`{"tool_profile": {"function": "x", "tags": ["a"`, "not a JSON object"},                             // truncated
+		{`{"tool_profile": {"tags": ["stock", "price", "quote"]}}`, "function is missing"},                   // no function
+		{`{"profile": {"function": "Stock price.", "tags": ["a", "b", "c"]}}`, "tool_profile is missing"},    // wrong key
+		{`Sure! Here is the profile: {"tool_profile": {}}`, "not a JSON object"},                             // prose
+		{`{"tool_profile": {"function": "Stock price.", "tags": ["stock"]}}`, ""},                            // too few tags
+		{`{"tool_profile": {"function": "` + strings.Repeat("word ", 60) + `", "tags": ["a","b","c"]}}`, ""}, // too long
 	} {
 		f, srv := enrichtest.New(t)
 		f.ProfileAnswer(tc.answer)
