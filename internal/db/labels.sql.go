@@ -71,11 +71,10 @@ WITH hit AS (
     FROM hit
     ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
         SET success = search_labels.success OR EXCLUDED.success
-    RETURNING search_id
+    RETURNING search_id, (xmax = 0) AS inserted
 )
 SELECT coalesce(h.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile,
-       NOT EXISTS (SELECT 1 FROM search_labels s
-                   WHERE s.search_id = h.id AND s.tool_name = $1::text AND s.label_source = 'call') AS new_label
+       ins.inserted::boolean AS new_label
 FROM ins
 JOIN hit h ON h.id = ins.search_id
 `
@@ -105,8 +104,9 @@ type RecordCallLabelRow struct {
 // label successful once any call succeeded.
 // Returns, for the metrics, the profile that served the labelled search (search_log.profile,
 // else the active profile's name) and whether the label is new (not a later call); no row
-// when no search qualifies. The main query reads search_labels as it was before the insert
-// (one snapshot for the whole statement).
+// when no search qualifies. New is what the insert did (xmax is 0 on a row it inserted, set
+// on one its ON CONFLICT updated), so of two concurrent calls only one counts: a snapshot
+// read of search_labels would show both that the label does not exist yet.
 func (q *Queries) RecordCallLabel(ctx context.Context, arg RecordCallLabelParams) (RecordCallLabelRow, error) {
 	row := q.db.QueryRow(ctx, recordCallLabel,
 		arg.ToolName,
