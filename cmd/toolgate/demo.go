@@ -61,6 +61,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	env.log.Info("demo catalog loaded", "source", "demo", "created", res.Created, "updated", res.Updated,
 		"deleted", res.Deleted, "unchanged", res.Unchanged)
 	base := "http://" + demoHost(*listen)
+	env.log.Info("console: " + base + "/ui/ (open it in a browser on this machine)")
 	env.log.Info("try: curl -s " + base + "/search -H 'Content-Type: application/json' -d '{\"query\":\"what is Apple trading at right now\",\"k\":3}'")
 	go watchEnrichment(ctx, env.log, pool, "demo", enrichmentProgressEvery)
 	return serve(ctx, env, pool)
