@@ -7,9 +7,25 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const databaseNow = `-- name: DatabaseNow :one
+
+SELECT now()::timestamptz AS now
+`
+
+// Implicit labels: a tool an MCP session called after a find_tools of the same session
+// returned it (migration 0014, docs/analytics.md#labels).
+// The database's clock, the clock of search_log.created_at: a call's start on it.
+func (q *Queries) DatabaseNow(ctx context.Context) (time.Time, error) {
+	row := q.db.QueryRow(ctx, databaseNow)
+	var now time.Time
+	err := row.Scan(&now)
+	return now, err
+}
 
 const listSearchLabels = `-- name: ListSearchLabels :many
 SELECT search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success, created_at FROM search_labels WHERE search_id = $1 ORDER BY rank, tool_name, label_source
@@ -47,7 +63,6 @@ func (q *Queries) ListSearchLabels(ctx context.Context, searchID int64) ([]Searc
 }
 
 const recordCallLabel = `-- name: RecordCallLabel :one
-
 WITH hit AS (
     SELECT l.id, l.created_at, r.pos, l.profile
     FROM search_log l
@@ -57,8 +72,8 @@ WITH hit AS (
         ORDER BY e.pos LIMIT 1
     ) r
     WHERE l.session_id = $2::text
-      AND l.created_at >= now() - $3::interval - $4::interval
-      AND l.created_at <= now() - $3::interval
+      AND l.created_at >= $3::timestamptz - $4::interval
+      AND l.created_at <= $3::timestamptz
       AND l.caller_key_id IS NOT DISTINCT FROM $5::bigint
       AND ($5::bigint IS NOT NULL OR l.caller = $6::text)
     ORDER BY l.created_at DESC, l.id DESC
@@ -66,7 +81,7 @@ WITH hit AS (
 ), ins AS (
     INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success)
     SELECT hit.id, hit.created_at, $1::text, 'call', hit.pos,
-           greatest(0, floor(extract(epoch FROM now() - $3::interval - hit.created_at) * 1000))::bigint,
+           greatest(0, floor(extract(epoch FROM $3::timestamptz - hit.created_at) * 1000))::bigint,
            $7::text, $8::boolean
     FROM hit
     ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
@@ -82,7 +97,7 @@ JOIN hit h ON h.id = ins.search_id
 type RecordCallLabelParams struct {
 	ToolName    string          `json:"tool_name"`
 	SessionID   string          `json:"session_id"`
-	Since       pgtype.Interval `json:"since"`
+	StartedAt   time.Time       `json:"started_at"`
 	LabelWindow pgtype.Interval `json:"label_window"`
 	CallerKeyID pgtype.Int8     `json:"caller_key_id"`
 	Caller      string          `json:"caller"`
@@ -95,11 +110,10 @@ type RecordCallLabelRow struct {
 	NewLabel bool   `json:"new_label"`
 }
 
-// Implicit labels: a tool an MCP session called after a find_tools of the same session
-// returned it (migration 0014, docs/analytics.md#labels).
 // Labels the most recent search that returned tool_name among those the session made, as
 // the same caller (the same API key, or without a key the same caller name), within
-// `window` before the call; the call started `since` ago. Nothing when no search qualifies.
+// `window` before the call, which started at started_at (DatabaseNow when it began). Nothing
+// when no search qualifies.
 // A later call of the same tool after the same search keeps the first delay and marks the
 // label successful once any call succeeded.
 // Returns, for the metrics, the profile that served the labelled search (search_log.profile,
@@ -111,7 +125,7 @@ func (q *Queries) RecordCallLabel(ctx context.Context, arg RecordCallLabelParams
 	row := q.db.QueryRow(ctx, recordCallLabel,
 		arg.ToolName,
 		arg.SessionID,
-		arg.Since,
+		arg.StartedAt,
 		arg.LabelWindow,
 		arg.CallerKeyID,
 		arg.Caller,

@@ -66,12 +66,10 @@ func (s *session) useTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // label.go). The agent chose the tool whatever the call's outcome (invalid arguments, a
 // stale version, a failing source), so every such call labels; success says how it went.
 func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage, version string) *mcp.CallToolResult {
-	start := time.Now()
 	name = s.catalogName(ctx, name)
+	labelled := s.startLabel(s.searchCaller(ctx), name)
 	res, source := s.proxy(ctx, name, rawArgs, version)
-	if source != "" {
-		s.label(s.searchCaller(ctx), name, source, start, !res.IsError)
-	}
+	labelled(source, !res.IsError)
 	return res
 }
 

@@ -32,22 +32,36 @@ type labeler struct {
 	slots chan struct{}
 }
 
-// label records that caller called tool (of source) in the session after a search, the
-// call having started at start; ok is whether the call answered without error. It returns
-// at once.
-func (s *session) label(c auth.Caller, tool, source string, start time.Time, ok bool) {
+// startLabel begins the implicit label of a call of tool that starts now, made for caller,
+// and returns the function the call ends with: the tool's source ("" when nothing was
+// called) and whether the call answered without error. It never delays the call by more
+// than the read of the database's clock, done while the call runs.
+//
+// The call's start is read on the database's clock (DatabaseNow), the clock of the
+// searches' created_at, so that a search made after the call began (a use_tool, another
+// request of the session) is never labelled. Measured in Go and sent as an age, it was
+// placed late by however long the label's statement then waited to start, tens of
+// milliseconds on a loaded machine.
+func (s *session) startLabel(c auth.Caller, tool string) func(source string, ok bool) {
 	g := s.g
+	none := func(string, bool) {}
 	if g.opts.LabelWindow <= 0 {
-		return
+		return none
 	}
 	select {
 	case g.labels.slots <- struct{}{}:
 	default:
 		// The database is slower than the calls: losing a label beats queueing without bound.
 		g.log.Warn("implicit label dropped: too many label writes in flight", "session", s.id, "tool", tool)
-		return
+		return none
 	}
 	g.labelWG.Add(1)
+	type outcome struct {
+		source string
+		ok     bool
+	}
+	clockRead := make(chan struct{})
+	ended := make(chan outcome, 1)
 	// the caller the session's searches were logged with (search_log.caller, caller_key_id)
 	key, name := pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}, c.Name
 	go func() {
@@ -56,21 +70,27 @@ func (s *session) label(c auth.Caller, tool, source string, start time.Time, ok 
 			g.labelWG.Done()
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), labelTimeout)
-		defer cancel()
-		// The call's start is placed on the database's clock, as now() - since, like the
-		// searches' created_at. since is measured once a connection is held, right before the
-		// statement starts: measured before waiting for a connection, the start would be
-		// placed late by that wait, and a search made after the call could be labelled.
-		conn, err := g.pool.Acquire(ctx)
+		started, err := db.New(g.pool).DatabaseNow(ctx)
+		cancel()
+		close(clockRead)
+		var o outcome
+		select {
+		case o = <-ended:
+		case <-time.After(g.opts.CallTimeout + labelTimeout):
+			return // the call never ended (it cannot outlive its own bound)
+		}
 		if err != nil {
 			g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", err)
 			return
 		}
-		defer conn.Release()
-		row, err := db.New(conn).RecordCallLabel(ctx, db.RecordCallLabelParams{
-			SessionID: s.id, CallerKeyID: key, Caller: name, ToolName: tool, ToolSource: source, Success: ok,
-			Since:       interval(time.Since(start)),
-			LabelWindow: interval(g.opts.LabelWindow),
+		if o.source == "" {
+			return // nothing was called
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), labelTimeout)
+		defer cancel()
+		row, err := db.New(g.pool).RecordCallLabel(ctx, db.RecordCallLabelParams{
+			SessionID: s.id, CallerKeyID: key, Caller: name, ToolName: tool, ToolSource: o.source, Success: o.ok,
+			StartedAt: started, LabelWindow: interval(g.opts.LabelWindow),
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return // no search of the session returned the tool within the window
@@ -81,9 +101,18 @@ func (s *session) label(c auth.Caller, tool, source string, start time.Time, ok 
 		}
 		g.log.Debug("implicit label", "session", s.id, "tool", tool, "new", row.NewLabel)
 		if row.NewLabel {
-			g.opts.Metrics.ObserveLabel(string(db.LabelCall), source, row.Profile)
+			g.opts.Metrics.ObserveLabel(string(db.LabelCall), o.source, row.Profile)
 		}
 	}()
+	return func(source string, ok bool) {
+		// The call answers only once its start is on record: a search the agent makes
+		// after the answer is then certainly later.
+		select {
+		case <-clockRead:
+		case <-time.After(labelTimeout):
+		}
+		ended <- outcome{source, ok}
+	}
 }
 
 func interval(d time.Duration) pgtype.Interval {

@@ -1,10 +1,15 @@
 -- Implicit labels: a tool an MCP session called after a find_tools of the same session
 -- returned it (migration 0014, docs/analytics.md#labels).
 
+-- name: DatabaseNow :one
+-- The database's clock, the clock of search_log.created_at: a call's start on it.
+SELECT now()::timestamptz AS now;
+
 -- name: RecordCallLabel :one
 -- Labels the most recent search that returned tool_name among those the session made, as
 -- the same caller (the same API key, or without a key the same caller name), within
--- `window` before the call; the call started `since` ago. Nothing when no search qualifies.
+-- `window` before the call, which started at started_at (DatabaseNow when it began). Nothing
+-- when no search qualifies.
 -- A later call of the same tool after the same search keeps the first delay and marks the
 -- label successful once any call succeeded.
 -- Returns, for the metrics, the profile that served the labelled search (search_log.profile,
@@ -21,8 +26,8 @@ WITH hit AS (
         ORDER BY e.pos LIMIT 1
     ) r
     WHERE l.session_id = sqlc.arg(session_id)::text
-      AND l.created_at >= now() - sqlc.arg(since)::interval - sqlc.arg(label_window)::interval
-      AND l.created_at <= now() - sqlc.arg(since)::interval
+      AND l.created_at >= sqlc.arg(started_at)::timestamptz - sqlc.arg(label_window)::interval
+      AND l.created_at <= sqlc.arg(started_at)::timestamptz
       AND l.caller_key_id IS NOT DISTINCT FROM sqlc.narg(caller_key_id)::bigint
       AND (sqlc.narg(caller_key_id)::bigint IS NOT NULL OR l.caller = sqlc.arg(caller)::text)
     ORDER BY l.created_at DESC, l.id DESC
@@ -30,7 +35,7 @@ WITH hit AS (
 ), ins AS (
     INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, tool_source, success)
     SELECT hit.id, hit.created_at, sqlc.arg(tool_name)::text, 'call', hit.pos,
-           greatest(0, floor(extract(epoch FROM now() - sqlc.arg(since)::interval - hit.created_at) * 1000))::bigint,
+           greatest(0, floor(extract(epoch FROM sqlc.arg(started_at)::timestamptz - hit.created_at) * 1000))::bigint,
            sqlc.arg(tool_source)::text, sqlc.arg(success)::boolean
     FROM hit
     ON CONFLICT (search_id, tool_name, label_source) DO UPDATE
