@@ -410,8 +410,12 @@ func labelExperiment(t *testing.T, pool *pgxpool.Pool, s *search.Service, name s
 				tool := r.Results[pos-1].Name
 				if call {
 					// labels the session's most recent search that returned the tool: this one
+					now, err := db.New(pool).DatabaseNow(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
 					if _, err := db.New(pool).RecordCallLabel(ctx, db.RecordCallLabelParams{ToolName: tool, ToolSource: "fin", Success: true,
-						SessionID: session, Caller: agent.Name, Since: pgtype.Interval{Valid: true},
+						SessionID: session, Caller: agent.Name, StartedAt: now,
 						LabelWindow: pgtype.Interval{Microseconds: time.Hour.Microseconds(), Valid: true}}); err != nil {
 						t.Fatalf("call label: %v", err)
 					}
