@@ -35,13 +35,13 @@ func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeed
 const insertSearchLog = `-- name: InsertSearchLog :one
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm)
+                        experiment_id, arm, endpoint)
 VALUES ($1::text, $2::text[], $3::text, $4::int,
         $5::jsonb, $6::text, $7::text, $8::jsonb,
         $9::jsonb, $10::jsonb, jsonb_array_length($10::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($10::jsonb) e),
         $11::float8, $12::jsonb, $13::text, $14::bigint,
-        $15::text, $16::bigint, $17::text)
+        $15::text, $16::bigint, $17::text, $18::text)
 RETURNING id
 `
 
@@ -63,11 +63,12 @@ type InsertSearchLogParams struct {
 	SessionID    *string         `json:"session_id"`
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *string         `json:"arm"`
+	Endpoint     string          `json:"endpoint"`
 }
 
 // The retrieval log row of a search that ran on a read replica, written to the primary
 // (after SearchLogAsync in the same batch) with the results as the Search statement would.
-// experiment_id, arm and profile are the replica statement's (its exp CTE).
+// experiment_id, arm and profile are the replica statement's (its exp and pset CTEs).
 func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams) (int64, error) {
 	row := q.db.QueryRow(ctx, insertSearchLog,
 		arg.Query,
@@ -87,6 +88,7 @@ func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams
 		arg.SessionID,
 		arg.ExperimentID,
 		arg.Arm,
+		arg.Endpoint,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -121,7 +123,7 @@ WITH src AS MATERIALIZED (
       AND $8::text IS NULL
       AND cardinality($9::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
+    SELECT wp.current_set, wp.name FROM weight_profiles wp
     WHERE CASE WHEN $8::text IS NOT NULL THEN wp.name = $8::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -309,9 +311,9 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm)
+                            experiment_id, arm, endpoint)
     SELECT $25::text, $26::text[], $27::text, $28::int,
-           $29::jsonb, coalesce($8::text, (SELECT profile FROM exp)),
+           $29::jsonb, (SELECT name FROM pset),
            $30::text, $31::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
@@ -327,7 +329,7 @@ WITH src AS MATERIALIZED (
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', $33::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp)
+           (SELECT id FROM exp), (SELECT arm FROM exp), $34::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -335,7 +337,8 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
-       x.id AS experiment_id, x.arm, x.profile AS arm_profile
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile,
+       coalesce((SELECT name FROM pset), '')::text AS served_profile
 FROM log
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
@@ -376,29 +379,31 @@ type SearchParams struct {
 	Plan         json.RawMessage   `json:"plan"`
 	EmbedMs      float64           `json:"embed_ms"`
 	Degraded     *string           `json:"degraded"`
+	Endpoint     string            `json:"endpoint"`
 }
 
 type SearchRow struct {
-	SearchID     int64           `json:"search_id"`
-	Grp          int32           `json:"grp"`
-	Pos          int32           `json:"pos"`
-	Score        float64         `json:"score"`
-	LexicalRank  int32           `json:"lexical_rank"`
-	VectorRank   int32           `json:"vector_rank"`
-	NameMatch    int32           `json:"name_match"`
-	Bm25         float64         `json:"bm25"`
-	Name         *string         `json:"name"`
-	OriginalName *string         `json:"original_name"`
-	Source       *string         `json:"source"`
-	Title        *string         `json:"title"`
-	Description  *string         `json:"description"`
-	InputSchema  json.RawMessage `json:"input_schema"`
-	OutputSchema json.RawMessage `json:"output_schema"`
-	Annotations  json.RawMessage `json:"annotations"`
-	ContentHash  *string         `json:"content_hash"`
-	ExperimentID pgtype.Int8     `json:"experiment_id"`
-	Arm          *string         `json:"arm"`
-	ArmProfile   *string         `json:"arm_profile"`
+	SearchID      int64           `json:"search_id"`
+	Grp           int32           `json:"grp"`
+	Pos           int32           `json:"pos"`
+	Score         float64         `json:"score"`
+	LexicalRank   int32           `json:"lexical_rank"`
+	VectorRank    int32           `json:"vector_rank"`
+	NameMatch     int32           `json:"name_match"`
+	Bm25          float64         `json:"bm25"`
+	Name          *string         `json:"name"`
+	OriginalName  *string         `json:"original_name"`
+	Source        *string         `json:"source"`
+	Title         *string         `json:"title"`
+	Description   *string         `json:"description"`
+	InputSchema   json.RawMessage `json:"input_schema"`
+	OutputSchema  json.RawMessage `json:"output_schema"`
+	Annotations   json.RawMessage `json:"annotations"`
+	ContentHash   *string         `json:"content_hash"`
+	ExperimentID  pgtype.Int8     `json:"experiment_id"`
+	Arm           *string         `json:"arm"`
+	ArmProfile    *string         `json:"arm_profile"`
+	ServedProfile string          `json:"served_profile"`
 }
 
 // The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
@@ -435,8 +440,8 @@ type SearchRow struct {
 //	         The unit is the session ('session:' || session_id) or, for unit 'key' and for
 //	         a search without a session, the key ('key:' || caller_key_id, else
 //	         'caller:' || caller); experiments.UnitValue says the same in Go.
-//	pset     the vector set of the requested profile, else of the experiment arm's
-//	         profile, else of the active one.
+//	pset     the profile that serves the search and its vector set: the requested profile,
+//	         else the experiment arm's, else the active one.
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
@@ -459,13 +464,15 @@ type SearchRow struct {
 //	ranked   those joined to tools, enabled, approved and of an allowed source (checked
 //	         again, cheaply: the lexical index only holds searchable tools).
 //	log      the search_log row, with results (by intent, then position), result count, top
-//	         score, timings, and the experiment, arm and arm's profile (exp). With several
+//	         score, timings, the serving profile (pset), where the search came from
+//	         (endpoint), and the experiment and arm (exp). With several
 //	         intents the caller merges the rankings and rewrites results with
 //	         SearchLogResults in the same transaction.
 //
 // The final SELECT returns one row per result and intent, or, when nothing matched, one row
-// whose result columns are NULL or 0, every row carrying the search id and the experiment
-// arm (NULL when the search is in no experiment).
+// whose result columns are NULL or 0, every row carrying the search id, the experiment arm
+// (NULL when the search is in no experiment) and the serving profile (” when none: no
+// profile is active).
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
 	rows, err := q.db.Query(ctx, search,
@@ -502,6 +509,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Plan,
 		arg.EmbedMs,
 		arg.Degraded,
+		arg.Endpoint,
 	)
 	if err != nil {
 		return nil, err
@@ -531,6 +539,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 			&i.ExperimentID,
 			&i.Arm,
 			&i.ArmProfile,
+			&i.ServedProfile,
 		); err != nil {
 			return nil, err
 		}

@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "e4cc3c60556bcb806c3b49e5a9cb10c0fc81c7d0d3d9edaeceac0b5f0110916c"
+const searchSQLSHA256 = "dde6ad9066411bd3b6b05a21576ff90144134034b93153d1486f35046c86d344"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -36,7 +36,7 @@ WITH src AS MATERIALIZED (
       AND $8::text IS NULL
       AND cardinality($9::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
+    SELECT wp.current_set, wp.name FROM weight_profiles wp
     WHERE CASE WHEN $8::text IS NOT NULL THEN wp.name = $8::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -223,7 +223,7 @@ WITH src AS MATERIALIZED (
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     SELECT 0::bigint AS id FROM (SELECT $25::text, $26::text[], $27::text, $28::int,
-           $29::jsonb, coalesce($8::text, (SELECT profile FROM exp)),
+           $29::jsonb, (SELECT name FROM pset),
            $30::text, $31::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
@@ -239,7 +239,7 @@ WITH src AS MATERIALIZED (
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', $33::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp)
+           (SELECT id FROM exp), (SELECT arm FROM exp), $34::text
     ) logged
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -247,7 +247,8 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
-       x.id AS experiment_id, x.arm, x.profile AS arm_profile
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile,
+       coalesce((SELECT name FROM pset), '')::text AS served_profile
 FROM log
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true

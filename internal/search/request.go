@@ -30,6 +30,8 @@ type Request struct {
 	Plan plan.Mode `json:"plan,omitempty"`
 	// Rerank asks for reranking; nil means yes when a reranker is configured.
 	Rerank *bool `json:"rerank,omitempty"`
+	// Endpoint is where the search came from, for the retrieval log; empty means internal.
+	Endpoint Endpoint `json:"-"`
 }
 
 // UnmarshalJSON reads a request body strictly (an unknown field is an error) and tells an

@@ -33,8 +33,8 @@
 --            The unit is the session ('session:' || session_id) or, for unit 'key' and for
 --            a search without a session, the key ('key:' || caller_key_id, else
 --            'caller:' || caller); experiments.UnitValue says the same in Go.
---   pset     the vector set of the requested profile, else of the experiment arm's
---            profile, else of the active one.
+--   pset     the profile that serves the search and its vector set: the requested profile,
+--            else the experiment arm's, else the active one.
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
@@ -57,12 +57,14 @@
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
 --   log      the search_log row, with results (by intent, then position), result count, top
---            score, timings, and the experiment, arm and arm's profile (exp). With several
+--            score, timings, the serving profile (pset), where the search came from
+--            (endpoint), and the experiment and arm (exp). With several
 --            intents the caller merges the rankings and rewrites results with
 --            SearchLogResults in the same transaction.
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
--- whose result columns are NULL or 0, every row carrying the search id and the experiment
--- arm (NULL when the search is in no experiment).
+-- whose result columns are NULL or 0, every row carrying the search id, the experiment arm
+-- (NULL when the search is in no experiment) and the serving profile ('' when none: no
+-- profile is active).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -90,7 +92,7 @@ WITH src AS MATERIALIZED (
       AND sqlc.narg(profile)::text IS NULL
       AND cardinality(sqlc.arg(vecs)::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set FROM weight_profiles wp
+    SELECT wp.current_set, wp.name FROM weight_profiles wp
     WHERE CASE WHEN sqlc.narg(profile)::text IS NOT NULL THEN wp.name = sqlc.narg(profile)::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -278,9 +280,9 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm)
+                            experiment_id, arm, endpoint)
     SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
-           sqlc.arg(filters)::jsonb, coalesce(sqlc.narg(profile)::text, (SELECT profile FROM exp)),
+           sqlc.arg(filters)::jsonb, (SELECT name FROM pset),
            sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
@@ -296,7 +298,7 @@ WITH src AS MATERIALIZED (
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', sqlc.narg(degraded)::text)),
            sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint, sqlc.narg(session_id)::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp)
+           (SELECT id FROM exp), (SELECT arm FROM exp), sqlc.arg(endpoint)::text
     RETURNING id
 )
 -- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch).
@@ -305,7 +307,8 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
-       x.id AS experiment_id, x.arm, x.profile AS arm_profile
+       x.id AS experiment_id, x.arm, x.profile AS arm_profile,
+       coalesce((SELECT name FROM pset), '')::text AS served_profile
 FROM log
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
@@ -324,16 +327,16 @@ WHERE id = sqlc.arg(id)::bigint;
 -- name: InsertSearchLog :one
 -- The retrieval log row of a search that ran on a read replica, written to the primary
 -- (after SearchLogAsync in the same batch) with the results as the Search statement would.
--- experiment_id, arm and profile are the replica statement's (its exp CTE).
+-- experiment_id, arm and profile are the replica statement's (its exp and pset CTEs).
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm)
+                        experiment_id, arm, endpoint)
 VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
         sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
         sqlc.narg(rerank)::jsonb, sqlc.arg(results)::jsonb, jsonb_array_length(sqlc.arg(results)::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
         sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint,
-        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text)
+        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text, sqlc.arg(endpoint)::text)
 RETURNING id;
 
 -- name: SearchLogAsync :exec
