@@ -150,7 +150,6 @@ DROP FUNCTION IF EXISTS toolgate_analytics_low_score(timestamptz);
 DROP FUNCTION IF EXISTS toolgate_analytics_zero_results(timestamptz);
 DROP FUNCTION IF EXISTS toolgate_analytics_profiles(timestamptz);
 DROP FUNCTION IF EXISTS toolgate_analytics_searches(timestamptz, text);
-DROP FUNCTION IF EXISTS toolgate_search_query_parts(timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_hourly(timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_rollup_through();
 DROP FUNCTION IF EXISTS toolgate_search_rollup_rules();
@@ -158,13 +157,16 @@ DROP FUNCTION IF EXISTS toolgate_search_slowest_of(timestamptz, timestamptz, int
 DROP FUNCTION IF EXISTS toolgate_search_tool_labels(text[]);
 DROP FUNCTION IF EXISTS toolgate_search_tools_of(timestamptz, timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_queries_of(timestamptz, timestamptz);
+DROP FUNCTION IF EXISTS toolgate_search_zero_of(timestamptz, timestamptz);
+DROP FUNCTION IF EXISTS toolgate_search_low_of(timestamptz, timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_hourly_of(timestamptz, timestamptz);
 DROP FUNCTION IF EXISTS toolgate_analytics_since(integer);
 DROP FUNCTION IF EXISTS toolgate_search_low_score(text, integer, jsonb);
 DROP FUNCTION IF EXISTS toolgate_search_profile(text);
 DROP FUNCTION IF EXISTS toolgate_search_endpoint(text, text, text, bigint);
 
-DROP TABLE IF EXISTS search_rollup_slowest, search_rollup_tool_totals, search_rollup_tools, search_rollup_queries, search_rollup_hourly,
+DROP TABLE IF EXISTS search_rollup_slowest, search_rollup_tool_totals, search_rollup_tools, search_rollup_low,
+    search_rollup_zero, search_rollup_queries, search_rollup_hourly,
     search_rollup_state;
 ALTER TABLE search_log
     DROP CONSTRAINT IF EXISTS search_log_endpoint,

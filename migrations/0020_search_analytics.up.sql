@@ -45,29 +45,43 @@ CREATE TABLE search_rollup_hourly (
     PRIMARY KEY (hour, endpoint, profile, mode)
 );
 
--- Searches per day (UTC), query, endpoint, filters and mode, with the zero-result and
--- low-score ones, when each kind was last seen, and the least top score and top BM25 of the
--- low-score ones. Rows are added to as hours are rolled up (a day's row may hold part
--- of the day). Keyed by hashes: a query may be longer than a btree entry may be.
+-- Per day (UTC) and query: searches, and those that found nothing. Rows are added to as
+-- hours are rolled up (a day's row may hold part of the day). Keyed by hashes: a query may
+-- be longer than a btree entry may be.
 CREATE TABLE search_rollup_queries (
-    day           date NOT NULL,
-    query         text NOT NULL,
-    endpoint      text NOT NULL,
-    filters       jsonb NOT NULL,
-    mode          text NOT NULL,
-    searches      bigint NOT NULL,
-    zero_result   bigint NOT NULL,
-    low_score     bigint NOT NULL,
-    last_seen     timestamptz NOT NULL,
-    last_zero     timestamptz,
-    last_low      timestamptz,
-    low_top_score double precision,
-    low_top_bm25  double precision
+    day         date NOT NULL,
+    query       text NOT NULL,
+    searches    bigint NOT NULL,
+    zero_result bigint NOT NULL,
+    last_seen   timestamptz NOT NULL
 );
-CREATE UNIQUE INDEX search_rollup_queries_key
-    ON search_rollup_queries (day, endpoint, mode, md5(query), md5(filters::text));
-CREATE INDEX search_rollup_queries_zero ON search_rollup_queries (day) WHERE zero_result > 0;
-CREATE INDEX search_rollup_queries_low ON search_rollup_queries (day) WHERE low_score > 0;
+CREATE UNIQUE INDEX search_rollup_queries_key ON search_rollup_queries (day, md5(query));
+
+-- The searches that found nothing, per day, query, endpoint and filters.
+CREATE TABLE search_rollup_zero (
+    day       date NOT NULL,
+    query     text NOT NULL,
+    endpoint  text NOT NULL,
+    filters   jsonb NOT NULL,
+    searches  bigint NOT NULL,
+    last_seen timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX search_rollup_zero_key ON search_rollup_zero (day, endpoint, md5(query), md5(filters::text));
+
+-- The low-score searches, per day, query, endpoint, mode and filters, with the least top
+-- score and top BM25.
+CREATE TABLE search_rollup_low (
+    day       date NOT NULL,
+    query     text NOT NULL,
+    endpoint  text NOT NULL,
+    mode      text NOT NULL,
+    filters   jsonb NOT NULL,
+    searches  bigint NOT NULL,
+    top_score double precision,
+    top_bm25  double precision NOT NULL,
+    last_seen timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX search_rollup_low_key ON search_rollup_low (day, endpoint, mode, md5(query), md5(filters::text));
 
 -- Per month (UTC, as the log's partitions) and tool: how often searches returned it and
 -- returned it first.

@@ -146,7 +146,7 @@ func TestRollupAnswersAsTheLog(t *testing.T) {
 		       'the same every hour', 'hybrid', 5, 'rest', '{"tags": ["x"]}',
 		       CASE WHEN h % 2 = 0 THEN '[]'::jsonb
 		            ELSE '[{"name": "src001__tool_1", "score": 1.5, "lexical_rank": 2, "vector_rank": 3, "bm25": 2}]' END,
-		       h % 2, CASE WHEN h % 2 = 1 THEN 1.5 - h * 0.01 END, h
+		       h % 2, CASE WHEN h % 2 = 1 THEN 1.5 + h * 0.01 END, h
 		FROM generate_series(0, 23) h`)
 	live := answers(t, pool)
 	if len(live.ZeroResults[90]) == 0 || len(live.LowScore[90]) == 0 || len(live.Tools.Popular) == 0 || len(live.Profiles[90]) < 2 {
@@ -158,7 +158,7 @@ func TestRollupAnswersAsTheLog(t *testing.T) {
 	if rep.HoursRolled < 9*24 || rep.Steps < 30 {
 		t.Fatalf("first rollup %+v, want the ten days in steps of seven hours", rep)
 	}
-	if n := count(t, pool, `SELECT count(*) FROM search_rollup_queries`); n == 0 {
+	if n := count(t, pool, `SELECT count(*) FROM search_rollup_low`); n == 0 {
 		t.Fatal("nothing rolled up")
 	}
 	sameAnswers(t, "after the first rollup", answers(t, pool), live)

@@ -298,20 +298,24 @@ type SearchRollupHourly struct {
 	RrSum      float64   `json:"rr_sum"`
 }
 
+type SearchRollupLow struct {
+	Day      pgtype.Date     `json:"day"`
+	Query    string          `json:"query"`
+	Endpoint string          `json:"endpoint"`
+	Mode     string          `json:"mode"`
+	Filters  json.RawMessage `json:"filters"`
+	Searches int64           `json:"searches"`
+	TopScore pgtype.Float8   `json:"top_score"`
+	TopBm25  float64         `json:"top_bm25"`
+	LastSeen time.Time       `json:"last_seen"`
+}
+
 type SearchRollupQuery struct {
-	Day         pgtype.Date     `json:"day"`
-	Query       string          `json:"query"`
-	Endpoint    string          `json:"endpoint"`
-	Filters     json.RawMessage `json:"filters"`
-	Mode        string          `json:"mode"`
-	Searches    int64           `json:"searches"`
-	ZeroResult  int64           `json:"zero_result"`
-	LowScore    int64           `json:"low_score"`
-	LastSeen    time.Time       `json:"last_seen"`
-	LastZero    *time.Time      `json:"last_zero"`
-	LastLow     *time.Time      `json:"last_low"`
-	LowTopScore pgtype.Float8   `json:"low_top_score"`
-	LowTopBm25  pgtype.Float8   `json:"low_top_bm25"`
+	Day        pgtype.Date `json:"day"`
+	Query      string      `json:"query"`
+	Searches   int64       `json:"searches"`
+	ZeroResult int64       `json:"zero_result"`
+	LastSeen   time.Time   `json:"last_seen"`
 }
 
 type SearchRollupSlowest struct {
@@ -342,6 +346,15 @@ type SearchRollupToolTotal struct {
 	ReturnedFirst int64  `json:"returned_first"`
 	Called        int64  `json:"called"`
 	Succeeded     int64  `json:"succeeded"`
+}
+
+type SearchRollupZero struct {
+	Day      pgtype.Date     `json:"day"`
+	Query    string          `json:"query"`
+	Endpoint string          `json:"endpoint"`
+	Filters  json.RawMessage `json:"filters"`
+	Searches int64           `json:"searches"`
+	LastSeen time.Time       `json:"last_seen"`
 }
 
 type SearchSlowest struct {

@@ -104,28 +104,43 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     GROUP BY 1, 2, 3, 4
 $$;
 
--- Per day, query, endpoint, filters (without the null ones: {} when none) and mode: searches, zero-result and low-score ones, when
--- last seen (any, zero-result, low-score), and the least top score and top BM25 of the
--- low-score ones.
+-- Per day and query: searches, those that found nothing, when last seen.
 CREATE OR REPLACE FUNCTION toolgate_search_queries_of(from_ts timestamptz, to_ts timestamptz)
-RETURNS TABLE (day date, query text, endpoint text, filters jsonb, mode text, searches bigint, zero_result bigint,
-               low_score bigint, last_seen timestamptz, last_zero timestamptz, last_low timestamptz,
-               low_top_score double precision, low_top_bm25 double precision)
+RETURNS TABLE (day date, query text, searches bigint, zero_result bigint, last_seen timestamptz)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT s.day, s.query, s.endpoint, s.filters, s.mode,
-           count(*), count(*) FILTER (WHERE s.zero), count(*) FILTER (WHERE s.low),
-           max(s.created_at), max(s.created_at) FILTER (WHERE s.zero), max(s.created_at) FILTER (WHERE s.low),
-           min(s.top_score) FILTER (WHERE s.low), min(s.top_bm25) FILTER (WHERE s.low)
-    FROM (
-        SELECT (l.created_at AT TIME ZONE 'UTC')::date AS day, l.query,
-               toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id) AS endpoint,
-               jsonb_strip_nulls(l.filters) AS filters, l.mode, l.created_at, l.top_score,
-               coalesce((l.results -> 0 ->> 'bm25')::float8, 0) AS top_bm25,
-               l.result_count = 0 AS zero,
-               toolgate_search_low_score(l.mode, l.result_count, l.results) AS low
-        FROM search_log l
-        WHERE l.created_at >= from_ts AND l.created_at < to_ts
-    ) s
+    SELECT (l.created_at AT TIME ZONE 'UTC')::date, l.query, count(*), count(*) FILTER (WHERE l.result_count = 0),
+           max(l.created_at)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts
+    GROUP BY 1, 2
+$$;
+
+-- The searches that found nothing, per day, query, endpoint and filters (without the null
+-- ones: {} when none): how many, when last.
+CREATE OR REPLACE FUNCTION toolgate_search_zero_of(from_ts timestamptz, to_ts timestamptz)
+RETURNS TABLE (day date, query text, endpoint text, filters jsonb, searches bigint, last_seen timestamptz)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT (l.created_at AT TIME ZONE 'UTC')::date, l.query,
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
+           jsonb_strip_nulls(l.filters), count(*), max(l.created_at)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.result_count = 0
+    GROUP BY 1, 2, 3, 4
+$$;
+
+-- The low-score searches, per day, query, endpoint, mode and filters: how many, the least
+-- fused score and BM25 of their top results, when last.
+CREATE OR REPLACE FUNCTION toolgate_search_low_of(from_ts timestamptz, to_ts timestamptz)
+RETURNS TABLE (day date, query text, endpoint text, mode text, filters jsonb, searches bigint,
+               top_score double precision, top_bm25 double precision, last_seen timestamptz)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT (l.created_at AT TIME ZONE 'UTC')::date, l.query,
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id), l.mode,
+           jsonb_strip_nulls(l.filters), count(*), min(l.top_score),
+           min(coalesce((l.results -> 0 ->> 'bm25')::float8, 0)), max(l.created_at)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts
+      AND toolgate_search_low_score(l.mode, l.result_count, l.results)
     GROUP BY 1, 2, 3, 4, 5
 $$;
 
@@ -180,7 +195,8 @@ RETURNS text LANGUAGE sql STABLE AS $$
     FROM pg_proc p
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
-                        'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_tools_of',
+                        'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
+                        'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_search_tool_labels')
 $$;
 
@@ -209,20 +225,6 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
     UNION ALL
     SELECT h.* FROM toolgate_search_hourly_of(greatest(since, toolgate_search_rollup_through()), 'infinity') h
-$$;
-
-CREATE OR REPLACE FUNCTION toolgate_search_query_parts(since timestamptz)
-RETURNS TABLE (day date, query text, endpoint text, filters jsonb, mode text, searches bigint, zero_result bigint,
-               low_score bigint, last_seen timestamptz, last_zero timestamptz, last_low timestamptz,
-               low_top_score double precision, low_top_bm25 double precision)
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT r.day, r.query, r.endpoint, r.filters, r.mode, r.searches, r.zero_result, r.low_score, r.last_seen,
-           r.last_zero, r.last_low, r.low_top_score, r.low_top_bm25
-    FROM search_rollup_queries r
-    WHERE r.day >= (since AT TIME ZONE 'UTC')::date
-      AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
-    UNION ALL
-    SELECT q.* FROM toolgate_search_queries_of(greatest(since, toolgate_search_rollup_through()), 'infinity') q
 $$;
 
 -- ---------------------------------------------------------------------------------------
@@ -256,9 +258,16 @@ $$;
 CREATE OR REPLACE FUNCTION toolgate_analytics_zero_results(since timestamptz)
 RETURNS TABLE (query text, endpoint text, filters jsonb, searches bigint, last_seen timestamptz)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT p.query, p.endpoint, p.filters, sum(p.zero_result)::bigint, max(p.last_zero)
-    FROM toolgate_search_query_parts(since) p
-    WHERE p.zero_result > 0
+    SELECT p.query, p.endpoint, p.filters, sum(p.searches)::bigint, max(p.last_seen)
+    FROM (
+        SELECT r.query, r.endpoint, r.filters, r.searches, r.last_seen
+        FROM search_rollup_zero r
+        WHERE r.day >= (since AT TIME ZONE 'UTC')::date
+          AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+        UNION ALL
+        SELECT z.query, z.endpoint, z.filters, z.searches, z.last_seen
+        FROM toolgate_search_zero_of(greatest(since, toolgate_search_rollup_through()), 'infinity') z
+    ) p
     GROUP BY 1, 2, 3
 $$;
 
@@ -268,10 +277,17 @@ CREATE OR REPLACE FUNCTION toolgate_analytics_low_score(since timestamptz)
 RETURNS TABLE (query text, endpoint text, mode text, filters jsonb, searches bigint, top_score double precision,
                top_bm25 double precision, last_seen timestamptz)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT p.query, p.endpoint, p.mode, p.filters, sum(p.low_score)::bigint, min(p.low_top_score),
-           min(p.low_top_bm25), max(p.last_low)
-    FROM toolgate_search_query_parts(since) p
-    WHERE p.low_score > 0
+    SELECT p.query, p.endpoint, p.mode, p.filters, sum(p.searches)::bigint, min(p.top_score), min(p.top_bm25),
+           max(p.last_seen)
+    FROM (
+        SELECT r.query, r.endpoint, r.mode, r.filters, r.searches, r.top_score, r.top_bm25, r.last_seen
+        FROM search_rollup_low r
+        WHERE r.day >= (since AT TIME ZONE 'UTC')::date
+          AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+        UNION ALL
+        SELECT o.query, o.endpoint, o.mode, o.filters, o.searches, o.top_score, o.top_bm25, o.last_seen
+        FROM toolgate_search_low_of(greatest(since, toolgate_search_rollup_through()), 'infinity') o
+    ) p
     GROUP BY 1, 2, 3, 4
 $$;
 
@@ -280,7 +296,15 @@ CREATE OR REPLACE FUNCTION toolgate_analytics_top_queries(since timestamptz)
 RETURNS TABLE (query text, searches bigint, zero_result bigint, last_seen timestamptz)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT p.query, sum(p.searches)::bigint, sum(p.zero_result)::bigint, max(p.last_seen)
-    FROM toolgate_search_query_parts(since) p
+    FROM (
+        SELECT r.query, r.searches, r.zero_result, r.last_seen
+        FROM search_rollup_queries r
+        WHERE r.day >= (since AT TIME ZONE 'UTC')::date
+          AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+        UNION ALL
+        SELECT q.query, q.searches, q.zero_result, q.last_seen
+        FROM toolgate_search_queries_of(greatest(since, toolgate_search_rollup_through()), 'infinity') q
+    ) p
     GROUP BY 1
 $$;
 
@@ -509,8 +533,8 @@ BEGIN
     hours_relabelled := 0;
     SELECT * INTO st FROM search_rollup_state FOR UPDATE;
     IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
-        TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_tools, search_rollup_tool_totals,
-                 search_rollup_slowest;
+        TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
+                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest;
         INSERT INTO search_rollup_tool_totals (tool_name, returned, returned_first, called, succeeded)
         SELECT c.tool_name, 0, 0, c.called, c.succeeded FROM toolgate_search_tool_labels(NULL) c;
         rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
@@ -538,18 +562,24 @@ BEGIN
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
         INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
-        INSERT INTO search_rollup_queries AS r (day, query, endpoint, filters, mode, searches, zero_result, low_score,
-                                                last_seen, last_zero, last_low, low_top_score, low_top_bm25)
+        INSERT INTO search_rollup_queries AS r (day, query, searches, zero_result, last_seen)
         SELECT * FROM toolgate_search_queries_of(st.through, upto)
-        ON CONFLICT (day, endpoint, mode, md5(query), md5(filters::text)) DO UPDATE
+        ON CONFLICT (day, md5(query)) DO UPDATE
             SET searches = r.searches + excluded.searches,
                 zero_result = r.zero_result + excluded.zero_result,
-                low_score = r.low_score + excluded.low_score,
-                last_seen = greatest(r.last_seen, excluded.last_seen),
-                last_zero = greatest(r.last_zero, excluded.last_zero),
-                last_low = greatest(r.last_low, excluded.last_low),
-                low_top_score = least(r.low_top_score, excluded.low_top_score),
-                low_top_bm25 = least(r.low_top_bm25, excluded.low_top_bm25);
+                last_seen = greatest(r.last_seen, excluded.last_seen);
+        INSERT INTO search_rollup_zero AS r (day, query, endpoint, filters, searches, last_seen)
+        SELECT * FROM toolgate_search_zero_of(st.through, upto)
+        ON CONFLICT (day, endpoint, md5(query), md5(filters::text)) DO UPDATE
+            SET searches = r.searches + excluded.searches,
+                last_seen = greatest(r.last_seen, excluded.last_seen);
+        INSERT INTO search_rollup_low AS r (day, query, endpoint, mode, filters, searches, top_score, top_bm25, last_seen)
+        SELECT * FROM toolgate_search_low_of(st.through, upto)
+        ON CONFLICT (day, endpoint, mode, md5(query), md5(filters::text)) DO UPDATE
+            SET searches = r.searches + excluded.searches,
+                top_score = least(r.top_score, excluded.top_score),
+                top_bm25 = least(r.top_bm25, excluded.top_bm25),
+                last_seen = greatest(r.last_seen, excluded.last_seen);
         WITH t AS MATERIALIZED (
             SELECT * FROM toolgate_search_tools_of(st.through, upto)
         ), months AS (
@@ -625,6 +655,8 @@ BEGIN
          WHERE t.tool_name = n.tool_name;
         DELETE FROM search_rollup_hourly WHERE hour >= lo AND hour < hi;
         DELETE FROM search_rollup_queries WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_zero WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_low WHERE day >= lo AND day < hi;
         DELETE FROM search_rollup_tools WHERE month >= lo AND month < hi;
         DELETE FROM search_rollup_slowest WHERE day >= lo AND day < hi;
         dropped := dropped + 1;
