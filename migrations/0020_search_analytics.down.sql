@@ -154,7 +154,7 @@ DROP FUNCTION IF EXISTS toolgate_search_hourly(timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_rollup_through();
 DROP FUNCTION IF EXISTS toolgate_search_rollup_rules();
 DROP FUNCTION IF EXISTS toolgate_search_slowest_of(timestamptz, timestamptz, integer);
-DROP FUNCTION IF EXISTS toolgate_search_tool_labels(text[]);
+DROP FUNCTION IF EXISTS toolgate_search_tool_labels();
 DROP FUNCTION IF EXISTS toolgate_search_tools_of(timestamptz, timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_queries_of(timestamptz, timestamptz);
 DROP FUNCTION IF EXISTS toolgate_search_zero_of(timestamptz, timestamptz);

@@ -94,15 +94,11 @@ CREATE TABLE search_rollup_tools (
 );
 
 -- Per tool, over the rollups: how often searches before `through` returned it and returned
--- it first (the sum of its search_rollup_tools rows), and how often an agent chose it after
--- a search and how often that worked, from the labels (kept for the tools whose labels
--- changed).
+-- it first (the sum of its search_rollup_tools rows).
 CREATE TABLE search_rollup_tool_totals (
     tool_name      text PRIMARY KEY,
     returned       bigint NOT NULL,
-    returned_first bigint NOT NULL,
-    called         bigint NOT NULL,
-    succeeded      bigint NOT NULL
+    returned_first bigint NOT NULL
 );
 
 -- The slowest searches of each day (UTC), at most 500 (the most any analytics asks for):

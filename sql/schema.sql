@@ -183,24 +183,23 @@ CREATE FUNCTION public.toolgate_analytics_tools() RETURNS TABLE(tool_name text, 
         FROM toolgate_search_tools_of(toolgate_search_rollup_through(), 'infinity') t
         GROUP BY 1
     ), rolled AS (
-        SELECT r.tool_name, r.returned, r.returned_first, r.called, r.succeeded
+        SELECT r.tool_name, r.returned, r.returned_first
         FROM search_rollup_tool_totals r
         WHERE EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
-        UNION ALL
-        SELECT c.tool_name, 0, 0, c.called, c.succeeded
-        FROM toolgate_search_tool_labels(NULL) c
-        WHERE NOT EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+    ), chosen AS (
+        SELECT c.tool_name, c.called, c.succeeded FROM toolgate_search_tool_labels() c
     ), cat AS (
         SELECT t.name, s.name AS source, t.enabled AND t.review_state = 'approved' AS searchable
         FROM tools t JOIN sources s ON s.id = t.source_id
     )
-    SELECT coalesce(cat.name, rolled.tool_name, tail.tool_name), cat.source, cat.searchable,
+    SELECT coalesce(cat.name, rolled.tool_name, tail.tool_name, chosen.tool_name), cat.source, cat.searchable,
            coalesce(rolled.returned, 0) + coalesce(tail.returned, 0),
            coalesce(rolled.returned_first, 0) + coalesce(tail.returned_first, 0),
-           coalesce(rolled.called, 0), coalesce(rolled.succeeded, 0)
+           coalesce(chosen.called, 0), coalesce(chosen.succeeded, 0)
     FROM cat
     FULL JOIN rolled ON rolled.tool_name = cat.name
     FULL JOIN tail ON tail.tool_name = coalesce(cat.name, rolled.tool_name)
+    FULL JOIN chosen ON chosen.tool_name = coalesce(cat.name, rolled.tool_name, tail.tool_name)
 $$;
 
 
@@ -305,9 +304,8 @@ CREATE FUNCTION public.toolgate_drop_search_log_partitions(keep interval) RETURN
     AS $_$
 DECLARE
     r       record;
-    lo       date;
-    hi       date;
-    labelled text[];
+    lo      date;
+    hi      date;
     dropped integer := 0;
 BEGIN
     FOR r IN
@@ -321,18 +319,12 @@ BEGIN
         lo := to_date(substr(r.relname, 12), 'YYYYMM');
         hi := (lo + interval '1 month')::date;
         EXECUTE format('DROP TABLE %I', r.relname);
-        labelled := ARRAY(SELECT DISTINCT x.tool_name FROM search_labels x
-                          WHERE x.search_created_at >= lo AND x.search_created_at < hi);
         DELETE FROM search_labels WHERE search_created_at >= lo AND search_created_at < hi;
         UPDATE search_rollup_tool_totals t
            SET returned = t.returned - m.returned, returned_first = t.returned_first - m.returned_first
           FROM (SELECT tool_name, sum(returned) AS returned, sum(returned_first) AS returned_first
                 FROM search_rollup_tools WHERE month >= lo AND month < hi GROUP BY tool_name) m
          WHERE t.tool_name = m.tool_name;
-        UPDATE search_rollup_tool_totals t SET called = coalesce(c.called, 0), succeeded = coalesce(c.succeeded, 0)
-          FROM unnest(labelled) AS n (tool_name)
-          LEFT JOIN toolgate_search_tool_labels(labelled) c ON c.tool_name = n.tool_name
-         WHERE t.tool_name = n.tool_name;
         DELETE FROM search_rollup_hourly WHERE hour >= lo AND hour < hi;
         DELETE FROM search_rollup_queries WHERE day >= lo AND day < hi;
         DELETE FROM search_rollup_zero WHERE day >= lo AND day < hi;
@@ -636,9 +628,9 @@ CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer
        AND CASE
                WHEN mode = 'vector' THEN false
                WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
-                   (results -> 0 ->> 'lexical_rank') IS NULL
-                   OR (results -> 0 ->> 'vector_rank') IS NULL
-                   OR ((results -> 0 ->> 'lexical_rank')::int > 1 AND (results -> 0 ->> 'vector_rank')::int > 1)
+                   (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
+                    AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
+                   OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
                ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
            END
 $_$;
@@ -763,7 +755,7 @@ CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
                         'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
-                        'toolgate_search_slowest_of', 'toolgate_search_tool_labels')
+                        'toolgate_search_slowest_of')
 $$;
 
 
@@ -783,7 +775,6 @@ DECLARE
     labels_to timestamptz := now() - lag;
     upto      timestamptz;
     dirty     timestamptz[];
-    relabelled text[];
 BEGIN
     hours_rolled := 0;
     hours_relabelled := 0;
@@ -791,8 +782,6 @@ BEGIN
     IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
         TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
                  search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest;
-        INSERT INTO search_rollup_tool_totals (tool_name, returned, returned_first, called, succeeded)
-        SELECT c.tool_name, 0, 0, c.called, c.succeeded FROM toolgate_search_tool_labels(NULL) c;
         rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
         UPDATE search_rollup_state
            SET through = rolled_through, labels_through = labels_to, rules = digest, updated_at = now();
@@ -808,12 +797,6 @@ BEGIN
     INSERT INTO search_rollup_hourly
     SELECT h.* FROM unnest(dirty) AS d (hour) CROSS JOIN LATERAL toolgate_search_hourly_of(d.hour, d.hour + interval '1 hour') h;
     hours_relabelled := cardinality(dirty);
-    relabelled := ARRAY(
-        SELECT DISTINCT x.tool_name FROM search_labels x
-        WHERE x.created_at >= st.labels_through AND x.created_at < labels_to);
-    INSERT INTO search_rollup_tool_totals AS r (tool_name, returned, returned_first, called, succeeded)
-    SELECT c.tool_name, 0, 0, c.called, c.succeeded FROM toolgate_search_tool_labels(relabelled) c
-    ON CONFLICT (tool_name) DO UPDATE SET called = excluded.called, succeeded = excluded.succeeded;
 
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
@@ -845,8 +828,8 @@ BEGIN
                 SET returned = r.returned + excluded.returned,
                     returned_first = r.returned_first + excluded.returned_first
         )
-        INSERT INTO search_rollup_tool_totals AS r (tool_name, returned, returned_first, called, succeeded)
-        SELECT t.tool_name, sum(t.returned), sum(t.returned_first), 0, 0 FROM t GROUP BY t.tool_name
+        INSERT INTO search_rollup_tool_totals AS r (tool_name, returned, returned_first)
+        SELECT t.tool_name, sum(t.returned), sum(t.returned_first) FROM t GROUP BY t.tool_name
         ON CONFLICT (tool_name) DO UPDATE
             SET returned = r.returned + excluded.returned,
                 returned_first = r.returned_first + excluded.returned_first;
@@ -906,19 +889,14 @@ $$;
 
 
 --
--- Name: toolgate_search_tool_labels(text[]); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_search_tool_labels(); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_tool_labels(names text[]) RETURNS TABLE(tool_name text, called bigint, succeeded bigint)
+CREATE FUNCTION public.toolgate_search_tool_labels() RETURNS TABLE(tool_name text, called bigint, succeeded bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    SELECT c.tool_name, count(*), count(*) FILTER (WHERE c.ok)
-    FROM (
-        SELECT x.tool_name, bool_or(x.success) AS ok
-        FROM search_labels x
-        WHERE names IS NULL OR x.tool_name = ANY (names)
-        GROUP BY x.search_id, x.search_created_at, x.tool_name
-    ) c
+    SELECT x.tool_name, count(DISTINCT x.search_id), count(DISTINCT x.search_id) FILTER (WHERE x.success)
+    FROM search_labels x
     GROUP BY 1
 $$;
 
@@ -1916,9 +1894,7 @@ CREATE TABLE public.search_rollup_state (
 CREATE TABLE public.search_rollup_tool_totals (
     tool_name text NOT NULL,
     returned bigint NOT NULL,
-    returned_first bigint NOT NULL,
-    called bigint NOT NULL,
-    succeeded bigint NOT NULL
+    returned_first bigint NOT NULL
 );
 
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -176,6 +177,16 @@ func TestRollupAnswersAsTheLog(t *testing.T) {
 		  AND NOT EXISTS (SELECT 1 FROM search_labels x WHERE x.search_id = l.id)
 		ORDER BY l.id DESC LIMIT 30`)
 	exec(t, pool, `INSERT INTO search_log (query, mode, k, endpoint, result_count, latency_ms) VALUES ('zzz nothing', 'lexical', 5, 'rest', 0, 3)`)
+	// The tools' labels count at once, rollups or not (the hourly answers' wait for the job).
+	var tool string
+	var chosen, called int64
+	if err := pool.QueryRow(ctx, `SELECT x.tool_name, (SELECT count(DISTINCT y.search_id) FROM search_labels y WHERE y.tool_name = x.tool_name)
+		FROM search_labels x WHERE x.created_at > now() - interval '1 minute' ORDER BY 2 DESC, 1 LIMIT 1`).Scan(&tool, &chosen); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT called FROM search_tool_popularity WHERE tool_name = $1`, tool).Scan(&called); err != nil || called != chosen {
+		t.Fatalf("%s: called %d (%v) before the next rollup, want %d", tool, called, err, chosen)
+	}
 	// labels written a moment ago count at once: a lag of a millisecond
 	rep = rollup(t, pool, analytics.RollupOptions{Lag: time.Millisecond})
 	if rep.HoursRelabelled < 10 {
@@ -267,8 +278,10 @@ func TestLowScoreRule(t *testing.T) {
 		{"hybrid, both branches rank the top first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 1, "bm25": 9}, ` + other + `]`, false},
 		{"hybrid, one branch ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 4, "bm25": 9}, ` + other + `]`, false},
 		{"hybrid, neither ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 2, "vector_rank": 3, "bm25": 9}, ` + other + `]`, true},
-		{"hybrid, the vector branch did not rank it", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 30}, ` + other + `]`, true},
-		{"hybrid, no query word in it", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, ` + other + `]`, true},
+		{"hybrid, first lexically, not ranked by vectors", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 30}, ` + other + `]`, false},
+		{"hybrid, first by vectors, no query word in it", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, ` + other + `]`, false},
+		{"hybrid, second by vectors only", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 2, "bm25": 0}, ` + other + `]`, true},
+		{"hybrid, no tool has a query word", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, {"name": "b", "vector_rank": 2}]`, true},
 		{"hybrid, an exact name match", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": null, "bm25": 0, "name_match": true}]`, false},
 		{"hybrid without vectors, strong keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 5}]`, false},
 		{"hybrid without vectors, weak keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 0.4}]`, true},
@@ -288,8 +301,8 @@ func TestLowScoreRule(t *testing.T) {
 
 // TestLowScoreOnMinMaxSearches: real hybrid searches fused by min-max (the default) on an
 // enriched catalog. The old rule (fused score at most 1/61, meant for reciprocal rank
-// fusion) flags none of them; the rule flags exactly the searches whose top result one
-// branch missed or neither ranked first, and search_low_score_queries lists their queries.
+// fusion) flags none of them; the rule flags exactly the searches whose top result neither
+// branch ranked first or whose words no tool has, and search_low_score_queries lists them.
 func TestLowScoreOnMinMaxSearches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -320,7 +333,9 @@ func TestLowScoreOnMinMaxSearches(t *testing.T) {
 		if top.Score <= 1.0/61 {
 			t.Errorf("%q: fused top score %v: min-max fusion gave the old rule a hit", q, top.Score)
 		}
-		want[q] = !top.NameMatch && (top.LexicalRank == nil || top.VectorRank == nil || *top.LexicalRank > 1 && *top.VectorRank > 1)
+		first := func(r *int) bool { return r != nil && *r == 1 }
+		lexical := slices.ContainsFunc(resp.Results, func(r search.Result) bool { return r.LexicalRank != nil })
+		want[q] = !top.NameMatch && (!first(top.LexicalRank) && !first(top.VectorRank) || !lexical)
 	}
 	flagged := 0
 	for _, f := range want {

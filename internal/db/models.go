@@ -344,8 +344,6 @@ type SearchRollupToolTotal struct {
 	ToolName      string `json:"tool_name"`
 	Returned      int64  `json:"returned"`
 	ReturnedFirst int64  `json:"returned_first"`
-	Called        int64  `json:"called"`
-	Succeeded     int64  `json:"succeeded"`
 }
 
 type SearchRollupZero struct {
