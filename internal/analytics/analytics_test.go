@@ -430,3 +430,31 @@ func TestServingProfileIsLogged(t *testing.T) {
 		t.Errorf("profiles answer %+v, want default 2, concat 1, mean 1", days)
 	}
 }
+
+// TestConcurrentRollupsTakeTurns: several instances rolling up at once (each adds what it
+// rolls up to the days' rows) still roll each hour up once.
+func TestConcurrentRollupsTakeTurns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if err := analyticsbench.Seed(ctx, pool, 200, 2000, 4, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	live := answers(t, pool)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := analytics.Rollup(ctx, pool, analytics.RollupOptions{MaxHours: 5})
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, pool, `SELECT sum(searches)::bigint FROM search_rollup_hourly`); n == 0 || n > 2000 {
+		t.Fatalf("%d searches rolled up, want at most the 2000 logged", n)
+	}
+	sameAnswers(t, "after concurrent rollups", answers(t, pool), live)
+}
