@@ -26,6 +26,7 @@ func (s *Server) search(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
+	req.Endpoint = search.EndpointREST
 	caller, err := requestCaller(c)
 	if err != nil {
 		return err

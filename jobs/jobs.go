@@ -118,6 +118,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &TuneWorker{deps: deps})
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
 	river.AddWorker(workers, &ObservedQueriesWorker{deps: deps})
+	river.AddWorker(workers, &SearchRollupWorker{deps: deps})
 
 	cfg := &river.Config{
 		// River's INFO records (job counts every few seconds, each retry) at DEBUG
@@ -160,6 +161,9 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return LexicalIndexArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "lexical_index"}),
+			river.NewPeriodicJob(river.PeriodicInterval(rollupEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return SearchRollupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_rollup"}),
 		}
 		if deps.ObservedQueries > 0 {
 			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(observedEvery),

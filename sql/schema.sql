@@ -79,6 +79,173 @@ $$;
 
 
 --
+-- Name: toolgate_analytics_low_score(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_low_score(since timestamp with time zone) RETURNS TABLE(query text, endpoint text, mode text, filters jsonb, searches bigint, top_score double precision, top_bm25 double precision, last_seen timestamp with time zone)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT p.query, p.endpoint, p.mode, p.filters, sum(p.searches)::bigint, min(p.top_score), min(p.top_bm25),
+           max(p.last_seen)
+    FROM (
+        SELECT r.query, r.endpoint, r.mode, r.filters, r.searches, r.top_score, r.top_bm25, r.last_seen
+        FROM search_rollup_low r
+        WHERE r.day >= (since AT TIME ZONE 'UTC')::date
+          AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+        UNION ALL
+        SELECT o.query, o.endpoint, o.mode, o.filters, o.searches, o.top_score, o.top_bm25, o.last_seen
+        FROM toolgate_search_low_of(greatest(since, toolgate_search_rollup_through()), 'infinity') o
+    ) p
+    GROUP BY 1, 2, 3, 4
+$$;
+
+
+--
+-- Name: toolgate_analytics_profiles(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_profiles(since timestamp with time zone) RETURNS TABLE(day date, profile text, searches bigint, labelled bigint, label_rate double precision, mrr double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT (h.hour AT TIME ZONE 'UTC')::date, h.profile, sum(h.searches)::bigint, sum(h.labelled)::bigint,
+           round(sum(h.labelled)::numeric / sum(h.searches), 4)::float8,
+           round((sum(h.rr_sum) / nullif(sum(h.labelled), 0))::numeric, 4)::float8
+    FROM toolgate_search_hourly(since) h
+    GROUP BY 1, 2
+$$;
+
+
+--
+-- Name: toolgate_analytics_searches(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_searches(since timestamp with time zone, bucket text) RETURNS TABLE(start timestamp with time zone, endpoint text, searches bigint, zero_result bigint, labelled bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT date_trunc(bucket, h.hour, 'UTC'), h.endpoint,
+           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint
+    FROM toolgate_search_hourly(since) h
+    GROUP BY 1, 2
+$$;
+
+
+--
+-- Name: toolgate_analytics_since(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_since(days integer) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT date_trunc('day', now(), 'UTC') - (days - 1) * interval '1 day'
+$$;
+
+
+--
+-- Name: toolgate_analytics_slowest(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_slowest(since timestamp with time zone, n integer) RETURNS TABLE(id bigint, created_at timestamp with time zone, latency_ms double precision, timings jsonb, endpoint text, mode text, k integer, result_count integer, query text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH top AS (
+        SELECT c.search_id, c.created_at, c.latency_ms
+        FROM (
+            SELECT r.search_id, r.created_at, r.latency_ms
+            FROM search_rollup_slowest r
+            WHERE r.day >= (since AT TIME ZONE 'UTC')::date AND r.created_at >= since
+              AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+            UNION ALL
+            SELECT l.id, l.created_at, l.latency_ms
+            FROM search_log l
+            WHERE l.created_at >= greatest(since, toolgate_search_rollup_through()) AND l.latency_ms IS NOT NULL
+        ) c
+        ORDER BY c.latency_ms DESC, c.search_id
+        LIMIT n
+    )
+    SELECT l.id, l.created_at, t.latency_ms, l.timings,
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id), l.mode, l.k,
+           l.result_count, l.query
+    FROM top t
+    JOIN search_log l ON l.id = t.search_id AND l.created_at = t.created_at
+    ORDER BY t.latency_ms DESC, t.search_id
+$$;
+
+
+--
+-- Name: toolgate_analytics_tools(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_tools() RETURNS TABLE(tool_name text, source text, searchable boolean, returned bigint, returned_first bigint, called bigint, succeeded bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH tail AS (
+        SELECT t.tool_name, sum(t.returned)::bigint AS returned, sum(t.returned_first)::bigint AS returned_first
+        FROM toolgate_search_tools_of(toolgate_search_rollup_through(), 'infinity') t
+        GROUP BY 1
+    ), rolled AS (
+        SELECT r.tool_name, r.returned, r.returned_first
+        FROM search_rollup_tool_totals r
+        WHERE EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+    ), chosen AS (
+        SELECT c.tool_name, c.called, c.succeeded FROM toolgate_search_tool_labels() c
+    ), cat AS (
+        SELECT t.name, s.name AS source, t.enabled AND t.review_state = 'approved' AS searchable
+        FROM tools t JOIN sources s ON s.id = t.source_id
+    )
+    SELECT coalesce(cat.name, rolled.tool_name, tail.tool_name, chosen.tool_name), cat.source, cat.searchable,
+           coalesce(rolled.returned, 0) + coalesce(tail.returned, 0),
+           coalesce(rolled.returned_first, 0) + coalesce(tail.returned_first, 0),
+           coalesce(chosen.called, 0), coalesce(chosen.succeeded, 0)
+    FROM cat
+    FULL JOIN rolled ON rolled.tool_name = cat.name
+    FULL JOIN tail ON tail.tool_name = coalesce(cat.name, rolled.tool_name)
+    FULL JOIN chosen ON chosen.tool_name = coalesce(cat.name, rolled.tool_name, tail.tool_name)
+$$;
+
+
+--
+-- Name: toolgate_analytics_top_queries(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_top_queries(since timestamp with time zone) RETURNS TABLE(query text, searches bigint, zero_result bigint, last_seen timestamp with time zone)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT p.query, sum(p.searches)::bigint, sum(p.zero_result)::bigint, max(p.last_seen)
+    FROM (
+        SELECT r.query, r.searches, r.zero_result, r.last_seen
+        FROM search_rollup_queries r
+        WHERE r.day >= (since AT TIME ZONE 'UTC')::date
+          AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+        UNION ALL
+        SELECT q.query, q.searches, q.zero_result, q.last_seen
+        FROM toolgate_search_queries_of(greatest(since, toolgate_search_rollup_through()), 'infinity') q
+    ) p
+    GROUP BY 1
+$$;
+
+
+--
+-- Name: toolgate_analytics_zero_results(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_zero_results(since timestamp with time zone) RETURNS TABLE(query text, endpoint text, filters jsonb, searches bigint, last_seen timestamp with time zone)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT p.query, p.endpoint, p.filters, sum(p.searches)::bigint, max(p.last_seen)
+    FROM (
+        SELECT r.query, r.endpoint, r.filters, r.searches, r.last_seen
+        FROM search_rollup_zero r
+        WHERE r.day >= (since AT TIME ZONE 'UTC')::date
+          AND EXISTS (SELECT FROM search_rollup_state s WHERE s.through IS NOT NULL)
+        UNION ALL
+        SELECT z.query, z.endpoint, z.filters, z.searches, z.last_seen
+        FROM toolgate_search_zero_of(greatest(since, toolgate_search_rollup_through()), 'infinity') z
+    ) p
+    GROUP BY 1, 2, 3
+$$;
+
+
+--
 -- Name: toolgate_bm25_impact(real, real, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -137,6 +304,8 @@ CREATE FUNCTION public.toolgate_drop_search_log_partitions(keep interval) RETURN
     AS $_$
 DECLARE
     r       record;
+    lo      date;
+    hi      date;
     dropped integer := 0;
 BEGIN
     FOR r IN
@@ -147,10 +316,21 @@ BEGIN
           AND c.relname ~ '^search_log_[0-9]{6}$'
           AND (to_date(substr(c.relname, 12), 'YYYYMM') + interval '1 month') <= now() - keep
     LOOP
+        lo := to_date(substr(r.relname, 12), 'YYYYMM');
+        hi := (lo + interval '1 month')::date;
         EXECUTE format('DROP TABLE %I', r.relname);
-        EXECUTE format('DELETE FROM search_labels WHERE search_created_at >= %L AND search_created_at < %L',
-                       to_date(substr(r.relname, 12), 'YYYYMM'),
-                       to_date(substr(r.relname, 12), 'YYYYMM') + interval '1 month');
+        DELETE FROM search_labels WHERE search_created_at >= lo AND search_created_at < hi;
+        UPDATE search_rollup_tool_totals t
+           SET returned = t.returned - m.returned, returned_first = t.returned_first - m.returned_first
+          FROM (SELECT tool_name, sum(returned) AS returned, sum(returned_first) AS returned_first
+                FROM search_rollup_tools WHERE month >= lo AND month < hi GROUP BY tool_name) m
+         WHERE t.tool_name = m.tool_name;
+        DELETE FROM search_rollup_hourly WHERE hour >= lo AND hour < hi;
+        DELETE FROM search_rollup_queries WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_zero WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_low WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_tools WHERE month >= lo AND month < hi;
+        DELETE FROM search_rollup_slowest WHERE day >= lo AND day < hi;
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;
@@ -341,6 +521,60 @@ $$;
 
 
 --
+-- Name: toolgate_search_endpoint(text, text, text, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_endpoint(endpoint text, session_id text, caller text, caller_key_id bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(endpoint,
+                    CASE WHEN session_id IS NOT NULL THEN 'unknown'
+                         WHEN caller_key_id IS NULL AND caller = 'internal' THEN 'internal'
+                         ELSE 'rest' END)
+$$;
+
+
+--
+-- Name: toolgate_search_hourly(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum
+    FROM search_rollup_hourly r
+    WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
+    UNION ALL
+    SELECT h.* FROM toolgate_search_hourly_of(greatest(since, toolgate_search_rollup_through()), 'infinity') h
+$$;
+
+
+--
+-- Name: toolgate_search_hourly_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT date_trunc('hour', l.created_at, 'UTC'),
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
+           toolgate_search_profile(l.profile), l.mode,
+           count(*), count(*) FILTER (WHERE l.result_count = 0),
+           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results)),
+           count(b.best), coalesce(sum(1.0::float8 / b.best), 0)
+    FROM search_log l
+    LEFT JOIN (
+        SELECT x.search_id, x.search_created_at, min(x.rank) AS best
+        FROM search_labels x
+        WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
+        GROUP BY x.search_id, x.search_created_at
+    ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts
+    GROUP BY 1, 2, 3, 4
+$$;
+
+
+--
 -- Name: toolgate_search_index(integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -362,6 +596,70 @@ BEGIN
     PERFORM toolgate_search_refresh(ids);
     RETURN cardinality(ids);
 END $$;
+
+
+--
+-- Name: toolgate_search_low_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_low_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(day date, query text, endpoint text, mode text, filters jsonb, searches bigint, top_score double precision, top_bm25 double precision, last_seen timestamp with time zone)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT (l.created_at AT TIME ZONE 'UTC')::date, l.query,
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id), l.mode,
+           jsonb_strip_nulls(l.filters), count(*), min(l.top_score),
+           min(coalesce((l.results -> 0 ->> 'bm25')::float8, 0)), max(l.created_at)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts
+      AND toolgate_search_low_score(l.mode, l.result_count, l.results)
+    GROUP BY 1, 2, 3, 4, 5
+$$;
+
+
+--
+-- Name: toolgate_search_low_score(text, integer, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer, results jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+    SELECT result_count > 0
+       AND NOT coalesce((results -> 0 ->> 'name_match')::boolean, false)
+       AND CASE
+               WHEN mode = 'vector' THEN false
+               WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
+                   (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
+                    AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
+                   OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
+               ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
+           END
+$_$;
+
+
+--
+-- Name: toolgate_search_profile(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_profile(profile text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(profile, '(active)')
+$$;
+
+
+--
+-- Name: toolgate_search_queries_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_queries_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(day date, query text, searches bigint, zero_result bigint, last_seen timestamp with time zone)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT (l.created_at AT TIME ZONE 'UTC')::date, l.query, count(*), count(*) FILTER (WHERE l.result_count = 0),
+           max(l.created_at)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts
+    GROUP BY 1, 2
+$$;
 
 
 --
@@ -445,6 +743,181 @@ END $$;
 
 
 --
+-- Name: toolgate_search_rollup_rules(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT md5(string_agg(pg_get_functiondef(p.oid), E'\n' ORDER BY p.proname))
+    FROM pg_proc p
+    WHERE p.pronamespace = to_regnamespace(current_schema())
+      AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
+                        'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
+                        'toolgate_search_low_of', 'toolgate_search_tools_of',
+                        'toolgate_search_slowest_of')
+$$;
+
+
+--
+-- Name: toolgate_search_rollup_step(integer, interval); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_rollup_step(max_hours integer, lag interval, OUT rolled_through timestamp with time zone, OUT hours_rolled integer, OUT hours_relabelled integer, OUT caught_up boolean) RETURNS record
+    LANGUAGE plpgsql
+    SET work_mem TO '64MB'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    st        search_rollup_state;
+    digest    text := toolgate_search_rollup_rules();
+    target    timestamptz := date_trunc('hour', now() - lag, 'UTC');
+    labels_to timestamptz := now() - lag;
+    upto      timestamptz;
+    dirty     timestamptz[];
+BEGIN
+    hours_rolled := 0;
+    hours_relabelled := 0;
+    SELECT * INTO st FROM search_rollup_state FOR UPDATE;
+    IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
+        TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
+                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest;
+        rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
+        UPDATE search_rollup_state
+           SET through = rolled_through, labels_through = labels_to, rules = digest, updated_at = now();
+        caught_up := false;
+        RETURN;
+    END IF;
+
+    dirty := ARRAY(
+        SELECT DISTINCT date_trunc('hour', x.search_created_at, 'UTC')
+        FROM search_labels x
+        WHERE x.created_at >= st.labels_through AND x.created_at < labels_to AND x.search_created_at < st.through);
+    DELETE FROM search_rollup_hourly WHERE hour = ANY (dirty);
+    INSERT INTO search_rollup_hourly
+    SELECT h.* FROM unnest(dirty) AS d (hour) CROSS JOIN LATERAL toolgate_search_hourly_of(d.hour, d.hour + interval '1 hour') h;
+    hours_relabelled := cardinality(dirty);
+
+    upto := least(target, st.through + max_hours * interval '1 hour');
+    IF upto > st.through THEN
+        INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
+        INSERT INTO search_rollup_queries AS r (day, query, searches, zero_result, last_seen)
+        SELECT * FROM toolgate_search_queries_of(st.through, upto)
+        ON CONFLICT (day, md5(query)) DO UPDATE
+            SET searches = r.searches + excluded.searches,
+                zero_result = r.zero_result + excluded.zero_result,
+                last_seen = greatest(r.last_seen, excluded.last_seen);
+        INSERT INTO search_rollup_zero AS r (day, query, endpoint, filters, searches, last_seen)
+        SELECT * FROM toolgate_search_zero_of(st.through, upto)
+        ON CONFLICT (day, endpoint, md5(query), md5(filters::text)) DO UPDATE
+            SET searches = r.searches + excluded.searches,
+                last_seen = greatest(r.last_seen, excluded.last_seen);
+        INSERT INTO search_rollup_low AS r (day, query, endpoint, mode, filters, searches, top_score, top_bm25, last_seen)
+        SELECT * FROM toolgate_search_low_of(st.through, upto)
+        ON CONFLICT (day, endpoint, mode, md5(query), md5(filters::text)) DO UPDATE
+            SET searches = r.searches + excluded.searches,
+                top_score = least(r.top_score, excluded.top_score),
+                top_bm25 = least(r.top_bm25, excluded.top_bm25),
+                last_seen = greatest(r.last_seen, excluded.last_seen);
+        WITH t AS MATERIALIZED (
+            SELECT * FROM toolgate_search_tools_of(st.through, upto)
+        ), months AS (
+            INSERT INTO search_rollup_tools AS r (month, tool_name, returned, returned_first)
+            SELECT * FROM t
+            ON CONFLICT (month, tool_name) DO UPDATE
+                SET returned = r.returned + excluded.returned,
+                    returned_first = r.returned_first + excluded.returned_first
+        )
+        INSERT INTO search_rollup_tool_totals AS r (tool_name, returned, returned_first)
+        SELECT t.tool_name, sum(t.returned), sum(t.returned_first) FROM t GROUP BY t.tool_name
+        ON CONFLICT (tool_name) DO UPDATE
+            SET returned = r.returned + excluded.returned,
+                returned_first = r.returned_first + excluded.returned_first;
+        INSERT INTO search_rollup_slowest (day, search_id, created_at, latency_ms)
+        SELECT * FROM toolgate_search_slowest_of(st.through, upto, 500);
+        DELETE FROM search_rollup_slowest s
+        USING (
+            SELECT x.search_id, x.created_at
+            FROM (
+                SELECT r.search_id, r.created_at,
+                       row_number() OVER (PARTITION BY r.day ORDER BY r.latency_ms DESC, r.search_id) AS n
+                FROM search_rollup_slowest r
+                WHERE r.day >= (st.through AT TIME ZONE 'UTC')::date AND r.day <= (upto AT TIME ZONE 'UTC')::date
+            ) x
+            WHERE x.n > 500
+        ) o
+        WHERE s.search_id = o.search_id AND s.created_at = o.created_at;
+        hours_rolled := extract(epoch FROM upto - st.through)::integer / 3600;
+        st.through := upto;
+    END IF;
+
+    UPDATE search_rollup_state
+       SET through = st.through, labels_through = greatest(st.labels_through, labels_to), updated_at = now();
+    rolled_through := st.through;
+    caught_up := st.through >= target;
+END $$;
+
+
+--
+-- Name: toolgate_search_rollup_through(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_rollup_through() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce((SELECT s.through FROM search_rollup_state s), '-infinity')
+$$;
+
+
+--
+-- Name: toolgate_search_slowest_of(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_slowest_of(from_ts timestamp with time zone, to_ts timestamp with time zone, n integer) RETURNS TABLE(day date, search_id bigint, created_at timestamp with time zone, latency_ms double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT s.day, s.id, s.created_at, s.latency_ms
+    FROM (
+        SELECT (l.created_at AT TIME ZONE 'UTC')::date AS day, l.id, l.created_at, l.latency_ms,
+               row_number() OVER (PARTITION BY (l.created_at AT TIME ZONE 'UTC')::date
+                                  ORDER BY l.latency_ms DESC, l.id) AS r
+        FROM search_log l
+        WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.latency_ms IS NOT NULL
+    ) s
+    WHERE s.r <= n
+$$;
+
+
+--
+-- Name: toolgate_search_tool_labels(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_tool_labels() RETURNS TABLE(tool_name text, called bigint, succeeded bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT x.tool_name, count(DISTINCT x.search_id), count(DISTINCT x.search_id) FILTER (WHERE x.success)
+    FROM search_labels x
+    GROUP BY 1
+$$;
+
+
+--
+-- Name: toolgate_search_tools_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_tools_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(month date, tool_name text, returned bigint, returned_first bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT date_trunc('month', l.created_at AT TIME ZONE 'UTC')::date, r.value ->> 'name',
+           count(*), count(*) FILTER (WHERE r.pos = 1)
+    FROM search_log l
+    CROSS JOIN LATERAL jsonb_array_elements(l.results) WITH ORDINALITY AS r (value, pos)
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts
+    GROUP BY 1, 2
+$$;
+
+
+--
 -- Name: toolgate_search_write_postings(bigint[], double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -455,6 +928,22 @@ CREATE FUNCTION public.toolgate_search_write_postings(ids bigint[], avgdl double
     SELECT u.lexeme, d.tool_id, d.source_id, toolgate_bm25_impact(u.tf, d.doc_len, avgdl)
     FROM search_docs d, unnest(d.lexemes, d.tfs) u (lexeme, tf)
     WHERE d.tool_id = ANY (ids)
+$$;
+
+
+--
+-- Name: toolgate_search_zero_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_zero_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(day date, query text, endpoint text, filters jsonb, searches bigint, last_seen timestamp with time zone)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT (l.created_at AT TIME ZONE 'UTC')::date, l.query,
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
+           jsonb_strip_nulls(l.filters), count(*), max(l.created_at)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.result_count = 0
+    GROUP BY 1, 2, 3, 4
 $$;
 
 
@@ -709,7 +1198,8 @@ CREATE TABLE public.search_log (
     session_id text,
     caller_key_id bigint,
     experiment_id bigint,
-    arm text
+    arm text,
+    endpoint text
 )
 PARTITION BY RANGE (created_at);
 
@@ -1087,16 +1577,19 @@ CREATE TABLE public.search_corpus (
 --
 
 CREATE VIEW public.search_daily AS
- SELECT (date_trunc('day'::text, search_log.created_at))::date AS day,
+ SELECT ((search_log.created_at AT TIME ZONE 'UTC'::text))::date AS day,
     count(*) AS searches,
     count(*) FILTER (WHERE (search_log.result_count = 0)) AS zero_result,
     round(avg(search_log.result_count), 1) AS avg_results,
     round((percentile_cont((0.50)::double precision) WITHIN GROUP (ORDER BY search_log.latency_ms))::numeric, 2) AS p50_ms,
     round((percentile_cont((0.95)::double precision) WITHIN GROUP (ORDER BY search_log.latency_ms))::numeric, 2) AS p95_ms,
     round((percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY search_log.latency_ms))::numeric, 2) AS p99_ms,
-    round((max(search_log.latency_ms))::numeric, 2) AS max_ms
+    round((max(search_log.latency_ms))::numeric, 2) AS max_ms,
+    count(*) FILTER (WHERE (public.toolgate_search_endpoint(search_log.endpoint, search_log.session_id, search_log.caller, search_log.caller_key_id) = 'rest'::text)) AS rest,
+    count(*) FILTER (WHERE (public.toolgate_search_endpoint(search_log.endpoint, search_log.session_id, search_log.caller, search_log.caller_key_id) = 'find_tools'::text)) AS find_tools,
+    count(*) FILTER (WHERE public.toolgate_search_low_score(search_log.mode, search_log.result_count, search_log.results)) AS low_score
    FROM public.search_log
-  GROUP BY ((date_trunc('day'::text, search_log.created_at))::date);
+  GROUP BY (((search_log.created_at AT TIME ZONE 'UTC'::text))::date);
 
 
 --
@@ -1147,14 +1640,14 @@ ALTER TABLE public.search_feedback ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 
 CREATE VIEW public.search_label_stats AS
  WITH searches AS (
-         SELECT (date_trunc('day'::text, search_log.created_at))::date AS day,
-            COALESCE(search_log.profile, '(active)'::text) AS profile,
+         SELECT ((search_log.created_at AT TIME ZONE 'UTC'::text))::date AS day,
+            public.toolgate_search_profile(search_log.profile) AS profile,
             count(*) AS searches
            FROM public.search_log
-          GROUP BY ((date_trunc('day'::text, search_log.created_at))::date), COALESCE(search_log.profile, '(active)'::text)
+          GROUP BY (((search_log.created_at AT TIME ZONE 'UTC'::text))::date), (public.toolgate_search_profile(search_log.profile))
         ), labels AS (
-         SELECT (date_trunc('day'::text, l.created_at))::date AS day,
-            COALESCE(l.profile, '(active)'::text) AS profile,
+         SELECT ((l.created_at AT TIME ZONE 'UTC'::text))::date AS day,
+            public.toolgate_search_profile(l.profile) AS profile,
             COALESCE(x.label_source, 'any'::text) AS label_source,
             count(DISTINCT x.search_id) AS labelled,
             count(*) AS labels,
@@ -1164,7 +1657,7 @@ CREATE VIEW public.search_label_stats AS
             percentile_cont((0.5)::double precision) WITHIN GROUP (ORDER BY ((x.delay_ms)::double precision)) AS median_delay_ms
            FROM (public.search_labels x
              JOIN public.search_log l ON (((l.id = x.search_id) AND (l.created_at = x.search_created_at))))
-          GROUP BY GROUPING SETS ((((date_trunc('day'::text, l.created_at))::date), COALESCE(l.profile, '(active)'::text), x.label_source), (((date_trunc('day'::text, l.created_at))::date), COALESCE(l.profile, '(active)'::text)))
+          GROUP BY GROUPING SETS (((((l.created_at AT TIME ZONE 'UTC'::text))::date), (public.toolgate_search_profile(l.profile)), x.label_source), ((((l.created_at AT TIME ZONE 'UTC'::text))::date), (public.toolgate_search_profile(l.profile))))
         )
  SELECT s.day,
     s.profile,
@@ -1197,15 +1690,15 @@ CREATE TABLE public.search_lexemes (
 --
 
 CREATE VIEW public.search_low_score_queries AS
- SELECT search_log.query,
-    search_log.mode,
-    count(*) AS searches,
-    round((min(search_log.top_score))::numeric, 5) AS min_top_score,
-    round(min((((search_log.results -> 0) ->> 'bm25'::text))::numeric), 3) AS min_top_bm25,
-    max(search_log.created_at) AS last_seen
-   FROM public.search_log
-  WHERE ((search_log.result_count > 0) AND (((search_log.mode = 'hybrid'::text) AND (search_log.top_score <= (((1.0 / (61)::numeric) + 0.000000001))::double precision)) OR ((search_log.mode <> 'vector'::text) AND (COALESCE((((search_log.results -> 0) ->> 'bm25'::text))::double precision, (0)::double precision) < (1.0)::double precision))))
-  GROUP BY search_log.query, search_log.mode;
+ SELECT s.query,
+    s.mode,
+    s.searches,
+    round((s.top_score)::numeric, 5) AS min_top_score,
+    round((s.top_bm25)::numeric, 3) AS min_top_bm25,
+    s.last_seen,
+    s.endpoint,
+    s.filters
+   FROM public.toolgate_analytics_low_score('-infinity'::timestamp with time zone) s(query, endpoint, mode, filters, searches, top_score, top_bm25, last_seen);
 
 
 --
@@ -1221,22 +1714,46 @@ CREATE TABLE public.search_postings (
 
 
 --
+-- Name: search_profile_daily; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_profile_daily AS
+ SELECT p.day,
+    p.profile,
+    p.searches,
+    p.labelled,
+    p.label_rate,
+    p.mrr
+   FROM public.toolgate_analytics_profiles('-infinity'::timestamp with time zone) p(day, profile, searches, labelled, label_rate, mrr);
+
+
+--
 -- Name: search_used_rank; Type: VIEW; Schema: public; Owner: -
 --
 
 CREATE VIEW public.search_used_rank AS
- SELECT f.search_id,
+ SELECT x.search_id,
     l.created_at,
-    COALESCE(l.profile, '(active)'::text) AS profile,
+    public.toolgate_search_profile(l.profile) AS profile,
     l.mode,
     l.k,
-    f.tool_name,
-    f.success,
-    ( SELECT r.pos
-           FROM jsonb_array_elements(l.results) WITH ORDINALITY r(value, pos)
-          WHERE ((r.value ->> 'name'::text) = f.tool_name)) AS rank
-   FROM (public.search_feedback f
-     JOIN public.search_log l ON ((l.id = f.search_id)));
+    x.tool_name,
+    x.success,
+    (x.rank)::bigint AS rank,
+    public.toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id) AS endpoint,
+    x.label_source
+   FROM (( SELECT search_labels.search_id,
+            search_labels.search_created_at,
+            search_labels.tool_name,
+            bool_or(search_labels.success) AS success,
+            min(search_labels.rank) AS rank,
+                CASE
+                    WHEN (count(*) > 1) THEN 'both'::text
+                    ELSE min(search_labels.label_source)
+                END AS label_source
+           FROM public.search_labels
+          GROUP BY search_labels.search_id, search_labels.search_created_at, search_labels.tool_name) x
+     JOIN public.search_log l ON (((l.id = x.search_id) AND (l.created_at = x.search_created_at))));
 
 
 --
@@ -1298,21 +1815,131 @@ ALTER TABLE public.search_queue ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
 
 
 --
+-- Name: search_rollup_hourly; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_hourly (
+    hour timestamp with time zone NOT NULL,
+    endpoint text NOT NULL,
+    profile text NOT NULL,
+    mode text NOT NULL,
+    searches bigint NOT NULL,
+    zero_result bigint NOT NULL,
+    low_score bigint NOT NULL,
+    labelled bigint NOT NULL,
+    rr_sum double precision NOT NULL
+);
+
+
+--
+-- Name: search_rollup_low; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_low (
+    day date NOT NULL,
+    query text NOT NULL,
+    endpoint text NOT NULL,
+    mode text NOT NULL,
+    filters jsonb NOT NULL,
+    searches bigint NOT NULL,
+    top_score double precision,
+    top_bm25 double precision NOT NULL,
+    last_seen timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: search_rollup_queries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_queries (
+    day date NOT NULL,
+    query text NOT NULL,
+    searches bigint NOT NULL,
+    zero_result bigint NOT NULL,
+    last_seen timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: search_rollup_slowest; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_slowest (
+    day date NOT NULL,
+    search_id bigint NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    latency_ms double precision NOT NULL
+);
+
+
+--
+-- Name: search_rollup_state; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_state (
+    singleton boolean DEFAULT true NOT NULL,
+    through timestamp with time zone,
+    labels_through timestamp with time zone,
+    rules text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT search_rollup_state_singleton_check CHECK (singleton)
+);
+
+
+--
+-- Name: search_rollup_tool_totals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_tool_totals (
+    tool_name text NOT NULL,
+    returned bigint NOT NULL,
+    returned_first bigint NOT NULL
+);
+
+
+--
+-- Name: search_rollup_tools; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_tools (
+    month date NOT NULL,
+    tool_name text NOT NULL,
+    returned bigint NOT NULL,
+    returned_first bigint NOT NULL
+);
+
+
+--
+-- Name: search_rollup_zero; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_zero (
+    day date NOT NULL,
+    query text NOT NULL,
+    endpoint text NOT NULL,
+    filters jsonb NOT NULL,
+    searches bigint NOT NULL,
+    last_seen timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: search_slowest; Type: VIEW; Schema: public; Owner: -
 --
 
 CREATE VIEW public.search_slowest AS
- SELECT search_log.id,
-    search_log.created_at,
-    round((search_log.latency_ms)::numeric, 2) AS latency_ms,
-    search_log.timings,
-    search_log.mode,
-    search_log.k,
-    search_log.result_count,
-    "left"(search_log.query, 80) AS query
-   FROM public.search_log
-  ORDER BY (round((search_log.latency_ms)::numeric, 2)) DESC NULLS LAST
- LIMIT 100;
+ SELECT s.id,
+    s.created_at,
+    round((s.latency_ms)::numeric, 2) AS latency_ms,
+    s.timings,
+    s.mode,
+    s.k,
+    s.result_count,
+    "left"(s.query, 80) AS query,
+    s.endpoint
+   FROM public.toolgate_analytics_slowest('-infinity'::timestamp with time zone, 100) s(id, created_at, latency_ms, timings, endpoint, mode, k, result_count, query)
+  ORDER BY s.latency_ms DESC;
 
 
 --
@@ -1320,27 +1947,43 @@ CREATE VIEW public.search_slowest AS
 --
 
 CREATE VIEW public.search_tool_popularity AS
- WITH returned AS (
-         SELECT (r_1.value ->> 'name'::text) AS tool_name,
-            count(*) AS returned,
-            count(*) FILTER (WHERE (r_1.pos = 1)) AS returned_first
-           FROM public.search_log l,
-            LATERAL jsonb_array_elements(l.results) WITH ORDINALITY r_1(value, pos)
-          GROUP BY (r_1.value ->> 'name'::text)
-        ), called AS (
-         SELECT search_feedback.tool_name,
-            count(*) AS called,
-            count(*) FILTER (WHERE search_feedback.success) AS succeeded
-           FROM public.search_feedback
-          GROUP BY search_feedback.tool_name
-        )
- SELECT COALESCE(r.tool_name, c.tool_name) AS tool_name,
-    COALESCE(r.returned, (0)::bigint) AS returned,
-    COALESCE(r.returned_first, (0)::bigint) AS returned_first,
-    COALESCE(c.called, (0)::bigint) AS called,
-    COALESCE(c.succeeded, (0)::bigint) AS succeeded
-   FROM (returned r
-     FULL JOIN called c ON ((c.tool_name = r.tool_name)));
+ SELECT t.tool_name,
+    t.returned,
+    t.returned_first,
+    t.called,
+    t.succeeded,
+    t.source,
+    t.searchable
+   FROM public.toolgate_analytics_tools() t(tool_name, source, searchable, returned, returned_first, called, succeeded);
+
+
+--
+-- Name: search_top_queries; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_top_queries AS
+ SELECT q.query,
+    q.searches,
+    q.zero_result,
+    q.last_seen
+   FROM public.toolgate_analytics_top_queries('-infinity'::timestamp with time zone) q(query, searches, zero_result, last_seen);
+
+
+--
+-- Name: search_traffic; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_traffic AS
+ SELECT h.hour,
+    h.endpoint,
+    h.profile,
+    h.mode,
+    h.searches,
+    h.zero_result,
+    h.low_score,
+    h.labelled,
+    round(((h.rr_sum / (NULLIF(h.labelled, 0))::double precision))::numeric, 4) AS mrr
+   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum);
 
 
 --
@@ -1348,12 +1991,12 @@ CREATE VIEW public.search_tool_popularity AS
 --
 
 CREATE VIEW public.search_zero_result_queries AS
- SELECT search_log.query,
-    count(*) AS searches,
-    max(search_log.created_at) AS last_seen
-   FROM public.search_log
-  WHERE (search_log.result_count = 0)
-  GROUP BY search_log.query;
+ SELECT z.query,
+    z.searches,
+    z.last_seen,
+    z.endpoint,
+    z.filters
+   FROM public.toolgate_analytics_zero_results('-infinity'::timestamp with time zone) z(query, endpoint, filters, searches, last_seen);
 
 
 --
@@ -1823,6 +2466,14 @@ ALTER TABLE public.search_log
 
 
 --
+-- Name: search_log search_log_endpoint; Type: CHECK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_log
+    ADD CONSTRAINT search_log_endpoint CHECK ((endpoint = ANY (ARRAY['rest'::text, 'find_tools'::text, 'internal'::text]))) NOT VALID;
+
+
+--
 -- Name: search_log search_log_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1844,6 +2495,46 @@ ALTER TABLE ONLY public.search_postings
 
 ALTER TABLE ONLY public.search_queue
     ADD CONSTRAINT search_queue_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: search_rollup_hourly search_rollup_hourly_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_hourly
+    ADD CONSTRAINT search_rollup_hourly_pkey PRIMARY KEY (hour, endpoint, profile, mode);
+
+
+--
+-- Name: search_rollup_slowest search_rollup_slowest_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_slowest
+    ADD CONSTRAINT search_rollup_slowest_pkey PRIMARY KEY (search_id, created_at);
+
+
+--
+-- Name: search_rollup_state search_rollup_state_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_state
+    ADD CONSTRAINT search_rollup_state_pkey PRIMARY KEY (singleton);
+
+
+--
+-- Name: search_rollup_tool_totals search_rollup_tool_totals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_tool_totals
+    ADD CONSTRAINT search_rollup_tool_totals_pkey PRIMARY KEY (tool_name);
+
+
+--
+-- Name: search_rollup_tools search_rollup_tools_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_tools
+    ADD CONSTRAINT search_rollup_tools_pkey PRIMARY KEY (month, tool_name);
 
 
 --
@@ -2109,6 +2800,34 @@ CREATE INDEX search_postings_impact ON public.search_postings USING btree (lexem
 --
 
 CREATE INDEX search_queue_tool ON public.search_queue USING btree (tool_id);
+
+
+--
+-- Name: search_rollup_low_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX search_rollup_low_key ON public.search_rollup_low USING btree (day, endpoint, mode, md5(query), md5((filters)::text));
+
+
+--
+-- Name: search_rollup_queries_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX search_rollup_queries_key ON public.search_rollup_queries USING btree (day, md5(query));
+
+
+--
+-- Name: search_rollup_slowest_day; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_rollup_slowest_day ON public.search_rollup_slowest USING btree (day, latency_ms DESC);
+
+
+--
+-- Name: search_rollup_zero_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX search_rollup_zero_key ON public.search_rollup_zero USING btree (day, endpoint, md5(query), md5((filters)::text));
 
 
 --

@@ -23,11 +23,12 @@ type benchCommand struct {
 
 // benchCommands is the registry of `toolgate bench` subcommands: one line per benchmark.
 var benchCommands = map[string]benchCommand{
-	"catalog": {runBenchCatalog, "time catalog.Parse and Hash of a tool catalog (default: the 5,000-tool ScaleMCP build)"},
-	"search":  {runBenchSearch, "POST /search (hybrid, k=10) over HTTP and the bare KNN query on catalogs of --tools sizes (database toolgate_bench_<n>)"},
-	"load":    {runBenchLoad, "POST /search from 8, 32 and 128 clients for --duration each on a 50,000-tool catalog, with errors and Go heap"},
-	"ingest":  {runBenchIngest, "time import and PUT /v1/sources/{name}/tools of --tools sizes until lexically searchable (fresh database toolgate_bench_ingest)"},
-	"sync":    {runBenchSync, "time the diff of a sync of a 5,000-tool source, unchanged and 1% changed (temporary source)"},
+	"catalog":   {runBenchCatalog, "time catalog.Parse and Hash of a tool catalog (default: the 5,000-tool ScaleMCP build)"},
+	"search":    {runBenchSearch, "POST /search (hybrid, k=10) over HTTP and the bare KNN query on catalogs of --tools sizes (database toolgate_bench_<n>)"},
+	"load":      {runBenchLoad, "POST /search from 8, 32 and 128 clients for --duration each on a 50,000-tool catalog, with errors and Go heap"},
+	"ingest":    {runBenchIngest, "time import and PUT /v1/sources/{name}/tools of --tools sizes until lexically searchable (fresh database toolgate_bench_ingest)"},
+	"sync":      {runBenchSync, "time the diff of a sync of a 5,000-tool source, unchanged and 1% changed (temporary source)"},
+	"analytics": {runBenchAnalytics, "GET /admin/analytics/* on a seeded log of --searches searches and --tools tools, before and after the rollup (fresh database toolgate_bench_analytics)"},
 }
 
 // benchFlags are the harness flags every bench subcommand shares.

@@ -72,6 +72,7 @@ WITH hit AS (
         ORDER BY e.pos LIMIT 1
     ) r
     WHERE l.session_id = $2::text
+      AND coalesce(l.endpoint, 'find_tools') = 'find_tools'
       AND l.created_at >= $3::timestamptz - $4::interval
       AND l.created_at <= $3::timestamptz
       AND l.caller_key_id IS NOT DISTINCT FROM $5::bigint
@@ -110,10 +111,12 @@ type RecordCallLabelRow struct {
 	NewLabel bool   `json:"new_label"`
 }
 
-// Labels the most recent search that returned tool_name among those the session made, as
-// the same caller (the same API key, or without a key the same caller name), within
-// `window` before the call, which started at started_at (DatabaseNow when it began). Nothing
-// when no search qualifies.
+// Labels the most recent search that returned tool_name among the find_tools searches the
+// session made, as the same caller (the same API key, or without a key the same caller
+// name), within `window` before the call, which started at started_at (DatabaseNow when it
+// began). Nothing when no search qualifies. (A POST /search may pass the session's id as
+// session_id: it is not the session's find_tools. Searches logged before migration 0020
+// have no endpoint.)
 // A later call of the same tool after the same search keeps the first delay and marks the
 // label successful once any call succeeded.
 // Returns, for the metrics, the profile that served the labelled search (search_log.profile,

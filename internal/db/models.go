@@ -163,6 +163,9 @@ type SearchDaily struct {
 	P95Ms      pgtype.Numeric `json:"p95_ms"`
 	P99Ms      pgtype.Numeric `json:"p99_ms"`
 	MaxMs      pgtype.Numeric `json:"max_ms"`
+	Rest       int64          `json:"rest"`
+	FindTools  int64          `json:"find_tools"`
+	LowScore   int64          `json:"low_score"`
 }
 
 type SearchDoc struct {
@@ -236,15 +239,18 @@ type SearchLog struct {
 	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *ExperimentArm  `json:"arm"`
+	Endpoint     *string         `json:"endpoint"`
 }
 
 type SearchLowScoreQuery struct {
-	Query       string         `json:"query"`
-	Mode        string         `json:"mode"`
-	Searches    int64          `json:"searches"`
+	Query       interface{}    `json:"query"`
+	Mode        interface{}    `json:"mode"`
+	Searches    interface{}    `json:"searches"`
 	MinTopScore pgtype.Numeric `json:"min_top_score"`
 	MinTopBm25  pgtype.Numeric `json:"min_top_bm25"`
 	LastSeen    interface{}    `json:"last_seen"`
+	Endpoint    interface{}    `json:"endpoint"`
+	Filters     interface{}    `json:"filters"`
 }
 
 type SearchPosting struct {
@@ -252,6 +258,15 @@ type SearchPosting struct {
 	ToolID   int64   `json:"tool_id"`
 	SourceID int64   `json:"source_id"`
 	Impact   float32 `json:"impact"`
+}
+
+type SearchProfileDaily struct {
+	Day       interface{} `json:"day"`
+	Profile   interface{} `json:"profile"`
+	Searches  interface{} `json:"searches"`
+	Labelled  interface{} `json:"labelled"`
+	LabelRate interface{} `json:"label_rate"`
+	Mrr       interface{} `json:"mrr"`
 }
 
 type SearchProfileQuality struct {
@@ -271,40 +286,135 @@ type SearchQueue struct {
 	QueuedAt time.Time `json:"queued_at"`
 }
 
+type SearchRollupHourly struct {
+	Hour       time.Time `json:"hour"`
+	Endpoint   string    `json:"endpoint"`
+	Profile    string    `json:"profile"`
+	Mode       string    `json:"mode"`
+	Searches   int64     `json:"searches"`
+	ZeroResult int64     `json:"zero_result"`
+	LowScore   int64     `json:"low_score"`
+	Labelled   int64     `json:"labelled"`
+	RrSum      float64   `json:"rr_sum"`
+}
+
+type SearchRollupLow struct {
+	Day      pgtype.Date     `json:"day"`
+	Query    string          `json:"query"`
+	Endpoint string          `json:"endpoint"`
+	Mode     string          `json:"mode"`
+	Filters  json.RawMessage `json:"filters"`
+	Searches int64           `json:"searches"`
+	TopScore pgtype.Float8   `json:"top_score"`
+	TopBm25  float64         `json:"top_bm25"`
+	LastSeen time.Time       `json:"last_seen"`
+}
+
+type SearchRollupQuery struct {
+	Day        pgtype.Date `json:"day"`
+	Query      string      `json:"query"`
+	Searches   int64       `json:"searches"`
+	ZeroResult int64       `json:"zero_result"`
+	LastSeen   time.Time   `json:"last_seen"`
+}
+
+type SearchRollupSlowest struct {
+	Day       pgtype.Date `json:"day"`
+	SearchID  int64       `json:"search_id"`
+	CreatedAt time.Time   `json:"created_at"`
+	LatencyMs float64     `json:"latency_ms"`
+}
+
+type SearchRollupState struct {
+	Singleton     bool       `json:"singleton"`
+	Through       *time.Time `json:"through"`
+	LabelsThrough *time.Time `json:"labels_through"`
+	Rules         *string    `json:"rules"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+type SearchRollupTool struct {
+	Month         pgtype.Date `json:"month"`
+	ToolName      string      `json:"tool_name"`
+	Returned      int64       `json:"returned"`
+	ReturnedFirst int64       `json:"returned_first"`
+}
+
+type SearchRollupToolTotal struct {
+	ToolName      string `json:"tool_name"`
+	Returned      int64  `json:"returned"`
+	ReturnedFirst int64  `json:"returned_first"`
+}
+
+type SearchRollupZero struct {
+	Day      pgtype.Date     `json:"day"`
+	Query    string          `json:"query"`
+	Endpoint string          `json:"endpoint"`
+	Filters  json.RawMessage `json:"filters"`
+	Searches int64           `json:"searches"`
+	LastSeen time.Time       `json:"last_seen"`
+}
+
 type SearchSlowest struct {
-	ID          int64           `json:"id"`
-	CreatedAt   time.Time       `json:"created_at"`
-	LatencyMs   pgtype.Numeric  `json:"latency_ms"`
-	Timings     json.RawMessage `json:"timings"`
-	Mode        string          `json:"mode"`
-	K           int32           `json:"k"`
-	ResultCount int32           `json:"result_count"`
-	Query       string          `json:"query"`
+	ID          interface{}    `json:"id"`
+	CreatedAt   interface{}    `json:"created_at"`
+	LatencyMs   pgtype.Numeric `json:"latency_ms"`
+	Timings     interface{}    `json:"timings"`
+	Mode        interface{}    `json:"mode"`
+	K           interface{}    `json:"k"`
+	ResultCount interface{}    `json:"result_count"`
+	Query       string         `json:"query"`
+	Endpoint    interface{}    `json:"endpoint"`
 }
 
 type SearchToolPopularity struct {
 	ToolName      interface{} `json:"tool_name"`
-	Returned      int64       `json:"returned"`
-	ReturnedFirst int64       `json:"returned_first"`
-	Called        int64       `json:"called"`
-	Succeeded     int64       `json:"succeeded"`
+	Returned      interface{} `json:"returned"`
+	ReturnedFirst interface{} `json:"returned_first"`
+	Called        interface{} `json:"called"`
+	Succeeded     interface{} `json:"succeeded"`
+	Source        interface{} `json:"source"`
+	Searchable    interface{} `json:"searchable"`
+}
+
+type SearchTopQuery struct {
+	Query      interface{} `json:"query"`
+	Searches   interface{} `json:"searches"`
+	ZeroResult interface{} `json:"zero_result"`
+	LastSeen   interface{} `json:"last_seen"`
+}
+
+type SearchTraffic struct {
+	Hour       interface{}    `json:"hour"`
+	Endpoint   interface{}    `json:"endpoint"`
+	Profile    interface{}    `json:"profile"`
+	Mode       interface{}    `json:"mode"`
+	Searches   interface{}    `json:"searches"`
+	ZeroResult interface{}    `json:"zero_result"`
+	LowScore   interface{}    `json:"low_score"`
+	Labelled   interface{}    `json:"labelled"`
+	Mrr        pgtype.Numeric `json:"mrr"`
 }
 
 type SearchUsedRank struct {
-	SearchID  int64       `json:"search_id"`
-	CreatedAt time.Time   `json:"created_at"`
-	Profile   string      `json:"profile"`
-	Mode      string      `json:"mode"`
-	K         int32       `json:"k"`
-	ToolName  string      `json:"tool_name"`
-	Success   pgtype.Bool `json:"success"`
-	Rank      interface{} `json:"rank"`
+	SearchID    int64       `json:"search_id"`
+	CreatedAt   time.Time   `json:"created_at"`
+	Profile     string      `json:"profile"`
+	Mode        string      `json:"mode"`
+	K           int32       `json:"k"`
+	ToolName    string      `json:"tool_name"`
+	Success     bool        `json:"success"`
+	Rank        int64       `json:"rank"`
+	Endpoint    string      `json:"endpoint"`
+	LabelSource interface{} `json:"label_source"`
 }
 
 type SearchZeroResultQuery struct {
-	Query    string      `json:"query"`
-	Searches int64       `json:"searches"`
+	Query    interface{} `json:"query"`
+	Searches interface{} `json:"searches"`
 	LastSeen interface{} `json:"last_seen"`
+	Endpoint interface{} `json:"endpoint"`
+	Filters  interface{} `json:"filters"`
 }
 
 type Source struct {

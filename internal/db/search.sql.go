@@ -65,13 +65,13 @@ func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeed
 const insertSearchLog = `-- name: InsertSearchLog :one
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm)
+                        experiment_id, arm, endpoint)
 VALUES ($1::text, $2::text[], $3::text, $4::int,
         $5::jsonb, $6::text, $7::text, $8::jsonb,
         $9::jsonb, $10::jsonb, jsonb_array_length($10::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($10::jsonb) e),
         $11::float8, $12::jsonb, $13::text, $14::bigint,
-        $15::text, $16::bigint, $17::text)
+        $15::text, $16::bigint, $17::text, $18::text)
 RETURNING id
 `
 
@@ -93,11 +93,12 @@ type InsertSearchLogParams struct {
 	SessionID    *string         `json:"session_id"`
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *string         `json:"arm"`
+	Endpoint     string          `json:"endpoint"`
 }
 
 // The retrieval log row of a search that ran on a read replica, written to the primary
 // (after SearchLogAsync in the same batch) with the results as the Search statement would.
-// experiment_id, arm and profile are the replica statement's (its exp CTE).
+// experiment_id, arm and profile are the replica statement's (its exp and pset CTEs).
 func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams) (int64, error) {
 	row := q.db.QueryRow(ctx, insertSearchLog,
 		arg.Query,
@@ -117,6 +118,7 @@ func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams
 		arg.SessionID,
 		arg.ExperimentID,
 		arg.Arm,
+		arg.Endpoint,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -344,9 +346,9 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm)
+                            experiment_id, arm, endpoint)
     SELECT $25::text, $26::text[], $27::text, $28::int,
-           $29::jsonb, coalesce($8::text, (SELECT profile FROM exp)),
+           $29::jsonb, (SELECT name FROM pset),
            $30::text, $31::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
@@ -362,7 +364,7 @@ WITH src AS MATERIALIZED (
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', $33::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp)
+           (SELECT id FROM exp), (SELECT arm FROM exp), $34::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -414,6 +416,7 @@ type SearchParams struct {
 	Plan         json.RawMessage   `json:"plan"`
 	EmbedMs      float64           `json:"embed_ms"`
 	Degraded     *string           `json:"degraded"`
+	Endpoint     string            `json:"endpoint"`
 }
 
 type SearchRow struct {
@@ -504,14 +507,15 @@ type SearchRow struct {
 //	ranked   those joined to tools, enabled, approved and of an allowed source (checked
 //	         again, cheaply: the lexical index only holds searchable tools).
 //	log      the search_log row, with results (by intent, then position), result count, top
-//	         score, timings, and the experiment, arm and arm's profile (exp). With several
+//	         score, timings, the serving profile (pset), where the search came from
+//	         (endpoint), and the experiment and arm (exp). With several
 //	         intents the caller merges the rankings and rewrites results with
 //	         SearchLogResults in the same transaction.
 //
 // The final SELECT returns one row per result and intent, or, when nothing matched, one row
 // whose result columns are NULL or 0, every row carrying the search id, the experiment arm
 // (NULL when the search is in no experiment), and the profile that served the search and
-// the vector set it read (pset; ” and 0 when there is none).
+// the vector set it read (pset; ” and 0 when there is none: no profile is active).
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
 // a branch's share is 0 and its texts NULL when none of its lists held the tool.
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
@@ -549,6 +553,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Plan,
 		arg.EmbedMs,
 		arg.Degraded,
+		arg.Endpoint,
 	)
 	if err != nil {
 		return nil, err

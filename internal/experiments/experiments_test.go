@@ -1,6 +1,7 @@
 package experiments_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -217,8 +218,9 @@ func TestAssignmentStablePerSession(t *testing.T) {
 		if resp.Experiment != nil || l.experimentID != nil || l.arm != nil {
 			t.Errorf("%+v: experiment %+v, logged %v %s: want none", r, resp.Experiment, l.experimentID, str(l.arm))
 		}
-		if r.Profile != "" && str(l.profile) != r.Profile || r.Profile == "" && l.profile != nil {
-			t.Errorf("%+v: logged profile %s", r, str(l.profile))
+		// the profile that served it: the named one, or the active one
+		if want := cmp.Or(r.Profile, "default"); str(l.profile) != want {
+			t.Errorf("%+v: logged profile %s, want %s", r, str(l.profile), want)
 		}
 	}
 
@@ -226,7 +228,7 @@ func TestAssignmentStablePerSession(t *testing.T) {
 	// alike) reads no profile's vectors: it is in no arm.
 	lexicalOnly := search.New(pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))
 	resp := find(t, lexicalOnly, agent, search.Request{Query: query, SessionID: "mcp-session-000"})
-	if l := logRow(t, pool, resp.SearchID); resp.Experiment != nil || l.arm != nil || l.profile != nil {
+	if l := logRow(t, pool, resp.SearchID); resp.Experiment != nil || l.arm != nil || str(l.profile) != "default" {
 		t.Errorf("hybrid search without a query vector: experiment %+v, logged %s %s", resp.Experiment, str(l.arm), str(l.profile))
 	}
 
@@ -239,7 +241,7 @@ func TestAssignmentStablePerSession(t *testing.T) {
 	for i := range 20 {
 		resp := find(t, s, agent, search.Request{Query: query, Mode: search.ModeVector, K: 5, SessionID: fmt.Sprintf("mcp-session-%03d", i)})
 		l := logRow(t, pool, resp.SearchID)
-		if resp.Experiment != nil || l.experimentID != nil || l.profile != nil {
+		if resp.Experiment != nil || l.experimentID != nil || str(l.profile) != "default" {
 			t.Fatalf("after stop: experiment %+v, logged %v %s", resp.Experiment, l.experimentID, str(l.profile))
 		}
 		var got []string
@@ -397,7 +399,8 @@ func labelExperiment(t *testing.T, pool *pgxpool.Pool, s *search.Service, name s
 		var unit struct{ labelled, rr, ranks []float64 }
 		var arm db.ExperimentArm
 		for j := range searchesOf(i) {
-			r := find(t, s, agent, search.Request{Query: queries[g%len(queries)], K: 5, SessionID: session})
+			// a find_tools of the session: a call labels only those
+			r := find(t, s, agent, search.Request{Query: queries[g%len(queries)], K: 5, SessionID: session, Endpoint: search.EndpointFindTools})
 			if r.Experiment == nil || len(r.Results) < 4 {
 				t.Fatalf("session %d search %d: experiment %+v, %d results", i, j, r.Experiment, len(r.Results))
 			}

@@ -116,7 +116,7 @@ func TestCallLabelsTheSearch(t *testing.T) {
 	var searches, labelled, nlabels int64
 	var rate float64
 	err := e.pool.QueryRow(context.Background(), `SELECT searches, labelled, label_rate, labels FROM search_label_stats
-		WHERE profile = '(active)' AND label_source = 'call'`).Scan(&searches, &labelled, &rate, &nlabels)
+		WHERE profile = 'default' AND label_source = 'call'`).Scan(&searches, &labelled, &rate, &nlabels)
 	if err != nil || searches != 2 || labelled != 2 || rate != 1 || nlabels != 2 {
 		t.Fatalf("search_label_stats: %v searches %d labelled %d rate %v labels %d", err, searches, labelled, rate, nlabels)
 	}

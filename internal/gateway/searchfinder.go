@@ -27,6 +27,7 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	// retrieval log records the format, and it has always said raw for find_tools.
 	resp, err := f.Search.Search(ctx, q.Caller, search.Request{
 		Query: q.Query, K: q.Limit, Mode: mode, Format: search.FormatRaw, SessionID: q.SessionID,
+		Endpoint: search.EndpointFindTools,
 	})
 	var invalid *search.InvalidRequestError
 	if errors.As(err, &invalid) {

@@ -68,15 +68,12 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 		return Response{}, err
 	}
 	params := pr.params
-	// the arm the replica's statement chose (its exp CTE), logged as the primary's would
+	// the arm and the serving profile the replica's statement chose (its exp and pset CTEs),
+	// logged as the primary's would
 	var experimentID pgtype.Int8
 	var arm *string // the statement's parameter is text
-	profile := params.Profile
 	if x := resp.Experiment; x != nil {
 		experimentID, arm = pgtype.Int8{Int64: x.ID, Valid: true}, optional(string(x.Arm))
-		if profile == nil {
-			profile = &x.Profile
-		}
 	}
 	t := map[string]any{"embed_ms": params.EmbedMs, "db_ms": dbMs, "replica": true}
 	if pr.degraded != "" {
@@ -92,10 +89,10 @@ func (s *Service) searchReplica(ctx context.Context, pr *prepared) (Response, er
 	}
 	id, err := qp.InsertSearchLog(ctx, db.InsertSearchLogParams{
 		Query: params.Query, Variants: params.Variants, Mode: params.Mode, K: params.K,
-		Filters: params.Filters, Profile: profile, Format: params.Format, Plan: params.Plan,
+		Filters: params.Filters, Profile: optional(rows[0].Profile), Format: params.Format, Plan: params.Plan,
 		Rerank: rerankJSON, Results: results, LatencyMs: params.EmbedMs + dbMs, Timings: timings,
 		Caller: params.Caller, CallerKeyID: params.CallerKeyID, SessionID: params.SessionID,
-		ExperimentID: experimentID, Arm: arm,
+		ExperimentID: experimentID, Arm: arm, Endpoint: params.Endpoint,
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search: write the log row to the primary: %w", err)

@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "20136c39f221c9c70a382009fc6bc73b2005144180223592599bad10d5069a2e"
+const searchSQLSHA256 = "d6b55258fdd85b817e6bd65ffeecf729dc92f2d38f86aabb55ca81ada12d4868"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -228,7 +228,7 @@ WITH src AS MATERIALIZED (
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     SELECT 0::bigint AS id FROM (SELECT $25::text, $26::text[], $27::text, $28::int,
-           $29::jsonb, coalesce($8::text, (SELECT profile FROM exp)),
+           $29::jsonb, (SELECT name FROM pset),
            $30::text, $31::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
@@ -244,7 +244,7 @@ WITH src AS MATERIALIZED (
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', $33::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp)
+           (SELECT id FROM exp), (SELECT arm FROM exp), $34::text
     ) logged
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,

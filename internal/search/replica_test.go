@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -45,7 +46,7 @@ func TestSearchOnReadReplica(t *testing.T) {
 	for _, r := range []search.Request{
 		{Query: "latest stock price", Mode: search.ModeLexical, K: 3},
 		{Query: rainQuery, Mode: search.ModeVector, K: 3},
-		{Query: "send an email message", Mode: search.ModeHybrid, K: 3, SessionID: "s-1"},
+		{Query: "send an email message", Mode: search.ModeHybrid, K: 3, SessionID: "s-1", Endpoint: search.EndpointFindTools},
 		{Query: "get_weather", K: 5},
 		{Query: "stock price and the weather", Plan: plan.ModeFull, K: 4},
 	} {
@@ -71,6 +72,13 @@ func TestSearchOnReadReplica(t *testing.T) {
 		}
 		if mode != string(got.Mode) || count != len(got.Results) || !replica || !strings.Contains(results, `"name": "`+got.Results[0].Name+`"`) || keyID != 42 {
 			t.Errorf("%q: log row mode %s count %d replica %v key %d results %s", r.Query, mode, count, replica, keyID, results)
+		}
+		// the serving profile and the endpoint, as the primary's statement logs them
+		var profile, endpoint, wantProfile, wantEndpoint string
+		if err := primary.QueryRow(ctx, `SELECT r.profile, r.endpoint, p.profile, p.endpoint FROM search_log r, search_log p
+			WHERE r.id = $1 AND p.id = $2`, got.SearchID, want.SearchID).Scan(&profile, &endpoint, &wantProfile, &wantEndpoint); err != nil ||
+			profile != wantProfile || endpoint != wantEndpoint || profile != "default" || endpoint != string(cmp.Or(r.Endpoint, search.EndpointInternal)) {
+			t.Errorf("%q: replica logged profile %s endpoint %s, primary %s %s (%v)", r.Query, profile, endpoint, wantProfile, wantEndpoint, err)
 		}
 		if r.Plan == plan.ModeFull && !strings.Contains(results, `"intent"`) {
 			t.Errorf("%q: planned search logged without intents: %s", r.Query, results)

@@ -33,6 +33,8 @@ type Request struct {
 	// Explain asks why each result ranked where it did (Result.Explanation, Response.Explain):
 	// one more statement, over the returned tools only, after the search.
 	Explain bool `json:"explain,omitempty"`
+	// Endpoint is where the search came from, for the retrieval log; empty means internal.
+	Endpoint Endpoint `json:"-"`
 }
 
 // UnmarshalJSON reads a request body strictly (an unknown field is an error) and tells an

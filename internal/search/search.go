@@ -243,6 +243,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
+		Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)),
 	}
 	return &prepared{req: r, plan: p, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
 		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}, nil

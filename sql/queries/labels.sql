@@ -6,10 +6,12 @@
 SELECT now()::timestamptz AS now;
 
 -- name: RecordCallLabel :one
--- Labels the most recent search that returned tool_name among those the session made, as
--- the same caller (the same API key, or without a key the same caller name), within
--- `window` before the call, which started at started_at (DatabaseNow when it began). Nothing
--- when no search qualifies.
+-- Labels the most recent search that returned tool_name among the find_tools searches the
+-- session made, as the same caller (the same API key, or without a key the same caller
+-- name), within `window` before the call, which started at started_at (DatabaseNow when it
+-- began). Nothing when no search qualifies. (A POST /search may pass the session's id as
+-- session_id: it is not the session's find_tools. Searches logged before migration 0020
+-- have no endpoint.)
 -- A later call of the same tool after the same search keeps the first delay and marks the
 -- label successful once any call succeeded.
 -- Returns, for the metrics, the profile that served the labelled search (search_log.profile,
@@ -26,6 +28,7 @@ WITH hit AS (
         ORDER BY e.pos LIMIT 1
     ) r
     WHERE l.session_id = sqlc.arg(session_id)::text
+      AND coalesce(l.endpoint, 'find_tools') = 'find_tools'
       AND l.created_at >= sqlc.arg(started_at)::timestamptz - sqlc.arg(label_window)::interval
       AND l.created_at <= sqlc.arg(started_at)::timestamptz
       AND l.caller_key_id IS NOT DISTINCT FROM sqlc.narg(caller_key_id)::bigint

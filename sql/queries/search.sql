@@ -58,13 +58,14 @@
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
 --   log      the search_log row, with results (by intent, then position), result count, top
---            score, timings, and the experiment, arm and arm's profile (exp). With several
+--            score, timings, the serving profile (pset), where the search came from
+--            (endpoint), and the experiment and arm (exp). With several
 --            intents the caller merges the rankings and rewrites results with
 --            SearchLogResults in the same transaction.
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
 -- whose result columns are NULL or 0, every row carrying the search id, the experiment arm
 -- (NULL when the search is in no experiment), and the profile that served the search and
--- the vector set it read (pset; '' and 0 when there is none).
+-- the vector set it read (pset; '' and 0 when there is none: no profile is active).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -285,9 +286,9 @@ WITH src AS MATERIALIZED (
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm)
+                            experiment_id, arm, endpoint)
     SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
-           sqlc.arg(filters)::jsonb, coalesce(sqlc.narg(profile)::text, (SELECT profile FROM exp)),
+           sqlc.arg(filters)::jsonb, (SELECT name FROM pset),
            sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
@@ -303,7 +304,7 @@ WITH src AS MATERIALIZED (
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
                               'degraded', sqlc.narg(degraded)::text)),
            sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint, sqlc.narg(session_id)::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp)
+           (SELECT id FROM exp), (SELECT arm FROM exp), sqlc.arg(endpoint)::text
     RETURNING id
 )
 -- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
@@ -335,16 +336,16 @@ WHERE id = sqlc.arg(id)::bigint;
 -- name: InsertSearchLog :one
 -- The retrieval log row of a search that ran on a read replica, written to the primary
 -- (after SearchLogAsync in the same batch) with the results as the Search statement would.
--- experiment_id, arm and profile are the replica statement's (its exp CTE).
+-- experiment_id, arm and profile are the replica statement's (its exp and pset CTEs).
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm)
+                        experiment_id, arm, endpoint)
 VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
         sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
         sqlc.narg(rerank)::jsonb, sqlc.arg(results)::jsonb, jsonb_array_length(sqlc.arg(results)::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
         sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint,
-        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text)
+        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text, sqlc.arg(endpoint)::text)
 RETURNING id;
 
 -- name: SearchLogAsync :exec

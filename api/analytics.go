@@ -1,0 +1,52 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/internal/analytics"
+)
+
+// registerAnalytics registers the search analytics under /admin (docs/analytics.md): GET
+// only, JSON, an admin key (or open mode) like every /admin route. Each reads the SQL
+// function its psql view reads.
+func (s *Server) registerAnalytics(g *echo.Group) {
+	g.GET("/analytics/searches", analyticsHandler(s, "buckets", analytics.Searches))
+	g.GET("/analytics/zero-results", analyticsHandler(s, "queries", analytics.ZeroResults))
+	g.GET("/analytics/low-score", analyticsHandler(s, "queries", analytics.LowScore))
+	g.GET("/analytics/profiles", analyticsHandler(s, "days", analytics.Profiles))
+	g.GET("/analytics/slowest", analyticsHandler(s, "searches", analytics.Slowest))
+	g.GET("/analytics/top-queries", analyticsHandler(s, "queries", analytics.TopQueries))
+	g.GET("/analytics/tools", s.analyticsTools)
+}
+
+// analyticsHandler answers {key: answer(params)}, the params read from the query string
+// (400 invalid_param when one is malformed or out of range).
+func analyticsHandler[T any](s *Server, key string, answer func(context.Context, *pgxpool.Pool, analytics.Params) ([]T, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p, err := analytics.ParseParams(c.QueryParam)
+		if err != nil {
+			return err
+		}
+		rows, err := answer(c.Request().Context(), s.deps.Pool, p)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{key: rows})
+	}
+}
+
+func (s *Server) analyticsTools(c echo.Context) error {
+	p, err := analytics.ParseParams(c.QueryParam)
+	if err != nil {
+		return err
+	}
+	lists, err := analytics.Tools(c.Request().Context(), s.deps.Pool, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, lists)
+}

@@ -1,0 +1,460 @@
+package analytics_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/analytics"
+	"github.com/toolgate/toolgate/internal/analytics/analyticsbench"
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/plan"
+	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
+)
+
+// snapshot is every answer of the package over several windows.
+type snapshot struct {
+	Searches    map[string][]analytics.SearchBucket
+	ZeroResults map[int][]analytics.ZeroResultQuery
+	LowScore    map[int][]analytics.LowScoreQuery
+	Profiles    map[int][]analytics.ProfileDay
+	Slowest     map[int][]analytics.SlowSearch
+	TopQueries  map[int][]analytics.TopQuery
+	Tools       analytics.ToolLists
+}
+
+func answers(t *testing.T, pool *pgxpool.Pool) snapshot {
+	t.Helper()
+	ctx := context.Background()
+	s := snapshot{Searches: map[string][]analytics.SearchBucket{}, ZeroResults: map[int][]analytics.ZeroResultQuery{},
+		LowScore: map[int][]analytics.LowScoreQuery{}, Profiles: map[int][]analytics.ProfileDay{},
+		Slowest: map[int][]analytics.SlowSearch{}, TopQueries: map[int][]analytics.TopQuery{}}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, days := range []int{1, 3, 90} {
+		p := analytics.Params{Days: days, Limit: analytics.MaxLimit}
+		var err error
+		for _, b := range []analytics.Bucket{analytics.BucketHour, analytics.BucketDay} {
+			p.Bucket = b
+			s.Searches[fmt.Sprint(days, b)], err = analytics.Searches(ctx, pool, p)
+			must(err)
+		}
+		s.ZeroResults[days], err = analytics.ZeroResults(ctx, pool, p)
+		must(err)
+		s.LowScore[days], err = analytics.LowScore(ctx, pool, p)
+		must(err)
+		s.Profiles[days], err = analytics.Profiles(ctx, pool, p)
+		must(err)
+		s.Slowest[days], err = analytics.Slowest(ctx, pool, p)
+		must(err)
+		s.TopQueries[days], err = analytics.TopQueries(ctx, pool, p)
+		must(err)
+	}
+	var err error
+	s.Tools, err = analytics.Tools(ctx, pool, analytics.Params{Limit: analytics.MaxLimit})
+	must(err)
+	return s
+}
+
+// sameAnswers fails unless got and want agree, naming the first answer that differs.
+func sameAnswers(t *testing.T, what string, got, want snapshot) {
+	t.Helper()
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range g.NumField() {
+		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
+			gj, _ := json.Marshal(g.Field(i).Interface())
+			wj, _ := json.Marshal(w.Field(i).Interface())
+			t.Fatalf("%s: %s differ:\n got  %.2000s\n want %.2000s", what, g.Type().Field(i).Name, gj, wj)
+		}
+	}
+}
+
+// fromTheLog returns the answers read from the log alone: the rollups set aside, as before
+// the first rollup.
+func fromTheLog(t *testing.T, pool *pgxpool.Pool) snapshot {
+	t.Helper()
+	exec(t, pool, `UPDATE search_rollup_state SET through = NULL`)
+	return answers(t, pool)
+}
+
+func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	// Raw SQL: the test sets the stage the rollups must cope with.
+	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func rollup(t *testing.T, pool *pgxpool.Pool, opts analytics.RollupOptions) analytics.RollupReport {
+	t.Helper()
+	rep, err := analytics.Rollup(context.Background(), pool, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.CaughtUp {
+		t.Fatalf("rollup %+v: not caught up", rep)
+	}
+	return rep
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, sql string) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// TestRollupAnswersAsTheLog: every answer is the same read from the rollups (and the
+// hour the job has not rolled up yet) as read from the log alone: after the first rollup,
+// after labels arrive for searches already rolled up and new searches are logged, after a
+// rebuild, and after a change of the definitions.
+func TestRollupAnswersAsTheLog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if err := analyticsbench.Seed(ctx, pool, 400, 3000, 10, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	// a search of a minute ago: the hour the rollups leave to the log
+	exec(t, pool, `INSERT INTO search_log (created_at, query, mode, k, endpoint, results, result_count, top_score, latency_ms)
+		VALUES (now() - interval '1 minute', 'find weather 1', 'hybrid', 5, 'find_tools',
+		        '[{"name": "src001__tool_1", "score": 2.5, "lexical_rank": 1, "vector_rank": null, "bm25": 3}]', 1, 2.5, 9000)`)
+	// one query every hour of a day, found nothing or weakly by turns: a day that several
+	// steps roll up in parts, added together
+	exec(t, pool, `INSERT INTO search_log (created_at, query, mode, k, endpoint, filters, results, result_count, top_score, latency_ms)
+		SELECT date_trunc('day', now(), 'UTC') - interval '3 days' + h * interval '1 hour' + interval '5 minutes',
+		       'the same every hour', 'hybrid', 5, 'rest', '{"tags": ["x"]}',
+		       CASE WHEN h % 2 = 0 THEN '[]'::jsonb
+		            ELSE '[{"name": "src001__tool_1", "score": 1.5, "lexical_rank": 2, "vector_rank": 3, "bm25": 2}]' END,
+		       h % 2, CASE WHEN h % 2 = 1 THEN 1.5 + h * 0.01 END, h
+		FROM generate_series(0, 23) h`)
+	live := answers(t, pool)
+	if len(live.ZeroResults[90]) == 0 || len(live.LowScore[90]) == 0 || len(live.Tools.Popular) == 0 || len(live.Profiles[90]) < 2 {
+		t.Fatalf("the seeded log gives too little to compare: %+v", live.Profiles[90])
+	}
+
+	// Seven hours per step: the steps' bounds fall anywhere in the days.
+	rep := rollup(t, pool, analytics.RollupOptions{MaxHours: 7})
+	if rep.HoursRolled < 9*24 || rep.Steps < 30 {
+		t.Fatalf("first rollup %+v, want the ten days in steps of seven hours", rep)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM search_rollup_low`); n == 0 {
+		t.Fatal("nothing rolled up")
+	}
+	sameAnswers(t, "after the first rollup", answers(t, pool), live)
+
+	// Labels for searches of hours already rolled up (an agent's feedback days later, through
+	// the trigger; and a call), and a new search.
+	exec(t, pool, `INSERT INTO search_feedback (search_id, tool_name, success)
+		SELECT l.id, l.results -> 1 ->> 'name', true FROM search_log l
+		WHERE l.result_count > 1 AND l.created_at < now() - interval '2 days'
+		  AND NOT EXISTS (SELECT 1 FROM search_labels x WHERE x.search_id = l.id)
+		ORDER BY l.id LIMIT 40`)
+	exec(t, pool, `INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms, success)
+		SELECT l.id, l.created_at, l.results -> 0 ->> 'name', 'call', 1, 10, false FROM search_log l
+		WHERE l.result_count > 0 AND l.created_at < now() - interval '5 days'
+		  AND NOT EXISTS (SELECT 1 FROM search_labels x WHERE x.search_id = l.id)
+		ORDER BY l.id DESC LIMIT 30`)
+	exec(t, pool, `INSERT INTO search_log (query, mode, k, endpoint, result_count, latency_ms) VALUES ('zzz nothing', 'lexical', 5, 'rest', 0, 3)`)
+	// The tools' labels count at once, rollups or not (the hourly answers' wait for the job).
+	var tool string
+	var chosen, called int64
+	if err := pool.QueryRow(ctx, `SELECT x.tool_name, (SELECT count(DISTINCT y.search_id) FROM search_labels y WHERE y.tool_name = x.tool_name)
+		FROM search_labels x WHERE x.created_at > now() - interval '1 minute' ORDER BY 2 DESC, 1 LIMIT 1`).Scan(&tool, &chosen); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT called FROM search_tool_popularity WHERE tool_name = $1`, tool).Scan(&called); err != nil || called != chosen {
+		t.Fatalf("%s: called %d (%v) before the next rollup, want %d", tool, called, err, chosen)
+	}
+	// labels written a moment ago count at once: a lag of a millisecond
+	rep = rollup(t, pool, analytics.RollupOptions{Lag: time.Millisecond})
+	if rep.HoursRelabelled < 10 {
+		t.Fatalf("rollup after the labels %+v, want their hours recomputed", rep)
+	}
+	rolled := answers(t, pool)
+	live = fromTheLog(t, pool)
+	sameAnswers(t, "after labels and a new search", rolled, live)
+
+	// fromTheLog cleared `through`: the next run rebuilds everything.
+	rep = rollup(t, pool, analytics.RollupOptions{})
+	if rep.HoursRolled < 9*24 {
+		t.Fatalf("rebuild %+v, want every hour", rep)
+	}
+	sameAnswers(t, "after a rebuild", answers(t, pool), live)
+
+	// Rollups made with other definitions are rebuilt, not added to.
+	exec(t, pool, `UPDATE search_rollup_state SET rules = 'stale'`)
+	rep = rollup(t, pool, analytics.RollupOptions{})
+	if rep.HoursRolled < 9*24 {
+		t.Fatalf("after a change of the definitions %+v, want a rebuild", rep)
+	}
+	sameAnswers(t, "after a change of the definitions", answers(t, pool), live)
+}
+
+// TestRetentionDropsRollups: dropping the oldest months of the log drops their rollups and
+// takes them out of the tools' totals: the answers stay those of the log that is left.
+func TestRetentionDropsRollups(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if err := analyticsbench.Seed(ctx, pool, 300, 3000, 85, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	rollup(t, pool, analytics.RollupOptions{MaxHours: 24 * 30})
+	before := count(t, pool, `SELECT count(*) FROM search_log`)
+	dropped, err := db.New(pool).DropSearchLogPartitions(ctx, pgtype.Interval{Days: 40, Valid: true})
+	if err != nil || dropped == 0 {
+		t.Fatalf("dropped %d partitions: %v", dropped, err)
+	}
+	if after := count(t, pool, `SELECT count(*) FROM search_log`); after >= before || after == 0 {
+		t.Fatalf("%d searches before the drop, %d after", before, after)
+	}
+	rolled := answers(t, pool)
+	sameAnswers(t, "after the drop", rolled, fromTheLog(t, pool))
+}
+
+// TestParseParams: the defaults, the bounds and the refusals of the query parameters.
+func TestParseParams(t *testing.T) {
+	for _, c := range []struct {
+		query map[string]string
+		want  analytics.Params
+		bad   string // the parameter refused
+	}{
+		{query: nil, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay}},
+		{query: map[string]string{"days": "90", "limit": "500", "bucket": "hour"}, want: analytics.Params{Days: 90, Limit: 500, Bucket: analytics.BucketHour}},
+		{query: map[string]string{"days": "1", "limit": "1"}, want: analytics.Params{Days: 1, Limit: 1, Bucket: analytics.BucketDay}},
+		{query: map[string]string{"days": "0"}, bad: "days"},
+		{query: map[string]string{"days": "91"}, bad: "days"},
+		{query: map[string]string{"days": "7d"}, bad: "days"},
+		{query: map[string]string{"limit": "501"}, bad: "limit"},
+		{query: map[string]string{"limit": "-1"}, bad: "limit"},
+		{query: map[string]string{"bucket": "week"}, bad: "bucket"},
+	} {
+		got, err := analytics.ParseParams(func(k string) string { return c.query[k] })
+		var pe *analytics.ParamError
+		switch {
+		case c.bad != "":
+			if !errors.As(err, &pe) || pe.Param != c.bad || !errors.Is(err, derrors.Invalid) || pe.Code() != "invalid_param" {
+				t.Errorf("%v: %v, want an invalid_param error about %s", c.query, err, c.bad)
+			}
+		case err != nil || got != c.want:
+			t.Errorf("%v: %+v %v, want %+v", c.query, got, err, c.want)
+		}
+	}
+}
+
+// TestLowScoreRule: toolgate_search_low_score on the results a search logs.
+func TestLowScoreRule(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	const other = `{"name": "b", "lexical_rank": 2, "vector_rank": 2, "bm25": 4}`
+	for _, c := range []struct {
+		name    string
+		mode    string
+		results string
+		want    bool
+	}{
+		{"hybrid, both branches rank the top first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 1, "bm25": 9}, ` + other + `]`, false},
+		{"hybrid, one branch ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 4, "bm25": 9}, ` + other + `]`, false},
+		{"hybrid, neither ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 2, "vector_rank": 3, "bm25": 9}, ` + other + `]`, true},
+		{"hybrid, first lexically, not ranked by vectors", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 30}, ` + other + `]`, false},
+		{"hybrid, first by vectors, no query word in it", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, ` + other + `]`, false},
+		{"hybrid, second by vectors only", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 2, "bm25": 0}, ` + other + `]`, true},
+		{"hybrid, no tool has a query word", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, {"name": "b", "vector_rank": 2}]`, true},
+		{"hybrid, an exact name match", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": null, "bm25": 0, "name_match": true}]`, false},
+		{"hybrid without vectors, strong keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 5}]`, false},
+		{"hybrid without vectors, weak keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 0.4}]`, true},
+		{"lexical, weak keywords", "lexical", `[{"name": "a", "lexical_rank": 1, "bm25": 0.9}]`, true},
+		{"lexical, strong keywords", "lexical", `[{"name": "a", "lexical_rank": 1, "bm25": 1.1}]`, false},
+		{"vector", "vector", `[{"name": "a", "vector_rank": 1, "bm25": 0}]`, false},
+		{"nothing found", "hybrid", `[]`, false},
+	} {
+		var got bool
+		err := pool.QueryRow(context.Background(), `SELECT toolgate_search_low_score($1, jsonb_array_length($2::jsonb), $2::jsonb)`,
+			c.mode, c.results).Scan(&got)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v %v, want %v", c.name, got, err, c.want)
+		}
+	}
+}
+
+// TestLowScoreOnMinMaxSearches: real hybrid searches fused by min-max (the default) on an
+// enriched catalog. The old rule (fused score at most 1/61, meant for reciprocal rank
+// fusion) flags none of them; the rule flags exactly the searches whose top result neither
+// branch ranked first or whose words no tool has, and search_low_score_queries lists them.
+func TestLowScoreOnMinMaxSearches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	if st.Fusion != search.FusionMinMax {
+		t.Fatalf("the default fusion is %q", st.Fusion)
+	}
+	svc := search.New(pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	want := map[string]bool{} // query → flagged
+	for _, q := range []string{
+		"apple stock price", "current stock price of microsoft", "analyst price targets for nvidia",
+		"revenue", "weekly history", "get_apple_current_stock_price", "how is the weather in paris",
+		"stokc prise histroy", "quarterly earnings report", "balance sheet of a company",
+		"buy tickets for a concert", "translate this sentence to french",
+	} {
+		resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: q, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) == 0 {
+			continue
+		}
+		top := resp.Results[0]
+		if top.Score <= 1.0/61 {
+			t.Errorf("%q: fused top score %v: min-max fusion gave the old rule a hit", q, top.Score)
+		}
+		first := func(r *int) bool { return r != nil && *r == 1 }
+		lexical := slices.ContainsFunc(resp.Results, func(r search.Result) bool { return r.LexicalRank != nil })
+		want[q] = !top.NameMatch && (!first(top.LexicalRank) && !first(top.VectorRank) || !lexical)
+	}
+	flagged := 0
+	for _, f := range want {
+		if f {
+			flagged++
+		}
+	}
+	if flagged == 0 || flagged == len(want) {
+		t.Fatalf("%d of %d searches with a weak top result: the test needs both kinds (%v)", flagged, len(want), want)
+	}
+	rows, err := pool.Query(ctx, `SELECT query, endpoint, searches FROM search_low_score_queries`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for rows.Next() {
+		var q, endpoint string
+		var n int64
+		if err := rows.Scan(&q, &endpoint, &n); err != nil {
+			t.Fatal(err)
+		}
+		if endpoint != "internal" || n != 1 {
+			t.Errorf("%q: endpoint %s, %d searches", q, endpoint, n)
+		}
+		got[q] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for q, f := range want {
+		if got[q] != f {
+			t.Errorf("%q: listed %v, want %v", q, got[q], f)
+		}
+	}
+}
+
+// TestServingProfileIsLogged: a search logs the profile that served it, the active one
+// when it names none; after another profile is activated, the next searches log that
+// one, and the profiles answer tells the two apart.
+func TestServingProfileIsLogged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 2, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	svc := search.New(pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	agent := auth.Caller{Name: "agent"}
+	logged := func(r search.Request) string {
+		t.Helper()
+		resp, err := svc.Search(ctx, agent, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p *string
+		if err := pool.QueryRow(ctx, `SELECT profile FROM search_log WHERE id = $1`, resp.SearchID).Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	for _, c := range []struct {
+		req  search.Request
+		want string
+	}{
+		{search.Request{Query: "apple stock price"}, "default"},
+		{search.Request{Query: "apple stock price", Mode: search.ModeLexical}, "default"},
+		{search.Request{Query: "apple stock price", Profile: "concat"}, "concat"},
+	} {
+		if got := logged(c.req); got != c.want {
+			t.Errorf("%+v: logged %s, want %s", c.req, got, c.want)
+		}
+	}
+	if _, err := profiles.Activate(ctx, pool, "mean"); err != nil {
+		t.Fatal(err)
+	}
+	if got := logged(search.Request{Query: "apple stock price"}); got != "mean" {
+		t.Errorf("after activating mean: logged %s", got)
+	}
+	days, err := analytics.Profiles(ctx, pool, analytics.Params{Days: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perProfile := map[string]int64{}
+	for _, d := range days {
+		perProfile[d.Profile] = d.Searches
+	}
+	if perProfile["default"] != 2 || perProfile["concat"] != 1 || perProfile["mean"] != 1 || len(perProfile) != 3 {
+		t.Errorf("profiles answer %+v, want default 2, concat 1, mean 1", days)
+	}
+}
+
+// TestConcurrentRollupsTakeTurns: several instances rolling up at once (each adds what it
+// rolls up to the days' rows) still roll each hour up once.
+func TestConcurrentRollupsTakeTurns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if err := analyticsbench.Seed(ctx, pool, 200, 2000, 4, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	live := answers(t, pool)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := analytics.Rollup(ctx, pool, analytics.RollupOptions{MaxHours: 5})
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, pool, `SELECT sum(searches)::bigint FROM search_rollup_hourly`); n == 0 || n > 2000 {
+		t.Fatalf("%d searches rolled up, want at most the 2000 logged", n)
+	}
+	sameAnswers(t, "after concurrent rollups", answers(t, pool), live)
+}
