@@ -123,7 +123,7 @@ type SearchExplainRow struct {
 }
 
 // Why a search ranked its results as it did (POST /search with "explain": true,
-// docs/search.md#explaining-a-ranking). It runs after the Search statement, only when asked,
+// docs/explain.md). It runs after the Search statement, only when asked,
 // over the returned tools only. What only the ranking knows (ranks, each branch's share of
 // the fused score, which texts' candidate lists held a tool) comes from Search's rows; this
 // statement adds what the lists were scored from, with Search's own formulas (corpus, idf,

@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/plan"
 )
 
-// Explanation says why a result has its score (docs/search.md#explaining-a-ranking). The
+// Explanation says why a result has its score (docs/explain.md). The
 // ranks, the shares and the fused score are the ranking's own (the Search statement's); the
 // BM25 score, the similarity and the terms are recomputed with the statement's formulas
 // from the texts whose candidate lists held the tool.
