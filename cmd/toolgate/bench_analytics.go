@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/toolgate/toolgate/api"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/analytics/analyticsbench"
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/jobs"
 )
 
 // analyticsBenchURLs are the requests `toolgate bench analytics` times, each through the
@@ -32,6 +34,25 @@ var analyticsBenchURLs = []string{
 	"/admin/analytics/slowest?days=30&limit=500",
 	"/admin/analytics/top-queries?days=7&limit=50",
 	"/admin/analytics/top-queries?days=30&limit=50",
+}
+
+// consolePageURLs are the other GETs the console's pages make (docs/console.md; its search
+// page's POST /search is measured by bench search), timed with analyticsBenchURLs after the
+// rollup: the catalog's 100 sources hold 500 tools each.
+var consolePageURLs = []string{
+	"/v1/whoami",
+	"/v1/sources",
+	"/v1/sources/src001",
+	"/v1/tools?source=src001&review_state=pending&limit=50",
+	"/v1/tools?source=src001&limit=50",
+	"/v1/tools?limit=50",
+	"/v1/sources/src001/runs?limit=20",
+	"/v1/tools/src001__tool_1",
+	"/admin/profiles",
+	"/admin/tunes",
+	"/admin/experiments",
+	"/admin/jobs/summary",
+	"/admin/jobs?limit=50",
 }
 
 // runBenchAnalytics seeds a fresh database (toolgate_bench_analytics, dropped at the end)
@@ -91,7 +112,12 @@ func runBenchAnalytics(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: api.New(api.Deps{Pool: pool, Logger: log, Open: true}), ReadHeaderTimeout: 10 * time.Second}
+	// an insert-only River client: the jobs endpoints list through it
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: api.New(api.Deps{Pool: pool, Logger: log, Open: true, River: rc}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
@@ -119,7 +145,7 @@ func runBenchAnalytics(ctx context.Context, env *cliEnv, args []string) error {
 	env.log.Info("bench analytics: rolled up", "hours", rep.HoursRolled, "steps", rep.Steps, "elapsed", rolled.Round(time.Second).String())
 
 	var results []bench.Result
-	for _, u := range analyticsBenchURLs {
+	for _, u := range append(slices.Clone(analyticsBenchURLs), consolePageURLs...) {
 		for _, opts := range levels {
 			r, err := bench.Run(ctx, "GET "+u, opts, getOp(hc, base+u))
 			if err != nil {

@@ -36,6 +36,11 @@ func TestBenchAnalyticsCommand(t *testing.T) {
 			t.Errorf("no error-free rows for %s:\n%s", u, out.String())
 		}
 	}
+	for _, u := range consolePageURLs {
+		if !strings.Contains(report, "| GET "+u+" | 1 | 3 | 0 |") {
+			t.Errorf("no error-free row for the console's %s:\n%s", u, out.String())
+		}
+	}
 	for _, bad := range [][]string{{"bench", "analytics", "--days", "0"}, {"bench", "analytics", "--searches", "-1"}} {
 		if code := run(bad, getenv, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", bad, code)
