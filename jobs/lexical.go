@@ -39,7 +39,8 @@ func (w *LexicalIndexWorker) Timeout(*river.Job[LexicalIndexArgs]) time.Duration
 	return w.deps.jobTimeout()
 }
 
-// Work indexes everything queued.
+// Work indexes everything queued when it starts; what enrichment queues meanwhile asked for
+// the run of its own period (enqueueLexicalIndex).
 func (w *LexicalIndexWorker) Work(ctx context.Context, _ *river.Job[LexicalIndexArgs]) error {
 	st, err := lexical.Flush(ctx, w.deps.Pool)
 	if err == nil && st.Indexed > 0 && w.deps.Logger != nil {
