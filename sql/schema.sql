@@ -257,6 +257,22 @@ $$;
 
 
 --
+-- Name: toolgate_cjk_bigrams(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_cjk_bigrams(txt text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(string_agg(substr(m.run, i, 2), ' ' ORDER BY m.ord, i), '')
+    FROM regexp_matches(txt, '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+', 'g')
+             WITH ORDINALITY AS r (a, ord)
+    CROSS JOIN LATERAL (SELECT r.a[1] AS run, r.ord) m
+    CROSS JOIN LATERAL generate_series(1, length(m.run) - 1) AS i
+    WHERE length(m.run) >= 3
+$$;
+
+
+--
 -- Name: toolgate_components_search_queue(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -489,15 +505,15 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
            d.tags, d.name_keys
     FROM (
         SELECT t.id AS tool_id, t.source_id,
-               setweight(to_tsvector('english', toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
-            || setweight(to_tsvector('english', coalesce(
+               setweight(toolgate_text_vector(toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
+            || setweight(toolgate_text_vector(coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
                       AND c.kind IN ('question', 'observed', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
-            || setweight(to_tsvector('english', t.description || ' ' || coalesce(
+            || setweight(toolgate_text_vector(t.description || ' ' || coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
-            || setweight(to_tsvector('english', coalesce(
+            || setweight(toolgate_text_vector(coalesce(
                    (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
                     FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                                          THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
@@ -944,6 +960,19 @@ CREATE FUNCTION public.toolgate_search_zero_of(from_ts timestamp with time zone,
     FROM search_log l
     WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.result_count = 0
     GROUP BY 1, 2, 3, 4
+$$;
+
+
+--
+-- Name: toolgate_text_vector(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_text_vector(txt text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN txt ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]'
+                THEN to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
+                ELSE to_tsvector('english', txt) END
 $$;
 
 

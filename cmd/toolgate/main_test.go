@@ -138,3 +138,43 @@ func freeAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// Upgrading to character pairs (migration 0021) indexes again the tools whose text holds
+// Chinese, Japanese or Korean, and only those: after `migrate up` a Chinese word finds them.
+func TestMigrateUpIndexesCJKToolsAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := postgres.MigrateDownTo(ctx, pool, 20); err != nil {
+		t.Fatal(err)
+	}
+	// two tools indexed long ago (their queue rows gone), one described in Chinese
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO sources (name, kind) VALUES ('rail', 'catalog');
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'rail__' || n, n, d, '{"type":"object"}', 'h'
+		FROM sources s, (VALUES ('station', '查询车站的详细信息'), ('weather', 'Get the weather.')) v (n, d);
+		DELETE FROM search_queue;`); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, map[string]string{"DATABASE_URL": url}, "migrate", "up"); code != 0 {
+		t.Fatalf("migrate up: %d %q", code, stderr)
+	}
+	var indexed []string
+	if err := pool.QueryRow(ctx, `SELECT array_agg(t.name ORDER BY t.name) FROM search_docs d JOIN tools t ON t.id = d.tool_id
+		WHERE '车站' = ANY (d.lexemes)`).Scan(&indexed); err != nil {
+		t.Fatal(err)
+	}
+	var others int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_docs d JOIN tools t ON t.id = d.tool_id WHERE t.name = 'rail__weather'`).Scan(&others); err != nil {
+		t.Fatal(err)
+	}
+	if len(indexed) != 1 || indexed[0] != "rail__station" || others != 0 {
+		t.Fatalf("after migrate up: %v hold 车站, %d English tools indexed again; want rail__station only", indexed, others)
+	}
+}

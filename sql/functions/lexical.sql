@@ -65,6 +65,35 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
     SELECT (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / greatest(avgdl, 1e-9))))::real
 $$;
 
+-- The words of Chinese, Japanese and Korean text as overlapping pairs of characters
+-- (character bigrams), space-separated: these scripts write no spaces between words, so the
+-- english configuration makes each run of them one lexeme (a whole clause) and a query for
+-- one word of it matched nothing. "查询车站的详细信息" gives "查询 询车 车站 站的 的详 详细 细信 信息".
+-- A run of one or two characters gives nothing: the english configuration already makes it
+-- a lexeme of its own, which is the bigram (counted once, not twice). Ideographs, kana and
+-- hangul count (CJK punctuation ends a run). A query is split the same way
+-- (toolgate_text_vector), so a word of two characters matches every document containing
+-- it, and a longer one the documents containing its pairs.
+CREATE OR REPLACE FUNCTION toolgate_cjk_bigrams(txt text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(string_agg(substr(m.run, i, 2), ' ' ORDER BY m.ord, i), '')
+    FROM regexp_matches(txt, '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+', 'g')
+             WITH ORDINALITY AS r (a, ord)
+    CROSS JOIN LATERAL (SELECT r.a[1] AS run, r.ord) m
+    CROSS JOIN LATERAL generate_series(1, length(m.run) - 1) AS i
+    WHERE length(m.run) >= 3
+$$;
+
+-- The lexical vector of a text, documents and queries alike: the english configuration
+-- (stemming, stop words), plus the CJK character bigrams (toolgate_cjk_bigrams) with the
+-- simple one. Text without CJK characters gets exactly to_tsvector('english', txt).
+CREATE OR REPLACE FUNCTION toolgate_text_vector(txt text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN txt ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]'
+                THEN to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
+                ELSE to_tsvector('english', txt) END
+$$;
+
 -- The documents of the searchable tools among ids, as they are now.
 CREATE OR REPLACE FUNCTION toolgate_search_document(ids bigint[])
 RETURNS TABLE (tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[])
@@ -74,15 +103,15 @@ LANGUAGE sql STABLE AS $$
            d.tags, d.name_keys
     FROM (
         SELECT t.id AS tool_id, t.source_id,
-               setweight(to_tsvector('english', toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
-            || setweight(to_tsvector('english', coalesce(
+               setweight(toolgate_text_vector(toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
+            || setweight(toolgate_text_vector(coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
                       AND c.kind IN ('question', 'observed', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
-            || setweight(to_tsvector('english', t.description || ' ' || coalesce(
+            || setweight(toolgate_text_vector(t.description || ' ' || coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
-            || setweight(to_tsvector('english', coalesce(
+            || setweight(toolgate_text_vector(coalesce(
                    (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
                     FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                                          THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')

@@ -47,7 +47,7 @@ WITH corpus AS (
 ), qterms AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
-         unnest(to_tsvector('english', v.txt)) AS u (lexeme, positions, weights)
+         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
 ), terms AS (
     SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
     FROM qterms q
@@ -95,7 +95,7 @@ WITH corpus AS (
          FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                               THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p)
     ]) WITH ORDINALITY AS f (txt, pos)
-    CROSS JOIN LATERAL unnest(to_tsvector('english', coalesce(f.txt, ''))) AS u (lexeme, positions, weights)
+    CROSS JOIN LATERAL unnest(toolgate_text_vector(coalesce(f.txt, ''))) AS u (lexeme, positions, weights)
     JOIN doc m ON m.ord = r.ord AND m.lexeme = u.lexeme
     -- parsing the fields is most of this statement's work: only for lexically ranked tools
     WHERE EXISTS (SELECT 1 FROM lp WHERE lp.ord = r.ord)
