@@ -34,84 +34,76 @@ type labeler struct {
 
 // startLabel begins the implicit label of a call of tool that starts now, made for caller,
 // and returns the function the call ends with: the tool's source ("" when nothing was
-// called) and whether the call answered without error. It never delays the call by more
-// than the read of the database's clock, done while the call runs.
+// called) and whether the call answered without error. That function waits for the read of
+// the database's clock begun here, done while the call runs, and writes the label in the
+// background (at most maxLabelWrites at once: past that a label is dropped, not queued).
 //
 // The call's start is read on the database's clock (DatabaseNow), the clock of the
 // searches' created_at, so that a search made after the call began (a use_tool, another
 // request of the session) is never labelled. Measured in Go and sent as an age, it was
 // placed late by however long the label's statement then waited to start, tens of
-// milliseconds on a loaded machine.
+// milliseconds on a loaded machine. The call answers only once its start is read: a search
+// the agent makes after the answer is then certainly later.
 func (s *session) startLabel(c auth.Caller, tool string) func(source string, ok bool) {
 	g := s.g
-	none := func(string, bool) {}
 	if g.opts.LabelWindow <= 0 {
-		return none
+		return func(string, bool) {}
 	}
-	select {
-	case g.labels.slots <- struct{}{}:
-	default:
-		// The database is slower than the calls: losing a label beats queueing without bound.
-		g.log.Warn("implicit label dropped: too many label writes in flight", "session", s.id, "tool", tool)
-		return none
+	type clock struct {
+		at  time.Time
+		err error
 	}
+	started := make(chan clock, 1)
 	g.labelWG.Add(1)
-	type outcome struct {
-		source string
-		ok     bool
-	}
-	clockRead := make(chan struct{})
-	ended := make(chan outcome, 1)
+	go func() {
+		defer g.labelWG.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), labelTimeout)
+		defer cancel()
+		at, err := db.New(g.pool).DatabaseNow(ctx)
+		started <- clock{at, err}
+	}()
 	// the caller the session's searches were logged with (search_log.caller, caller_key_id)
 	key, name := pgtype.Int8{Int64: c.KeyID, Valid: c.KeyID != 0}, c.Name
-	go func() {
-		defer func() {
-			<-g.labels.slots
-			g.labelWG.Done()
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), labelTimeout)
-		started, err := db.New(g.pool).DatabaseNow(ctx)
-		cancel()
-		close(clockRead)
-		var o outcome
-		select {
-		case o = <-ended:
-		case <-time.After(g.opts.CallTimeout + labelTimeout):
-			return // the call never ended (it cannot outlive its own bound)
-		}
-		if err != nil {
-			g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", err)
-			return
-		}
-		if o.source == "" {
+	return func(source string, ok bool) {
+		st := <-started // bounded by labelTimeout
+		if source == "" {
 			return // nothing was called
 		}
-		ctx, cancel = context.WithTimeout(context.Background(), labelTimeout)
-		defer cancel()
-		row, err := db.New(g.pool).RecordCallLabel(ctx, db.RecordCallLabelParams{
-			SessionID: s.id, CallerKeyID: key, Caller: name, ToolName: tool, ToolSource: o.source, Success: o.ok,
-			StartedAt: started, LabelWindow: interval(g.opts.LabelWindow),
-		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return // no search of the session returned the tool within the window
-		}
-		if err != nil {
-			g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", err)
+		if st.err != nil {
+			g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", st.err)
 			return
 		}
-		g.log.Debug("implicit label", "session", s.id, "tool", tool, "new", row.NewLabel)
-		if row.NewLabel {
-			g.opts.Metrics.ObserveLabel(string(db.LabelCall), o.source, row.Profile)
-		}
-	}()
-	return func(source string, ok bool) {
-		// The call answers only once its start is on record: a search the agent makes
-		// after the answer is then certainly later.
 		select {
-		case <-clockRead:
-		case <-time.After(labelTimeout):
+		case g.labels.slots <- struct{}{}:
+		default:
+			// The database is slower than the calls: losing a label beats queueing without bound.
+			g.log.Warn("implicit label dropped: too many label writes in flight", "session", s.id, "tool", tool)
+			return
 		}
-		ended <- outcome{source, ok}
+		g.labelWG.Add(1)
+		go func() {
+			defer func() {
+				<-g.labels.slots
+				g.labelWG.Done()
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), labelTimeout)
+			defer cancel()
+			row, err := db.New(g.pool).RecordCallLabel(ctx, db.RecordCallLabelParams{
+				SessionID: s.id, CallerKeyID: key, Caller: name, ToolName: tool, ToolSource: source, Success: ok,
+				StartedAt: st.at, LabelWindow: interval(g.opts.LabelWindow),
+			})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return // no search of the session returned the tool within the window
+			}
+			if err != nil {
+				g.log.Error("record implicit label", "session", s.id, "tool", tool, "err", err)
+				return
+			}
+			g.log.Debug("implicit label", "session", s.id, "tool", tool, "new", row.NewLabel)
+			if row.NewLabel {
+				g.opts.Metrics.ObserveLabel(string(db.LabelCall), source, row.Profile)
+			}
+		}()
 	}
 }
 
