@@ -970,9 +970,7 @@ $$;
 CREATE FUNCTION public.toolgate_text_vector(txt text) RETURNS tsvector
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT CASE WHEN txt ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]'
-                THEN to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
-                ELSE to_tsvector('english', txt) END
+    SELECT to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
 $$;
 
 

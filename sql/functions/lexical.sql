@@ -86,12 +86,11 @@ $$;
 
 -- The lexical vector of a text, documents and queries alike: the english configuration
 -- (stemming, stop words), plus the CJK character bigrams (toolgate_cjk_bigrams) with the
--- simple one. Text without CJK characters gets exactly to_tsvector('english', txt).
+-- simple one. Text without CJK characters has no bigrams, and gets exactly
+-- to_tsvector('english', txt).
 CREATE OR REPLACE FUNCTION toolgate_text_vector(txt text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN txt ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]'
-                THEN to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
-                ELSE to_tsvector('english', txt) END
+    SELECT to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
 $$;
 
 -- The documents of the searchable tools among ids, as they are now.
