@@ -181,15 +181,22 @@ func checkEvalOut(path string, ds eval.DatasetInfo) error {
 	return nil
 }
 
-// write appends l as one line, in one write, and syncs the file.
-func (o *evalOut) write(l evalLine) error {
+// jsonLine is v as one line of JSON, newline included, with <, > and & as they are.
+func jsonLine(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
+	err := enc.Encode(v)
+	return b.Bytes(), err
+}
+
+// write appends l as one line, in one write, and syncs the file.
+func (o *evalOut) write(l evalLine) error {
+	line, err := jsonLine(l)
+	if err != nil {
 		return err
 	}
-	if _, err := o.f.Write(b.Bytes()); err != nil {
+	if _, err := o.f.Write(line); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	if err := o.f.Sync(); err != nil {
@@ -234,13 +241,11 @@ func (o *perQueryOut) writer(run, config string) func(eval.QueryOutcome) error {
 		return nil
 	}
 	return func(q eval.QueryOutcome) error {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(perQueryLine{Run: run, Config: config, QueryOutcome: q}); err != nil {
+		line, err := jsonLine(perQueryLine{Run: run, Config: config, QueryOutcome: q})
+		if err != nil {
 			return err
 		}
-		if _, err := o.f.Write(b.Bytes()); err != nil {
+		if _, err := o.f.Write(line); err != nil {
 			return fmt.Errorf("--per-query: %w", err)
 		}
 		return nil
