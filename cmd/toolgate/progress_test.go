@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
@@ -77,5 +81,41 @@ func TestWatchEnrichmentLogsProgressUntilDone(t *testing.T) {
 	watchEnrichment(ctx, slog.New(slog.NewTextHandler(&again, nil)), pool, "demo", time.Hour)
 	if got := again.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, `msg="enrichment done: every tool has its vectors" source=demo tools=4`) {
 		t.Errorf("on an enriched catalog: %s", got)
+	}
+}
+
+// TOOLGATE_LOG_FORMAT=auto logs JSON lines to what is not a terminal (a pipe's buffer, a
+// file); text and json are what they say.
+func TestLogFormatAutoIsJSONOffATerminal(t *testing.T) {
+	t.Parallel()
+	file, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	var buf bytes.Buffer
+	for _, tc := range []struct {
+		format string
+		w      io.Writer
+		json   bool
+	}{
+		{config.LogFormatAuto, &buf, true},
+		{config.LogFormatAuto, file, true},
+		{"text", &buf, false},
+		{"json", &buf, true},
+	} {
+		buf.Reset()
+		newLogger(config.Config{LogFormat: tc.format, LogLevel: slog.LevelInfo}, tc.w).Info("hello")
+		got := buf.String()
+		if tc.w == file {
+			b, err := os.ReadFile(file.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = string(b)
+		}
+		if isJSON := strings.HasPrefix(got, "{"); isJSON != tc.json || !strings.Contains(got, "hello") {
+			t.Errorf("format %s to %T: %q", tc.format, tc.w, got)
+		}
 	}
 }
