@@ -192,6 +192,10 @@ func TestMCPSourceValidation(t *testing.T) {
 	h.do("PATCH", "/v1/sources/pushed", `{"interval":"1m"}`, 409)
 	h.do("GET", "/v1/tools/nope__x/history", ``, 404)
 	h.do("GET", "/v1/tools/pushed__t/history?limit=0", ``, 400)
+	// A pushed tool has no definition changes: its history is empty, not missing.
+	if hist := h.do("GET", "/v1/tools/pushed__t/history", ``, 200); hist["revisions"] == nil || len(hist["revisions"].([]any)) != 0 {
+		t.Fatalf("history of a pushed tool: %v", hist)
+	}
 	h.do("POST", "/v1/tools/pushed__t/approve", ``, 409)
 	h.do("POST", "/v1/tools/nope__x/approve", ``, 404)
 }

@@ -125,22 +125,28 @@ func toolByName(ctx context.Context, q *db.Queries, name string) (db.Tool, error
 	return tool, err
 }
 
-// NoHistoryError: no definition change of a tool of that name is stored.
+// NoHistoryError: no tool of that name exists and no definition change of one is stored.
 type NoHistoryError struct{ Name string }
 
 func (e *NoHistoryError) Error() string        { return fmt.Sprintf("tool %q has no history", e.Name) }
 func (e *NoHistoryError) Is(target error) bool { return target == derrors.NotFound }
 
 // History lists the definition changes of the tool called name, newest first, at most
-// limit. History outlives the tool: a deleted tool's is still listed. No change at all is
-// a *NoHistoryError.
+// limit. History outlives the tool: a deleted tool's is still listed. A tool whose
+// definition was never changed by a sync (a pushed catalog's) has an empty history; a name
+// with neither a tool nor a change is a *NoHistoryError.
 func History(ctx context.Context, pool *pgxpool.Pool, name string, limit int) ([]db.ToolRevision, error) {
 	revs, err := db.New(pool).ToolHistory(ctx, db.ToolHistoryParams{ToolName: name, Limit: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
-	if len(revs) == 0 {
+	if len(revs) > 0 {
+		return revs, nil
+	}
+	if _, err := db.New(pool).GetToolByName(ctx, name); errors.Is(err, pgx.ErrNoRows) {
 		return nil, &NoHistoryError{Name: name}
+	} else if err != nil {
+		return nil, err
 	}
 	return revs, nil
 }
