@@ -649,6 +649,7 @@ SELECT l.caller, l.caller_key_id,
        coalesce(l.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile
 FROM search_log l
 WHERE l.id = $1
+FOR NO KEY UPDATE OF l
 `
 
 type SearchLogForFeedbackRow struct {
@@ -661,6 +662,9 @@ type SearchLogForFeedbackRow struct {
 // Who made a search (key id, or caller name for a search without a key) and the names of
 // the tools it returned: feedback is the searcher's own, about tools it was given. Also, for
 // the metrics, the profile that served it (search_log.profile, else the active profile's).
+// The row lock serializes the feedback posts of one search, so that InsertSearchFeedback
+// (a later statement, with a later snapshot) sees the labels of the posts before it and a
+// report replacing another is not counted as a new label.
 func (q *Queries) SearchLogForFeedback(ctx context.Context, id int64) (SearchLogForFeedbackRow, error) {
 	row := q.db.QueryRow(ctx, searchLogForFeedback, id)
 	var i SearchLogForFeedbackRow

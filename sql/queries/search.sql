@@ -384,11 +384,15 @@ SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1);
 -- Who made a search (key id, or caller name for a search without a key) and the names of
 -- the tools it returned: feedback is the searcher's own, about tools it was given. Also, for
 -- the metrics, the profile that served it (search_log.profile, else the active profile's).
+-- The row lock serializes the feedback posts of one search, so that InsertSearchFeedback
+-- (a later statement, with a later snapshot) sees the labels of the posts before it and a
+-- report replacing another is not counted as a new label.
 SELECT l.caller, l.caller_key_id,
        ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(l.results) e)::text[] AS names,
        coalesce(l.profile, (SELECT wp.name FROM weight_profiles wp WHERE wp.is_active), '')::text AS profile
 FROM search_log l
-WHERE l.id = $1;
+WHERE l.id = $1
+FOR NO KEY UPDATE OF l;
 
 -- name: InsertSearchFeedback :many
 -- Stores the feedback (the search_feedback_label trigger copies it into search_labels) and
