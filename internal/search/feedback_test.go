@@ -2,7 +2,7 @@ package search_test
 
 import (
 	"context"
-		"log/slog"
+	"log/slog"
 	"sync"
 	"testing"
 
