@@ -183,10 +183,12 @@ WITH src AS MATERIALIZED (
     FROM qterms q
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
-           row_number() OVER (PARTITION BY q.variant ORDER BY q.df, q.lexeme) AS rarity
+           row_number() OVER w AS rarity,
+           sum(least(q.df, $13::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
+    WINDOW w AS (PARTITION BY q.variant ORDER BY q.df, q.lexeme)
 ), fetched AS MATERIALIZED (
     SELECT t.variant, p.tool_id, t.idf * p.impact AS part
     FROM terms t
@@ -197,6 +199,7 @@ WITH src AS MATERIALIZED (
         LIMIT $13::int
     ) p
     WHERE t.rarity <= $14::int
+       OR t.spent <= $14::int * $13::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -269,7 +272,7 @@ WITH src AS MATERIALIZED (
 ), branches AS (
     -- every branch's candidates per variant with their score (BM25; cosine similarity) and
     -- the statistics of their list, for the score-based fusions
-    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn, count(*) OVER v AS n,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, $21::float8 AS wb
@@ -293,11 +296,15 @@ WITH src AS MATERIALIZED (
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
-        --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
+        --   minmax  w · (score - floor) / (max - floor) over the list of n, the floor one mean gap
+        --           (max - min) / (n - 1) below the min: the list's last gets w / n, not 0
+        --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE $16::text
-                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
+                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
+                                                  THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
+                                                  ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
                           ELSE 1 / ($23::float8 + b.rank)
                       END AS w,
@@ -465,12 +472,15 @@ type SearchRow struct {
 //	         stemming, stop words out, and the character pairs of Chinese/Japanese/Korean).
 //	qdf      their document frequency (NULL: no tool has the lexeme).
 //	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
-//	         from the rarest (rarity 1) per variant.
+//	         from the rarest (rarity 1) per variant, with the postings the terms up to this
+//	         one fetch at most (spent: Σ min(df, postings), from the rarest).
 //	fetched  the bounded work of the lexical branch: per variant, the top `postings` postings
 //	         by precomputed impact (index-only scan of search_postings_impact, allowed
-//	         sources only) of its `lexical_terms` rarest terms, each with its share idf·impact
-//	         of a partial score. A long query's common words choose no candidates, so this
-//	         work stops growing with the query's length.
+//	         sources only) of its `lexical_terms` rarest terms, and of the next ones while
+//	         spent stays within the budget lexical_terms × postings (rare terms have short
+//	         posting lists: what they leave of the budget goes to more terms), each with its
+//	         share idf·impact of a partial score. A long query's common words choose no
+//	         candidates, so this work stops growing with the query's length.
 //	shortlist per variant, the `shortlist` tools with the best partial scores (tags filter
 //	         applied): the only ones scored exactly.
 //	lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
@@ -497,10 +507,11 @@ type SearchRow struct {
 //	         candidates the vector branch did not return (the vector candidates join the
 //	         shortlist, so they get their exact BM25 in lex).
 //	branches each branch's candidates per text with their score and the statistics of their
-//	         list (max, min, mean, standard deviation).
+//	         list (max, min, length, mean, standard deviation).
 //	fused    per intent, the sum over branches and the intent's texts of each candidate's
-//	         share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - min) / (max - min)
-//	         (minmax) or w_branch · (s - (μ - 3σ)) / 6σ (dbsf); best rank per branch and best
+//	         share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
+//	         with the floor one mean gap below the min (minmax) or w_branch · (s - (μ - 3σ)) / 6σ
+//	         (dbsf); best rank per branch and best
 //	         BM25 score over the texts; for explanations (SearchExplain), the sum per branch
 //	         and the texts whose lists held the candidate, per branch.
 //	top      per intent the top `per_group`: name matches first (longest match first), then

@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "7368c0856e9db36185fc09c85b8fe9b9dede587978d28b0b5ed37b943afbfd16"
+const searchSQLSHA256 = "aea7774c6ad142c70e62fdfb6f1b5b01bf5285f04acfd4fabf6d932a3405cc25"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -66,10 +66,12 @@ WITH src AS MATERIALIZED (
     FROM qterms q
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
-           row_number() OVER (PARTITION BY q.variant ORDER BY q.df, q.lexeme) AS rarity
+           row_number() OVER w AS rarity,
+           sum(least(q.df, $13::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
+    WINDOW w AS (PARTITION BY q.variant ORDER BY q.df, q.lexeme)
 ), fetched AS MATERIALIZED (
     SELECT t.variant, p.tool_id, t.idf * p.impact AS part
     FROM terms t
@@ -80,6 +82,7 @@ WITH src AS MATERIALIZED (
         LIMIT $13::int
     ) p
     WHERE t.rarity <= $14::int
+       OR t.spent <= $14::int * $13::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -152,7 +155,7 @@ WITH src AS MATERIALIZED (
 ), branches AS (
     -- every branch's candidates per variant with their score (BM25; cosine similarity) and
     -- the statistics of their list, for the score-based fusions
-    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn, count(*) OVER v AS n,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, $21::float8 AS wb
@@ -176,11 +179,15 @@ WITH src AS MATERIALIZED (
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
-        --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
+        --   minmax  w · (score - floor) / (max - floor) over the list of n, the floor one mean gap
+        --           (max - min) / (n - 1) below the min: the list's last gets w / n, not 0
+        --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE $16::text
-                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
+                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
+                                                  THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
+                                                  ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
                           ELSE 1 / ($23::float8 + b.rank)
                       END AS w,
