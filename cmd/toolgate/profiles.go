@@ -168,7 +168,11 @@ func profilesTune(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	last := time.Time{}
-	v, err := tune.Run(ctx, pool, newEmbedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Logger: env.log,
+	st, err := searchSettings(env)
+	if err != nil {
+		return err
+	}
+	v, err := tune.Run(ctx, pool, newEmbedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Search: st, Logger: env.log,
 		OnProgress: func(phase string, done, total int) {
 			if total > 0 && (time.Since(last) >= time.Second || done == total) {
 				last = time.Now()

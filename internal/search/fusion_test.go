@@ -176,3 +176,34 @@ func TestMinMaxFloor(t *testing.T) {
 		t.Errorf("lexical shares %v in %v, want %v for the first of two and %v for the second", shares, names(resp), st.WeightLexical, st.WeightLexical/2)
 	}
 }
+
+// TestProfileFusionWeights: a profile with its own fusion weights fuses with them when it
+// serves a search (here the active one), and the explanation says so; a profile without them
+// (here a requested one) fuses with the settings'.
+func TestProfileFusionWeights(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	exec(t, pool, `UPDATE weight_profiles SET weight_lexical = 3, weight_vector = 0.5 WHERE name = 'default'`)
+	exec(t, pool, `INSERT INTO weight_profiles (name, strategy, weights) VALUES ('plain', 'tdwa', '{"name": 1}')`)
+	st := search.DefaultSettings()
+	s := search.New(pool, testEmbedder, st, discard())
+	for _, c := range []struct {
+		profile string
+		want    search.BranchWeights
+	}{{"", search.BranchWeights{Lexical: 3, Vector: 0.5}}, {"plain", search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}}} {
+		resp := mustSearch(t, ctx, s, search.Request{Query: "stock price", Mode: search.ModeHybrid, K: 5, Plan: "none", Profile: c.profile, Explain: true})
+		if resp.Explain.Weights != c.want {
+			t.Errorf("profile %q: explained weights %+v, want %+v", c.profile, resp.Explain.Weights, c.want)
+		}
+		top := 0.0 // the lexical first's share is the lexical weight (min-max gives it 1)
+		for _, r := range resp.Results {
+			if r.Explanation.Lexical != nil {
+				top = max(top, r.Explanation.Lexical.Share)
+			}
+		}
+		if !near(top, c.want.Lexical) {
+			t.Errorf("profile %q: the best lexical share %v, want the lexical weight %v", c.profile, top, c.want.Lexical)
+		}
+	}
+}
