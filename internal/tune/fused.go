@@ -50,11 +50,14 @@ type lexScore struct {
 }
 
 // lexicalScores reads the lexical branch of each distinct query text: texts[i]'s tools by
-// BM25, best first.
-func lexicalScores(ctx context.Context, pool *pgxpool.Pool, texts []string) ([][]lexScore, error) {
+// BM25, best first. progress is called before each batch with the texts read and all.
+func lexicalScores(ctx context.Context, pool *pgxpool.Pool, texts []string, progress func(done, total int) error) ([][]lexScore, error) {
 	out := make([][]lexScore, len(texts))
 	q := db.New(pool)
 	for i := 0; i < len(texts); i += lexicalBatch {
+		if err := progress(i, len(texts)); err != nil {
+			return nil, err
+		}
 		batch := texts[i:min(i+lexicalBatch, len(texts))]
 		rows, err := q.TuneLexicalScores(ctx, db.TuneLexicalScoresParams{Texts: batch, Top: lexicalTop})
 		if err != nil {
@@ -72,20 +75,6 @@ func lexicalScores(ctx context.Context, pool *pgxpool.Pool, texts []string) ([][
 type listStats struct {
 	n              int
 	mx, mn, mu, sd float64
-}
-
-func statsOf(scores []float64) listStats {
-	st := listStats{n: len(scores), mx: math.Inf(-1), mn: math.Inf(1)}
-	for _, s := range scores {
-		st.mx, st.mn = max(st.mx, s), min(st.mn, s)
-		st.mu += s
-	}
-	st.mu /= float64(len(scores))
-	for _, s := range scores {
-		st.sd += (s - st.mu) * (s - st.mu)
-	}
-	st.sd = math.Sqrt(st.sd / float64(len(scores)))
-	return st
 }
 
 // share is a candidate's share (before its branch weight) from a list, as the statement's
@@ -106,98 +95,159 @@ func (f fusionConfig) share(s float64, rank int, st listStats) float64 {
 	return 1 / (f.kRRF + float64(rank))
 }
 
-// scored is a tool with a score, for sorting lists.
-type scored struct {
-	id    int64
-	score float64
+// prepare indexes each query's lexical branch against its pool, once, for
+// reciprocalRanks: the BM25 of each pool candidate (-1: none among the query's lexicalTop),
+// the pool positions of the lexical list's candidates that are in the pool, and those that
+// are not (a tool without vectors), best first.
+func (m *model) prepare() {
+	for qi := range m.queries {
+		q := &m.queries[qi]
+		at := make(map[int64]int, len(q.pool))
+		q.poolBM25 = make([]float64, len(q.pool))
+		for j, c := range q.pool {
+			at[m.tools[c.tool].id] = j
+			q.poolBM25[j] = -1
+		}
+		for _, l := range q.lexical {
+			if j, ok := at[l.id]; ok {
+				q.poolBM25[j] = l.bm25
+			}
+		}
+		q.lexTop, q.lexOnly = nil, nil
+		for _, l := range q.lexical[:min(len(q.lexical), m.fusion.cand)] {
+			if j, ok := at[l.id]; ok {
+				q.lexTop = append(q.lexTop, j)
+			} else {
+				q.lexOnly = append(q.lexOnly, l)
+			}
+		}
+	}
 }
 
-func byScore(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) }
+// entry is a candidate of a list: its pool position (or len(pool)+i for the i-th lexical
+// candidate without vectors) and its score in that list.
+type entry struct {
+	at    int
+	score float64
+}
 
 // reciprocalRanks returns, for each query of split, 1/rank of its best-ranked labelled tool
 // in the fused ranking under wt (0 when no labelled tool is a candidate of either branch).
 // A tool that ties with the labelled one ranks before it: a weighting gets no credit for a
-// tie.
+// tie. The queries must have been prepared (prepare).
 func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 	norms := make([]float64, len(m.tools))
 	done := make([]bool, len(m.tools))
 	out := make([]float64, len(split))
+	var sims, fused []float64
+	var has, inVec, inLex []bool
+	var vec, lex []entry
 	for i, qi := range split {
 		q := &m.queries[qi]
-		sims := make(map[int64]float64, len(q.pool))
-		var vec []scored
-		for _, c := range q.pool {
+		n := len(q.pool) + len(q.lexOnly)
+		sims, has = resize(sims, n), resize(has, n)
+		fused, inVec, inLex = resize(fused, n), resize(inVec, n), resize(inLex, n)
+		id := func(at int) int64 {
+			if at < len(q.pool) {
+				return m.tools[q.pool[at].tool].id
+			}
+			return q.lexOnly[at-len(q.pool)].id
+		}
+		// the vector list: the candidates closest under wt (ties by tool id)
+		vec = vec[:0]
+		for j, c := range q.pool {
 			t := &m.tools[c.tool]
 			if !done[c.tool] {
 				norms[c.tool], done[c.tool] = t.norm(wt), true
 			}
-			if s, ok := score(c, t, wt, norms[c.tool]); ok {
-				sims[t.id] = s
-				vec = append(vec, scored{t.id, s})
+			sims[j], has[j] = score(c, t, wt, norms[c.tool])
+			if has[j] {
+				vec = append(vec, entry{j, sims[j]})
 			}
 		}
-		slices.SortFunc(vec, byScore)
+		byEntry := func(a, b entry) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(id(a.at), id(b.at))) }
+		slices.SortFunc(vec, byEntry)
 		vec = vec[:min(len(vec), m.fusion.cand)]
-		lex := make([]scored, 0, m.fusion.cand)
-		for _, l := range q.lexical[:min(len(q.lexical), m.fusion.cand)] {
-			lex = append(lex, scored{l.id, l.bm25})
+		for _, v := range vec {
+			inVec[v.at] = true
+		}
+		// the lexical list: its candidates by BM25
+		lex = lex[:0]
+		for _, j := range q.lexTop {
+			lex = append(lex, entry{j, q.poolBM25[j]})
+			inLex[j] = true
+		}
+		for k, l := range q.lexOnly {
+			lex = append(lex, entry{len(q.pool) + k, l.bm25})
 		}
 		if m.fusion.method != search.FusionRRF {
 			// each list also scores the other's candidates
-			inLex := make(map[int64]bool, len(lex))
-			for _, l := range lex {
-				inLex[l.id] = true
-			}
-			inVec := make(map[int64]bool, len(vec))
-			for _, v := range vec {
-				inVec[v.id] = true
-			}
-			for _, v := range vec {
-				if b, ok := q.bm25[v.id]; ok && !inLex[v.id] {
-					lex = append(lex, scored{v.id, b})
+			for _, j := range q.lexTop {
+				if has[j] && !inVec[j] {
+					vec = append(vec, entry{j, sims[j]})
 				}
 			}
-			for _, l := range lex[:min(len(lex), m.fusion.cand)] {
-				if s, ok := sims[l.id]; ok && !inVec[l.id] {
-					vec = append(vec, scored{l.id, s})
+			for _, v := range vec[:min(len(vec), m.fusion.cand)] {
+				if b := q.poolBM25[v.at]; b >= 0 && !inLex[v.at] {
+					lex = append(lex, entry{v.at, b})
 				}
 			}
-			slices.SortFunc(lex, byScore)
-			slices.SortFunc(vec, byScore)
 		}
-		fused := map[int64]float64{}
+		slices.SortFunc(lex, byEntry)
+		slices.SortFunc(vec, byEntry)
 		for _, list := range []struct {
-			l []scored
+			l []entry
 			w float64
 		}{{lex, wt.wl}, {vec, wt.wv}} {
 			if len(list.l) == 0 {
 				continue
 			}
-			scores := make([]float64, len(list.l))
-			for j, c := range list.l {
-				scores[j] = c.score
+			st := listStats{n: len(list.l), mx: math.Inf(-1), mn: math.Inf(1)}
+			for _, e := range list.l {
+				st.mx, st.mn = max(st.mx, e.score), min(st.mn, e.score)
+				st.mu += e.score
 			}
-			st := statsOf(scores)
-			for j, c := range list.l {
-				fused[c.id] += list.w * m.fusion.share(c.score, j+1, st)
+			st.mu /= float64(st.n)
+			for _, e := range list.l {
+				st.sd += (e.score - st.mu) * (e.score - st.mu)
+			}
+			st.sd = math.Sqrt(st.sd / float64(st.n))
+			for r, e := range list.l {
+				fused[e.at] += list.w * m.fusion.share(e.score, r+1, st)
 			}
 		}
 		best, found := math.Inf(-1), false
-		for id, s := range fused {
-			if q.positives[id] && s > best {
-				best, found = s, true
+		ranked := func(at int) bool { return inVec[at] || inLex[at] || at >= len(q.pool) }
+		for _, v := range vec {
+			inVec[v.at] = true // the similarity-scored lexical candidates too
+		}
+		for _, l := range lex {
+			inLex[l.at] = true
+		}
+		for at := range n {
+			if ranked(at) && q.positives[id(at)] && fused[at] > best {
+				best, found = fused[at], true
 			}
 		}
-		if !found {
-			continue
-		}
-		rank := 1
-		for id, s := range fused {
-			if !q.positives[id] && s >= best {
-				rank++
+		if found {
+			rank := 1
+			for at := range n {
+				if ranked(at) && !q.positives[id(at)] && fused[at] >= best {
+					rank++
+				}
 			}
+			out[i] = 1 / float64(rank)
 		}
-		out[i] = 1 / float64(rank)
 	}
 	return out
+}
+
+// resize returns s with n zero elements, reusing its storage.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }

@@ -43,9 +43,13 @@ type query struct {
 	positives map[int64]bool // labelled tool ids
 	// pool is the union of each kind's top tools, the positives and the lexical candidates
 	pool []candidate
-	// lexical is the query's tools by BM25, best first; bm25 the same by tool id
-	lexical []lexScore
-	bm25    map[int64]float64
+	// lexical is the query's tools by BM25, best first; prepare indexes it against the pool:
+	// poolBM25 is each pool candidate's BM25 (-1: none), lexTop the pool positions of the
+	// lexical list's candidates, lexOnly its candidates outside the pool (without vectors)
+	lexical  []lexScore
+	poolBM25 []float64
+	lexTop   []int
+	lexOnly  []lexScore
 }
 
 // model is everything the weight search needs, in memory: a few kilobytes per tool and per

@@ -116,6 +116,7 @@ func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 		},
 		fusion: fusionConfig{method: search.FusionMinMax, cand: 20},
 	}
+	m.prepare()
 	w := make([]float64, nKinds)
 	w[0] = 1
 	rr := m.reciprocalRanks(weighting{w: w, wl: 1.5, wv: 1}, []int{0, 1})
@@ -143,7 +144,7 @@ func TestFusedRankFollowsTheStatement(t *testing.T) {
 	gram[0] = 1
 	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
 	q := query{pool: []candidate{{0, dots(0.1)}, {1, dots(0.9)}, {2, dots(0.5)}},
-		lexical: []lexScore{{10, 10}, {12, 2}}, bm25: map[int64]float64{10: 10, 12: 2}}
+		lexical: []lexScore{{10, 10}, {12, 2}}}
 	m := &model{
 		tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
 		fusion: fusionConfig{method: search.FusionMinMax, cand: 20},
@@ -155,6 +156,7 @@ func TestFusedRankFollowsTheStatement(t *testing.T) {
 	}{{1.5, 10, 1}, {1.5, 11, 1.0 / 3}, {0.5, 11, 1}, {0.5, 10, 1.0 / 3}} {
 		q.positives = map[int64]bool{c.positive: true}
 		m.queries = []query{q}
+		m.prepare()
 		w := make([]float64, nKinds)
 		w[0] = 1
 		if rr := m.reciprocalRanks(weighting{w: w, wl: c.wl, wv: 1}, []int{0}); rr[0] != c.want {

@@ -447,7 +447,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 	texts, textOf := distinctQueries(ls)
-	lexical, err := lexicalScores(ctx, pool, texts)
+	lexical, err := lexicalScores(ctx, pool, texts, func(done, total int) error { return progress("lexical", done, total) })
 	if err != nil {
 		return View{}, err
 	}
@@ -477,11 +477,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	m.fusion = fz
 	for i := range m.queries {
 		m.queries[i].lexical = lexical[textOf[i]]
-		m.queries[i].bm25 = make(map[int64]float64, len(m.queries[i].lexical))
-		for _, l := range m.queries[i].lexical {
-			m.queries[i].bm25[l.id] = l.bm25
-		}
 	}
+	m.prepare()
 	// A search none of whose labelled tools has a vector ranks nothing: leave it out.
 	train, unrankedTrain := m.ranked(train)
 	heldOut, unrankedHeld := m.ranked(heldOut)

@@ -334,7 +334,7 @@ func TestTuneInterruptedResumes(t *testing.T) {
 	if err != nil || v.State != db.TuneSucceeded || !v.Result.Created {
 		t.Fatalf("second run: %+v %v", v, err)
 	}
-	if want := []string{"labels", "embed", "scan", "search", "evaluate"}; !slices.Equal(phases, want) || !searched {
+	if want := []string{"labels", "embed", "lexical", "scan", "search", "evaluate"}; !slices.Equal(phases, want) || !searched {
 		t.Errorf("phases %v (search counted: %v), want %v with the search counted", phases, searched, want)
 	}
 	var profilesMade, reweights int
