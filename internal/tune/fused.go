@@ -153,7 +153,9 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 			}
 			return q.lexOnly[at-len(q.pool)].id
 		}
-		// the vector list: the candidates closest under wt (ties by tool id)
+		// the vector list: the candidates closest under wt (ties by tool id), kept in order
+		// as they come (most of a pool falls below the list's last at once)
+		byEntry := func(a, b entry) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(id(a.at), id(b.at))) }
 		vec = vec[:0]
 		for j, c := range q.pool {
 			t := &m.tools[c.tool]
@@ -161,13 +163,19 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 				norms[c.tool], done[c.tool] = t.norm(wt), true
 			}
 			sims[j], has[j] = score(c, t, wt, norms[c.tool])
-			if has[j] {
-				vec = append(vec, entry{j, sims[j]})
+			if !has[j] {
+				continue
 			}
+			e := entry{j, sims[j]}
+			if len(vec) == m.fusion.cand {
+				if byEntry(e, vec[len(vec)-1]) >= 0 {
+					continue
+				}
+				vec = vec[:len(vec)-1]
+			}
+			k, _ := slices.BinarySearchFunc(vec, e, byEntry)
+			vec = slices.Insert(vec, k, e)
 		}
-		byEntry := func(a, b entry) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(id(a.at), id(b.at))) }
-		slices.SortFunc(vec, byEntry)
-		vec = vec[:min(len(vec), m.fusion.cand)]
 		for _, v := range vec {
 			inVec[v.at] = true
 		}

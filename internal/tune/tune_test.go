@@ -109,7 +109,7 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	if v.State != db.TuneSucceeded || r == nil || !r.Created || r.Reweight == nil || r.Search.Shrink == 0 {
 		t.Fatalf("tune %+v (result %+v)", v, r)
 	}
-	t.Logf("labels %+v; held-out baseline %+v tuned %+v; gain %+v; weights %v", r.Labels, r.HeldOut.Baseline, r.HeldOut.Tuned, r.Gain, r.Weights)
+	t.Logf("labels %+v; held-out baseline %+v tuned %+v; gain %+v; shrink %v; weights %v; fusion %+v", r.Labels, r.HeldOut.Baseline, r.HeldOut.Tuned, r.Gain, r.Search.Shrink, r.Weights, r.Fusion)
 	if r.Gain.Verdict != "better" || r.Gain.CI95[0] <= 0 || r.HeldOut.Tuned.MRR <= r.HeldOut.Baseline.MRR {
 		t.Errorf("gain %+v (held out: baseline %+v, tuned %+v), want better", r.Gain, r.HeldOut.Baseline, r.HeldOut.Tuned)
 	}
