@@ -28,6 +28,7 @@ func (s *Server) registerProfiles(g *echo.Group) {
 type putProfileRequest struct {
 	Strategy string             `json:"strategy"`
 	Weights  map[string]float64 `json:"weights"`
+	Fusion   *profiles.Fusion   `json:"fusion"`
 }
 
 // vectorsNote is returned with every profile definition change.
@@ -55,7 +56,7 @@ func (s *Server) putProfile(c echo.Context) error {
 		return err
 	}
 	p, created, err := profiles.Put(c.Request().Context(), s.deps.Pool, c.Param("name"),
-		tdwa.Profile{Strategy: req.Strategy, Weights: req.Weights})
+		tdwa.Profile{Strategy: req.Strategy, Weights: req.Weights}, req.Fusion)
 	if err != nil {
 		return err
 	}

@@ -136,3 +136,35 @@ func TestReweightEndpoint(t *testing.T) {
 		t.Fatalf("activate unbuilt: %d %v", code, resp)
 	}
 }
+
+// TestProfileFusionWeights: PUT sets a profile's own fusion weights, GET shows them, a PUT
+// without them clears them (its searches use the settings' again), and weights out of 0 to
+// 100 are a 400.
+func TestProfileFusionWeights(t *testing.T) {
+	t.Parallel()
+	srv, _ := newProfileServer(t)
+	code, resp := call(t, srv, "PUT", "/admin/profiles/fz", `{"strategy":"tdwa","weights":{"name":1},"fusion":{"weight_lexical":0.75,"weight_vector":1}}`)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, resp)
+	}
+	if p, _ := resp["profile"].(map[string]any); fmt.Sprint(p["fusion"]) != "map[weight_lexical:0.75 weight_vector:1]" {
+		t.Errorf("PUT answer fusion %v", p["fusion"])
+	}
+	if _, resp = call(t, srv, "GET", "/admin/profiles/fz", ""); fmt.Sprint(resp["fusion"]) != "map[weight_lexical:0.75 weight_vector:1]" {
+		t.Errorf("GET fusion %v", resp["fusion"])
+	}
+	for _, body := range []string{
+		`{"strategy":"tdwa","weights":{"name":1},"fusion":{"weight_lexical":-1,"weight_vector":1}}`,
+		`{"strategy":"tdwa","weights":{"name":1},"fusion":{"weight_lexical":1,"weight_vector":101}}`,
+	} {
+		if code, resp := call(t, srv, "PUT", "/admin/profiles/fz", body); code != 400 || errorCode(resp) != "invalid_profile" {
+			t.Errorf("PUT %s: %d %v, want 400 invalid_profile", body, code, resp)
+		}
+	}
+	if code, resp = call(t, srv, "PUT", "/admin/profiles/fz", `{"strategy":"tdwa","weights":{"name":1}}`); code != 200 {
+		t.Fatalf("update: %d %v", code, resp)
+	}
+	if _, resp = call(t, srv, "GET", "/admin/profiles/fz", ""); resp["fusion"] != nil {
+		t.Errorf("a PUT without fusion weights kept %v", resp["fusion"])
+	}
+}

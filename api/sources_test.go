@@ -174,7 +174,7 @@ func TestSourceCounts(t *testing.T) {
 	want(got, "web", 2, 1, 0)
 
 	// A profile without a vector set: nothing is embedded.
-	if _, _, err := profiles.Put(ctx, pool, "fresh", tdwa.Profile{Strategy: tdwa.StrategyMean}); err != nil {
+	if _, _, err := profiles.Put(ctx, pool, "fresh", tdwa.Profile{Strategy: tdwa.StrategyMean}, nil); err != nil {
 		t.Fatal(err)
 	}
 	activate(t, pool, "fresh")

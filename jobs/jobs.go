@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // Deps is what workers need from the process that runs them.
@@ -52,6 +53,9 @@ type Deps struct {
 	Embedder  embed.Embedder
 	Enricher  enrich.Enricher
 	Questions int
+	// Search are the search settings a profile_tune job scores the fused ranking with (the
+	// fusion method, weights and candidates); the zero value is search.DefaultSettings().
+	Search search.Settings
 	// enrich is the enrichment service the enrich_tool jobs run, made of the fields above
 	// by NewClient.
 	enrich *enrich.Service

@@ -38,7 +38,7 @@ func (w *TuneWorker) Timeout(*river.Job[TuneArgs]) time.Duration { return w.deps
 // meanwhile, its baseline deleted) fails at once without retries; any failure of the last
 // attempt, or a cancellation, is recorded on the tune.
 func (w *TuneWorker) Work(ctx context.Context, job *river.Job[TuneArgs]) error {
-	_, err := tune.Run(ctx, w.deps.Pool, w.deps.Embedder, NewQueue(river.ClientFromContext[pgx.Tx](ctx)), job.Args.TuneID, tune.RunOptions{Logger: w.deps.Logger})
+	_, err := tune.Run(ctx, w.deps.Pool, w.deps.Embedder, NewQueue(river.ClientFromContext[pgx.Tx](ctx)), job.Args.TuneID, tune.RunOptions{Search: w.deps.Search, Logger: w.deps.Logger})
 	if err == nil {
 		return nil
 	}

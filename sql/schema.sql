@@ -2260,8 +2260,13 @@ CREATE TABLE public.weight_profiles (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     tune_id bigint,
+    weight_lexical double precision,
+    weight_vector double precision,
+    CONSTRAINT weight_profiles_fusion_check CHECK (((weight_lexical IS NULL) = (weight_vector IS NULL))),
     CONSTRAINT weight_profiles_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9_.-]{0,63}$'::text)),
-    CONSTRAINT weight_profiles_strategy_check CHECK ((strategy = ANY (ARRAY['tdwa'::text, 'concat'::text, 'mean'::text])))
+    CONSTRAINT weight_profiles_strategy_check CHECK ((strategy = ANY (ARRAY['tdwa'::text, 'concat'::text, 'mean'::text]))),
+    CONSTRAINT weight_profiles_weight_lexical_check CHECK (((weight_lexical >= (0)::double precision) AND (weight_lexical <= (100)::double precision))),
+    CONSTRAINT weight_profiles_weight_vector_check CHECK (((weight_vector >= (0)::double precision) AND (weight_vector <= (100)::double precision)))
 );
 
 

@@ -168,7 +168,11 @@ func profilesTune(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	last := time.Time{}
-	v, err := tune.Run(ctx, pool, newEmbedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Logger: env.log,
+	st, err := searchSettings(env)
+	if err != nil {
+		return err
+	}
+	v, err := tune.Run(ctx, pool, newEmbedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Search: st, Logger: env.log,
 		OnProgress: func(phase string, done, total int) {
 			if total > 0 && (time.Since(last) >= time.Second || done == total) {
 				last = time.Now()
@@ -184,14 +188,15 @@ func profilesTune(ctx context.Context, env *cliEnv, args []string) error {
 	r := v.Result
 	fmt.Fprintf(env.stdout, "labelled searches: %d (%d training, %d held out, %d unranked)\n",
 		r.Labels.Searches, r.Labels.Train, r.Labels.HeldOut, r.Labels.Unranked)
-	fmt.Fprintf(env.stdout, "held-out MRR: %s %.4f, tuned %.4f; gain %+.4f, 95%% CI [%+.4f, %+.4f]: %s\n",
+	fmt.Fprintf(env.stdout, "held-out MRR (fused ranking): %s %.4f, tuned %.4f; gain %+.4f, 95%% CI [%+.4f, %+.4f]: %s\n",
 		r.Baseline.Name, r.HeldOut.Baseline.MRR, r.HeldOut.Tuned.MRR, r.Gain.Mean, r.Gain.CI95[0], r.Gain.CI95[1], r.Gain.Verdict)
 	if !r.Created {
 		fmt.Fprintf(env.stdout, "no weights better than %s's found on these labels: no profile created\n", r.Baseline.Name)
 		return nil
 	}
-	fmt.Fprintf(env.stdout, "profile %s created (inactive): %s; re-weight job %d builds its vectors\n",
-		v.Profile, weightsText(r.Weights), r.Reweight.JobID)
+	fmt.Fprintf(env.stdout, "profile %s created (inactive): %s; fusion weights lexical %g, vector %g (%s's %g, %g); re-weight job %d builds its vectors\n",
+		v.Profile, weightsText(r.Weights), r.Fusion.WeightLexical, r.Fusion.WeightVector,
+		r.Baseline.Name, r.Baseline.Fusion.WeightLexical, r.Baseline.Fusion.WeightVector, r.Reweight.JobID)
 	return nil
 }
 

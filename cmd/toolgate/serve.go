@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -80,7 +81,9 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
-		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg)}
+		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg),
+		Search: search.Settings{Fusion: search.Fusion(cfg.SearchFusion), KRRF: cfg.SearchKRRF, WeightLexical: cfg.SearchWeightLexical,
+			WeightVector: cfg.SearchWeightVector, Candidates: cfg.SearchCandidates}}
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {

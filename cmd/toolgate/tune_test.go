@@ -67,7 +67,7 @@ func TestProfilesTuneCommand(t *testing.T) {
 	}
 
 	code, out, stderr := toolgate("profiles", "tune", "learned", "--wait", "--baseline", "var-2")
-	if code != 0 || !strings.Contains(out, "held-out MRR: var-2 1.0000, tuned 1.0000") || !strings.Contains(out, "no profile created") {
+	if code != 0 || !strings.Contains(out, "held-out MRR (fused ranking): var-2 1.0000, tuned 1.0000") || !strings.Contains(out, "no profile created") {
 		t.Fatalf("tune --wait: exit %d %q %q", code, out, stderr)
 	}
 	if code, _, stderr := toolgate("profiles", "show", "learned"); code != 1 || !strings.Contains(stderr, "no weight profile") {

@@ -516,13 +516,15 @@ type VectorSet struct {
 }
 
 type WeightProfile struct {
-	ID         int64           `json:"id"`
-	Name       string          `json:"name"`
-	Strategy   string          `json:"strategy"`
-	Weights    json.RawMessage `json:"weights"`
-	IsActive   bool            `json:"is_active"`
-	CurrentSet pgtype.Int8     `json:"current_set"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
-	TuneID     pgtype.Int8     `json:"tune_id"`
+	ID            int64           `json:"id"`
+	Name          string          `json:"name"`
+	Strategy      string          `json:"strategy"`
+	Weights       json.RawMessage `json:"weights"`
+	IsActive      bool            `json:"is_active"`
+	CurrentSet    pgtype.Int8     `json:"current_set"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	TuneID        pgtype.Int8     `json:"tune_id"`
+	WeightLexical pgtype.Float8   `json:"weight_lexical"`
+	WeightVector  pgtype.Float8   `json:"weight_vector"`
 }

@@ -158,7 +158,7 @@ func (q *Queries) GetBuildingSet(ctx context.Context, profileID int64) (VectorSe
 }
 
 const getProfileByID = `-- name: GetProfileByID :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE id = $1
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector FROM weight_profiles WHERE id = $1
 `
 
 func (q *Queries) GetProfileByID(ctx context.Context, id int64) (WeightProfile, error) {
@@ -174,12 +174,14 @@ func (q *Queries) GetProfileByID(ctx context.Context, id int64) (WeightProfile, 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TuneID,
+		&i.WeightLexical,
+		&i.WeightVector,
 	)
 	return i, err
 }
 
 const getProfileByName = `-- name: GetProfileByName :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE name = $1
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector FROM weight_profiles WHERE name = $1
 `
 
 func (q *Queries) GetProfileByName(ctx context.Context, name string) (WeightProfile, error) {
@@ -195,6 +197,8 @@ func (q *Queries) GetProfileByName(ctx context.Context, name string) (WeightProf
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TuneID,
+		&i.WeightLexical,
+		&i.WeightVector,
 	)
 	return i, err
 }
@@ -367,7 +371,7 @@ func (q *Queries) ListProfileSets(ctx context.Context, profileID int64) ([]ListP
 
 const listProfiles = `-- name: ListProfiles :many
 
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles ORDER BY name
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector FROM weight_profiles ORDER BY name
 `
 
 // Weight profiles and re-weighting: profile administration, building a new vector set for a
@@ -391,6 +395,8 @@ func (q *Queries) ListProfiles(ctx context.Context) ([]WeightProfile, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.TuneID,
+			&i.WeightLexical,
+			&i.WeightVector,
 		); err != nil {
 			return nil, err
 		}
@@ -457,7 +463,7 @@ func (q *Queries) ListToolsChangedSince(ctx context.Context, updatedAt time.Time
 }
 
 const lockProfileByID = `-- name: LockProfileByID :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE id = $1 FOR UPDATE
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector FROM weight_profiles WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) LockProfileByID(ctx context.Context, id int64) (WeightProfile, error) {
@@ -473,12 +479,14 @@ func (q *Queries) LockProfileByID(ctx context.Context, id int64) (WeightProfile,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TuneID,
+		&i.WeightLexical,
+		&i.WeightVector,
 	)
 	return i, err
 }
 
 const lockProfileByName = `-- name: LockProfileByName :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE name = $1 FOR UPDATE
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector FROM weight_profiles WHERE name = $1 FOR UPDATE
 `
 
 func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightProfile, error) {
@@ -494,6 +502,8 @@ func (q *Queries) LockProfileByName(ctx context.Context, name string) (WeightPro
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TuneID,
+		&i.WeightLexical,
+		&i.WeightVector,
 	)
 	return i, err
 }
@@ -539,34 +549,47 @@ func (q *Queries) ProfileSearchable(ctx context.Context, id int64) (bool, error)
 }
 
 const putProfile = `-- name: PutProfile :one
-INSERT INTO weight_profiles (name, strategy, weights) VALUES ($1, $2, $3)
-ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights, updated_at = now()
-RETURNING id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, (xmax = 0)::boolean AS created
+INSERT INTO weight_profiles (name, strategy, weights, weight_lexical, weight_vector)
+VALUES ($1, $2, $3, $4::float8, $5::float8)
+ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights,
+    weight_lexical = excluded.weight_lexical, weight_vector = excluded.weight_vector, updated_at = now()
+RETURNING id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector, (xmax = 0)::boolean AS created
 `
 
 type PutProfileParams struct {
-	Name     string          `json:"name"`
-	Strategy string          `json:"strategy"`
-	Weights  json.RawMessage `json:"weights"`
+	Name          string          `json:"name"`
+	Strategy      string          `json:"strategy"`
+	Weights       json.RawMessage `json:"weights"`
+	WeightLexical pgtype.Float8   `json:"weight_lexical"`
+	WeightVector  pgtype.Float8   `json:"weight_vector"`
 }
 
 type PutProfileRow struct {
-	ID         int64           `json:"id"`
-	Name       string          `json:"name"`
-	Strategy   string          `json:"strategy"`
-	Weights    json.RawMessage `json:"weights"`
-	IsActive   bool            `json:"is_active"`
-	CurrentSet pgtype.Int8     `json:"current_set"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
-	TuneID     pgtype.Int8     `json:"tune_id"`
-	Created    bool            `json:"created"`
+	ID            int64           `json:"id"`
+	Name          string          `json:"name"`
+	Strategy      string          `json:"strategy"`
+	Weights       json.RawMessage `json:"weights"`
+	IsActive      bool            `json:"is_active"`
+	CurrentSet    pgtype.Int8     `json:"current_set"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	TuneID        pgtype.Int8     `json:"tune_id"`
+	WeightLexical pgtype.Float8   `json:"weight_lexical"`
+	WeightVector  pgtype.Float8   `json:"weight_vector"`
+	Created       bool            `json:"created"`
 }
 
-// Creates the profile or changes its definition; its vectors change only when a re-weight
-// completes. xmax = 0 tells an insert from an update.
+// Creates the profile or changes its definition (its fusion weights too: NULL, the
+// settings'); its vectors change only when a re-weight completes. xmax = 0 tells an insert
+// from an update.
 func (q *Queries) PutProfile(ctx context.Context, arg PutProfileParams) (PutProfileRow, error) {
-	row := q.db.QueryRow(ctx, putProfile, arg.Name, arg.Strategy, arg.Weights)
+	row := q.db.QueryRow(ctx, putProfile,
+		arg.Name,
+		arg.Strategy,
+		arg.Weights,
+		arg.WeightLexical,
+		arg.WeightVector,
+	)
 	var i PutProfileRow
 	err := row.Scan(
 		&i.ID,
@@ -578,6 +601,8 @@ func (q *Queries) PutProfile(ctx context.Context, arg PutProfileParams) (PutProf
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TuneID,
+		&i.WeightLexical,
+		&i.WeightVector,
 		&i.Created,
 	)
 	return i, err

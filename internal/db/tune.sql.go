@@ -55,7 +55,7 @@ func (q *Queries) CreateTune(ctx context.Context, arg CreateTuneParams) (Profile
 }
 
 const getActiveProfile = `-- name: GetActiveProfile :one
-SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id FROM weight_profiles WHERE is_active
+SELECT id, name, strategy, weights, is_active, current_set, created_at, updated_at, tune_id, weight_lexical, weight_vector FROM weight_profiles WHERE is_active
 `
 
 func (q *Queries) GetActiveProfile(ctx context.Context) (WeightProfile, error) {
@@ -71,6 +71,8 @@ func (q *Queries) GetActiveProfile(ctx context.Context) (WeightProfile, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.TuneID,
+		&i.WeightLexical,
+		&i.WeightVector,
 	)
 	return i, err
 }
@@ -100,21 +102,30 @@ func (q *Queries) GetTune(ctx context.Context, id int64) (ProfileTune, error) {
 }
 
 const insertTunedProfile = `-- name: InsertTunedProfile :one
-INSERT INTO weight_profiles (name, strategy, weights, tune_id) VALUES ($1, 'tdwa', $2, $3)
+INSERT INTO weight_profiles (name, strategy, weights, tune_id, weight_lexical, weight_vector)
+VALUES ($1, 'tdwa', $2, $3, $4::float8, $5::float8)
 ON CONFLICT (name) DO NOTHING
 RETURNING id
 `
 
 type InsertTunedProfileParams struct {
-	Name    string          `json:"name"`
-	Weights json.RawMessage `json:"weights"`
-	TuneID  pgtype.Int8     `json:"tune_id"`
+	Name          string          `json:"name"`
+	Weights       json.RawMessage `json:"weights"`
+	TuneID        pgtype.Int8     `json:"tune_id"`
+	WeightLexical float64         `json:"weight_lexical"`
+	WeightVector  float64         `json:"weight_vector"`
 }
 
 // A tuned profile is always a new one: an existing profile of that name is never changed
 // (no row comes back).
 func (q *Queries) InsertTunedProfile(ctx context.Context, arg InsertTunedProfileParams) (int64, error) {
-	row := q.db.QueryRow(ctx, insertTunedProfile, arg.Name, arg.Weights, arg.TuneID)
+	row := q.db.QueryRow(ctx, insertTunedProfile,
+		arg.Name,
+		arg.Weights,
+		arg.TuneID,
+		arg.WeightLexical,
+		arg.WeightVector,
+	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -327,6 +338,65 @@ type TuneFailedParams struct {
 func (q *Queries) TuneFailed(ctx context.Context, arg TuneFailedParams) error {
 	_, err := q.db.Exec(ctx, tuneFailed, arg.ID, arg.Error)
 	return err
+}
+
+const tuneLexicalScores = `-- name: TuneLexicalScores :many
+WITH q AS (
+    SELECT DISTINCT v.ord::int AS ord, u.lexeme
+    FROM unnest($2::text[]) WITH ORDINALITY AS v (txt, ord),
+         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
+), t AS (
+    SELECT q.ord, q.lexeme, ln(1 + (c.docs - l.df + 0.5) / (l.df + 0.5)) AS idf
+    FROM q
+    JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
+    CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
+), s AS (
+    SELECT t.ord, p.tool_id, sum(t.idf * p.impact) AS bm25,
+           row_number() OVER (PARTITION BY t.ord ORDER BY sum(t.idf * p.impact) DESC, p.tool_id) AS r
+    FROM t
+    JOIN search_postings p ON p.lexeme = t.lexeme
+    GROUP BY t.ord, p.tool_id
+)
+SELECT s.ord::int AS ord, s.tool_id, s.bm25::float8 AS bm25
+FROM s
+WHERE s.r <= $1::int
+ORDER BY s.ord, s.r
+`
+
+type TuneLexicalScoresParams struct {
+	Top   int32    `json:"top"`
+	Texts []string `json:"texts"`
+}
+
+type TuneLexicalScoresRow struct {
+	Ord    int32   `json:"ord"`
+	ToolID int64   `json:"tool_id"`
+	Bm25   float64 `json:"bm25"`
+}
+
+// The lexical branch of each labelled query, for scoring the fused ranking: per text (ord,
+// 1-based) the `top` tools with the best BM25 over the text's terms, Σ idf · impact over its
+// postings (a posting's impact is its BM25 term weight with the default k1 and b, at the
+// average length of when it was written: the search's exact score, up to that drift). Every
+// posting of the texts' terms is read: a tune reads a few thousand queries, once.
+func (q *Queries) TuneLexicalScores(ctx context.Context, arg TuneLexicalScoresParams) ([]TuneLexicalScoresRow, error) {
+	rows, err := q.db.Query(ctx, tuneLexicalScores, arg.Top, arg.Texts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TuneLexicalScoresRow{}
+	for rows.Next() {
+		var i TuneLexicalScoresRow
+		if err := rows.Scan(&i.Ord, &i.ToolID, &i.Bm25); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const tuneProgress = `-- name: TuneProgress :exec

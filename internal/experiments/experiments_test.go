@@ -690,3 +690,36 @@ func TestComparisonOneUnit(t *testing.T) {
 		t.Errorf("difference with an empty arm: %+v", d)
 	}
 }
+
+// TestArmsFuseWithTheirProfilesWeights: a search routed to an arm fuses with that arm's
+// profile's own fusion weights (a tuned profile's), and the control with the settings'.
+func TestArmsFuseWithTheirProfilesWeights(t *testing.T) {
+	t.Parallel()
+	pool, s := setup(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `UPDATE weight_profiles SET weight_lexical = 4, weight_vector = 0.5 WHERE name = 'concat'`); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, pool, experiments.Definition{Name: "fused-arms", Candidate: "concat", Share: 0.5, Unit: experiments.UnitSession})
+	agent := auth.Caller{Name: "agent", KeyID: 7}
+	st := search.DefaultSettings()
+	seen := map[db.ExperimentArm]bool{}
+	for i := 0; i < 40 && len(seen) < 2; i++ {
+		session := fmt.Sprintf("s-%02d", i)
+		r := find(t, s, agent, search.Request{Query: "latest trading price of the stock", Mode: search.ModeHybrid, K: 5, SessionID: session, Explain: true})
+		if r.Experiment == nil || r.Experiment.ID != e.ID {
+			t.Fatalf("session %s: experiment %+v", session, r.Experiment)
+		}
+		want := search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}
+		if r.Experiment.Arm == experiments.ArmCandidate {
+			want = search.BranchWeights{Lexical: 4, Vector: 0.5}
+		}
+		if r.Explain.Weights != want {
+			t.Errorf("session %s (%s): fused with %+v, want %+v", session, r.Experiment.Arm, r.Explain.Weights, want)
+		}
+		seen[r.Experiment.Arm] = true
+	}
+	if len(seen) != 2 {
+		t.Fatalf("40 sessions reached only the arms %v", seen)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/migrations"
 )
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite sql/schema.sql from the migrations (make schema)")
@@ -125,7 +128,19 @@ func TestFunctionFilesAppliedAgainAfterAMigration(t *testing.T) {
 		LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$ SELECT 'stale' $$`); err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.MigrateDownTo(ctx, pool, postgres.LatestVersion()-1); err != nil {
+	// the migration before the latest (numbers may have gaps)
+	var previous uint
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		var v uint
+		if _, err := fmt.Sscanf(e.Name(), "%04d_", &v); err == nil && v < postgres.LatestVersion() {
+			previous = max(previous, v)
+		}
+	}
+	if err := postgres.MigrateDownTo(ctx, pool, previous); err != nil {
 		t.Fatal(err)
 	}
 	if err := postgres.MigrateUp(ctx, pool); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
@@ -82,9 +83,19 @@ type View struct {
 	Active     bool               `json:"active"`
 	CurrentSet *Set               `json:"current_set"`
 	Building   *Set               `json:"building"`
+	// Fusion is the profile's own fusion weights, which its searches use instead of the
+	// service's TOOLGATE_SEARCH_WEIGHT_LEXICAL / _VECTOR; nil when it has none (a tune that
+	// scores the fused ranking sets them).
+	Fusion *Fusion `json:"fusion"`
 	// Tune is the evidence of the tune that made the profile; absent for other profiles.
 	Tune      *Evidence `json:"tune,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Fusion are a profile's fusion weights of the lexical and the vector branch.
+type Fusion struct {
+	WeightLexical float64 `json:"weight_lexical"`
+	WeightVector  float64 `json:"weight_vector"`
 }
 
 // Evidence is what the tune that made a profile measured (package tune): the held-out gain
@@ -100,6 +111,9 @@ func view(ctx context.Context, q *db.Queries, p db.WeightProfile) (View, error) 
 	v := View{Name: p.Name, Strategy: p.Strategy, Weights: map[string]float64{}, Active: p.IsActive, UpdatedAt: p.UpdatedAt}
 	if err := json.Unmarshal(p.Weights, &v.Weights); err != nil {
 		return v, fmt.Errorf("profile %s weights: %w", p.Name, err)
+	}
+	if p.WeightLexical.Valid && p.WeightVector.Valid {
+		v.Fusion = &Fusion{WeightLexical: p.WeightLexical.Float64, WeightVector: p.WeightVector.Float64}
 	}
 	if p.TuneID.Valid {
 		e, err := q.TuneEvidence(ctx, p.TuneID.Int64)
@@ -155,10 +169,11 @@ func Get(ctx context.Context, pool *pgxpool.Pool, name string) (View, error) {
 	return view(ctx, q, p)
 }
 
-// Put creates the profile or changes its definition, after validating it. The stored
+// Put creates the profile or changes its definition, after validating it: its strategy and
+// weights, and its fusion weights (nil: none, its searches use the settings'). The stored
 // vectors are not changed: they follow the new definition once a re-weight completes.
 // created says whether the profile is new.
-func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile) (v View, created bool, err error) {
+func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile, fusion *Fusion) (v View, created bool, err error) {
 	if !ValidName.MatchString(name) {
 		return View{}, false, &tdwa.InvalidProfileError{Reason: fmt.Sprintf("name %q must match %s", name, ValidName)}
 	}
@@ -168,17 +183,27 @@ func Put(ctx context.Context, pool *pgxpool.Pool, name string, p tdwa.Profile) (
 	if err := p.Validate(); err != nil {
 		return View{}, false, err
 	}
+	var wl, wv pgtype.Float8
+	if fusion != nil {
+		for _, x := range []float64{fusion.WeightLexical, fusion.WeightVector} {
+			if !(x >= 0 && x <= 100) {
+				return View{}, false, &tdwa.InvalidProfileError{Reason: "fusion weights must be 0 to 100"}
+			}
+		}
+		wl, wv = pgtype.Float8{Float64: fusion.WeightLexical, Valid: true}, pgtype.Float8{Float64: fusion.WeightVector, Valid: true}
+	}
 	w, err := json.Marshal(p.Weights)
 	if err != nil {
 		return View{}, false, err
 	}
 	q := db.New(pool)
-	row, err := q.PutProfile(ctx, db.PutProfileParams{Name: name, Strategy: p.Strategy, Weights: w})
+	row, err := q.PutProfile(ctx, db.PutProfileParams{Name: name, Strategy: p.Strategy, Weights: w, WeightLexical: wl, WeightVector: wv})
 	if err != nil {
 		return View{}, false, err
 	}
 	v, err = view(ctx, q, db.WeightProfile{ID: row.ID, Name: row.Name, Strategy: row.Strategy, Weights: row.Weights,
-		IsActive: row.IsActive, CurrentSet: row.CurrentSet, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, TuneID: row.TuneID})
+		IsActive: row.IsActive, CurrentSet: row.CurrentSet, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, TuneID: row.TuneID,
+		WeightLexical: row.WeightLexical, WeightVector: row.WeightVector})
 	return v, row.Created, err
 }
 

@@ -26,8 +26,8 @@ import (
 //
 // builds catalogs of TOOLGATE_BENCH_SIZES tools (default 5000,50000) with package
 // searchbench (also behind `toolgate bench search`). It reports p50/p95/p99
-// latency and throughput with 8 concurrent clients for hybrid k=10 search (also with
-// "explain": true), lexical search of very common words, and the bare pgvector KNN query on
+// latency and throughput with 8 concurrent clients for hybrid k=10 search (also of 40-80-word
+// requests, and with "explain": true), lexical search of very common words, and the bare pgvector KNN query on
 // the same vectors (the floor).
 // TOOLGATE_BENCH_CLIENTS changes the number of concurrent clients.
 
@@ -124,6 +124,14 @@ func BenchmarkSearch(b *testing.B) {
 			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
 			runConcurrent(b, func(i int) error {
 				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10})
+				return err
+			})
+		})
+		long := searchbench.LongQueries(rand.New(rand.NewPCG(7, 7)))
+		b.Run(fmt.Sprintf("tools=%d/hybrid-long", n), func(b *testing.B) {
+			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
+			runConcurrent(b, func(i int) error {
+				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: long[i%len(long)], K: 10})
 				return err
 			})
 		})

@@ -80,7 +80,8 @@ type Explain struct {
 	Plan *plan.Plan `json:"plan"`
 }
 
-// BranchWeights are the fusion weights of the branches.
+// BranchWeights are the fusion weights of the branches: the serving profile's when it has
+// its own (docs/profiles.md#fusion-weights), else the settings'.
 type BranchWeights struct {
 	Lexical float64 `json:"lexical"`
 	Vector  float64 `json:"vector"`
@@ -156,7 +157,12 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 		res.Explanation = e
 	}
 	st := s.settings
-	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector},
+	// the weights the statement fused with: the serving profile's, else the settings'
+	weights := BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}
+	if len(rows) > 0 {
+		weights = BranchWeights{Lexical: rows[0].WeightLexical, Vector: rows[0].WeightVector}
+	}
+	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: weights,
 		Profile: resp.Profile, Texts: make([]ExplainedText, len(p.TextVariants)), Plan: pr.plan}
 	for i, v := range p.TextVariants {
 		x.Texts[i] = ExplainedText{Intent: int(p.TextGroups[i]) - 1, Text: pr.texts[v-1], Terms: emptyIfNil(textTerms[v])}

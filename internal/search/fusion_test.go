@@ -20,9 +20,11 @@ const fusionQuery = "quarterly dividend schedule"
 // TestFusionKeepsAStrongLexicalHit is the case of a tool that matches every word of the
 // query (first lexically, far ahead) but whose vector is orthogonal to the query's, among
 // five tools that match one word each and whose vectors are close to the query's.
-// Reciprocal rank fusion ranks the five above it (each is in both branches); the
+// Reciprocal rank fusion (equal weights) ranks the five above it (each is in both branches); the
 // score-based fusions, which also score each candidate in the branch that did not return it,
-// keep it in the top two.
+// keep it in the top two with the default branch weights. (With equal weights min-max puts
+// it fifth: the five tie at the bottom of the lexical list, and its floor gives each of them
+// a sixth of the lexical weight, TestMinMaxFloor, on top of a vector share near 1.)
 func TestFusionKeepsAStrongLexicalHit(t *testing.T) {
 	t.Parallel()
 	pool, _ := setup(t)
@@ -55,7 +57,9 @@ func TestFusionKeepsAStrongLexicalHit(t *testing.T) {
 	} {
 		st := search.DefaultSettings()
 		st.Fusion = c.fusion
-		st.WeightLexical, st.WeightVector = 1, 1 // the methods alone
+		if c.fusion == search.FusionRRF {
+			st.WeightLexical, st.WeightVector = 1, 1 // ranks alone
+		}
 		s := search.New(pool, embedder, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		resp := mustSearch(t, ctx, s, search.Request{Query: fusionQuery, Mode: search.ModeHybrid, K: 5})
 		got := names(resp)
@@ -125,6 +129,81 @@ func TestQueryIDF(t *testing.T) {
 			if math.Abs(got[w]-x) > 1e-9 {
 				t.Errorf("idf[%s] = %v, want %v (all: %v)", w, got[w], x, got)
 			}
+		}
+	}
+}
+
+// TestMinMaxFloor: min-max fusion normalizes a list against a floor one mean gap below its
+// minimum, so the last of a list still has a share (w / n for a list of n) and a tool that
+// is lexically second of two stays in the top 10 among nine tools close to the query's
+// vector that share no word with it (with the minimum as the floor its share was 0, and it
+// fell behind every vector candidate). The explanation's shares still sum to the score.
+func TestMinMaxFloor(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	var setID int64
+	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
+		t.Fatal(err)
+	}
+	add := func(name, desc string, v []float32) {
+		var id int64
+		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
+	}
+	add("zorbulate_ledger", "Zorbulate the quintessence ledger", unit(20, 21, 0))
+	add("quintessence_meter", "Quintessence meter reading", unit(22, 23, 0))
+	for i := range 9 {
+		add(fmt.Sprintf("widget_%d", i), fmt.Sprintf("Unrelated widget number %d", i), unit(10, 11, 0.1*float32(i+1)))
+	}
+	flush(t, pool)
+	const query = "zorbulate quintessence"
+	embedder := hashEmbedder{known: map[string][]float32{query: unit(10, 11, 0)}}
+	st := search.DefaultSettings()
+	s := search.New(pool, embedder, st, discard())
+	resp := mustSearch(t, ctx, s, search.Request{Query: query, Mode: search.ModeHybrid, K: 10, Plan: "none", Explain: true})
+	checkExplained(t, pool, resp, &embedder)
+	shares := map[string]float64{}
+	for _, r := range resp.Results {
+		if r.Explanation.Lexical != nil {
+			shares[r.Name] = r.Explanation.Lexical.Share
+		}
+	}
+	if len(shares) != 2 || !near(shares["beta__zorbulate_ledger"], st.WeightLexical) || !near(shares["beta__quintessence_meter"], st.WeightLexical/2) {
+		t.Errorf("lexical shares %v in %v, want %v for the first of two and %v for the second", shares, names(resp), st.WeightLexical, st.WeightLexical/2)
+	}
+}
+
+// TestProfileFusionWeights: a profile with its own fusion weights fuses with them when it
+// serves a search (here the active one), and the explanation says so; a profile without them
+// (here a requested one) fuses with the settings'.
+func TestProfileFusionWeights(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	exec(t, pool, `UPDATE weight_profiles SET weight_lexical = 3, weight_vector = 0.5 WHERE name = 'default'`)
+	exec(t, pool, `INSERT INTO weight_profiles (name, strategy, weights) VALUES ('plain', 'tdwa', '{"name": 1}')`)
+	st := search.DefaultSettings()
+	s := search.New(pool, testEmbedder, st, discard())
+	for _, c := range []struct {
+		profile string
+		want    search.BranchWeights
+	}{{"", search.BranchWeights{Lexical: 3, Vector: 0.5}}, {"plain", search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}}} {
+		resp := mustSearch(t, ctx, s, search.Request{Query: "stock price", Mode: search.ModeHybrid, K: 5, Plan: "none", Profile: c.profile, Explain: true})
+		if resp.Explain.Weights != c.want {
+			t.Errorf("profile %q: explained weights %+v, want %+v", c.profile, resp.Explain.Weights, c.want)
+		}
+		top := 0.0 // the lexical first's share is the lexical weight (min-max gives it 1)
+		for _, r := range resp.Results {
+			if r.Explanation.Lexical != nil {
+				top = max(top, r.Explanation.Lexical.Share)
+			}
+		}
+		if !near(top, c.want.Lexical) {
+			t.Errorf("profile %q: the best lexical share %v, want the lexical weight %v", c.profile, top, c.want.Lexical)
 		}
 	}
 }

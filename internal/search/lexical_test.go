@@ -417,3 +417,31 @@ func TestLexicalIndexConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+// The term budget: past the LexicalTerms rarest terms, further terms choose candidates while
+// the postings fetched so far (min(df, Postings) per term, from the rarest) stay within
+// LexicalTerms × Postings. Three terms of one document each, two chosen by rarity: the
+// third (alphabetically last of equal df) chooses its tool when the budget has room for it
+// (Postings 2: 3 ≤ 4) and not when it does not (Postings 1: 3 > 2).
+func TestLexicalTermBudget(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	for name, desc := range map[string]string{"first": "Xylofrob report", "second": "Quagmirex report", "third": "Zentrovia report"} {
+		exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta'`, name, desc)
+	}
+	flush(t, pool)
+	for _, c := range []struct {
+		postings int
+		third    bool
+	}{{2, true}, {1, false}} {
+		st := search.DefaultSettings()
+		st.LexicalTerms, st.Postings = 2, c.postings
+		s := search.New(pool, testEmbedder, st, discard())
+		got := names(mustSearch(t, ctx, s, search.Request{Query: "xylofrob quagmirex zentrovia", Mode: search.ModeLexical, K: 10}))
+		if !contains(got, "beta__first") || !contains(got, "beta__second") || contains(got, "beta__third") != c.third {
+			t.Errorf("lexical_terms 2, postings %d: %v, want the first two and the third %v", c.postings, got, c.third)
+		}
+	}
+}

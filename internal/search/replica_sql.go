@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "7368c0856e9db36185fc09c85b8fe9b9dede587978d28b0b5ed37b943afbfd16"
+const searchSQLSHA256 = "3aa4f09133cec411b3a877727951ba0764d58d5b7427e06be1711f858163595c"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -36,7 +36,7 @@ WITH src AS MATERIALIZED (
       AND $8::text IS NULL
       AND cardinality($9::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set, wp.name FROM weight_profiles wp
+    SELECT wp.current_set, wp.name, wp.weight_lexical, wp.weight_vector FROM weight_profiles wp
     WHERE CASE WHEN $8::text IS NOT NULL THEN wp.name = $8::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -66,10 +66,12 @@ WITH src AS MATERIALIZED (
     FROM qterms q
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
-           row_number() OVER (PARTITION BY q.variant ORDER BY q.df, q.lexeme) AS rarity
+           row_number() OVER w AS rarity,
+           sum(least(q.df, $13::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
+    WINDOW w AS (PARTITION BY q.variant ORDER BY q.df, q.lexeme)
 ), fetched AS MATERIALIZED (
     SELECT t.variant, p.tool_id, t.idf * p.impact AS part
     FROM terms t
@@ -80,6 +82,7 @@ WITH src AS MATERIALIZED (
         LIMIT $13::int
     ) p
     WHERE t.rarity <= $14::int
+       OR t.spent <= $14::int * $13::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -149,21 +152,25 @@ WITH src AS MATERIALIZED (
     FROM anyname a
     JOIN qnames q ON q.key = ANY (a.name_keys)
     GROUP BY q.grp, a.tool_id
+), wb AS (
+    -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $21::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), $22::float8) AS w_vec
 ), branches AS (
     -- every branch's candidates per variant with their score (BM25; cosine similarity) and
     -- the statistics of their list, for the score-based fusions
-    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn, count(*) OVER v AS n,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
-        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, $21::float8 AS wb
+        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
         WHERE l.rank <= $11::int
            OR ($16::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
-        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, $22::float8
+        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, (SELECT w_vec FROM wb)
         FROM vec v
         UNION ALL
-        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, $22::float8
+        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, (SELECT w_vec FROM wb)
         FROM vecx x
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
@@ -176,11 +183,15 @@ WITH src AS MATERIALIZED (
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
-        --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
+        --   minmax  w · (score - floor) / (max - floor) over the list of n, the floor one mean gap
+        --           (max - min) / (n - 1) below the min: the list's last gets w / n, not 0
+        --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE $16::text
-                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
+                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
+                                                  THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
+                                                  ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
                           ELSE 1 / ($23::float8 + b.rank)
                       END AS w,
@@ -254,6 +265,7 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
        x.id AS experiment_id, x.arm, x.profile AS arm_profile, coalesce((SELECT p.name FROM pset p), '')::text AS profile,
        coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
+       (SELECT w.w_lex FROM wb w)::float8 AS weight_lexical, (SELECT w.w_vec FROM wb w)::float8 AS weight_vector,
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log

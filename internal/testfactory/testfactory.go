@@ -165,7 +165,7 @@ func Enrich(ctx context.Context, tb testing.TB, svc *enrich.Service, toolIDs ...
 // /admin/profiles/{name} does; its vectors change with the next re-weight.
 func Weights(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, profile string, weights map[string]float64) profiles.View {
 	tb.Helper()
-	v, _, err := profiles.Put(ctx, pool, profile, tdwa.Profile{Strategy: tdwa.StrategyTDWA, Weights: weights})
+	v, _, err := profiles.Put(ctx, pool, profile, tdwa.Profile{Strategy: tdwa.StrategyTDWA, Weights: weights}, nil)
 	if err != nil {
 		tb.Fatalf("put profile %s: %v", profile, err)
 	}

@@ -41,7 +41,15 @@ type candidate struct {
 // agent used.
 type query struct {
 	positives map[int64]bool // labelled tool ids
-	pool      []candidate    // the union of each kind's top tools, and the positives
+	// pool is the union of each kind's top tools, the positives and the lexical candidates
+	pool []candidate
+	// lexical is the query's tools by BM25, best first; prepare indexes it against the pool:
+	// poolBM25 is each pool candidate's BM25 (-1: none), lexTop the pool positions of the
+	// lexical list's candidates, lexOnly its candidates outside the pool (without vectors)
+	lexical  []lexScore
+	poolBM25 []float64
+	lexTop   []int
+	lexOnly  []lexScore
 }
 
 // model is everything the weight search needs, in memory: a few kilobytes per tool and per
@@ -50,31 +58,34 @@ type model struct {
 	tools   []tool
 	queries []query
 	present []bool // kind k is present in some tool
+	fusion  fusionConfig
 }
 
-// weighting is a way to score a tool: TDWA weights (mean is all ones) or the concat vector.
+// weighting is what a tune chooses: how a tool's vector is made (TDWA weights, mean being
+// all ones, or the concat vector) and the fusion weights of the lexical and vector branches.
 type weighting struct {
 	concat bool
 	w      []float64 // nKinds weights, when !concat
+	wl, wv float64   // fusion weights
 }
 
-// weightsOf returns the weighting of a stored profile definition.
-func weightsOf(p tdwa.Profile) weighting {
+// weightsOf returns the weighting of a stored profile definition with fusion weights wl, wv.
+func weightsOf(p tdwa.Profile, wl, wv float64) weighting {
 	switch p.Strategy {
 	case tdwa.StrategyConcat:
-		return weighting{concat: true}
+		return weighting{concat: true, wl: wl, wv: wv}
 	case tdwa.StrategyMean:
 		w := make([]float64, nKinds)
 		for i := range w {
 			w[i] = 1
 		}
-		return weighting{w: w}
+		return weighting{w: w, wl: wl, wv: wv}
 	}
 	w := make([]float64, nKinds)
 	for i, k := range tdwa.Kinds {
 		w[i] = p.Weights[k]
 	}
-	return weighting{w: w}
+	return weighting{w: w, wl: wl, wv: wv}
 }
 
 // score is the cosine of the query and the tool's vector under wt, and false when the tool
@@ -117,49 +128,6 @@ func (t *tool) norm(wt weighting) float64 {
 		return 0
 	}
 	return math.Sqrt(s)
-}
-
-// reciprocalRanks returns, for each query of split, 1/rank of its best-ranked labelled tool
-// among its pool under wt (0 when no labelled tool has a vector under wt). A tool that ties
-// with the labelled one ranks before it: a weighting gets no credit for a tie.
-func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
-	norms := make([]float64, len(m.tools))
-	done := make([]bool, len(m.tools))
-	out := make([]float64, len(split))
-	scores := make([]float64, 0, 256)
-	for i, qi := range split {
-		q := &m.queries[qi]
-		scores = scores[:0]
-		best, found := math.Inf(-1), false
-		for _, c := range q.pool {
-			t := &m.tools[c.tool]
-			if !done[c.tool] {
-				norms[c.tool], done[c.tool] = t.norm(wt), true
-			}
-			s, ok := score(c, t, wt, norms[c.tool])
-			if !ok {
-				continue
-			}
-			if q.positives[t.id] {
-				if s > best {
-					best, found = s, true
-				}
-				continue
-			}
-			scores = append(scores, s)
-		}
-		if !found {
-			continue
-		}
-		rank := 1
-		for _, s := range scores {
-			if s >= best {
-				rank++
-			}
-		}
-		out[i] = 1 / float64(rank)
-	}
-	return out
 }
 
 // Metrics are ranking metrics over a set of labelled searches: the mean reciprocal rank of

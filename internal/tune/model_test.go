@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
@@ -76,7 +77,7 @@ func TestScoreIsCosineOfCombinedVector(t *testing.T) {
 			{Strategy: tdwa.StrategyConcat},
 		} {
 			want, err := tdwa.Combine(comps, p)
-			wt := weightsOf(p)
+			wt := weightsOf(p, 1.5, 1)
 			got, ok := score(c, &tl, wt, tl.norm(wt))
 			if err != nil {
 				if ok {
@@ -95,8 +96,9 @@ func TestScoreIsCosineOfCombinedVector(t *testing.T) {
 	}
 }
 
-// TestReciprocalRanksCountTiesAgainst: a labelled tool tied with another ranks after it, and
-// a labelled tool with no vector under the weighting scores 0.
+// TestReciprocalRanksCountTiesAgainst: in a vector-only fused ranking (no lexical
+// candidate), a labelled tool tied with another ranks after it, and a labelled tool with no
+// vector under the weighting scores 0.
 func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 	t.Parallel()
 	has := func(k int) []bool { h := make([]bool, nKinds); h[k] = true; return h }
@@ -112,17 +114,54 @@ func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 			{positives: map[int64]bool{11: true}, pool: []candidate{{0, dots(0, 0.5)}, {1, dots(0, 0.5)}, {2, dots(1, 0.9)}}},
 			{positives: map[int64]bool{12: true}, pool: []candidate{{0, dots(0, 0.5)}, {2, dots(1, 0.9)}}},
 		},
+		fusion: fusionConfig{method: search.FusionMinMax, cand: 20},
 	}
+	m.prepare()
 	w := make([]float64, nKinds)
 	w[0] = 1
-	rr := m.reciprocalRanks(weighting{w: w}, []int{0, 1})
+	rr := m.reciprocalRanks(weighting{w: w, wl: 1.5, wv: 1}, []int{0, 1})
 	if rr[0] != 0.5 || rr[1] != 0 {
 		t.Errorf("name-only weighting: reciprocal ranks %v, want [0.5 0] (tie counted against; tool 12 has no vector)", rr)
 	}
 	w[1] = 1
-	rr = m.reciprocalRanks(weighting{w: w}, []int{0, 1})
+	rr = m.reciprocalRanks(weighting{w: w, wl: 1.5, wv: 1}, []int{0, 1})
 	if rr[0] != 1.0/3 || rr[1] != 1 {
 		t.Errorf("two kinds: reciprocal ranks %v, want [1/3 1]", rr)
+	}
+}
+
+// TestFusedRankFollowsTheStatement: the fused ranking of the model is the Search
+// statement's min-max fusion with its floor. A tool first lexically (BM25 10 of a list 10,
+// 2) but last by vector similarity (0.1 of 0.9, 0.5, 0.1) scores wl + wv/3; the vector
+// first, lexically absent, wv; the lexical second (BM25 2, similarity 0.5) wl/2 + wv·2/3.
+// With wl 1.5 (and wv 1) they rank lexical first, second, vector first; with wl 0.5 vector
+// first, lexical second, lexical first.
+func TestFusedRankFollowsTheStatement(t *testing.T) {
+	t.Parallel()
+	has := make([]bool, nKinds)
+	has[0] = true
+	gram := make([]float64, nKinds*nKinds)
+	gram[0] = 1
+	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
+	q := query{pool: []candidate{{0, dots(0.1)}, {1, dots(0.9)}, {2, dots(0.5)}},
+		lexical: []lexScore{{10, 10}, {12, 2}}}
+	m := &model{
+		tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
+		fusion: fusionConfig{method: search.FusionMinMax, cand: 20},
+	}
+	for _, c := range []struct {
+		wl       float64
+		positive int64
+		want     float64
+	}{{1.5, 10, 1}, {1.5, 11, 1.0 / 3}, {0.5, 11, 1}, {0.5, 10, 1.0 / 3}} {
+		q.positives = map[int64]bool{c.positive: true}
+		m.queries = []query{q}
+		m.prepare()
+		w := make([]float64, nKinds)
+		w[0] = 1
+		if rr := m.reciprocalRanks(weighting{w: w, wl: c.wl, wv: 1}, []int{0}); rr[0] != c.want {
+			t.Errorf("wl %v: tool %d reciprocal rank %v, want %v", c.wl, c.positive, rr[0], c.want)
+		}
 	}
 }
 

@@ -7,12 +7,15 @@ import (
 	"sort"
 )
 
-// Weight search over the simplex of the kinds the catalog has: random starting points
-// (Dirichlet(1), uniform on the simplex) plus every stored TDWA profile, then coordinate
-// search from the best few: each kind's weight is set to 0, halved, doubled, or raised by a
-// tenth of the total, and a change is kept when it raises the training MRR. Cheap, since a
-// weighting is scored from the model without touching a vector, and deterministic for a
-// seed.
+// Weight search over the simplex of the kinds the catalog has and the lexical fusion weight
+// (the vector one stays the baseline's: only their ratio orders a ranking): random starting
+// points (Dirichlet(1), uniform on the simplex, with a lexical weight log-uniform between a
+// quarter and four times the vector weight) plus every stored TDWA profile (with the
+// baseline's fusion weights), then coordinate search from the best few: each kind's weight
+// is set to 0, halved, doubled, or raised by a tenth of the total, the lexical weight halved,
+// cut by a quarter, raised by a third or doubled, and a change is kept when it raises the
+// training MRR of the fused ranking. Cheap, since a weighting is scored from the model
+// without touching a vector, and deterministic for a seed.
 
 const (
 	randomStarts = 150 // random weightings tried first
@@ -25,7 +28,7 @@ const (
 
 // optimize returns the weighting with the best MRR on the training searches, starting from
 // starts and random points, and how many weightings it scored; tick is called for each.
-func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand, tick func()) (weighting, float64, int) {
+func (m *model) optimize(train []int, base weighting, starts []weighting, rng *rand.Rand, tick func()) (weighting, float64, int) {
 	evals := 0
 	mrr := func(wt weighting) float64 {
 		evals++
@@ -33,11 +36,11 @@ func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand, tick f
 		return mean(m.reciprocalRanks(wt, train))
 	}
 	kinds := m.presentKinds()
-	type scored struct {
+	type point struct {
 		wt  weighting
 		mrr float64
 	}
-	var tried []scored
+	var tried []point
 	for _, s := range starts {
 		if s.concat {
 			continue
@@ -46,15 +49,18 @@ func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand, tick f
 		if w == nil {
 			continue
 		}
-		tried = append(tried, scored{weighting{w: w}, mrr(weighting{w: w})})
+		wt := weighting{w: w, wl: s.wl, wv: s.wv}
+		tried = append(tried, point{wt, mrr(wt)})
 	}
 	for range randomStarts {
 		w := make([]float64, nKinds)
 		for _, k := range kinds {
 			w[k] = rng.ExpFloat64() // normalized exponentials are Dirichlet(1)
 		}
+		ratio := math.Exp((rng.Float64()*2 - 1) * math.Log(4))
 		if w = normalized(w, kinds); w != nil {
-			tried = append(tried, scored{weighting{w: w}, mrr(weighting{w: w})})
+			wt := weighting{w: w, wl: clampLexical(base.wv*ratio, base.wv), wv: base.wv}
+			tried = append(tried, point{wt, mrr(wt)})
 		}
 	}
 	if len(tried) == 0 {
@@ -64,24 +70,33 @@ func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand, tick f
 	sort.SliceStable(tried, func(i, j int) bool { return tried[i].mrr > tried[j].mrr })
 	best := tried[0]
 	for _, s := range tried[:min(refineStarts, len(tried))] {
-		w, score := s.wt.w, s.mrr
+		wt, score := s.wt, s.mrr
 		for range refineRounds {
 			improved := false
 			for _, k := range kinds {
 				total := 0.0
-				for _, x := range w {
+				for _, x := range wt.w {
 					total += x
 				}
-				for _, x := range []float64{0, w[k] / 2, w[k] * 2, w[k] + total/10} {
-					next := slices.Clone(w)
+				for _, x := range []float64{0, wt.w[k] / 2, wt.w[k] * 2, wt.w[k] + total/10} {
+					next := slices.Clone(wt.w)
 					next[k] = x
 					next = normalized(next, kinds)
 					if next == nil {
 						continue
 					}
-					if s := mrr(weighting{w: next}); s > score+minImprovement {
-						w, score, improved = next, s, true
+					if s := mrr(weighting{w: next, wl: wt.wl, wv: wt.wv}); s > score+minImprovement {
+						wt.w, score, improved = next, s, true
 					}
+				}
+			}
+			for _, f := range []float64{0.5, 0.75, 4.0 / 3, 2} {
+				next := weighting{w: wt.w, wl: clampLexical(wt.wl*f, wt.wv), wv: wt.wv}
+				if next.wl == wt.wl {
+					continue
+				}
+				if s := mrr(next); s > score+minImprovement {
+					wt, score, improved = next, s, true
 				}
 			}
 			if !improved {
@@ -89,10 +104,16 @@ func (m *model) optimize(train []int, starts []weighting, rng *rand.Rand, tick f
 			}
 		}
 		if score > best.mrr {
-			best = scored{weighting{w: w}, score}
+			best = point{wt, score}
 		}
 	}
 	return best.wt, best.mrr, evals
+}
+
+// clampLexical keeps a lexical fusion weight within what a profile may store (0 to 100) and
+// above a hundredth of the vector weight (below it the lexical branch is off in all but name).
+func clampLexical(wl, wv float64) float64 {
+	return math.Round(min(max(wl, wv/100), 100)*1000) / 1000
 }
 
 // shrinkGrid are the shares of the way from the baseline to the searched weights that
@@ -121,7 +142,7 @@ func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.R
 			onEval(done, budget)
 		}
 	}
-	best, _, evals := m.optimize(train, starts, rng, tick)
+	best, _, evals := m.optimize(train, base, starts, rng, tick)
 	var b []float64
 	if !base.concat {
 		b = normalized(base.w, kinds)
@@ -129,16 +150,17 @@ func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.R
 	if b == nil {
 		return best, 1, evals
 	}
+	bw := weighting{w: b, wl: base.wl, wv: base.wv}
 	folds := [2][]int{}
 	for i, j := range rng.Perm(len(train)) {
 		folds[i%2] = append(folds[i%2], train[j])
 	}
 	totals := make([]float64, len(shrinkGrid))
 	for f := range folds {
-		w, _, n := m.optimize(folds[1-f], starts, rng, tick)
+		w, _, n := m.optimize(folds[1-f], base, starts, rng, tick)
 		evals += n
 		for g, lambda := range shrinkGrid {
-			for _, rr := range m.reciprocalRanks(mix(b, w.w, lambda), folds[f]) {
+			for _, rr := range m.reciprocalRanks(mix(bw, w, lambda), folds[f]) {
 				totals[g] += rr
 			}
 			evals++
@@ -151,25 +173,30 @@ func (m *model) fit(train []int, base weighting, starts []weighting, rng *rand.R
 			g = i
 		}
 	}
-	return mix(b, best.w, shrinkGrid[g]), shrinkGrid[g], evals
+	return mix(bw, best, shrinkGrid[g]), shrinkGrid[g], evals
 }
 
 // fitBudget is the most weightings fit scores with starts stored profiles over kinds
 // kinds: three searches (the training searches, then each fold's), each of the starts, the
 // random points and at most refineStarts coordinate searches of refineRounds passes of four
-// steps per kind, and the shrink grid scored on both folds.
+// steps per kind and four of the lexical weight, and the shrink grid scored on both folds.
 func fitBudget(starts, kinds int) int {
-	one := starts + randomStarts + refineStarts*refineRounds*kinds*4
+	one := starts + randomStarts + refineStarts*refineRounds*(kinds+1)*4
 	return 3*one + 2*len(shrinkGrid)
 }
 
-// mix is (1-λ)·b + λ·w.
-func mix(b, w []float64, lambda float64) weighting {
+// mix is (1-λ)·b + λ·w for the TDWA weights and b^(1-λ)·w^λ for the lexical fusion weight
+// (a ratio to the vector weight, which both share).
+func mix(b, w weighting, lambda float64) weighting {
 	out := make([]float64, nKinds)
 	for k := range out {
-		out[k] = (1-lambda)*b[k] + lambda*w[k]
+		out[k] = (1-lambda)*b.w[k] + lambda*w.w[k]
 	}
-	return weighting{w: out}
+	wl := b.wl
+	if b.wl > 0 && w.wl > 0 {
+		wl = math.Exp((1-lambda)*math.Log(b.wl) + lambda*math.Log(w.wl))
+	}
+	return weighting{w: out, wl: wl, wv: b.wv}
 }
 
 // presentKinds are the indexes of the kinds some tool has.

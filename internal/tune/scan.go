@@ -27,11 +27,12 @@ func kindIndex(kind string) (int, bool) {
 
 // scan reads the stored component vectors of every tool once, in id order, and builds the
 // model: each tool's kinds and Gram matrix, and for each query the union of the poolPerKind
-// tools closest to it by each kind's vector alone, plus its labelled tools. A tool that
+// tools closest to it by each kind's vector alone, plus its forced tools (its labelled tools
+// and lexical candidates: positives[j] ⊆ forced[j]). A tool that
 // ranks high under some weighting is close to the query by at least one of the kinds it
 // weighs, so the pools hold the tools that compete with the labelled ones; ranks are
 // computed among them. progress is called after each batch with tools scanned and total.
-func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives []map[int64]bool, poolPerKind int,
+func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives, forced []map[int64]bool, poolPerKind int,
 	progress func(done, total int)) (*model, error) {
 	q := db.New(pool)
 	total, err := q.CountAllTools(ctx)
@@ -104,7 +105,7 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives [
 				dots := make([]float64, nKinds+1)
 				for j := w; j < len(vecs); j += workers {
 					for b, ti := range batchTools {
-						offer(ti, m.tools[ti].id, batchKinds[b], vecs[j], positives[j], heaps[j], &found[j], dots)
+						offer(ti, m.tools[ti].id, batchKinds[b], vecs[j], forced[j], heaps[j], &found[j], dots)
 					}
 				}
 			}()
@@ -141,9 +142,9 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives [
 
 // offer computes the query's dot products with the tool's kind vectors and keeps the tool
 // in the query's pools where it ranks among the closest by some kind, and among the found
-// labelled tools when it is one. dots is the caller's scratch space.
-func offer(ti int, id int64, kinds [][]float64, qv []float32, positives map[int64]bool, heaps []topK, found *[]candidate, dots []float64) {
-	keep := positives[id]
+// forced tools when it is one. dots is the caller's scratch space.
+func offer(ti int, id int64, kinds [][]float64, qv []float32, forced map[int64]bool, heaps []topK, found *[]candidate, dots []float64) {
+	keep := forced[id]
 	for k, v := range kinds {
 		dots[k] = 0
 		if v != nil {
@@ -155,7 +156,7 @@ func offer(ti int, id int64, kinds [][]float64, qv []float32, positives map[int6
 		return
 	}
 	c := candidate{tool: ti, dots: slices.Clone(dots)}
-	if positives[id] {
+	if forced[id] {
 		*found = append(*found, c)
 	}
 	for k, v := range kinds {

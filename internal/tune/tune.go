@@ -1,11 +1,12 @@
-// Package tune chooses TDWA weights from a deployment's own traffic: from the searches
-// whose results an agent then used (search_labels), it searches the weight space over the
-// component kinds with the stored component vectors only (no tool is re-embedded; each
-// labelled query is embedded once), scores each weighting by the rank of the used tool on a
-// training split, measures the winner against a baseline profile on held-out searches with
-// a bootstrap confidence interval, and creates a new, inactive profile with those weights
-// and that evidence (docs/profiles.md#tuning-weights-from-labels). The profile_tune job of
-// package jobs runs Run.
+// Package tune chooses a profile's TDWA weights and fusion weights from a deployment's own
+// traffic: from the searches whose results an agent then used (search_labels), it searches
+// the weight space over the component kinds and the lexical branch's fusion weight with the
+// stored component vectors and the lexical index only (no tool is re-embedded; each
+// labelled query is embedded once), scores each weighting by the rank of the used tool in
+// the fused ranking on a training split, measures the winner against a baseline profile on
+// held-out searches with a bootstrap confidence interval, and creates a new, inactive
+// profile with those weights and that evidence (docs/profiles.md#tuning-weights-from-labels).
+// The profile_tune job of package jobs runs Run.
 package tune
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -27,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
 
@@ -201,7 +204,7 @@ func check(ctx context.Context, pool *pgxpool.Pool, opts Options) (Options, erro
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return opts, err
 	}
-	base, err := baseline(ctx, q, opts.Baseline)
+	base, err := baseline(ctx, q, opts.Baseline, search.DefaultSettings())
 	if err != nil {
 		return opts, err
 	}
@@ -278,14 +281,16 @@ func (ls labelSet) split(opts Options) (train, heldOut []int, err error) {
 	return train, heldOut, nil
 }
 
-// baseProfile is the baseline: its name and the definition its current vectors were made
-// with (what its searches see), or its definition when it has no vectors yet.
+// baseProfile is the baseline: its name, the definition its current vectors were made with
+// (what its searches see), or its definition when it has no vectors yet, and the fusion
+// weights its searches use (its own, else the settings').
 type baseProfile struct {
 	name    string
 	profile tdwa.Profile
+	fusion  profiles.Fusion
 }
 
-func baseline(ctx context.Context, q *db.Queries, name string) (baseProfile, error) {
+func baseline(ctx context.Context, q *db.Queries, name string, st search.Settings) (baseProfile, error) {
 	var p db.WeightProfile
 	var err error
 	if name == "" {
@@ -308,17 +313,24 @@ func baseline(ctx context.Context, q *db.Queries, name string) (baseProfile, err
 		strategy, weights = set.Strategy, set.Weights
 	}
 	prof, err := tdwa.ParseProfile(strategy, weights)
-	return baseProfile{name: p.Name, profile: prof}, err
+	fz := profiles.Fusion{WeightLexical: st.WeightLexical, WeightVector: st.WeightVector}
+	if p.WeightLexical.Valid && p.WeightVector.Valid {
+		fz = profiles.Fusion{WeightLexical: p.WeightLexical.Float64, WeightVector: p.WeightVector.Float64}
+	}
+	return baseProfile{name: p.Name, profile: prof, fusion: fz}, err
 }
 
 // Result is what a tune found (profile_tunes.result).
 type Result struct {
-	// Weights of the created profile (summing to 1 over the kinds the catalog has).
+	// Weights of the created profile (summing to 1 over the kinds the catalog has), and its
+	// fusion weights.
 	Weights  map[string]float64 `json:"weights"`
+	Fusion   profiles.Fusion    `json:"fusion"`
 	Baseline struct {
 		Name     string             `json:"name"`
 		Strategy string             `json:"strategy"`
 		Weights  map[string]float64 `json:"weights,omitempty"`
+		Fusion   profiles.Fusion    `json:"fusion"`
 	} `json:"baseline"`
 	Labels struct {
 		Searches int `json:"searches"` // labelled searches used
@@ -340,10 +352,13 @@ type Result struct {
 		Weightings int `json:"weightings"` // weightings scored
 		// Shrink is the share of the way from the baseline's weights to the searched ones
 		// that cross-validation kept (0: the labels found nothing better than the baseline).
-		Shrink          float64 `json:"shrink"`
-		PoolPerKind     int     `json:"pool_per_kind"`    // tools per kind in each query's pool
-		QueryEmbeddings int     `json:"query_embeddings"` // query texts embedded (tools: none)
-		Tools           int     `json:"tools"`            // tools with embedded components
+		Shrink float64 `json:"shrink"`
+		// Fusion is the method and candidates per branch of the fused ranking scored.
+		Fusion          search.Fusion `json:"fusion"`
+		Candidates      int           `json:"candidates"`
+		PoolPerKind     int           `json:"pool_per_kind"`    // tools per kind in each query's pool
+		QueryEmbeddings int           `json:"query_embeddings"` // query texts embedded (tools: none)
+		Tools           int           `json:"tools"`            // tools with embedded components
 	} `json:"search"`
 	// Created says whether the profile was created: not when the weights are the
 	// baseline's (Search.Shrink 0).
@@ -360,6 +375,9 @@ type Comparison struct {
 
 // RunOptions tunes Run.
 type RunOptions struct {
+	// Search are the settings of the search the tune scores (fusion method and weights,
+	// candidates per branch); the zero value is search.DefaultSettings().
+	Search search.Settings
 	Logger *slog.Logger
 	// OnProgress is called with each phase's progress as it is recorded.
 	OnProgress func(phase string, done, total int)
@@ -403,8 +421,12 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return q.TuneProgress(ctx, db.TuneProgressParams{ID: id, Phase: &phase, Done: int32(done), Total: int32(total)})
 	}
 	start := time.Now()
+	st := ro.Search
+	if st.Candidates == 0 {
+		st = search.DefaultSettings()
+	}
 
-	base, err := baseline(ctx, q, opts.Baseline)
+	base, err := baseline(ctx, q, opts.Baseline, st)
 	if err != nil {
 		return View{}, err
 	}
@@ -424,13 +446,24 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err != nil {
 		return View{}, err
 	}
+	texts, textOf := distinctQueries(ls)
+	lexical, err := lexicalScores(ctx, pool, texts, func(done, total int) error { return progress("lexical", done, total) })
+	if err != nil {
+		return View{}, err
+	}
+	fz := fusionOf(st)
 	positives := make([]map[int64]bool, len(ls.searches))
+	forced := make([]map[int64]bool, len(ls.searches)) // the labelled tools and the lexical candidates
 	for i, s := range ls.searches {
 		positives[i] = s.tools
+		forced[i] = maps.Clone(s.tools)
+		for _, l := range lexical[textOf[i]][:min(len(lexical[textOf[i]]), fz.cand)] {
+			forced[i][l.id] = true
+		}
 	}
 
 	var perr error
-	m, err := scan(ctx, pool, queryVecs, positives, poolPerKind, func(done, total int) {
+	m, err := scan(ctx, pool, queryVecs, positives, forced, poolPerKind, func(done, total int) {
 		if perr == nil {
 			perr = progress("scan", done, total)
 		}
@@ -441,6 +474,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err != nil {
 		return View{}, err
 	}
+	m.fusion = fz
+	for i := range m.queries {
+		m.queries[i].lexical = lexical[textOf[i]]
+	}
+	m.prepare()
 	// A search none of whose labelled tools has a vector ranks nothing: leave it out.
 	train, unrankedTrain := m.ranked(train)
 	heldOut, unrankedHeld := m.ranked(heldOut)
@@ -453,7 +491,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x746f6f6c67617465))
-	baseW := weightsOf(base.profile)
+	baseW := weightsOf(base.profile, base.fusion.WeightLexical, base.fusion.WeightVector)
 	starts, err := startsOf(ctx, q, baseW)
 	if err != nil {
 		return View{}, err
@@ -472,14 +510,15 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	}
 	tuned := baseW // shrink 0: the labels found nothing better
 	if shrink > 0 {
-		tuned = weighting{w: rounded(best.w)}
+		tuned = weighting{w: rounded(best.w), wl: clampLexical(best.wl, best.wv), wv: best.wv}
 	}
 
 	if err := progress("evaluate", 0, 0); err != nil {
 		return View{}, err
 	}
-	res := Result{Weights: tuned.byKind()}
+	res := Result{Weights: tuned.byKind(), Fusion: profiles.Fusion{WeightLexical: tuned.wl, WeightVector: tuned.wv}}
 	res.Baseline.Name, res.Baseline.Strategy, res.Baseline.Weights = base.name, base.profile.Strategy, base.profile.Weights
+	res.Baseline.Fusion = base.fusion
 	res.Labels.Searches, res.Labels.Labels = len(ls.searches), ls.labels
 	res.Labels.MaxPerKey = opts.MaxPerKey
 	res.Labels.Keys, res.Labels.MostPerKey = ls.perKey()
@@ -489,6 +528,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	res.HeldOut = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
 	res.Gain = pairedGain(tunedHeld, baseHeld, rng)
 	res.Search.Shrink = shrink
+	res.Search.Fusion, res.Search.Candidates = fz.method, fz.cand
 	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, ntexts, len(m.tools)
 
 	v, err := finish(ctx, pool, queue, id, opts.Profile, &res)
@@ -496,7 +536,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 	log.Info("tune done", "tune", id, "profile", opts.Profile, "searches", len(ls.searches), "weightings", evals,
-		"held_out_gain", res.Gain.Mean, "verdict", res.Gain.Verdict, "duration_ms", time.Since(start).Milliseconds())
+		"weight_lexical", res.Fusion.WeightLexical, "held_out_gain", res.Gain.Mean, "verdict", res.Gain.Verdict, "duration_ms", time.Since(start).Milliseconds())
 	return v, nil
 }
 
@@ -546,7 +586,7 @@ func startsOf(ctx context.Context, q *db.Queries, baseW weighting) ([]weighting,
 	}
 	for _, s := range stored {
 		if p, err := tdwa.ParseProfile(tdwa.StrategyTDWA, s.Weights); err == nil {
-			starts = append(starts, weightsOf(p))
+			starts = append(starts, weightsOf(p, baseW.wl, baseW.wv))
 		}
 	}
 	return starts, nil
@@ -630,7 +670,8 @@ func createProfile(ctx context.Context, tx pgx.Tx, queue profiles.ReweightQueue,
 	if err != nil {
 		return err
 	}
-	_, err = q.InsertTunedProfile(ctx, db.InsertTunedProfileParams{Name: name, Weights: weights, TuneID: pgtype.Int8{Int64: id, Valid: true}})
+	_, err = q.InsertTunedProfile(ctx, db.InsertTunedProfileParams{Name: name, Weights: weights, TuneID: pgtype.Int8{Int64: id, Valid: true},
+		WeightLexical: res.Fusion.WeightLexical, WeightVector: res.Fusion.WeightVector})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return &ProfileExistsError{Name: name}
 	}

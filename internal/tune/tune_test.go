@@ -66,14 +66,29 @@ func newSetup(t *testing.T, src string, tools []catalog.Tool, questions int) set
 		svc: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log)}
 }
 
-// TestTuneFindsBetterWeightsWhereTheDefaultMisleads: on a catalog whose descriptions
-// mislead, labels from real searches and feedback let the tune find weights that rank the
-// used tools higher than the default profile on the held-out searches, with an interval
-// above zero; it embeds each labelled query once and no tool, creates the profile inactive
-// with its evidence, and queues its re-weight.
+// staleNames is testfactory.MisleadingCatalog read the other way: the descriptions are
+// right and the names stale, so each request's used tool is the one whose description does
+// that job. The lexical branch, which weighs names three times a description, ranks the
+// tool named for the job first; the vector branch, which weighs questions and description
+// above the name, leans to the used one. What agents see is their fusion.
+func staleNames() ([]catalog.Tool, []testfactory.Use) {
+	tools, uses := testfactory.MisleadingCatalog()
+	// tool k describes the job of tool k+5 (each job has three uses, in tool order)
+	for i := range uses {
+		uses[i].Tools = []string{tools[(i/3-5+len(tools))%len(tools)].Name}
+	}
+	return tools, uses
+}
+
+// TestTuneFindsBetterWeightsWhereTheDefaultMisleads: on a catalog whose names mislead,
+// labels from real searches and feedback let the tune find weights (TDWA and fusion) that
+// rank the used tools higher in the fused ranking than the default profile on the held-out
+// searches, with an interval above zero; it embeds each labelled query once and no tool,
+// creates the profile inactive with its evidence and its fusion weights, and queues its
+// re-weight.
 func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	t.Parallel()
-	tools, queries := testfactory.MisleadingCatalog()
+	tools, queries := staleNames()
 	s := newSetup(t, "ws", tools, 3)
 	if n := testfactory.Labels(s.ctx, t, s.svc, "ws", queries); n < 100 {
 		t.Fatalf("only %d of %d searches found their tool: the fixture does not exercise the tune", n, len(queries))
@@ -94,15 +109,15 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 	if v.State != db.TuneSucceeded || r == nil || !r.Created || r.Reweight == nil || r.Search.Shrink == 0 {
 		t.Fatalf("tune %+v (result %+v)", v, r)
 	}
-	t.Logf("labels %+v; held-out baseline %+v tuned %+v; gain %+v; weights %v", r.Labels, r.HeldOut.Baseline, r.HeldOut.Tuned, r.Gain, r.Weights)
+	t.Logf("labels %+v; held-out baseline %+v tuned %+v; gain %+v; shrink %v; weights %v; fusion %+v", r.Labels, r.HeldOut.Baseline, r.HeldOut.Tuned, r.Gain, r.Search.Shrink, r.Weights, r.Fusion)
 	if r.Gain.Verdict != "better" || r.Gain.CI95[0] <= 0 || r.HeldOut.Tuned.MRR <= r.HeldOut.Baseline.MRR {
 		t.Errorf("gain %+v (held out: baseline %+v, tuned %+v), want better", r.Gain, r.HeldOut.Baseline, r.HeldOut.Tuned)
 	}
 	if r.Labels.MaxPerKey != tune.DefaultMaxSearches/10 || r.Labels.Keys != 0 || r.Labels.MostPerKey != 0 {
 		t.Errorf("labels %+v: want the default cap reported and no search key (the searches had none)", r.Labels)
 	}
-	if r.Weights["description"] >= 0.2 {
-		t.Errorf("weights %v: the misleading description should weigh less than the default's 0.2", r.Weights)
+	if r.Fusion == r.Baseline.Fusion && r.Weights["name"] >= 0.15 {
+		t.Errorf("weights %v, fusion %+v: the misleading name should weigh less than the default's (0.15, lexical 1.5)", r.Weights, r.Fusion)
 	}
 	if r.Train.Tuned.MRR < r.Train.Baseline.MRR {
 		t.Errorf("train MRR tuned %v < baseline %v: the baseline was a starting point", r.Train.Tuned.MRR, r.Train.Baseline.MRR)
@@ -119,6 +134,9 @@ func TestTuneFindsBetterWeightsWhereTheDefaultMisleads(t *testing.T) {
 		if err := json.Unmarshal(p.Tune.Gain, &gain); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if p.Fusion == nil || *p.Fusion != r.Fusion {
+		t.Errorf("profile fusion weights %+v, the tune's %+v", p.Fusion, r.Fusion)
 	}
 	if p.Active || p.Building == nil || p.Tune == nil || p.Tune.TuneID != v.ID || gain != r.Gain {
 		t.Errorf("profile %+v (gain %+v): want inactive, building its first set, with the tune's evidence", p, gain)
@@ -240,7 +258,7 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 	t.Logf("%d of %d queries labelled; labels %+v; %d weightings scored", n, len(ds.Queries), r.Labels, r.Search.Weightings)
 	t.Logf("train: baseline %+v tuned %+v", r.Train.Baseline, r.Train.Tuned)
 	t.Logf("held out: baseline %+v tuned %+v", r.HeldOut.Baseline, r.HeldOut.Tuned)
-	t.Logf("gain %+v; shrink %v; created %v; weights %v", r.Gain, r.Search.Shrink, r.Created, r.Weights)
+	t.Logf("gain %+v; shrink %v; created %v; weights %v; fusion %+v", r.Gain, r.Search.Shrink, r.Created, r.Weights, r.Fusion)
 	if r.Train.Tuned.MRR < r.Train.Baseline.MRR {
 		t.Errorf("train MRR tuned %v < baseline %v", r.Train.Tuned.MRR, r.Train.Baseline.MRR)
 	}
@@ -265,7 +283,7 @@ func TestTuneOnTheMultiDomainSet(t *testing.T) {
 // retry) finishes it, with one profile and one re-weight.
 func TestTuneInterruptedResumes(t *testing.T) {
 	t.Parallel()
-	tools, queries := testfactory.MisleadingCatalog()
+	tools, queries := staleNames()
 	s := newSetup(t, "ws", tools, 3)
 	testfactory.Labels(s.ctx, t, s.svc, "ws", queries)
 	started, err := tune.Start(s.ctx, s.pool, s.queue, tune.Options{Profile: "learned"})
@@ -316,7 +334,7 @@ func TestTuneInterruptedResumes(t *testing.T) {
 	if err != nil || v.State != db.TuneSucceeded || !v.Result.Created {
 		t.Fatalf("second run: %+v %v", v, err)
 	}
-	if want := []string{"labels", "embed", "scan", "search", "evaluate"}; !slices.Equal(phases, want) || !searched {
+	if want := []string{"labels", "embed", "lexical", "scan", "search", "evaluate"}; !slices.Equal(phases, want) || !searched {
 		t.Errorf("phases %v (search counted: %v), want %v with the search counted", phases, searched, want)
 	}
 	var profilesMade, reweights int

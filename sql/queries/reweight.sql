@@ -17,10 +17,13 @@ SELECT * FROM weight_profiles WHERE name = $1 FOR UPDATE;
 SELECT * FROM weight_profiles WHERE id = $1 FOR UPDATE;
 
 -- name: PutProfile :one
--- Creates the profile or changes its definition; its vectors change only when a re-weight
--- completes. xmax = 0 tells an insert from an update.
-INSERT INTO weight_profiles (name, strategy, weights) VALUES ($1, $2, $3)
-ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights, updated_at = now()
+-- Creates the profile or changes its definition (its fusion weights too: NULL, the
+-- settings'); its vectors change only when a re-weight completes. xmax = 0 tells an insert
+-- from an update.
+INSERT INTO weight_profiles (name, strategy, weights, weight_lexical, weight_vector)
+VALUES ($1, $2, $3, sqlc.narg(weight_lexical)::float8, sqlc.narg(weight_vector)::float8)
+ON CONFLICT (name) DO UPDATE SET strategy = excluded.strategy, weights = excluded.weights,
+    weight_lexical = excluded.weight_lexical, weight_vector = excluded.weight_vector, updated_at = now()
 RETURNING *, (xmax = 0)::boolean AS created;
 
 -- name: DeleteProfile :exec

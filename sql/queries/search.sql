@@ -16,12 +16,15 @@
 --            stemming, stop words out, and the character pairs of Chinese/Japanese/Korean).
 --   qdf      their document frequency (NULL: no tool has the lexeme).
 --   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
---            from the rarest (rarity 1) per variant.
+--            from the rarest (rarity 1) per variant, with the postings the terms up to this
+--            one fetch at most (spent: Σ min(df, postings), from the rarest).
 --   fetched  the bounded work of the lexical branch: per variant, the top `postings` postings
 --            by precomputed impact (index-only scan of search_postings_impact, allowed
---            sources only) of its `lexical_terms` rarest terms, each with its share idf·impact
---            of a partial score. A long query's common words choose no candidates, so this
---            work stops growing with the query's length.
+--            sources only) of its `lexical_terms` rarest terms, and of the next ones while
+--            spent stays within the budget lexical_terms × postings (rare terms have short
+--            posting lists: what they leave of the budget goes to more terms), each with its
+--            share idf·impact of a partial score. A long query's common words choose no
+--            candidates, so this work stops growing with the query's length.
 --   shortlist per variant, the `shortlist` tools with the best partial scores (tags filter
 --            applied): the only ones scored exactly.
 --   lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
@@ -34,8 +37,9 @@
 --            The unit is the session ('session:' || session_id) or, for unit 'key' and for
 --            a search without a session, the key ('key:' || caller_key_id, else
 --            'caller:' || caller); experiments.UnitValue says the same in Go.
---   pset     the vector set and name of the requested profile, else of the experiment arm's
---            profile, else of the active one: the profile that served the search.
+--   pset     the vector set, name and fusion weights of the requested profile, else of the
+--            experiment arm's profile, else of the active one: the profile that served the
+--            search.
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
@@ -47,11 +51,14 @@
 --   vecx     with a score fusion (minmax, dbsf), the cosine similarity of the lexical
 --            candidates the vector branch did not return (the vector candidates join the
 --            shortlist, so they get their exact BM25 in lex).
+--   wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
+--            w_vec.
 --   branches each branch's candidates per text with their score and the statistics of their
---            list (max, min, mean, standard deviation).
+--            list (max, min, length, mean, standard deviation).
 --   fused    per intent, the sum over branches and the intent's texts of each candidate's
---            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - min) / (max - min)
---            (minmax) or w_branch · (s - (μ - 3σ)) / 6σ (dbsf); best rank per branch and best
+--            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
+--            with the floor one mean gap below the min (minmax) or w_branch · (s - (μ - 3σ)) / 6σ
+--            (dbsf); best rank per branch and best
 --            BM25 score over the texts; for explanations (SearchExplain), the sum per branch
 --            and the texts whose lists held the candidate, per branch.
 --   top      per intent the top `per_group`: name matches first (longest match first), then
@@ -66,7 +73,8 @@
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
 -- whose result columns are NULL or 0, every row carrying the search id, the experiment arm
 -- (NULL when the search is in no experiment), and the profile that served the search and
--- the vector set it read (pset; '' and 0 when there is none: no profile is active).
+-- the vector set it read (pset; '' and 0 when there is none: no profile is active), and the
+-- fusion weights it used (wb).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -94,7 +102,7 @@ WITH src AS MATERIALIZED (
       AND sqlc.narg(profile)::text IS NULL
       AND cardinality(sqlc.arg(vecs)::vector[]) > 0
 ), pset AS (
-    SELECT wp.current_set, wp.name FROM weight_profiles wp
+    SELECT wp.current_set, wp.name, wp.weight_lexical, wp.weight_vector FROM weight_profiles wp
     WHERE CASE WHEN sqlc.narg(profile)::text IS NOT NULL THEN wp.name = sqlc.narg(profile)::text
                WHEN EXISTS (SELECT 1 FROM exp) THEN wp.name = (SELECT profile FROM exp)
                ELSE wp.is_active END
@@ -124,10 +132,12 @@ WITH src AS MATERIALIZED (
     FROM qterms q
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
-           row_number() OVER (PARTITION BY q.variant ORDER BY q.df, q.lexeme) AS rarity
+           row_number() OVER w AS rarity,
+           sum(least(q.df, sqlc.arg(postings)::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
+    WINDOW w AS (PARTITION BY q.variant ORDER BY q.df, q.lexeme)
 ), fetched AS MATERIALIZED (
     SELECT t.variant, p.tool_id, t.idf * p.impact AS part
     FROM terms t
@@ -138,6 +148,7 @@ WITH src AS MATERIALIZED (
         LIMIT sqlc.arg(postings)::int
     ) p
     WHERE t.rarity <= sqlc.arg(lexical_terms)::int
+       OR t.spent <= sqlc.arg(lexical_terms)::int * sqlc.arg(postings)::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -207,21 +218,25 @@ WITH src AS MATERIALIZED (
     FROM anyname a
     JOIN qnames q ON q.key = ANY (a.name_keys)
     GROUP BY q.grp, a.tool_id
+), wb AS (
+    -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), sqlc.arg(w_lex)::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), sqlc.arg(w_vec)::float8) AS w_vec
 ), branches AS (
     -- every branch's candidates per variant with their score (BM25; cosine similarity) and
     -- the statistics of their list, for the score-based fusions
-    SELECT b.*, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn,
+    SELECT b.*, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn, count(*) OVER v AS n,
            avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
     FROM (
-        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, sqlc.arg(w_lex)::float8 AS wb
+        SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
         WHERE l.rank <= sqlc.arg(cand)::int
            OR (sqlc.arg(fusion)::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
-        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, sqlc.arg(w_vec)::float8
+        SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, (SELECT w_vec FROM wb)
         FROM vec v
         UNION ALL
-        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, sqlc.arg(w_vec)::float8
+        SELECT 'v', x.variant, x.tool_id, NULL, x.sim, (SELECT w_vec FROM wb)
         FROM vecx x
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
@@ -234,11 +249,15 @@ WITH src AS MATERIALIZED (
     FROM (
         -- a candidate's share from one branch of one variant (docs/search.md#fusion):
         --   rrf     w / (k_rrf + rank)
-        --   minmax  w · (score - min) / (max - min) over the list (1 when all are equal)
+        --   minmax  w · (score - floor) / (max - floor) over the list of n, the floor one mean gap
+        --           (max - min) / (n - 1) below the min: the list's last gets w / n, not 0
+        --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
                b.wb * CASE sqlc.arg(fusion)::text
-                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn THEN (b.score - b.mn) / (b.mx - b.mn) ELSE 1 END
+                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
+                                                  THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
+                                                  ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
                           ELSE 1 / (sqlc.arg(k_rrf)::float8 + b.rank)
                       END AS w,
@@ -317,6 +336,7 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        r.input_schema, r.output_schema, r.annotations, r.content_hash,
        x.id AS experiment_id, x.arm, x.profile AS arm_profile, coalesce((SELECT p.name FROM pset p), '')::text AS profile,
        coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
+       (SELECT w.w_lex FROM wb w)::float8 AS weight_lexical, (SELECT w.w_vec FROM wb w)::float8 AS weight_vector,
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log

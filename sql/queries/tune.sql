@@ -67,7 +67,8 @@ WHERE id = $1 AND state <> 'succeeded';
 -- name: InsertTunedProfile :one
 -- A tuned profile is always a new one: an existing profile of that name is never changed
 -- (no row comes back).
-INSERT INTO weight_profiles (name, strategy, weights, tune_id) VALUES ($1, 'tdwa', $2, $3)
+INSERT INTO weight_profiles (name, strategy, weights, tune_id, weight_lexical, weight_vector)
+VALUES ($1, 'tdwa', $2, $3, sqlc.arg(weight_lexical)::float8, sqlc.arg(weight_vector)::float8)
 ON CONFLICT (name) DO NOTHING
 RETURNING id;
 
@@ -85,3 +86,30 @@ SELECT * FROM weight_profiles WHERE is_active;
 -- What the tune that made a profile measured, for the profile's view.
 SELECT id, baseline, coalesce(result -> 'gain', 'null')::jsonb AS gain, coalesce(result -> 'labels', 'null')::jsonb AS labels
 FROM profile_tunes WHERE id = $1;
+
+-- name: TuneLexicalScores :many
+-- The lexical branch of each labelled query, for scoring the fused ranking: per text (ord,
+-- 1-based) the `top` tools with the best BM25 over the text's terms, Σ idf · impact over its
+-- postings (a posting's impact is its BM25 term weight with the default k1 and b, at the
+-- average length of when it was written: the search's exact score, up to that drift). Every
+-- posting of the texts' terms is read: a tune reads a few thousand queries, once.
+WITH q AS (
+    SELECT DISTINCT v.ord::int AS ord, u.lexeme
+    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
+         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
+), t AS (
+    SELECT q.ord, q.lexeme, ln(1 + (c.docs - l.df + 0.5) / (l.df + 0.5)) AS idf
+    FROM q
+    JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
+    CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
+), s AS (
+    SELECT t.ord, p.tool_id, sum(t.idf * p.impact) AS bm25,
+           row_number() OVER (PARTITION BY t.ord ORDER BY sum(t.idf * p.impact) DESC, p.tool_id) AS r
+    FROM t
+    JOIN search_postings p ON p.lexeme = t.lexeme
+    GROUP BY t.ord, p.tool_id
+)
+SELECT s.ord::int AS ord, s.tool_id, s.bm25::float8 AS bm25
+FROM s
+WHERE s.r <= sqlc.arg(top)::int
+ORDER BY s.ord, s.r;

@@ -1,0 +1,1 @@
+ALTER TABLE weight_profiles DROP COLUMN weight_lexical, DROP COLUMN weight_vector;
