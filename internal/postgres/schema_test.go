@@ -125,7 +125,7 @@ func TestFunctionFilesAppliedAgainAfterAMigration(t *testing.T) {
 		LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$ SELECT 'stale' $$`); err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.MigrateDownTo(ctx, pool, postgres.LatestVersion()-1); err != nil {
+	if err := postgres.MigrateDown(ctx, pool, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := postgres.MigrateUp(ctx, pool); err != nil {
