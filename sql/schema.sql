@@ -281,7 +281,7 @@ CREATE FUNCTION public.toolgate_components_search_queue() RETURNS trigger
     AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use'];
+                                   'profile_when_to_use', 'gloss'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
@@ -533,6 +533,8 @@ CREATE FUNCTION public.toolgate_query_lexemes(txt text) RETURNS SETOF text
     FROM (SELECT 'english'::regconfig AS cfg
           UNION SELECT l.language::regconfig FROM search_languages l) c
     CROSS JOIN LATERAL unnest(toolgate_text_vector(c.cfg, txt)) AS u (lexeme, positions, weights)
+    WHERE c.cfg = 'english'::regconfig
+       OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
 $$;
 
 
@@ -557,8 +559,8 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
             || setweight(CASE WHEN g.lang = 'english'::regconfig
-                              THEN toolgate_text_vector('english', coalesce(p.mixed, ''))
-                              ELSE toolgate_field_vector(g.lang, coalesce(p.keys, ''), coalesce(p.descs, '')) END, 'D')
+                              THEN toolgate_text_vector('english', coalesce(p.mixed, '') || gl.text)
+                              ELSE toolgate_field_vector(g.lang, coalesce(p.keys, '') || gl.text, coalesce(p.descs, '')) END, 'D')
                AS doc,
                coalesce((SELECT array_agg(DISTINCT tag) FROM (
                    SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
@@ -576,6 +578,10 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
                    string_agg(coalesce(p.value ->> 'description', ''), ' ') AS descs
             FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                                  THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p) p
+        -- the English glosses of its Chinese words (internal/enrich/gloss.go), English
+        CROSS JOIN LATERAL (
+            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.ordinal), '') AS text FROM tool_components c
+            WHERE c.tool_id = t.id AND c.kind = 'gloss') gl
         WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
     ) d
     CROSS JOIN LATERAL (

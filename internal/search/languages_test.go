@@ -171,3 +171,57 @@ func TestStopWordsAreTheConfigurations(t *testing.T) {
 		t.Errorf("%d stop words in %d languages, %d of them dropped by their configuration", total, langs, stop)
 	}
 }
+
+// An English query finds a Chinese tool by the English glosses of its words (the gloss
+// component, field D), which the enrichment adds: "weather" finds the tool described as
+// 查询指定城市的天气 though neither its name nor its parameters say it; scores stay equal
+// to the Go reference.
+func TestEnglishQueriesFindChineseToolsByTheirGlosses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	_, res := testfactory.Catalog(ctx, t, pool, "cn", []tgcatalog.Tool{
+		testfactory.Tool("query_1", "通过车站的电报码查询车站的详细信息"),
+		testfactory.Tool("query_2", "查询指定城市的天气"),
+		testfactory.Tool("query_3", "获取所有菜谱"),
+	}, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), res.Changed...)
+	flush(t, pool)
+	svc := search.New(pool, nil, search.DefaultSettings(), discard())
+	for _, tc := range []struct{ query, want string }{
+		{"weather", "cn__query_2"},
+		{"rail station", "cn__query_1"},
+		{"recipe", "cn__query_3"},
+		{"天气", "cn__query_2"},
+	} {
+		resp := mustSearch(t, ctx, svc, search.Request{Query: tc.query, Mode: search.ModeLexical, K: 3})
+		if len(resp.Results) == 0 || resp.Results[0].Name != tc.want {
+			t.Errorf("%q: %+v, want %s first", tc.query, resp.Results, tc.want)
+		}
+	}
+	checkBM25(t, pool, search.DefaultSettings(), []string{"weather", "rail station", "recipe", "天气"})
+}
+
+// A query is analysed by each language the index holds, without the English stop words
+// those languages keep: a French document quoting English holds 'the', and an English
+// query's "the" must not find it as a rare word.
+func TestQueryLexemesLeaveOutEnglishStopWords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	testfactory.Catalog(ctx, t, pool, "fr", []tgcatalog.Tool{
+		testfactory.Tool("list_commits", "Récupère la liste des changements du dépôt et renvoie the latest commit de la branche."),
+	}, nil)
+	var docHasThe bool
+	var lexemes []string
+	if err := pool.QueryRow(ctx, `SELECT 'the' = ANY (lexemes) FROM search_docs`).Scan(&docHasThe); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT array_agg(l ORDER BY l) FROM toolgate_query_lexemes('the latest commits') l`).Scan(&lexemes); err != nil {
+		t.Fatal(err)
+	}
+	// english: latest, commit; french: latest, commit (its stem of "commits")
+	if !docHasThe || !slices.Equal(lexemes, []string{"commit", "latest"}) {
+		t.Errorf("the French document holds 'the': %v; query lexemes %v, want [commit latest]", docHasThe, lexemes)
+	}
+}

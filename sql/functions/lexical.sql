@@ -14,7 +14,8 @@
 --                   led to the tool, internal/observed), key topics, Tool-DE profile tags
 --                   and function;
 --   C (weight 1.0): the description and the profile's when_to_use;
---   D (weight 0.5): parameter names and parameter descriptions of the input schema.
+--   D (weight 0.5): parameter names and parameter descriptions of the input schema, and the
+--                   English glosses of the tool's Chinese words (component gloss).
 -- A lexeme's term frequency is the sum of the weights of its positions, the document length
 -- the sum over all its lexemes. profile_limitation and example_usage are left out (Tool-DE
 -- found example usage hurts retrieval), so is the `concat` component. Only searchable tools
@@ -131,7 +132,11 @@ $$;
 -- The lexemes of a query: its words analysed by english and by every other language the
 -- index holds (search_languages), so "Wettervorhersage" finds the German documents'
 -- 'wettervorhersag' whatever language the query is in (a query is too short to detect its
--- language reliably); with English documents only, exactly the lexemes of
+-- language reliably). Another language keeps the English stop words ("the", "is", "what"),
+-- which the documents of that language hold when they quote English (the heuristic
+-- questions of a French tool are English sentences with French words): those lexemes of
+-- the other languages are left out, else an English query's "the" would find every such
+-- document as a rare word. With English documents only, exactly the lexemes of
 -- toolgate_text_vector(txt). Distinct.
 CREATE OR REPLACE FUNCTION toolgate_query_lexemes(txt text) RETURNS SETOF text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
@@ -139,6 +144,8 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     FROM (SELECT 'english'::regconfig AS cfg
           UNION SELECT l.language::regconfig FROM search_languages l) c
     CROSS JOIN LATERAL unnest(toolgate_text_vector(c.cfg, txt)) AS u (lexeme, positions, weights)
+    WHERE c.cfg = 'english'::regconfig
+       OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
 $$;
 
 -- The documents of the searchable tools among ids, as they are now, with the language
@@ -162,8 +169,8 @@ LANGUAGE sql STABLE AS $$
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
             || setweight(CASE WHEN g.lang = 'english'::regconfig
-                              THEN toolgate_text_vector('english', coalesce(p.mixed, ''))
-                              ELSE toolgate_field_vector(g.lang, coalesce(p.keys, ''), coalesce(p.descs, '')) END, 'D')
+                              THEN toolgate_text_vector('english', coalesce(p.mixed, '') || gl.text)
+                              ELSE toolgate_field_vector(g.lang, coalesce(p.keys, '') || gl.text, coalesce(p.descs, '')) END, 'D')
                AS doc,
                coalesce((SELECT array_agg(DISTINCT tag) FROM (
                    SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
@@ -181,6 +188,10 @@ LANGUAGE sql STABLE AS $$
                    string_agg(coalesce(p.value ->> 'description', ''), ' ') AS descs
             FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                                  THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p) p
+        -- the English glosses of its Chinese words (internal/enrich/gloss.go), English
+        CROSS JOIN LATERAL (
+            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.ordinal), '') AS text FROM tool_components c
+            WHERE c.tool_id = t.id AND c.kind = 'gloss') gl
         WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
     ) d
     CROSS JOIN LATERAL (
@@ -335,7 +346,7 @@ CREATE OR REPLACE FUNCTION toolgate_components_search_queue() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use'];
+                                   'profile_when_to_use', 'gloss'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
