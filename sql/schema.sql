@@ -569,7 +569,8 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
                    WHERE tag <> ''), '{}') AS tags,
                ARRAY[toolgate_name_key(t.name), toolgate_name_key(t.original_name)] AS name_keys
         FROM tools t
-        CROSS JOIN LATERAL (SELECT toolgate_detect_language(coalesce(t.title, '') || ' ' || t.description) AS lang) g
+        -- OFFSET 0: detected once per tool (a subquery pulled up would repeat the call at each use)
+        CROSS JOIN LATERAL (SELECT toolgate_detect_language(coalesce(t.title, '') || ' ' || t.description) AS lang OFFSET 0) g
         -- the parameters: names and descriptions in schema order (mixed, an English document's
         -- field), or names and descriptions apart (keys in English, descs in the tool's language)
         CROSS JOIN LATERAL (
