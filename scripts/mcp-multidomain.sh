@@ -35,6 +35,12 @@ jq --arg name "toolgate-$set_name" '{name: $name, private: true,
      dependencies: (map(.package | capture("^(?<n>.+)@(?<v>[^@]+)$") | {(.n): .v}) | add)}' \
   "$data/servers.json" >"$cache/package.json.new"
 
+# A set may carry npm settings of its own (the multilingual one resolves peer dependencies the
+# legacy way: with the default resolver, npm install loops on two servers' React peers).
+if [ -f "$data/npmrc" ]; then
+  cp "$data/npmrc" "$cache/.npmrc"
+fi
+
 stamp="$cache/.installed-lock.json"
 if [ "${1:-}" = "--lock" ]; then
   mv "$cache/package.json.new" "$cache/package.json"
