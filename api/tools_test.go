@@ -65,7 +65,7 @@ func TestGetTool(t *testing.T) {
 	kinds := map[string]int{}
 	for _, c := range v.Components {
 		kinds[c.Kind]++
-		if !c.HasEmbedding || c.Model == nil || *c.Model != "local-hash-v1-384" {
+		if !c.HasEmbedding || c.Model == nil || *c.Model != "local-hash-v2-384" {
 			t.Fatalf("component %+v not embedded", c)
 		}
 	}

@@ -130,7 +130,7 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 		AND indexdef LIKE '%vector_cosine_ops%'`); c != 5 {
 		t.Fatalf("%d HNSW indexes after reembed, want 5", c)
 	}
-	if c := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE model IS DISTINCT FROM 'local-hash-v1-128'`); c != 0 {
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE model IS DISTINCT FROM 'local-hash-v2-128'`); c != 0 {
 		t.Fatalf("%d components not re-embedded", c)
 	}
 }

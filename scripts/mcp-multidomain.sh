@@ -18,18 +18,28 @@
 # scripts/mcp-multidomain.sh            install (if needed) and list
 # scripts/mcp-multidomain.sh --lock     re-resolve the packages after editing servers.json
 #                                       and rewrite package-lock.json, then list
+# MCP_SET=mcp-multilingual scripts/mcp-multidomain.sh
+#                                       the same for another set of testdata/ built the same
+#                                       way (the multilingual one: docs/eval.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-data=testdata/mcp-multidomain
-cache=.cache/mcp-multidomain
+set_name=${MCP_SET:-mcp-multidomain}
+data=testdata/$set_name
+cache=.cache/$set_name
 mkdir -p "$cache"
 
 # package.json is made from servers.json, so the two cannot disagree; npm would re-resolve a
 # lock that does not match it, which the lock check below catches.
-jq '{name: "toolgate-mcp-multidomain", private: true,
+jq --arg name "toolgate-$set_name" '{name: $name, private: true,
      dependencies: (map(.package | capture("^(?<n>.+)@(?<v>[^@]+)$") | {(.n): .v}) | add)}' \
   "$data/servers.json" >"$cache/package.json.new"
+
+# A set may carry npm settings of its own (the multilingual one resolves peer dependencies the
+# legacy way: with the default resolver, npm install loops on two servers' React peers).
+if [ -f "$data/npmrc" ]; then
+  cp "$data/npmrc" "$cache/.npmrc"
+fi
 
 stamp="$cache/.installed-lock.json"
 if [ "${1:-}" = "--lock" ]; then
@@ -61,5 +71,5 @@ else
 fi
 
 # The servers run from the repository root: servers.json names their entry points under
-# .cache/mcp-multidomain/node_modules and the dummy OAuth files under testdata/.
+# .cache/<set>/node_modules and the dummy OAuth files under testdata/.
 go run ./cmd/toolgate dataset mcp --servers "$data/servers.json" --out "$data"

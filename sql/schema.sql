@@ -281,7 +281,7 @@ CREATE FUNCTION public.toolgate_components_search_queue() RETURNS trigger
     AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use'];
+                                   'profile_when_to_use', 'gloss'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
@@ -309,6 +309,23 @@ BEGIN
     EXECUTE format('ALTER TABLE tool_vectors ATTACH PARTITION %I FOR VALUES IN (%s)',
                    toolgate_vector_partition(p_set), p_set);
 END $$;
+
+
+--
+-- Name: toolgate_detect_language(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_detect_language(txt text) RETURNS regconfig
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce((
+        SELECT s.language FROM search_stopwords s
+        WHERE s.word = ANY (tsvector_to_array(to_tsvector('simple', left(txt, 2000))))
+        GROUP BY s.language
+        HAVING count(*) >= 2
+        ORDER BY count(*) DESC, s.language <> 'english', s.language
+        LIMIT 1), 'english')::regconfig
+$$;
 
 
 --
@@ -441,6 +458,18 @@ END $$;
 
 
 --
+-- Name: toolgate_field_vector(regconfig, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_field_vector(cfg regconfig, idents text, prose text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN cfg = 'english'::regconfig THEN toolgate_text_vector('english', idents || ' ' || prose)
+                ELSE toolgate_text_vector('english', idents) || toolgate_text_vector(cfg, prose) END
+$$;
+
+
+--
 -- Name: toolgate_field_weight(text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -494,29 +523,44 @@ $$;
 
 
 --
+-- Name: toolgate_query_lexemes(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_query_lexemes(txt text) RETURNS SETOF text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT DISTINCT u.lexeme
+    FROM (SELECT 'english'::regconfig AS cfg
+          UNION SELECT l.language::regconfig FROM search_languages l) c
+    CROSS JOIN LATERAL unnest(toolgate_text_vector(c.cfg, txt)) AS u (lexeme, positions, weights)
+    WHERE c.cfg = 'english'::regconfig
+       OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
+$$;
+
+
+--
 -- Name: toolgate_search_document(bigint[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[])
+CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[], language text)
     LANGUAGE sql STABLE
     AS $$
     SELECT d.tool_id, d.source_id,
            coalesce(x.lexemes, '{}'), coalesce(x.tfs, '{}'), coalesce(x.len, 0),
-           d.tags, d.name_keys
+           d.tags, d.name_keys, d.lang::text
     FROM (
-        SELECT t.id AS tool_id, t.source_id,
-               setweight(toolgate_text_vector(toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
-            || setweight(toolgate_text_vector(coalesce(
+        SELECT t.id AS tool_id, t.source_id, g.lang,
+               setweight(toolgate_field_vector(g.lang, toolgate_name_key(t.name), coalesce(t.title, '')), 'A')
+            || setweight(toolgate_text_vector(g.lang, coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
                       AND c.kind IN ('question', 'observed', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
-            || setweight(toolgate_text_vector(t.description || ' ' || coalesce(
+            || setweight(toolgate_text_vector(g.lang, t.description || ' ' || coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
-            || setweight(toolgate_text_vector(coalesce(
-                   (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
-                    FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
-                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
+            || setweight(CASE WHEN g.lang = 'english'::regconfig
+                              THEN toolgate_text_vector('english', coalesce(p.mixed, '') || gl.text)
+                              ELSE toolgate_field_vector(g.lang, coalesce(p.keys, '') || gl.text, coalesce(p.descs, '')) END, 'D')
                AS doc,
                coalesce((SELECT array_agg(DISTINCT tag) FROM (
                    SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
@@ -525,6 +569,20 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
                    WHERE tag <> ''), '{}') AS tags,
                ARRAY[toolgate_name_key(t.name), toolgate_name_key(t.original_name)] AS name_keys
         FROM tools t
+        -- OFFSET 0: detected once per tool (a subquery pulled up would repeat the call at each use)
+        CROSS JOIN LATERAL (SELECT toolgate_detect_language(coalesce(t.title, '') || ' ' || t.description) AS lang OFFSET 0) g
+        -- the parameters: names and descriptions in schema order (mixed, an English document's
+        -- field), or names and descriptions apart (keys in English, descs in the tool's language)
+        CROSS JOIN LATERAL (
+            SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ') AS mixed,
+                   string_agg(toolgate_name_key(p.key), ' ') AS keys,
+                   string_agg(coalesce(p.value ->> 'description', ''), ' ') AS descs
+            FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
+                                 THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p) p
+        -- the English glosses of its Chinese words (internal/enrich/gloss.go), English
+        CROSS JOIN LATERAL (
+            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.ordinal), '') AS text FROM tool_components c
+            WHERE c.tool_id = t.id AND c.kind = 'gloss') gl
         WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
     ) d
     CROSS JOIN LATERAL (
@@ -700,6 +758,10 @@ BEGIN
         RETURNING l.lexeme, l.df
     )
     SELECT array_agg(lexeme) INTO zeroed FROM dec WHERE df <= 0;
+    WITH old AS (
+        SELECT d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
+    )
+    UPDATE search_languages l SET docs = l.docs - old.n FROM old WHERE l.language = old.language;
     WITH gone AS (
         DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING doc_len
     )
@@ -709,8 +771,12 @@ BEGIN
     DELETE FROM search_postings WHERE tool_id = ANY (ids);
 
     -- and add what they contribute now
-    INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys)
+    INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys, language)
     SELECT * FROM toolgate_search_document(ids);
+    INSERT INTO search_languages (language, docs)
+    SELECT d.language, count(*) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
+    ON CONFLICT (language) DO UPDATE SET docs = search_languages.docs + EXCLUDED.docs;
+    DELETE FROM search_languages WHERE docs <= 0;
     UPDATE search_corpus
        SET docs = docs + s.n, total_len = total_len + s.len, name_words = greatest(name_words, s.words)
       FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len,
@@ -970,7 +1036,18 @@ $$;
 CREATE FUNCTION public.toolgate_text_vector(txt text) RETURNS tsvector
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
+    SELECT toolgate_text_vector('english', txt)
+$$;
+
+
+--
+-- Name: toolgate_text_vector(regconfig, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_text_vector(cfg regconfig, txt text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT to_tsvector(cfg, txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
 $$;
 
 
@@ -1630,7 +1707,8 @@ CREATE TABLE public.search_docs (
     tags text[] DEFAULT '{}'::text[] NOT NULL,
     name_keys text[] NOT NULL,
     lexemes text[] NOT NULL,
-    tfs real[] NOT NULL
+    tfs real[] NOT NULL,
+    language text DEFAULT 'english'::text NOT NULL
 );
 
 
@@ -1699,6 +1777,16 @@ CREATE VIEW public.search_label_stats AS
     round((b.median_delay_ms)::numeric) AS median_delay_ms
    FROM (searches s
      JOIN labels b ON (((b.day = s.day) AND (b.profile = s.profile))));
+
+
+--
+-- Name: search_languages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_languages (
+    language text NOT NULL,
+    docs bigint NOT NULL
+);
 
 
 --
@@ -1967,6 +2055,16 @@ CREATE VIEW public.search_slowest AS
     s.endpoint
    FROM public.toolgate_analytics_slowest('-infinity'::timestamp with time zone, 100) s(id, created_at, latency_ms, timings, endpoint, mode, k, result_count, query)
   ORDER BY s.latency_ms DESC;
+
+
+--
+-- Name: search_stopwords; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_stopwords (
+    word text NOT NULL,
+    language text NOT NULL
+);
 
 
 --
@@ -2482,6 +2580,14 @@ ALTER TABLE ONLY public.search_labels
 
 
 --
+-- Name: search_languages search_languages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_languages
+    ADD CONSTRAINT search_languages_pkey PRIMARY KEY (language);
+
+
+--
 -- Name: search_lexemes search_lexemes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2567,6 +2673,14 @@ ALTER TABLE ONLY public.search_rollup_tool_totals
 
 ALTER TABLE ONLY public.search_rollup_tools
     ADD CONSTRAINT search_rollup_tools_pkey PRIMARY KEY (month, tool_name);
+
+
+--
+-- Name: search_stopwords search_stopwords_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_stopwords
+    ADD CONSTRAINT search_stopwords_pkey PRIMARY KEY (word, language);
 
 
 --

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,7 +140,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// Upgrading to character pairs (migration 0021) indexes again the tools whose text holds
+// Upgrading to character pairs (migration 0021) queues again the tools whose text holds
 // Chinese, Japanese or Korean, and only those: after `migrate up` a Chinese word finds them.
 func TestMigrateUpIndexesCJKToolsAgain(t *testing.T) {
 	t.Parallel()
@@ -162,6 +163,18 @@ func TestMigrateUpIndexesCJKToolsAgain(t *testing.T) {
 		DELETE FROM search_queue;`); err != nil {
 		t.Fatal(err)
 	}
+	// migration 0021 alone (MigrateDownTo goes to a version either way); later migrations
+	// may queue every tool (0025 does)
+	if err := postgres.MigrateDownTo(ctx, pool, 21); err != nil {
+		t.Fatal(err)
+	}
+	var queued []string
+	if err := pool.QueryRow(ctx, `SELECT array_agg(DISTINCT t.name) FROM search_queue q JOIN tools t ON t.id = q.tool_id`).Scan(&queued); err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 1 || queued[0] != "rail__station" {
+		t.Fatalf("migration 0021 queued %v, want rail__station only", queued)
+	}
 	if code, _, stderr := runCLI(t, map[string]string{"DATABASE_URL": url}, "migrate", "up"); code != 0 {
 		t.Fatalf("migrate up: %d %q", code, stderr)
 	}
@@ -170,11 +183,43 @@ func TestMigrateUpIndexesCJKToolsAgain(t *testing.T) {
 		WHERE '车站' = ANY (d.lexemes)`).Scan(&indexed); err != nil {
 		t.Fatal(err)
 	}
-	var others int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_docs d JOIN tools t ON t.id = d.tool_id WHERE t.name = 'rail__weather'`).Scan(&others); err != nil {
+	if len(indexed) != 1 || indexed[0] != "rail__station" {
+		t.Fatalf("after migrate up: %v hold 车站; want rail__station", indexed)
+	}
+}
+
+// Upgrading to per-language documents (migration 0025) indexes every tool again, each in
+// its language: a German tool indexed before in English gets German stems.
+func TestMigrateUpIndexesToolsInTheirLanguage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(indexed) != 1 || indexed[0] != "rail__station" || others != 0 {
-		t.Fatalf("after migrate up: %v hold 车站, %d English tools indexed again; want rail__station only", indexed, others)
+	defer pool.Close()
+	if err := postgres.MigrateDown(ctx, pool, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO sources (name, kind) VALUES ('wetter', 'catalog');
+		INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'wetter__' || n, n, d, '{"type":"object"}', 'h'
+		FROM sources s, (VALUES ('forecast', 'Ruft die Wettervorhersagen für eine Stadt ab und gibt sie zurück.'),
+		                        ('weather', 'Get the weather.')) v (n, d);
+		DELETE FROM search_queue;`); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, map[string]string{"DATABASE_URL": url}, "migrate", "up"); code != 0 {
+		t.Fatalf("migrate up: %d %q", code, stderr)
+	}
+	var langs []string
+	if err := pool.QueryRow(ctx, `SELECT array_agg(t.name || ':' || d.language ORDER BY t.name) FROM search_docs d
+		JOIN tools t ON t.id = d.tool_id WHERE t.name = 'wetter__weather' OR 'wettervorhersag' = ANY (d.lexemes)`).Scan(&langs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"wetter__forecast:german", "wetter__weather:english"}; !slices.Equal(langs, want) {
+		t.Fatalf("after migrate up: %v, want %v", langs, want)
 	}
 }

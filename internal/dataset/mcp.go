@@ -30,10 +30,13 @@ type MCPServer struct {
 	// installs it; the listing itself only runs Command.
 	Package string `json:"package"`
 	// Domain is a free label for documentation ("files", "chat", ...).
-	Domain  string            `json:"domain,omitempty"`
-	Command string            `json:"command"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
+	Domain string `json:"domain,omitempty"`
+	// Language is the language of the server's tool descriptions ("en", "zh", "fr"), a
+	// label for documentation like Domain.
+	Language string            `json:"language,omitempty"`
+	Command  string            `json:"command"`
+	Args     []string          `json:"args,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
 }
 
 // config is the server as an mcp_stdio source configuration.

@@ -110,7 +110,60 @@ func writeTestFile(path, content string) error { return os.WriteFile(path, []byt
 // namespace), every server lists at least one tool, and the hand-written queries keep the
 // mix of kinds the documentation states, with distinct texts and no repeated gold name.
 func TestShippedMultiDomainDataset(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "mcp-multidomain")
+	servers, ds, kinds := checkShippedSet(t, filepath.Join("..", "..", "testdata", "mcp-multidomain"))
+	for _, q := range ds.Queries {
+		if q.Kind == "multi" && len(q.Gold) < 2 {
+			t.Errorf("multi query %s has a single gold tool", q.ID)
+		}
+	}
+	want := map[string]int{"single": 285, "multi": 206, "ambiguous_name": 90}
+	if len(ds.Tools) != 743 || len(servers) != 49 || fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("%d tools of %d servers, queries by kind %v; docs/eval.md says 743 tools of 49 servers and %v", len(ds.Tools), len(servers), kinds, want)
+	}
+}
+
+// The shipped multilingual set: the same shape, and each query asks for tools of servers in
+// the language its kind names: `zh` queries are Chinese and `en_to_zh` English ones for the
+// Chinese servers, `fr` and `en_to_fr` the same for the French one, `en` English for the
+// English control servers.
+func TestShippedMultilingualDataset(t *testing.T) {
+	servers, ds, kinds := checkShippedSet(t, filepath.Join("..", "..", "testdata", "mcp-multilingual"))
+	lang := map[string]string{}
+	for _, s := range servers {
+		lang[s.Name] = s.Language
+	}
+	hasHan := func(s string) bool {
+		for _, r := range s {
+			if r >= 0x4e00 && r <= 0x9fff {
+				return true
+			}
+		}
+		return false
+	}
+	for _, q := range ds.Queries {
+		want, _ := strings.CutPrefix(q.Kind, "en_to_")
+		for _, g := range q.Gold {
+			source, _, _ := catalog.SplitNamespaced(g)
+			if lang[source] != want {
+				t.Errorf("query %s (%s) asks for %s, a tool of a server in %q", q.ID, q.Kind, g, lang[source])
+			}
+		}
+		if hasHan(q.Query) != (q.Kind == "zh") {
+			t.Errorf("query %s (%s) %q: Chinese characters %v", q.ID, q.Kind, q.Query, hasHan(q.Query))
+		}
+	}
+	want := map[string]int{"en": 19, "en_to_fr": 10, "en_to_zh": 48, "fr": 10, "zh": 48}
+	if len(ds.Tools) != 97 || len(servers) != 10 || fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("%d tools of %d servers, queries by kind %v; docs/eval.md says 97 tools of 10 servers and %v", len(ds.Tools), len(servers), kinds, want)
+	}
+}
+
+// checkShippedSet loads a shipped set built by `toolgate dataset mcp` and checks what every
+// such set holds: each tool in the namespace of a server of servers.json, sorted by name;
+// each server with a tool; distinct query texts; no gold name twice in a query. It returns
+// the servers, the dataset and the number of queries of each kind.
+func checkShippedSet(t *testing.T, dir string) ([]MCPServer, *eval.Dataset, map[string]int) {
+	t.Helper()
 	servers, err := ReadServers(filepath.Join(dir, "servers.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -153,12 +206,6 @@ func TestShippedMultiDomainDataset(t *testing.T) {
 			}
 			seen[g] = true
 		}
-		if q.Kind == "multi" && len(q.Gold) < 2 {
-			t.Errorf("multi query %s has a single gold tool", q.ID)
-		}
 	}
-	want := map[string]int{"single": 285, "multi": 206, "ambiguous_name": 90}
-	if len(ds.Tools) != 743 || len(servers) != 49 || fmt.Sprint(kinds) != fmt.Sprint(want) {
-		t.Fatalf("%d tools of %d servers, queries by kind %v; docs/eval.md says 743 tools of 49 servers and %v", len(ds.Tools), len(servers), kinds, want)
-	}
+	return servers, ds, kinds
 }

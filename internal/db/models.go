@@ -176,6 +176,7 @@ type SearchDoc struct {
 	NameKeys []string  `json:"name_keys"`
 	Lexemes  []string  `json:"lexemes"`
 	Tfs      []float32 `json:"tfs"`
+	Language string    `json:"language"`
 }
 
 type SearchFeedback struct {
@@ -210,6 +211,11 @@ type SearchLabelStat struct {
 	MedianRank    pgtype.Numeric `json:"median_rank"`
 	Mrr           pgtype.Numeric `json:"mrr"`
 	MedianDelayMs float64        `json:"median_delay_ms"`
+}
+
+type SearchLanguage struct {
+	Language string `json:"language"`
+	Docs     int64  `json:"docs"`
 }
 
 type SearchLexeme struct {
@@ -365,6 +371,11 @@ type SearchSlowest struct {
 	ResultCount interface{}    `json:"result_count"`
 	Query       string         `json:"query"`
 	Endpoint    interface{}    `json:"endpoint"`
+}
+
+type SearchStopword struct {
+	Word     string `json:"word"`
+	Language string `json:"language"`
 }
 
 type SearchToolPopularity struct {

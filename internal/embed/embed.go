@@ -6,7 +6,7 @@ import "context"
 
 // Embedder embeds texts into one vector space.
 type Embedder interface {
-	// Model names the vector space, e.g. "local-hash-v1" or "openai:text-embedding-3-small";
+	// Model names the vector space, e.g. "local-hash-v2" or "openai:text-embedding-3-small";
 	// vectors of different models are never mixed.
 	Model() string
 	// Dims is the length of every vector Embed returns.

@@ -14,9 +14,10 @@ import (
 const DefaultLocalDims = 384
 
 // Local is the built-in embedder that needs no model weights: it hashes features of a text
-// (lowercased words, their crude stems, identifier pieces, word bigrams and character
-// 3/4-grams) into a fixed number of dimensions with signed feature hashing, weights each
-// feature by sublinear term frequency and L2-normalizes the result. The same text always
+// (lowercased words, their crude stems, identifier pieces, word bigrams, character
+// 3/4-grams, and the character pairs of Chinese, Japanese and Korean text) into a fixed
+// number of dimensions with signed feature hashing, weights each feature by sublinear term
+// frequency and L2-normalizes the result. The same text always
 // gives the same vector. It captures lexical and sub-word overlap, not meaning: "price" and
 // "prices" land close, "price" and "cost" do not.
 type Local struct {
@@ -34,7 +35,7 @@ func NewLocal(dims int) *Local {
 
 // Model names the space; the version changes whenever the features change, because
 // vectors of two versions are not comparable.
-func (l *Local) Model() string { return fmt.Sprintf("local-hash-v1-%d", l.dims) }
+func (l *Local) Model() string { return fmt.Sprintf("local-hash-v2-%d", l.dims) }
 
 // Dims is the vector length.
 func (l *Local) Dims() int { return l.dims }
@@ -62,6 +63,7 @@ var featureWeight = map[byte]float64{
 	'3': 0.25, // character 3-gram of the stem
 	'4': 0.3,  // character 4-gram of the stem
 	'c': 0.6,  // compact identifier form
+	'k': 0.8,  // character pair of Chinese, Japanese or Korean text (cjk.go)
 }
 
 // Vector embeds one text.
@@ -137,6 +139,7 @@ func (l *Local) vector(text string, idf map[string]float64) []float32 {
 				add(string(rune('0'+n))+string(r[i:i+n]), ww)
 			}
 		}
+		cjkFeatures(w, ww, add)
 	}
 	// An identifier written as one token ("getstockprice") shares its compact form with the
 	// spaced one ("get stock price").

@@ -17,7 +17,7 @@ func cos(a, b []float32) float64 {
 
 func TestLocalDeterministicAndNormalized(t *testing.T) {
 	l := NewLocal(0)
-	if l.Dims() != 384 || l.Model() != "local-hash-v1-384" {
+	if l.Dims() != 384 || l.Model() != "local-hash-v2-384" {
 		t.Fatalf("got %s/%d", l.Model(), l.Dims())
 	}
 	texts := []string{"get stock price", "Return the most recent trading price for Apple's stock", ""}
@@ -101,5 +101,31 @@ func TestLocalEmbedWeighted(t *testing.T) {
 	}
 	if w := QueryWords([]string{"Provide the getWeather data", "weather again"}); !slices.Equal(w, []string{"provide", "get", "weather", "data", "again"}) {
 		t.Errorf("QueryWords: %q", w)
+	}
+}
+
+// A Chinese word shares the character-pair features of every clause holding it: "车站"
+// (station) is closer to a description about stations than to one about tickets, which it
+// was not when a clause was one opaque word; text without CJK characters embeds as before.
+func TestLocalCJKWords(t *testing.T) {
+	l := NewLocal(384)
+	v := func(s string) []float32 { return l.Vector(s) }
+	station := v("通过车站的 station_telecode 查询车站的详细信息")
+	tickets := v("查询12306余票信息，返回车次、出发站和到达站")
+	if q := v("车站"); cos(q, station) <= cos(q, tickets) || cos(q, station) < 0.2 {
+		t.Errorf("车站: station %.3f, tickets %.3f", cos(q, station), cos(q, tickets))
+	}
+	if q := v("余票"); cos(q, tickets) <= cos(q, station) {
+		t.Errorf("余票: tickets %.3f, station %.3f", cos(q, tickets), cos(q, station))
+	}
+	var pairs []string
+	cjkFeatures("查询车站", 1, func(f string, _ float64) { pairs = append(pairs, f) })
+	if want := []string{"k查询", "k询车", "k车站"}; !slices.Equal(pairs, want) {
+		t.Errorf("pairs of 查询车站: %v, want %v", pairs, want)
+	}
+	pairs = nil
+	cjkFeatures("stock", 1, func(f string, _ float64) { pairs = append(pairs, f) })
+	if len(pairs) != 0 {
+		t.Errorf("an English word has CJK features: %v", pairs)
 	}
 }

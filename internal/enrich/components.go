@@ -58,6 +58,7 @@ func Components(d Document, o Outputs) []Component {
 	}
 	add(tdwa.KindDescription, 0, desc)
 	add(tdwa.KindParameters, 0, ParametersText(d.Params))
+	add(KindGloss, 0, Gloss(desc+"\n"+ParametersText(d.Params)))
 	for i, q := range o.Questions {
 		add(tdwa.KindQuestion, i, q)
 	}

@@ -144,7 +144,7 @@ func checkBM25(t *testing.T, pool *pgxpool.Pool, settings search.Settings, queri
 	s := search.New(pool, testEmbedder, settings, discard())
 	for _, q := range queries {
 		var terms []string
-		if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(lexeme), '{}') FROM unnest(toolgate_text_vector($1))`, q).Scan(&terms); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(lexeme), '{}') FROM toolgate_query_lexemes($1) AS u (lexeme)`, q).Scan(&terms); err != nil {
 			t.Fatal(err)
 		}
 		type scored struct {

@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "3aa4f09133cec411b3a877727951ba0764d58d5b7427e06be1711f858163595c"
+const searchSQLSHA256 = "668efe1c348d70c0aad081f39eb412dfc8d9c1fdef525263853e2fe444789890"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -59,7 +59,7 @@ WITH src AS MATERIALIZED (
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest($12::text[]) WITH ORDINALITY AS v (txt, ord),
-         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
+         toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df

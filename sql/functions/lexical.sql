@@ -2,17 +2,20 @@
 --
 -- Applied after the migrations by internal/postgres.MigrateUp, whole, whenever its content
 -- changed or a migration ran: every statement here must be re-runnable (CREATE OR REPLACE).
--- The tables are made by the migrations (0004, 0011).
+-- The tables are made by the migrations (0004, 0011, 0025).
 --
--- The lexical document of a tool is one weighted tsvector (english configuration), stored as
--- parallel arrays of its sorted lexemes and their weighted term frequencies:
+-- The lexical document of a tool is one weighted tsvector, in the tool's language (the
+-- configuration toolgate_detect_language chooses, english by default; identifiers always in
+-- english; CJK text also as character pairs), stored as parallel arrays of its sorted
+-- lexemes and their weighted term frequencies:
 --   A (weight 3.0): the namespaced name and the title, as words (`acme__getStockPrice` ->
 --                   "acme get stock price");
 --   B (weight 2.0): synthetic questions, observed queries (the words of the searches that
 --                   led to the tool, internal/observed), key topics, Tool-DE profile tags
 --                   and function;
 --   C (weight 1.0): the description and the profile's when_to_use;
---   D (weight 0.5): parameter names and parameter descriptions of the input schema.
+--   D (weight 0.5): parameter names and parameter descriptions of the input schema, and the
+--                   English glosses of the tool's Chinese words (component gloss).
 -- A lexeme's term frequency is the sum of the weights of its positions, the document length
 -- the sum over all its lexemes. profile_limitation and example_usage are left out (Tool-DE
 -- found example usage hurts retrieval), so is the `concat` component. Only searchable tools
@@ -84,36 +87,90 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     WHERE length(m.run) >= 3
 $$;
 
--- The lexical vector of a text, documents and queries alike: the english configuration
--- (stemming, stop words), plus the CJK character bigrams (toolgate_cjk_bigrams) with the
--- simple one. Text without CJK characters has no bigrams, and gets exactly
--- to_tsvector('english', txt).
-CREATE OR REPLACE FUNCTION toolgate_text_vector(txt text) RETURNS tsvector
+-- The lexical vector of a text in a language (a text-search configuration): the
+-- configuration's stemming and stop words, plus the CJK character bigrams
+-- (toolgate_cjk_bigrams) with the simple configuration. Text without CJK characters has no
+-- bigrams, and gets exactly to_tsvector(cfg, txt).
+CREATE OR REPLACE FUNCTION toolgate_text_vector(cfg regconfig, txt text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT to_tsvector('english', txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
+    SELECT to_tsvector(cfg, txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
 $$;
 
--- The documents of the searchable tools among ids, as they are now.
-CREATE OR REPLACE FUNCTION toolgate_search_document(ids bigint[])
-RETURNS TABLE (tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[])
+-- The same in English: the vector of every English document.
+CREATE OR REPLACE FUNCTION toolgate_text_vector(txt text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT toolgate_text_vector('english', txt)
+$$;
+
+-- The language of a text: the snowball configuration whose stop words (search_stopwords,
+-- migration 0025) the text uses most, counting distinct words, if it uses at least two of
+-- them, else english. English wins a tie, so an English text stays English unless another
+-- language's stop words outnumber its own ("a", "de", "die", "in" are stop words of several
+-- languages). Text without such words (a list of names, Chinese) is english: its words are
+-- kept as the english configuration keeps them, and CJK text gets its character pairs.
+-- Only the first 2,000 characters are read.
+CREATE OR REPLACE FUNCTION toolgate_detect_language(txt text) RETURNS regconfig
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT coalesce((
+        SELECT s.language FROM search_stopwords s
+        WHERE s.word = ANY (tsvector_to_array(to_tsvector('simple', left(txt, 2000))))
+        GROUP BY s.language
+        HAVING count(*) >= 2
+        ORDER BY count(*) DESC, s.language <> 'english', s.language
+        LIMIT 1), 'english')::regconfig
+$$;
+
+-- The vector of a document field in language cfg: its identifiers (tool and parameter names,
+-- English words by convention: get_weather, city) with the english configuration, its prose
+-- with cfg. An English field is the vector of the two joined by a space.
+CREATE OR REPLACE FUNCTION toolgate_field_vector(cfg regconfig, idents text, prose text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN cfg = 'english'::regconfig THEN toolgate_text_vector('english', idents || ' ' || prose)
+                ELSE toolgate_text_vector('english', idents) || toolgate_text_vector(cfg, prose) END
+$$;
+
+-- The lexemes of a query: its words analysed by english and by every other language the
+-- index holds (search_languages), so "Wettervorhersage" finds the German documents'
+-- 'wettervorhersag' whatever language the query is in (a query is too short to detect its
+-- language reliably). Another language keeps the English stop words ("the", "is", "what"),
+-- which the documents of that language hold when they quote English (the heuristic
+-- questions of a French tool are English sentences with French words): those lexemes of
+-- the other languages are left out, else an English query's "the" would find every such
+-- document as a rare word. With English documents only, exactly the lexemes of
+-- toolgate_text_vector(txt). Distinct.
+CREATE OR REPLACE FUNCTION toolgate_query_lexemes(txt text) RETURNS SETOF text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT DISTINCT u.lexeme
+    FROM (SELECT 'english'::regconfig AS cfg
+          UNION SELECT l.language::regconfig FROM search_languages l) c
+    CROSS JOIN LATERAL unnest(toolgate_text_vector(c.cfg, txt)) AS u (lexeme, positions, weights)
+    WHERE c.cfg = 'english'::regconfig
+       OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
+$$;
+
+-- The documents of the searchable tools among ids, as they are now, with the language
+-- each was analysed in (toolgate_detect_language of its title and description).
+DROP FUNCTION IF EXISTS toolgate_search_document(bigint[]);
+CREATE FUNCTION toolgate_search_document(ids bigint[])
+RETURNS TABLE (tool_id bigint, source_id bigint, lexemes text[], tfs real[], doc_len real, tags text[], name_keys text[],
+               language text)
 LANGUAGE sql STABLE AS $$
     SELECT d.tool_id, d.source_id,
            coalesce(x.lexemes, '{}'), coalesce(x.tfs, '{}'), coalesce(x.len, 0),
-           d.tags, d.name_keys
+           d.tags, d.name_keys, d.lang::text
     FROM (
-        SELECT t.id AS tool_id, t.source_id,
-               setweight(toolgate_text_vector(toolgate_name_key(t.name) || ' ' || coalesce(t.title, '')), 'A')
-            || setweight(toolgate_text_vector(coalesce(
+        SELECT t.id AS tool_id, t.source_id, g.lang,
+               setweight(toolgate_field_vector(g.lang, toolgate_name_key(t.name), coalesce(t.title, '')), 'A')
+            || setweight(toolgate_text_vector(g.lang, coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
                       AND c.kind IN ('question', 'observed', 'topics', 'profile_tags', 'profile_function')), '')), 'B')
-            || setweight(toolgate_text_vector(t.description || ' ' || coalesce(
+            || setweight(toolgate_text_vector(g.lang, t.description || ' ' || coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'), '')), 'C')
-            || setweight(toolgate_text_vector(coalesce(
-                   (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
-                    FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
-                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
+            || setweight(CASE WHEN g.lang = 'english'::regconfig
+                              THEN toolgate_text_vector('english', coalesce(p.mixed, '') || gl.text)
+                              ELSE toolgate_field_vector(g.lang, coalesce(p.keys, '') || gl.text, coalesce(p.descs, '')) END, 'D')
                AS doc,
                coalesce((SELECT array_agg(DISTINCT tag) FROM (
                    SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
@@ -122,6 +179,20 @@ LANGUAGE sql STABLE AS $$
                    WHERE tag <> ''), '{}') AS tags,
                ARRAY[toolgate_name_key(t.name), toolgate_name_key(t.original_name)] AS name_keys
         FROM tools t
+        -- OFFSET 0: detected once per tool (a subquery pulled up would repeat the call at each use)
+        CROSS JOIN LATERAL (SELECT toolgate_detect_language(coalesce(t.title, '') || ' ' || t.description) AS lang OFFSET 0) g
+        -- the parameters: names and descriptions in schema order (mixed, an English document's
+        -- field), or names and descriptions apart (keys in English, descs in the tool's language)
+        CROSS JOIN LATERAL (
+            SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ') AS mixed,
+                   string_agg(toolgate_name_key(p.key), ' ') AS keys,
+                   string_agg(coalesce(p.value ->> 'description', ''), ' ') AS descs
+            FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
+                                 THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p) p
+        -- the English glosses of its Chinese words (internal/enrich/gloss.go), English
+        CROSS JOIN LATERAL (
+            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.ordinal), '') AS text FROM tool_components c
+            WHERE c.tool_id = t.id AND c.kind = 'gloss') gl
         WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
     ) d
     CROSS JOIN LATERAL (
@@ -161,6 +232,10 @@ BEGIN
         RETURNING l.lexeme, l.df
     )
     SELECT array_agg(lexeme) INTO zeroed FROM dec WHERE df <= 0;
+    WITH old AS (
+        SELECT d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
+    )
+    UPDATE search_languages l SET docs = l.docs - old.n FROM old WHERE l.language = old.language;
     WITH gone AS (
         DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING doc_len
     )
@@ -170,8 +245,12 @@ BEGIN
     DELETE FROM search_postings WHERE tool_id = ANY (ids);
 
     -- and add what they contribute now
-    INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys)
+    INSERT INTO search_docs (tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys, language)
     SELECT * FROM toolgate_search_document(ids);
+    INSERT INTO search_languages (language, docs)
+    SELECT d.language, count(*) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
+    ON CONFLICT (language) DO UPDATE SET docs = search_languages.docs + EXCLUDED.docs;
+    DELETE FROM search_languages WHERE docs <= 0;
     UPDATE search_corpus
        SET docs = docs + s.n, total_len = total_len + s.len, name_words = greatest(name_words, s.words)
       FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len,
@@ -268,7 +347,7 @@ CREATE OR REPLACE FUNCTION toolgate_components_search_queue() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use'];
+                                   'profile_when_to_use', 'gloss'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);

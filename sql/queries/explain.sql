@@ -47,7 +47,7 @@ WITH corpus AS (
 ), qterms AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
-         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
+         toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
     FROM qterms q
@@ -78,7 +78,7 @@ WITH corpus AS (
     JOIN tool_vectors tv ON tv.set_id = sqlc.arg(vector_set)::bigint AND tv.tool_id = r.tool_id
 ), fields AS (
     SELECT r.ord, f.pos, (ARRAY['name', 'title', 'questions', 'observed', 'topics', 'tags', 'function',
-                                'description', 'when_to_use', 'parameters'])[f.pos] AS field, u.lexeme
+                                'description', 'when_to_use', 'parameters', 'gloss'])[f.pos] AS field, u.lexeme
     FROM res r
     JOIN tools t ON t.id = r.tool_id
     CROSS JOIN LATERAL unnest(ARRAY[
@@ -93,9 +93,14 @@ WITH corpus AS (
         (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'profile_when_to_use'),
         (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
          FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
-                              THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p)
+                              THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p),
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'gloss')
     ]) WITH ORDINALITY AS f (txt, pos)
-    CROSS JOIN LATERAL unnest(toolgate_text_vector(coalesce(f.txt, ''))) AS u (lexeme, positions, weights)
+    -- each field analysed in english and in the tool's language (identifiers are english)
+    CROSS JOIN LATERAL (SELECT DISTINCT x.lexeme
+                        FROM (SELECT 'english'::regconfig AS cfg UNION SELECT d.language::regconfig
+                              FROM search_docs d WHERE d.tool_id = r.tool_id) c,
+                             unnest(toolgate_text_vector(c.cfg, coalesce(f.txt, ''))) AS x (lexeme, positions, weights)) u
     JOIN doc m ON m.ord = r.ord AND m.lexeme = u.lexeme
     -- parsing the fields is most of this statement's work: only for lexically ranked tools
     WHERE EXISTS (SELECT 1 FROM lp WHERE lp.ord = r.ord)

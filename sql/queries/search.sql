@@ -12,8 +12,9 @@
 --            text_groups[i]: texts and vecs are the distinct texts of every intent (or
 --            empty), each searched once, its rankings counted for each intent it serves.
 --            Without a query plan every text is intent 1 and the statement is the plain search.
---   qterms   the distinct lexemes of each lexical query variant (toolgate_text_vector: english
---            stemming, stop words out, and the character pairs of Chinese/Japanese/Korean).
+--   qterms   the distinct lexemes of each lexical query variant (toolgate_query_lexemes:
+--            stemmed and stop words out by english and every other language the index
+--            holds, and the character pairs of Chinese/Japanese/Korean).
 --   qdf      their document frequency (NULL: no tool has the lexeme).
 --   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
 --            from the rarest (rarity 1) per variant, with the postings the terms up to this
@@ -125,7 +126,7 @@ WITH src AS MATERIALIZED (
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
-         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
+         toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
