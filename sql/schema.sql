@@ -281,7 +281,7 @@ CREATE FUNCTION public.toolgate_components_search_queue() RETURNS trigger
     AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use'];
+                                   'profile_when_to_use', 'expansion'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
@@ -516,7 +516,9 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
             || setweight(toolgate_text_vector(coalesce(
                    (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
                     FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
-                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
+                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')
+                   || ' ' || coalesce((SELECT c.text FROM tool_components c
+                                       WHERE c.tool_id = t.id AND c.kind = 'expansion' AND c.ordinal = 0), '')), 'D')
                AS doc,
                coalesce((SELECT array_agg(DISTINCT tag) FROM (
                    SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
@@ -2123,7 +2125,7 @@ CREATE TABLE public.tool_enrichments (
     prompt_tokens integer DEFAULT 0 NOT NULL,
     completion_tokens integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT tool_enrichments_step_check CHECK ((step = ANY (ARRAY['profile'::text, 'questions'::text, 'topics'::text])))
+    CONSTRAINT tool_enrichments_step_check CHECK ((step = ANY (ARRAY['profile'::text, 'questions'::text, 'topics'::text, 'expansion'::text])))
 );
 
 

@@ -39,6 +39,7 @@ type Synset struct {
 // Lexicon is read-only once built and safe for concurrent use.
 type Lexicon struct {
 	synsets    []Synset
+	hyponyms   [][]SynsetID // the inverse of the hypernym links, in synset order
 	lemmas     map[string][]SynsetID
 	exceptions map[string]string
 }
@@ -58,6 +59,16 @@ var builtin = sync.OnceValues(func() (*Lexicon, error) { return Parse(wordnetGz)
 // Builtin is the lexicon embedded in the binary, parsed on the first call (about a second
 // and 25 MB of heap on a 2-core machine, docs/benchmarks.md) and shared by every later call.
 func Builtin() (*Lexicon, error) { return builtin() }
+
+// MustBuiltin is Builtin for the providers that cannot work without it; the embedded file
+// is the one this package's tests parse, so it panics only on a corrupt binary.
+func MustBuiltin() *Lexicon {
+	l, err := builtin()
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
 
 // Parse reads a gzip'd lexicon file as ./gen writes it.
 func Parse(gz []byte) (*Lexicon, error) {
@@ -127,6 +138,12 @@ func Parse(gz []byte) (*Lexicon, error) {
 	if int(maxRef) >= len(l.synsets) {
 		return nil, &MalformedError{Line: n, Reason: fmt.Sprintf("synset %d referenced, %d defined", maxRef, len(l.synsets))}
 	}
+	l.hyponyms = make([][]SynsetID, len(l.synsets))
+	for i, s := range l.synsets {
+		for _, h := range s.Hypernyms {
+			l.hyponyms[h] = append(l.hyponyms[h], SynsetID(i))
+		}
+	}
 	return l, nil
 }
 
@@ -135,6 +152,11 @@ func (l *Lexicon) Len() int { return len(l.synsets) }
 
 // Synset returns the synset id (of this lexicon).
 func (l *Lexicon) Synset(id SynsetID) Synset { return l.synsets[id] }
+
+// Hyponyms are the synsets whose direct hypernym is id (chore under task), in synset order;
+// only those kept in the lexicon (a first sense of some word, or such a sense's hypernym).
+// The slice is shared: do not modify it.
+func (l *Lexicon) Hyponyms(id SynsetID) []SynsetID { return l.hyponyms[id] }
 
 // detachments are WordNet's morphological rules (morphy): an inflected ending and the
 // base ending it may come from, nouns, verbs and adjectives in turn.

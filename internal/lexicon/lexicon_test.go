@@ -109,3 +109,21 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportMetric(float64(len(wordnetGz))/(1<<20), "MB-file")
 	runtime.KeepAlive(keep)
 }
+
+func TestHyponyms(t *testing.T) {
+	l := builtinT(t)
+	image := l.Senses("image")[0]
+	var words []string
+	for _, h := range l.Hyponyms(image) {
+		words = append(words, l.Synset(h).Words...)
+		if !slices.Contains(l.Synset(h).Hypernyms, image) {
+			t.Fatalf("hyponym %+v of image does not name image as its hypernym", l.Synset(h))
+		}
+	}
+	if len(words) == 0 {
+		t.Fatalf("image's first sense %+v has no hyponyms", l.Synset(image))
+	}
+	if !slices.Contains(words, "visualization") {
+		t.Fatalf("hyponyms of image %v lack visualization", words)
+	}
+}

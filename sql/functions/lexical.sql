@@ -12,7 +12,9 @@
 --                   led to the tool, internal/observed), key topics, Tool-DE profile tags
 --                   and function;
 --   C (weight 1.0): the description and the profile's when_to_use;
---   D (weight 0.5): parameter names and parameter descriptions of the input schema.
+--   D (weight 0.5): parameter names and parameter descriptions of the input schema, and the
+--                   knowledge expansion (related words of the key terms from the built-in
+--                   lexicon, internal/enrich/expansion.go): below every word of the tool's own.
 -- A lexeme's term frequency is the sum of the weights of its positions, the document length
 -- the sum over all its lexemes. profile_limitation and example_usage are left out (Tool-DE
 -- found example usage hurts retrieval), so is the `concat` component. Only searchable tools
@@ -113,7 +115,9 @@ LANGUAGE sql STABLE AS $$
             || setweight(toolgate_text_vector(coalesce(
                    (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
                     FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
-                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')), 'D')
+                                         THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p), '')
+                   || ' ' || coalesce((SELECT c.text FROM tool_components c
+                                       WHERE c.tool_id = t.id AND c.kind = 'expansion' AND c.ordinal = 0), '')), 'D')
                AS doc,
                coalesce((SELECT array_agg(DISTINCT tag) FROM (
                    SELECT lower(btrim(x, E' \t\r\n"[]')) AS tag
@@ -268,7 +272,7 @@ CREATE OR REPLACE FUNCTION toolgate_components_search_queue() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use'];
+                                   'profile_when_to_use', 'expansion'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
