@@ -22,7 +22,7 @@ type Expander interface {
 
 // Limits of the knowledge expansion: key terms taken from the document, senses expanded per
 // term besides the one that fits the document best, hypernym and hyponym words and gloss
-// words per sense, and words added in all. Chosen on the development half of
+// words per sense, words added per key term and in all. Chosen on the development half of
 // testdata/mcp-paraphrase (docs/eval.md).
 const (
 	maxExpansionTerms   = 12
@@ -30,7 +30,8 @@ const (
 	expansionHypernyms  = 2
 	expansionHyponyms   = 5
 	expansionGlossWords = 4
-	maxExpansionWords   = 100
+	expansionPerTerm    = 12
+	maxExpansionWords   = 60
 )
 
 // expansionStop are words of tool documents whose senses say nothing about the tool.
@@ -82,8 +83,9 @@ func isLetters(w string) bool {
 // Expand returns the words the lexicon relates to the document's key terms (KeyTerms): for
 // the sense of each term that fits the document best (Sense) and its first senses, the
 // synonyms, the words of the first hypernym, the first word of the first hyponyms and the
-// first content words of the definition. Words of the document itself are left out, each
-// word comes once, and at most maxExpansionWords are returned, the first key terms' first.
+// first content words of the definition. Each key term adds at most expansionPerTerm words,
+// so that every term is expanded, the first key terms' words first; words of the document
+// itself are left out, each word comes once, and at most maxExpansionWords are returned.
 // A query may name a tool's subject by a synonym ("duplicate" for copy), a narrower word
 // ("chore" for task) or a broader one: the expansion holds such words for the lexical index.
 func Expand(lex *lexicon.Lexicon, d Document) []string {
@@ -93,9 +95,11 @@ func Expand(lex *lexicon.Lexicon, d Document) []string {
 		own[embed.Stem(w)] = true
 	}
 	var out []string
+	termStart := 0
 	add := func(ws []string, n int) {
 		for _, w := range ws[:min(n, len(ws))] {
-			if len(out) < maxExpansionWords && !own[w] && !own[embed.Stem(w)] && !expansionStop[w] {
+			if len(out) < maxExpansionWords && len(out)-termStart < expansionPerTerm &&
+				!own[w] && !own[embed.Stem(w)] && !expansionStop[w] {
 				own[w] = true
 				out = append(out, w)
 			}
@@ -107,6 +111,7 @@ func Expand(lex *lexicon.Lexicon, d Document) []string {
 		if !ok {
 			continue
 		}
+		termStart = len(out)
 		senses := lex.Senses(term)
 		for _, id := range append([]lexicon.SynsetID{best}, senses[:min(expansionSenses, len(senses))]...) {
 			s := lex.Synset(id)

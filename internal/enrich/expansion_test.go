@@ -25,7 +25,7 @@ func builtinLexicon(t testing.TB) *lexicon.Lexicon {
 }
 
 // The expansion holds the words a request may use instead of the tool's own: synonyms
-// ("duplicate" for copy), narrower words ("chore" for task) and words of the definition
+// ("duplicate" for copy), narrower words ("assignment" for task) and words of the definition
 // ("precipitation" for weather); never a word the document already has, never one twice.
 func TestExpand(t *testing.T) {
 	lex := builtinLexicon(t)
@@ -34,12 +34,12 @@ func TestExpand(t *testing.T) {
 		want              []string
 	}{
 		{"copy_sheet", "Copy an existing sheet to a new sheet.", []string{"duplicate", "worksheet"}},
-		{"close_tasks", "Close tasks in Todoist.", []string{"chore", "shut"}},
+		{"close_tasks", "Close tasks in Todoist.", []string{"shut", "assignment"}},
 		{"get_weather", "Current weather conditions for a city.", []string{"precipitation", "atmosphere", "metropolis"}},
 	} {
 		d := enrich.NewDocument(tc.name, "", tc.description, []byte(`{"type":"object"}`))
 		got := enrich.Expand(lex, d)
-		if len(got) == 0 || len(got) > 100 {
+		if len(got) == 0 || len(got) > 60 {
 			t.Fatalf("%s: %d words", tc.name, len(got))
 		}
 		for _, w := range tc.want {
