@@ -1,6 +1,6 @@
 # The two commands of the README are `make run` and `make test`; both prepare the machine
 # (PostgreSQL 15 + pgvector, Go modules) idempotently through scripts/.
-.PHONY: run test test-short build generate schema pg
+.PHONY: run test test-short build generate schema pg lexicon
 
 run:
 	./scripts/run-demo.sh
@@ -34,3 +34,8 @@ schema:
 
 pg:
 	./scripts/pg-setup.sh
+
+# Rewrites internal/lexicon/wordnet.txt.gz, the lexicon embedded in the binary, from Debian's
+# wordnet-base package (apt-get install wordnet-base); the same package writes the same bytes.
+lexicon:
+	go run ./internal/lexicon/gen -wordnet /usr/share/wordnet -out internal/lexicon/wordnet.txt.gz

@@ -168,7 +168,10 @@ func (s *Server) getTool(c echo.Context) error {
 		if !sv.Current {
 			continue
 		}
-		current++
+		// enriched means the three steps every enricher makes; the heuristic's expansion is a fourth
+		if e.Step != enrich.StepExpansion {
+			current++
+		}
 		// Outputs were validated when stored; one that does not decode is shown as absent.
 		switch e.Step {
 		case enrich.StepProfile:

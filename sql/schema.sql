@@ -281,7 +281,7 @@ CREATE FUNCTION public.toolgate_components_search_queue() RETURNS trigger
     AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use', 'gloss'];
+                                   'profile_when_to_use', 'gloss', 'expansion'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);
@@ -579,10 +579,11 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
                    string_agg(coalesce(p.value ->> 'description', ''), ' ') AS descs
             FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                                  THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p) p
-        -- the English glosses of its Chinese words (internal/enrich/gloss.go), English
+        -- English words added by the enrichment: the knowledge expansion of its key terms
+        -- (internal/enrich/expansion.go) and the glosses of its Chinese words (gloss.go)
         CROSS JOIN LATERAL (
-            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.ordinal), '') AS text FROM tool_components c
-            WHERE c.tool_id = t.id AND c.kind = 'gloss') gl
+            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal), '') AS text FROM tool_components c
+            WHERE c.tool_id = t.id AND c.kind IN ('expansion', 'gloss')) gl
         WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
     ) d
     CROSS JOIN LATERAL (
@@ -2221,7 +2222,7 @@ CREATE TABLE public.tool_enrichments (
     prompt_tokens integer DEFAULT 0 NOT NULL,
     completion_tokens integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT tool_enrichments_step_check CHECK ((step = ANY (ARRAY['profile'::text, 'questions'::text, 'topics'::text])))
+    CONSTRAINT tool_enrichments_step_check CHECK ((step = ANY (ARRAY['profile'::text, 'questions'::text, 'topics'::text, 'expansion'::text])))
 );
 
 

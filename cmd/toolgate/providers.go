@@ -4,6 +4,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/lexicon"
 	"github.com/toolgate/toolgate/internal/llm"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/provider"
@@ -32,7 +33,7 @@ func newEnricher(cfg config.Config, obs *provider.Observer) enrich.Enricher {
 			Model: cfg.LLMModel,
 		}), cfg.Judge)
 	}
-	return enrich.Heuristic{}
+	return enrich.Heuristic{Lexicon: lexicon.MustBuiltin()}
 }
 
 // stdioCommands is the allowlist of the programs mcp_stdio sources may run

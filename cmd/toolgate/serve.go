@@ -92,6 +92,14 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	watchDone := make(chan struct{})
 	if work {
 		scrubJobErrors(ctx, env, pool)
+		// A new version of the built-in enricher reaches the tools the old one enriched.
+		n, err := jobs.RequeueSuperseded(ctx, pool, rc, jobDeps.Enricher)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			env.log.Info("enrichment upgrade queued", "enricher", jobDeps.Enricher.Model(), "tools", n)
+		}
 		// Not ctx itself: River cancels running jobs when its start context ends, and
 		// SIGTERM ends ctx. The shutdown below stops River first gracefully (rc.Stop, up
 		// to ShutdownTimeout), then cancels what is still running.

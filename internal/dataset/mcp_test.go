@@ -209,3 +209,52 @@ func checkShippedSet(t *testing.T, dir string) ([]MCPServer, *eval.Dataset, map[
 	}
 	return servers, ds, kinds
 }
+
+// The shipped paraphrase set: the multi-domain catalog byte for byte, and short requests
+// split by the parity of their number into a development half (even) and a held-out half
+// (odd), as docs/eval.md describes.
+func TestShippedParaphraseDataset(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "mcp-paraphrase")
+	tools, err := os.ReadFile(filepath.Join(dir, "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp-multidomain", "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(tools) != string(multi) {
+		t.Fatal("testdata/mcp-paraphrase/tools.jsonl differs from testdata/mcp-multidomain/tools.jsonl")
+	}
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	servers := map[string]bool{}
+	for _, q := range ds.Queries {
+		var n int
+		if _, err := fmt.Sscanf(q.ID, "para-%03d", &n); err != nil {
+			t.Fatalf("query id %q: %v", q.ID, err)
+		}
+		want := "heldout"
+		if n%2 == 0 {
+			want = "dev"
+		}
+		if q.Kind != want {
+			t.Errorf("query %s has kind %q, want %q", q.ID, q.Kind, want)
+		}
+		if words := len(strings.Fields(q.Query)); words < 4 || words > 12 {
+			t.Errorf("query %s has %d words, want 4 to 12", q.ID, words)
+		}
+		kinds[q.Kind]++
+		for _, g := range q.Gold {
+			source, _, _ := catalog.SplitNamespaced(g)
+			servers[source] = true
+		}
+	}
+	want := map[string]int{"dev": 77, "heldout": 78}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) || len(servers) != 49 {
+		t.Fatalf("queries by kind %v over %d servers; docs/eval.md says %v over all 49", kinds, len(servers), want)
+	}
+}

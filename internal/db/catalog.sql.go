@@ -337,7 +337,9 @@ WITH enr AS (
         SELECT e.tool_id, e.output ? 'failed' AS failed
         FROM tool_enrichments e
         JOIN tools t ON t.id = e.tool_id AND t.content_hash = e.content_hash
-        WHERE $1::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = $1)
+        -- enriched means the three steps every enricher makes (the heuristic's expansion is a fourth)
+        WHERE e.step <> 'expansion'
+          AND ($1::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = $1))
         OFFSET 0
     ) x
     GROUP BY x.tool_id

@@ -15,7 +15,8 @@ import (
 const listSourceTools = `-- name: ListSourceTools :many
 SELECT t.name, t.original_name, s.name AS source, t.title, t.description, t.enabled, t.review_state,
        t.updated_at,
-       (SELECT count(*) FROM tool_enrichments e WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3 AS enriched,
+       (SELECT count(*) FROM tool_enrichments e
+        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash AND e.step <> 'expansion') = 3 AS enriched,
        EXISTS (SELECT 1 FROM tool_vectors v
                WHERE v.tool_id = t.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)) AS embedded
 FROM tools t
@@ -144,7 +145,8 @@ const listTools = `-- name: ListTools :many
 
 SELECT t.name, t.original_name, s.name AS source, t.title, t.description, t.enabled, t.review_state,
        t.updated_at,
-       (SELECT count(*) FROM tool_enrichments e WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3 AS enriched,
+       (SELECT count(*) FROM tool_enrichments e
+        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash AND e.step <> 'expansion') = 3 AS enriched,
        EXISTS (SELECT 1 FROM tool_vectors v
                WHERE v.tool_id = t.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)) AS embedded
 FROM tools t

@@ -14,6 +14,8 @@ type Outputs struct {
 	Profile   *Profile
 	Questions []string
 	Topics    []string
+	// Expansion are the related words of the knowledge expansion (Expander).
+	Expansion []string
 }
 
 // Component is one piece of a tool's expanded document, embedded on its own.
@@ -43,7 +45,8 @@ func (c Component) Hash() string {
 
 // Components splits the document and its outputs into components, one per kind (one per
 // question), empty ones left out, plus `concat`: every retained component (all but
-// example_usage, which Tool-DE found hurts retrieval) joined as one text.
+// example_usage, which Tool-DE found hurts retrieval, and the expansion, which is not the
+// tool's own text) joined as one text.
 func Components(d Document, o Outputs) []Component {
 	var out []Component
 	add := func(kind string, ordinal int, text string) {
@@ -74,9 +77,10 @@ func Components(d Document, o Outputs) []Component {
 		}
 		add(tdwa.KindProfileExampleUsage, 0, strings.Join(ex, "\n"))
 	}
+	add(tdwa.KindExpansion, 0, strings.Join(o.Expansion, " "))
 	var all []string
 	for _, c := range out {
-		if c.Kind != tdwa.KindProfileExampleUsage {
+		if c.Kind != tdwa.KindProfileExampleUsage && c.Kind != tdwa.KindExpansion {
 			all = append(all, c.Text)
 		}
 	}

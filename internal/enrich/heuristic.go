@@ -9,20 +9,39 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/lexicon"
 )
 
 // Heuristic is the built-in enricher that needs no model: it splits identifiers, reuses
 // the description's own phrases and the parameters' names, descriptions and enum values,
 // and fills fixed templates. It never invents facts beyond the document, and it is named
-// "heuristic" wherever its outputs are shown.
-type Heuristic struct{}
+// "heuristic" wherever its outputs are shown. With a Lexicon it also expands each document
+// with related words of its key terms (Expander); without one it makes no expansion.
+type Heuristic struct {
+	Lexicon *lexicon.Lexicon
+}
 
 // Deterministic: the heuristic's outputs depend on the document only, so a malformed one
 // would come back on every retry (Service does not retry it).
 func (Heuristic) Deterministic() bool { return true }
 
-// Model names the heuristic's output version.
-func (Heuristic) Model() string { return "heuristic-v1" }
+// Model names the heuristic's output version: v2 is v1 with the knowledge expansion of a
+// lexicon.
+func (h Heuristic) Model() string {
+	if h.Lexicon != nil {
+		return "heuristic-v2"
+	}
+	return "heuristic-v1"
+}
+
+// Supersedes names the earlier versions whose outputs v2 replaces: the workers re-enrich
+// the tools they enriched (jobs.RequeueSuperseded).
+func (h Heuristic) Supersedes() []string {
+	if h.Lexicon != nil {
+		return []string{"heuristic-v1"}
+	}
+	return nil
+}
 
 // verbs that open tool names and descriptions.
 var verbs = map[string]bool{

@@ -255,6 +255,9 @@ func (s *Service) produceOutputs(ctx context.Context, doc Document, st *steps) (
 	if err = run(func() (e error) { out.Topics, e = s.topicsStep(ctx, doc, st); return e }); err != nil {
 		return out, err
 	}
+	if out.Expansion, err = s.expansionStep(ctx, doc, st); err != nil {
+		return out, err
+	}
 	return out, nil
 }
 

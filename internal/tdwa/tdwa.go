@@ -29,17 +29,21 @@ const (
 	// TOOLGATE_OBSERVED_QUERIES, internal/observed): one row per query, averaged into one
 	// vector first, like the questions. Not written by enrichment.
 	KindObserved = "observed"
-	KindConcat   = "concat"
+	// KindExpansion are the related words of a knowledge expansion (the heuristic enricher's
+	// lexicon): not the tool's own words, weight 0 in the built-in tdwa profiles (the mean
+	// strategy averages it in like every kind).
+	KindExpansion = "expansion"
+	KindConcat    = "concat"
 )
 
 // Kinds lists every component kind a weight may name, in document order. concat is not
 // weightable: it is the Concat strategy's single input. observed comes last: Combine sums
 // the kinds in this order, so a tool without observed queries gets bit for bit the vector
-// it had before the kind existed.
+// it had before the kind existed; expansion, added after it, likewise.
 var Kinds = []string{
 	KindName, KindDescription, KindParameters, KindQuestion, KindTopics,
 	KindProfileFunction, KindProfileTags, KindProfileWhenToUse, KindProfileLimitation,
-	KindProfileExampleUsage, KindObserved,
+	KindProfileExampleUsage, KindObserved, KindExpansion,
 }
 
 // Strategies.

@@ -15,7 +15,9 @@
 --                   and function;
 --   C (weight 1.0): the description and the profile's when_to_use;
 --   D (weight 0.5): parameter names and parameter descriptions of the input schema, and the
---                   English glosses of the tool's Chinese words (component gloss).
+--                   English glosses of the tool's Chinese words (component gloss) and the
+--                   knowledge expansion (related words of the key terms from the built-in
+--                   lexicon, internal/enrich/expansion.go): below every word of the tool's own.
 -- A lexeme's term frequency is the sum of the weights of its positions, the document length
 -- the sum over all its lexemes. profile_limitation and example_usage are left out (Tool-DE
 -- found example usage hurts retrieval), so is the `concat` component. Only searchable tools
@@ -189,10 +191,11 @@ LANGUAGE sql STABLE AS $$
                    string_agg(coalesce(p.value ->> 'description', ''), ' ') AS descs
             FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                                  THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p) p
-        -- the English glosses of its Chinese words (internal/enrich/gloss.go), English
+        -- English words added by the enrichment: the knowledge expansion of its key terms
+        -- (internal/enrich/expansion.go) and the glosses of its Chinese words (gloss.go)
         CROSS JOIN LATERAL (
-            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.ordinal), '') AS text FROM tool_components c
-            WHERE c.tool_id = t.id AND c.kind = 'gloss') gl
+            SELECT coalesce(' ' || string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal), '') AS text FROM tool_components c
+            WHERE c.tool_id = t.id AND c.kind IN ('expansion', 'gloss')) gl
         WHERE t.id = ANY (ids) AND t.enabled AND t.review_state = 'approved'
     ) d
     CROSS JOIN LATERAL (
@@ -347,7 +350,7 @@ CREATE OR REPLACE FUNCTION toolgate_components_search_queue() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     kinds constant text[] := ARRAY['question', 'observed', 'topics', 'profile_tags', 'profile_function',
-                                   'profile_when_to_use', 'gloss'];
+                                   'profile_when_to_use', 'gloss', 'expansion'];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO search_queue (tool_id) SELECT DISTINCT tool_id FROM new_rows WHERE kind = ANY (kinds);

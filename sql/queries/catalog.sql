@@ -32,7 +32,9 @@ WITH enr AS (
         SELECT e.tool_id, e.output ? 'failed' AS failed
         FROM tool_enrichments e
         JOIN tools t ON t.id = e.tool_id AND t.content_hash = e.content_hash
-        WHERE sqlc.narg(name)::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = sqlc.narg(name))
+        -- enriched means the three steps every enricher makes (the heuristic's expansion is a fourth)
+        WHERE e.step <> 'expansion'
+          AND (sqlc.narg(name)::text IS NULL OR t.source_id = (SELECT id FROM sources WHERE name = sqlc.narg(name)))
         OFFSET 0
     ) x
     GROUP BY x.tool_id

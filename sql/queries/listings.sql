@@ -11,7 +11,8 @@
 -- profile's current set (as ListSourceSummaries counts them).
 SELECT t.name, t.original_name, s.name AS source, t.title, t.description, t.enabled, t.review_state,
        t.updated_at,
-       (SELECT count(*) FROM tool_enrichments e WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3 AS enriched,
+       (SELECT count(*) FROM tool_enrichments e
+        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash AND e.step <> 'expansion') = 3 AS enriched,
        EXISTS (SELECT 1 FROM tool_vectors v
                WHERE v.tool_id = t.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)) AS embedded
 FROM tools t
@@ -29,7 +30,8 @@ LIMIT sqlc.arg(lim);
 -- tools_source_id_original_name_key. Filters and columns as ListTools.
 SELECT t.name, t.original_name, s.name AS source, t.title, t.description, t.enabled, t.review_state,
        t.updated_at,
-       (SELECT count(*) FROM tool_enrichments e WHERE e.tool_id = t.id AND e.content_hash = t.content_hash) = 3 AS enriched,
+       (SELECT count(*) FROM tool_enrichments e
+        WHERE e.tool_id = t.id AND e.content_hash = t.content_hash AND e.step <> 'expansion') = 3 AS enriched,
        EXISTS (SELECT 1 FROM tool_vectors v
                WHERE v.tool_id = t.id AND v.set_id = (SELECT p.current_set FROM weight_profiles p WHERE p.is_active)) AS embedded
 FROM tools t

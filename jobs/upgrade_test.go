@@ -1,0 +1,55 @@
+package jobs
+
+import (
+	"context"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/lexicon"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/testfactory"
+)
+
+// A catalog enriched by heuristic-v1 is queued again once for heuristic-v2, not a second
+// time while its jobs wait, and not at all once every tool has v2's outputs.
+func TestRequeueSuperseded(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	_, res := testfactory.Catalog(ctx, t, pool, "fin", dataset.Tools(dataset.DemoCompanies[:1])[:3], nil)
+	v1 := testfactory.LocalEnricher(pool, 2)
+	testfactory.Enrich(ctx, t, v1, res.Changed...)
+	rc := insertClient(t, pool)
+	lex, err := lexicon.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := enrich.Heuristic{Lexicon: lex}
+
+	if n, err := RequeueSuperseded(ctx, pool, rc, v1.Enricher); err != nil || n != 0 {
+		t.Fatalf("heuristic-v1 supersedes nothing: %d, %v", n, err)
+	}
+	n, err := RequeueSuperseded(ctx, pool, rc, v2)
+	if err != nil || n != 3 {
+		t.Fatalf("queued %d, %v; want the 3 tools", n, err)
+	}
+	if got := countRows(t, pool, "SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND state = 'available'"); got != 3 {
+		t.Fatalf("%d enrich_tool jobs available", got)
+	}
+	if n, err := RequeueSuperseded(ctx, pool, rc, v2); err != nil || n != 0 {
+		t.Fatalf("queued %d again while the jobs wait, %v", n, err)
+	}
+	// the jobs run (here: the service they run) and every tool has v2's outputs
+	if _, err := pool.Exec(ctx, "DELETE FROM river_job"); err != nil {
+		t.Fatal(err)
+	}
+	svc := testfactory.LocalEnricher(pool, 2)
+	svc.Enricher = v2
+	testfactory.Enrich(ctx, t, svc, res.Changed...)
+	if n, err := RequeueSuperseded(ctx, pool, rc, v2); err != nil || n != 0 {
+		t.Fatalf("queued %d after the upgrade, %v", n, err)
+	}
+	if got := countRows(t, pool, "SELECT count(*) FROM tool_components WHERE kind = 'expansion'"); got != 3 {
+		t.Fatalf("%d tools have an expansion", got)
+	}
+}
