@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
@@ -44,5 +47,24 @@ func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "embedding space is now %s (%d dims); %d tools queued for embedding\n", e.Model(), e.Dims(), n)
+	return nil
+}
+
+// upgradeLocalVectors moves the stored vectors of an older version of the built-in local
+// embedder to e's version (enrich.UpgradeLocalSpace) and says so; anything else is left to
+// embed.EnsureSpace.
+func upgradeLocalVectors(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, e embed.Embedder) error {
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	n, err := enrich.UpgradeLocalSpace(ctx, pool, jobs.NewQueue(rc), e)
+	if err != nil {
+		return fmt.Errorf("upgrading the stored vectors to %s: %w", e.Model(), err)
+	}
+	if n > 0 {
+		env.log.Warn("the built-in embedder changed: every tool is embedded again; until its vectors are rebuilt, a tool is found by the lexical branch only",
+			"embedder", e.Model(), "tools", n)
+	}
 	return nil
 }

@@ -71,7 +71,11 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	m := metrics.New()
 	env.metrics = m
 	embedder := newEmbedder(cfg, env.providerObserver())
-	// Vectors of another model would make every search answer wrong: refuse to start.
+	// Vectors of an older version of the built-in embedder are remade by the workers;
+	// vectors of another model would make every search answer wrong: refuse to start.
+	if err := upgradeLocalVectors(ctx, env, pool, embedder); err != nil {
+		return err
+	}
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}

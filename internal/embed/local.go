@@ -35,7 +35,15 @@ func NewLocal(dims int) *Local {
 
 // Model names the space; the version changes whenever the features change, because
 // vectors of two versions are not comparable.
-func (l *Local) Model() string { return fmt.Sprintf("local-hash-v2-%d", l.dims) }
+func (l *Local) Model() string { return fmt.Sprintf(localModelFormat, localVersion, l.dims) }
+
+// localVersion is the version of the local embedder's features; localModelFormat its model
+// name from the version and the dimension. A stored space of an older version is replaced
+// by the first start of a newer one (OlderLocal, enrich.UpgradeLocalSpace).
+const (
+	localVersion     = 2
+	localModelFormat = "local-hash-v%d-%d"
+)
 
 // Dims is the vector length.
 func (l *Local) Dims() int { return l.dims }

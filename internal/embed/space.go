@@ -31,6 +31,27 @@ func (e *SpaceMismatchError) Error() string {
 // spaceLock serializes the processes that fix or change the embedding space.
 const spaceLock = postgres.LockEmbeddingSpace
 
+// LockSpace takes, until tx ends, the lock that serializes the changes of the stored space.
+func LockSpace(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", spaceLock)
+	return err
+}
+
+// OlderLocal reports whether the stored space (model, dims) is an older version of the
+// built-in local embedder e is a newer version of, with e's dimension: vectors that the
+// product itself made and can remake without any provider, so a start may replace them.
+func OlderLocal(model string, dims int, e Embedder) bool {
+	l, ok := e.(*Local)
+	if !ok || dims != l.Dims() {
+		return false
+	}
+	var v, d int
+	if n, err := fmt.Sscanf(model, localModelFormat, &v, &d); err != nil || n != 2 || d != dims {
+		return false
+	}
+	return v < localVersion
+}
+
 // EnsureSpace makes sure the stored embedding space is e's. When none is recorded yet it
 // gives tool_vectors.embedding its dimension, builds the HNSW index of every ready set's
 // partition and records e's model and dimension. When a different one is recorded it returns *SpaceMismatchError.

@@ -543,19 +543,53 @@ type Queue interface {
 func Reembed(ctx context.Context, pool *pgxpool.Pool, queue Queue, e embed.Embedder) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := embed.Rebuild(ctx, tx, e); err != nil {
+		var err error
+		n, err = reembedTx(ctx, tx, queue, e)
+		return err
+	})
+	return n, err
+}
+
+// UpgradeLocalSpace moves a catalog embedded by an older version of the built-in local
+// embedder to e, when e is a newer version of it with the same dimension: it does what
+// Reembed does, so the workers re-embed every tool; meanwhile searches answer with the
+// lexical branch and the vectors rebuilt so far. Anything else (no space yet, the same
+// space, another embedder or dimension) is left alone and returns 0: EnsureSpace decides.
+// Processes starting at once upgrade once: the space is read again under its lock.
+func UpgradeLocalSpace(ctx context.Context, pool *pgxpool.Pool, queue Queue, e embed.Embedder) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := embed.LockSpace(ctx, tx); err != nil {
 			return err
 		}
-		rows, err := db.New(tx).ListToolIDsAndHashes(ctx)
+		sp, err := db.New(tx).GetEmbeddingSpace(ctx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
+		if !embed.OlderLocal(sp.Model, int(sp.Dims), e) {
+			return nil
 		}
-		n = len(ids)
-		return queue.EnrichTx(ctx, tx, ids)
+		n, err = reembedTx(ctx, tx, queue, e)
+		return err
 	})
 	return n, err
+}
+
+// reembedTx switches the space to e and queues every tool's enrich_tool job inside tx.
+func reembedTx(ctx context.Context, tx pgx.Tx, queue Queue, e embed.Embedder) (int, error) {
+	if err := embed.Rebuild(ctx, tx, e); err != nil {
+		return 0, err
+	}
+	rows, err := db.New(tx).ListToolIDsAndHashes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return len(ids), queue.EnrichTx(ctx, tx, ids)
 }

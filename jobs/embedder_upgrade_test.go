@@ -1,0 +1,89 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/dataset"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/sources"
+)
+
+// TestOlderLocalVectorsAreUpgraded: a catalog embedded by an older version of the built-in
+// embedder is not refused by a newer one (as another model is): UpgradeLocalSpace, which
+// `serve` runs before it checks the space, switches the space and queues every tool once;
+// searches answer meanwhile (lexically), and the workers bring every vector back in the new
+// version. Another embedder or dimension is left to EnsureSpace's refusal.
+func TestOlderLocalVectorsAreUpgraded(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	tools := dataset.Tools(dataset.DemoCompanies[:4])
+	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
+		t.Fatal(err)
+	}
+	deps := localDeps(pool)
+	runUntilEnriched(t, pool, deps, len(tools))
+	vectors := countRows(t, pool, `SELECT count(*) FROM tool_vectors`)
+	current := deps.Embedder.Model()
+
+	// the stored space as a catalog embedded by the previous version left it
+	asStored := func(model string, dims int) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `UPDATE embedding_space SET model = $1, dims = $2`, model, dims); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queue := NewQueue(insertClient(t, pool))
+	var sm *embed.SpaceMismatchError
+	for _, other := range []struct {
+		model string
+		dims  int
+	}{{"text-embedding-3-small", 384}, {"local-hash-v1-128", 384}, {"local-hash-v9-384", 384}} {
+		asStored(other.model, other.dims)
+		if n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, deps.Embedder); err != nil || n != 0 {
+			t.Fatalf("stored %s: upgraded %d tools (%v), want none", other.model, n, err)
+		}
+		if err := embed.EnsureSpace(ctx, pool, deps.Embedder); !errors.As(err, &sm) {
+			t.Fatalf("stored %s: want a refusal, got %v", other.model, err)
+		}
+	}
+
+	asStored("local-hash-v1-384", 384)
+	if _, err := pool.Exec(ctx, `UPDATE tool_components SET model = 'local-hash-v1-384' WHERE model IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, deps.Embedder)
+	if err != nil || n != len(tools) {
+		t.Fatalf("upgrade: %d tools queued (%v), want %d", n, err, len(tools))
+	}
+	if err := embed.EnsureSpace(ctx, pool, deps.Embedder); err != nil {
+		t.Fatalf("after the upgrade the space is %v", err)
+	}
+	// a second process starting now finds nothing to do
+	if n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, deps.Embedder); err != nil || n != 0 {
+		t.Fatalf("second upgrade: %d %v", n, err)
+	}
+	// before the workers run: no vector, and the search still finds the tool by its words
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_vectors`); c != 0 {
+		t.Fatalf("%d old vectors left", c)
+	}
+	svc := search.New(pool, deps.Embedder, search.DefaultSettings(), slog.New(slog.DiscardHandler))
+	resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: "Apple current stock price", K: 3})
+	if err != nil || len(resp.Results) == 0 || resp.Results[0].Name != "fin__get_apple_current_stock_price" {
+		t.Fatalf("search during the upgrade: %+v %v", resp, err)
+	}
+
+	runUntilEnriched(t, pool, deps, len(tools))
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_vectors`); c != vectors {
+		t.Fatalf("%d vectors after the upgrade, want %d as before", c, vectors)
+	}
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE model IS NOT NULL AND model <> $1`, current); c != 0 {
+		t.Fatalf("%d components still of the old version", c)
+	}
+}
