@@ -304,17 +304,19 @@ type queryTexts struct {
 func textsOf(intents []plan.Intent) queryTexts {
 	var qt queryTexts
 	textIndex := map[string]int32{}
+	var textKeys [][]string // the name keys of each distinct text, computed once
 	for i, in := range intents {
 		for _, t := range append([]string{in.Query}, in.Variants...) {
 			v, ok := textIndex[t]
 			if !ok {
 				qt.texts = append(qt.texts, t)
+				textKeys = append(textKeys, nameKeys(t))
 				v = int32(len(qt.texts))
 				textIndex[t] = v
 			}
 			qt.textVariants = append(qt.textVariants, v)
 			qt.textGroups = append(qt.textGroups, int32(i+1))
-			for _, k := range nameKeys(t) {
+			for _, k := range textKeys[v-1] {
 				qt.keys = append(qt.keys, k)
 				qt.keyGroups = append(qt.keyGroups, int32(i+1))
 			}
