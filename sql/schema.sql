@@ -261,15 +261,20 @@ $$;
 --
 
 CREATE FUNCTION public.toolgate_cjk_bigrams(txt text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT coalesce(string_agg(substr(m.run, i, 2), ' ' ORDER BY m.ord, i), '')
-    FROM regexp_matches(txt, '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+', 'g')
-             WITH ORDINALITY AS r (a, ord)
-    CROSS JOIN LATERAL (SELECT r.a[1] AS run, r.ord) m
-    CROSS JOIN LATERAL generate_series(1, length(m.run) - 1) AS i
-    WHERE length(m.run) >= 3
-$$;
+DECLARE
+    cjk constant text := '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+';
+BEGIN
+    IF txt IS NULL OR txt !~ cjk THEN
+        RETURN '';
+    END IF;
+    RETURN (SELECT coalesce(string_agg(substr(m.run, i, 2), ' ' ORDER BY m.ord, i), '')
+            FROM regexp_matches(txt, cjk, 'g') WITH ORDINALITY AS r (a, ord)
+            CROSS JOIN LATERAL (SELECT r.a[1] AS run, r.ord) m
+            CROSS JOIN LATERAL generate_series(1, length(m.run) - 1) AS i
+            WHERE length(m.run) >= 3);
+END $$;
 
 
 --

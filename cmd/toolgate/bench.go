@@ -25,6 +25,7 @@ type benchCommand struct {
 var benchCommands = map[string]benchCommand{
 	"catalog":   {runBenchCatalog, "time catalog.Parse and Hash of a tool catalog (default: the 5,000-tool ScaleMCP build)"},
 	"search":    {runBenchSearch, "POST /search (hybrid, k=10) over HTTP and the bare KNN query on catalogs of --tools sizes (database toolgate_bench_<n>)"},
+	"peer":      {runBenchPeer, "POST /search next to a Bleve keyword index of the same catalog over HTTP (short and long requests, planned and unplanned), interleaved in --rounds"},
 	"load":      {runBenchLoad, "POST /search from 8, 32 and 128 clients for --duration each on a 50,000-tool catalog, with errors and Go heap"},
 	"ingest":    {runBenchIngest, "time import and PUT /v1/sources/{name}/tools of --tools sizes until lexically searchable (fresh database toolgate_bench_ingest)"},
 	"sync":      {runBenchSync, "time the diff of a sync of a 5,000-tool source, unchanged and 1% changed (temporary source)"},

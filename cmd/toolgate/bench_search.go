@@ -135,11 +135,25 @@ func benchServer(env *cliEnv, pool *pgxpool.Pool) (string, func(), error) {
 // searchOp posts a hybrid k=10 search per operation, cycling through queries; any status
 // but 200 is an error.
 func searchOp(base string, clients int, queries []string) bench.Op {
+	return postSearchOp(benchClient(clients), base, queries, nil)
+}
+
+// benchClient is the keep-alive HTTP client of clients concurrent benchmark workers.
+func benchClient(clients int) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients}}
+}
+
+// postSearchOp posts {"query": q, "k": 10} plus the extra fields to base/search with hc per
+// operation, cycling through queries; any status but 200 is an error.
+func postSearchOp(hc *http.Client, base string, queries []string, extra map[string]any) bench.Op {
 	bodies := make([][]byte, len(queries))
 	for i, q := range queries {
-		bodies[i], _ = json.Marshal(map[string]any{"query": q, "k": 10})
+		body := map[string]any{"query": q, "k": 10}
+		for k, v := range extra {
+			body[k] = v
+		}
+		bodies[i], _ = json.Marshal(body)
 	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients}}
 	var mu sync.Mutex
 	next := 0
 	return func(ctx context.Context, _ int) error {

@@ -155,3 +155,16 @@ func TestPostgresVersion(t *testing.T) {
 		t.Fatalf("version %q", v)
 	}
 }
+
+func TestLoadAverage(t *testing.T) {
+	got := LoadAverage()
+	if _, err := os.Stat("/proc/loadavg"); err != nil {
+		if got != "unknown" {
+			t.Fatalf("LoadAverage() = %q without /proc/loadavg", got)
+		}
+		return
+	}
+	if f := strings.Fields(got); len(f) != 3 {
+		t.Fatalf("LoadAverage() = %q, want three averages", got)
+	}
+}

@@ -47,6 +47,17 @@ func cpuModel() string {
 	return "unknown"
 }
 
+// LoadAverage is the system's 1, 5 and 15-minute load averages as /proc/loadavg gives
+// them ("1.52 2.10 3.01"), for a report to state the load it ran under; "unknown" where
+// there is no /proc/loadavg.
+func LoadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
 // Querier is what PostgresVersion needs: a pool, a connection or a transaction.
 type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row

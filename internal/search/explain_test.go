@@ -273,10 +273,27 @@ func TestExplainWithAPlan(t *testing.T) {
 	}
 }
 
-// statements records the names of the sqlc statements a pool runs, batches included.
+// statements records the names of the sqlc statements a pool runs, batches included, and
+// counts the round trips: a statement sent alone, or a batch.
 type statements struct {
 	mu    sync.Mutex
 	names []string
+	trips int
+}
+
+func (s *statements) trip() {
+	s.mu.Lock()
+	s.trips++
+	s.mu.Unlock()
+}
+
+// takeTrips returns the round trips since the last call.
+func (s *statements) takeTrips() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.trips
+	s.trips = 0
+	return n
 }
 
 func (s *statements) record(sql string) {
@@ -297,11 +314,13 @@ func (s *statements) take() []string {
 }
 
 func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	s.trip()
 	s.record(d.SQL)
 	return ctx
 }
 func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 func (s *statements) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	s.trip()
 	return ctx
 }
 func (s *statements) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
@@ -352,5 +371,94 @@ func TestExplainOnlyWhenAsked(t *testing.T) {
 			t.Errorf("%q with explain: %+v", r.Query, resp.Explain)
 		}
 		checkExplained(t, pool, resp, nil)
+	}
+}
+
+// TestSearchRoundTrips: a plain search is one round trip to the database; a planned one,
+// whose intents' rankings are merged in Go, two (BEGIN, settings and statement; the log
+// row's rewrite and COMMIT), and its log row holds the merged list it answered.
+func TestSearchRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	filling, err := postgres.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, filling)
+	filling.Close()
+	var seen statements
+	pool, err := postgres.Connect(ctx, url, postgres.WithQueryTracer(&seen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := search.New(pool, testEmbedder, search.DefaultSettings(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	mustSearch(t, ctx, s, search.Request{Query: "warm up", K: 3}) // pgx describes new statements once
+	seen.takeTrips()
+	for _, c := range []struct {
+		query   string
+		planned bool
+		trips   int
+	}{
+		{"send an email message", false, 1},
+		{"get the stock price and send an email message", true, 2},
+		{"get the stock price and send an email message", true, 2}, // again: nothing left open
+	} {
+		resp := mustSearch(t, ctx, s, search.Request{Query: c.query, K: 3})
+		if got := seen.takeTrips(); got != c.trips || (resp.Plan != nil) != c.planned {
+			t.Errorf("%q: %d round trips (planned: %v), want %d (planned: %v)", c.query, got, resp.Plan != nil, c.trips, c.planned)
+		}
+		var logged []string
+		if err := pool.QueryRow(ctx, `SELECT ARRAY(SELECT e->>'name' FROM jsonb_array_elements(results) e) FROM search_log WHERE id = $1`,
+			resp.SearchID).Scan(&logged); err != nil {
+			t.Fatal(err)
+		}
+		seen.takeTrips()
+		var answered []string
+		for _, r := range resp.Results {
+			answered = append(answered, r.Name)
+		}
+		if !slices.Equal(logged, answered) || len(answered) == 0 {
+			t.Errorf("%q: logged %v, answered %v", c.query, logged, answered)
+		}
+	}
+}
+
+// TestMergedSearchFailureRollsBack: when the second round trip of a planned search fails
+// (the log row's rewrite), the search fails, its log row is rolled back and the connection
+// goes back to the pool with no transaction open: the next search on it works.
+func TestMergedSearchFailureRollsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, url, postgres.WithMaxConns(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	fill(t, pool)
+	// Raw DDL: a test-only trigger that makes every rewrite of a log row fail.
+	if _, err := pool.Exec(ctx, `
+		CREATE FUNCTION refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'no rewrite'; END $$;
+		CREATE TRIGGER refuse_update BEFORE UPDATE ON search_log FOR EACH ROW EXECUTE FUNCTION refuse_update()`); err != nil {
+		t.Fatal(err)
+	}
+	s := search.New(pool, testEmbedder, search.DefaultSettings(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var before int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(ctx, search.Internal(), search.Request{Query: "get the stock price and send an email message", K: 3}); err == nil || !strings.Contains(err.Error(), "no rewrite") {
+		t.Fatalf("planned search with a failing rewrite: error %v", err)
+	}
+	resp := mustSearch(t, ctx, s, search.Request{Query: "send an email message", K: 3})
+	var after int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before+1 || len(resp.Results) == 0 {
+		t.Errorf("log rows %d → %d, want only the plain search's; results %+v", before, after, resp.Results)
 	}
 }

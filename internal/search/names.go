@@ -20,9 +20,22 @@ import (
 // nameKey is the Go twin of the SQL function toolgate_name_key: lower-case words separated
 // by one space, camelCase, snake_case, kebab-case and the "__" separator all split.
 func nameKey(s string) string {
+	if plainWord(s) {
+		return s // nothing to split or lower: most words of a query
+	}
 	s = camelBoundary.ReplaceAllString(s, "$1 $2")
 	s = nonAlnum.ReplaceAllString(s, " ")
 	return strings.TrimSpace(strings.ToLower(s))
+}
+
+// plainWord: s has only lower-case ASCII letters and digits, so nameKey(s) is s.
+func plainWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 var (

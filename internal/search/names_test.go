@@ -44,6 +44,7 @@ func TestNameKeyMatchesSQL(t *testing.T) {
 		"ALLCAPS", "snake_case_name", "kebab-case-name", "mixed_Case-andCamel", "tab\tand\nnewline",
 		"éclair_getÉtat", "x__y__z", "123abc", "abc123Def", "__leading", "trailing__",
 		"日本語ツール_run", "emoji🙂Tool", "ÀÉÎõü", "ß_straße", "dot.separated.name", "a  b",
+		"weather", "abc123", "7", // plain words: returned as they are
 	}
 	pool := pgtest.NewPool(t)
 	rows, err := pool.Query(context.Background(),

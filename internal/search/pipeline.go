@@ -97,6 +97,25 @@ func (p *pipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 	return p.to.SendBatch(ctx, all)
 }
 
+// begin queues BEGIN: the statements up to commit are one explicit transaction, sent in
+// as many round trips as there are Query calls, plus commit's (the pipeline must then send
+// to one connection, not a pool).
+func (p *pipeline) begin() { p.pending.Queue("BEGIN") }
+
+// commit sends the queued statements and COMMIT as one batch, and reports the first error.
+func (p *pipeline) commit(ctx context.Context) error {
+	b := p.pending
+	p.pending = &pgx.Batch{}
+	b.Queue("COMMIT")
+	br := p.to.SendBatch(ctx, b)
+	for range b.Len() {
+		if _, err := br.Exec(); err != nil {
+			return errors.Join(err, br.Close())
+		}
+	}
+	return br.Close()
+}
+
 var _ db.DBTX = (*pipeline)(nil)
 
 // batchRows are the rows of a batch's last statement; closing them closes the batch, which

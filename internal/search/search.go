@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -305,17 +304,19 @@ type queryTexts struct {
 func textsOf(intents []plan.Intent) queryTexts {
 	var qt queryTexts
 	textIndex := map[string]int32{}
+	var textKeys [][]string // the name keys of each distinct text, computed once
 	for i, in := range intents {
 		for _, t := range append([]string{in.Query}, in.Variants...) {
 			v, ok := textIndex[t]
 			if !ok {
 				qt.texts = append(qt.texts, t)
+				textKeys = append(textKeys, nameKeys(t))
 				v = int32(len(qt.texts))
 				textIndex[t] = v
 			}
 			qt.textVariants = append(qt.textVariants, v)
 			qt.textGroups = append(qt.textGroups, int32(i+1))
-			for _, k := range nameKeys(t) {
+			for _, k := range textKeys[v-1] {
 				qt.keys = append(qt.keys, k)
 				qt.keyGroups = append(qt.keyGroups, int32(i+1))
 			}
@@ -343,21 +344,7 @@ func (s *Service) searchPrimary(ctx context.Context, pr *prepared) (Response, er
 		}
 		return resp, nil
 	}
-	var resp Response
-	var used []db.SearchRow
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := s.run(ctx, tx, nil, pr)
-		if err != nil {
-			return err
-		}
-		resp = pr.response(rows[0])
-		used = s.fill(ctx, &resp, pr, rows)
-		results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
-		if err != nil {
-			return err
-		}
-		return db.New(tx).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID})
-	})
+	resp, used, err := s.searchMerged(ctx, pr)
 	if err != nil {
 		return Response{}, fmt.Errorf("search: %w", err)
 	}
@@ -367,6 +354,43 @@ func (s *Service) searchPrimary(ctx context.Context, pr *prepared) (Response, er
 		return Response{}, err
 	}
 	return resp, nil
+}
+
+// searchMerged runs a search whose rankings are merged (and maybe reranked) in Go in one
+// transaction of two round trips: BEGIN, the settings and the statement go in the first
+// batch; the rewrite of the log row's results with the final list, and COMMIT, in the second.
+func (s *Service) searchMerged(ctx context.Context, pr *prepared) (resp Response, used []db.SearchRow, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	defer conn.Release()
+	defer func() {
+		// A failure left the transaction open or aborted: end it before the connection goes
+		// back to the pool. If that fails too, Release closes the connection instead.
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	pl := newPipeline(conn)
+	pl.begin()
+	rows, err := s.runOn(ctx, pl, pr)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	resp = pr.response(rows[0])
+	used = s.fill(ctx, &resp, pr, rows)
+	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	if err := db.New(pl).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID}); err != nil {
+		return Response{}, nil, err
+	}
+	if err := pl.commit(ctx); err != nil {
+		return Response{}, nil, err
+	}
+	return resp, used, nil
 }
 
 // explainAsked explains the results when the request asked for it (explain, on the
@@ -415,6 +439,11 @@ func experimentArm(row db.SearchRow) *ExperimentArm {
 func (s *Service) run(ctx context.Context, to batcher, rewrite func(string) (string, error), pr *prepared) ([]db.SearchRow, error) {
 	pl := newPipeline(to)
 	pl.rewrite = rewrite
+	return s.runOn(ctx, pl, pr)
+}
+
+// runOn is run through pl, after the statements pl already holds.
+func (s *Service) runOn(ctx context.Context, pl *pipeline, pr *prepared) ([]db.SearchRow, error) {
 	qp := db.New(pl)
 	if err := qp.SearchSetConfig(ctx, pr.ef); err != nil {
 		return nil, err
