@@ -192,9 +192,13 @@ func TestMCPSourceValidation(t *testing.T) {
 	h.do("PATCH", "/v1/sources/pushed", `{"interval":"1m"}`, 409)
 	h.do("GET", "/v1/tools/nope__x/history", ``, 404)
 	h.do("GET", "/v1/tools/pushed__t/history?limit=0", ``, 400)
-	// A pushed tool has no definition changes: its history is empty, not missing.
+	// A tool without stored changes (its revisions pruned here) has an empty history, not a
+	// missing one: the name is a tool's.
+	if _, err := h.pool.Exec(context.Background(), `DELETE FROM tool_revisions WHERE tool_name = 'pushed__t'`); err != nil {
+		t.Fatal(err)
+	}
 	if hist := h.do("GET", "/v1/tools/pushed__t/history", ``, 200); hist["revisions"] == nil || len(hist["revisions"].([]any)) != 0 {
-		t.Fatalf("history of a pushed tool: %v", hist)
+		t.Fatalf("history of a tool without revisions: %v", hist)
 	}
 	h.do("POST", "/v1/tools/pushed__t/approve", ``, 409)
 	h.do("POST", "/v1/tools/nope__x/approve", ``, 404)

@@ -132,9 +132,9 @@ func (e *NoHistoryError) Error() string        { return fmt.Sprintf("tool %q has
 func (e *NoHistoryError) Is(target error) bool { return target == derrors.NotFound }
 
 // History lists the definition changes of the tool called name, newest first, at most
-// limit. History outlives the tool: a deleted tool's is still listed. A tool whose
-// definition was never changed by a sync (a pushed catalog's) has an empty history; a name
-// with neither a tool nor a change is a *NoHistoryError.
+// limit. History outlives the tool: a deleted tool's is still listed. A tool without stored
+// changes has an empty history; a name with neither a tool nor a change is a
+// *NoHistoryError.
 func History(ctx context.Context, pool *pgxpool.Pool, name string, limit int) ([]db.ToolRevision, error) {
 	revs, err := db.New(pool).ToolHistory(ctx, db.ToolHistoryParams{ToolName: name, Limit: int32(limit)})
 	if err != nil {
