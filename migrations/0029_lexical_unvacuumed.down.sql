@@ -1,0 +1,1 @@
+ALTER TABLE search_corpus DROP COLUMN unvacuumed;
