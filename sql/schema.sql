@@ -1610,7 +1610,6 @@ CREATE TABLE public.search_corpus (
     total_len double precision NOT NULL,
     impact_avgdl double precision DEFAULT 0 NOT NULL,
     name_words integer DEFAULT 0 NOT NULL,
-    unvacuumed integer DEFAULT 0 NOT NULL,
     CONSTRAINT search_corpus_singleton_check CHECK (singleton)
 );
 

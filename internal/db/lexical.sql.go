@@ -9,16 +9,6 @@ import (
 	"context"
 )
 
-const lexicalAddUnvacuumed = `-- name: LexicalAddUnvacuumed :exec
-UPDATE search_corpus SET unvacuumed = unvacuumed + $1::int
-`
-
-// Inside the batch's transaction, whose refresh already holds the corpus row.
-func (q *Queries) LexicalAddUnvacuumed(ctx context.Context, n int32) error {
-	_, err := q.db.Exec(ctx, lexicalAddUnvacuumed, n)
-	return err
-}
-
 const lexicalAsyncCommit = `-- name: LexicalAsyncCommit :exec
 
 SELECT set_config('synchronous_commit', 'off', true)
@@ -33,25 +23,19 @@ func (q *Queries) LexicalAsyncCommit(ctx context.Context) error {
 }
 
 const lexicalCorpus = `-- name: LexicalCorpus :one
-SELECT docs, total_len, impact_avgdl, unvacuumed FROM search_corpus
+SELECT docs, total_len, impact_avgdl FROM search_corpus
 `
 
 type LexicalCorpusRow struct {
 	Docs        int64   `json:"docs"`
 	TotalLen    float64 `json:"total_len"`
 	ImpactAvgdl float64 `json:"impact_avgdl"`
-	Unvacuumed  int32   `json:"unvacuumed"`
 }
 
 func (q *Queries) LexicalCorpus(ctx context.Context) (LexicalCorpusRow, error) {
 	row := q.db.QueryRow(ctx, lexicalCorpus)
 	var i LexicalCorpusRow
-	err := row.Scan(
-		&i.Docs,
-		&i.TotalLen,
-		&i.ImpactAvgdl,
-		&i.Unvacuumed,
-	)
+	err := row.Scan(&i.Docs, &i.TotalLen, &i.ImpactAvgdl)
 	return i, err
 }
 
@@ -117,15 +101,5 @@ UPDATE search_corpus SET impact_avgdl = $1::float8
 
 func (q *Queries) LexicalSetImpactAvgdl(ctx context.Context, avgdl float64) error {
 	_, err := q.db.Exec(ctx, lexicalSetImpactAvgdl, avgdl)
-	return err
-}
-
-const lexicalTakeUnvacuumed = `-- name: LexicalTakeUnvacuumed :exec
-UPDATE search_corpus SET unvacuumed = greatest(unvacuumed - $1::int, 0)
-`
-
-// Before a vacuum: what it covers no longer counts (what is added meanwhile still does).
-func (q *Queries) LexicalTakeUnvacuumed(ctx context.Context, n int32) error {
-	_, err := q.db.Exec(ctx, lexicalTakeUnvacuumed, n)
 	return err
 }

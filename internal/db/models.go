@@ -152,7 +152,6 @@ type SearchCorpu struct {
 	TotalLen    float64 `json:"total_len"`
 	ImpactAvgdl float64 `json:"impact_avgdl"`
 	NameWords   int32   `json:"name_words"`
-	Unvacuumed  int32   `json:"unvacuumed"`
 }
 
 type SearchDaily struct {

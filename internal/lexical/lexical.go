@@ -52,15 +52,15 @@ type Stats struct {
 
 // Flush indexes every tool queued when it is called, batch by batch, oldest first (each
 // batch waits for a concurrent indexer's batch, if any), then does the indexer's upkeep:
-// recomputes impacts if the average document length drifted, and vacuums after a bulk load
-// (this flush's, with those that Index left to it). A write that commits and then flushes
-// is searchable when Flush returns. Tools queued meanwhile are left to the next flush (the
-// debounced lexical_index job): enrichment workers re-queue tools as they finish them, and
-// a flush that chased them returned only once they paused (an import of 4,000 tools into a
-// server enriching took 12–14 s instead of 3).
+// recomputes impacts if the average document length drifted (also when it indexed nothing:
+// Index leaves the upkeep to it), and vacuums after a bulk load. A write that commits and
+// then flushes is searchable when Flush returns. Tools queued meanwhile are left to the
+// next flush (the debounced lexical_index job): enrichment workers re-queue tools as they
+// finish them, and a flush that chased them returned only once they paused (an import of
+// 4,000 tools into a server enriching took 12–14 s instead of 3).
 func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 	var st Stats
-	n, err := index(ctx, pool, false)
+	n, err := Index(ctx, pool)
 	st.Indexed = n
 	if err != nil {
 		return st, err
@@ -69,17 +69,10 @@ func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 	if err != nil {
 		return st, fmt.Errorf("lexical index: corpus: %w", err)
 	}
-	if st.Indexed == 0 && c.Unvacuumed == 0 {
-		return st, nil
-	}
 	if st.Reimpacted, err = reimpactIfDrifted(ctx, pool, c); err != nil {
 		return st, err
 	}
-	bulk := st.Indexed + int(c.Unvacuumed)
-	if st.Reimpacted > 0 || bulk >= vacuumAfter && float64(bulk) >= vacuumShare*float64(c.Docs) {
-		if err := db.New(pool).LexicalTakeUnvacuumed(ctx, c.Unvacuumed); err != nil {
-			return st, fmt.Errorf("lexical index: %w", err)
-		}
+	if st.Reimpacted > 0 || st.Indexed >= vacuumAfter && float64(st.Indexed) >= vacuumShare*float64(c.Docs) {
 		// Outside any transaction (VACUUM cannot run in one). It waits for no writer.
 		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) search_postings, search_docs, search_lexemes"); err != nil {
 			return st, fmt.Errorf("vacuum the lexical index: %w", err)
@@ -90,27 +83,21 @@ func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 }
 
 // Index indexes every tool queued when it is called, as Flush does, without the upkeep:
-// what a catalog write (an import, a PUT of a catalog) needs before it returns, its tools
-// searchable. The upkeep is left to the next Flush, the lexical_index job's, debounced
-// after enrichment and run every minute; the tools indexed here count toward its vacuum.
-// Done in the write, it made an import into a server that was enriching wait for the
-// impacts of every document to be recomputed under the indexer's lock (13 s for 5,000
-// documents while 10 workers enriched) and for a vacuum. Scores stay exact meanwhile: a
-// drifted average only makes the stored impacts choose a term's candidates less well.
+// what an import or a PUT of a catalog needs before it returns, its tools searchable. The
+// upkeep is left to the lexical_index job's Flush (asked for by the enrichment the write
+// queued, and run every minute), and the vacuum of a bulk load to autovacuum. Done in the
+// write, it made an import into a server that was enriching wait for the impacts of every
+// document to be recomputed under the indexer's lock (13 s for 5,000 documents while 10
+// workers enriched) and for a vacuum. Scores stay exact meanwhile: a drifted average only
+// makes the stored impacts choose a term's candidates less well.
 func Index(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	return index(ctx, pool, true)
-}
-
-// index indexes every tool queued when it is called, batch by batch; with owe, each batch
-// adds its tools to those the next Flush's vacuum covers.
-func index(ctx context.Context, pool *pgxpool.Pool, owe bool) (int, error) {
 	through, err := db.New(pool).LexicalQueueLast(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("lexical index: %w", err)
 	}
 	indexed := 0
 	for through > 0 {
-		n, err := indexBatch(ctx, pool, owe)
+		n, err := indexBatch(ctx, pool)
 		if err != nil {
 			return indexed, err
 		}
@@ -130,7 +117,7 @@ func index(ctx context.Context, pool *pgxpool.Pool, owe bool) (int, error) {
 }
 
 // indexBatch runs one indexer transaction and returns the number of tools it indexed.
-func indexBatch(ctx context.Context, pool *pgxpool.Pool, owe bool) (int, error) {
+func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	var n int32
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -138,10 +125,8 @@ func indexBatch(ctx context.Context, pool *pgxpool.Pool, owe bool) (int, error) 
 			return err
 		}
 		var err error
-		if n, err = q.LexicalIndexBatch(ctx, Batch); err != nil || !owe || n == 0 {
-			return err
-		}
-		return q.LexicalAddUnvacuumed(ctx, n)
+		n, err = q.LexicalIndexBatch(ctx, Batch)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("lexical index: %w", err)

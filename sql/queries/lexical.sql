@@ -19,15 +19,7 @@ SELECT coalesce(max(id), 0)::bigint FROM search_queue;
 SELECT EXISTS (SELECT 1 FROM search_queue WHERE id <= sqlc.arg(id)::bigint);
 
 -- name: LexicalCorpus :one
-SELECT docs, total_len, impact_avgdl, unvacuumed FROM search_corpus;
-
--- name: LexicalAddUnvacuumed :exec
--- Inside the batch's transaction, whose refresh already holds the corpus row.
-UPDATE search_corpus SET unvacuumed = unvacuumed + sqlc.arg(n)::int;
-
--- name: LexicalTakeUnvacuumed :exec
--- Before a vacuum: what it covers no longer counts (what is added meanwhile still does).
-UPDATE search_corpus SET unvacuumed = greatest(unvacuumed - sqlc.arg(n)::int, 0);
+SELECT docs, total_len, impact_avgdl FROM search_corpus;
 
 -- name: LexicalReimpact :one
 -- Recomputes the impacts of the postings of up to n tools after after_id with avgdl; returns

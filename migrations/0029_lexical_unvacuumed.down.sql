@@ -1,1 +1,0 @@
-ALTER TABLE search_corpus DROP COLUMN unvacuumed;
