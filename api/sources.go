@@ -98,12 +98,17 @@ type sourceView struct {
 	Enriched int64 `json:"enriched"`
 	// EnrichmentFailed counts the tools one of whose steps failed for their current
 	// definition (recorded, the tool stored with the components it has).
-	EnrichmentFailed int64         `json:"enrichment_failed"`
-	Embedded         int64         `json:"embedded"`
-	Indexed          int64         `json:"indexed"`
-	LastSync         *lastSyncView `json:"last_sync"`
-	CreatedAt        time.Time     `json:"created_at"`
-	UpdatedAt        time.Time     `json:"updated_at"`
+	EnrichmentFailed int64 `json:"enrichment_failed"`
+	Embedded         int64 `json:"embedded"`
+	Indexed          int64 `json:"indexed"`
+	// Pending counts the tools not yet both enriched and embedded (their enrich_tool job
+	// waits, runs, or failed for good); FullyEnriched is true when none is pending and no
+	// tool of the source waits in the lexical index's queue.
+	Pending       int64         `json:"pending"`
+	FullyEnriched bool          `json:"fully_enriched"`
+	LastSync      *lastSyncView `json:"last_sync"`
+	CreatedAt     time.Time     `json:"created_at"`
+	UpdatedAt     time.Time     `json:"updated_at"`
 }
 
 type lastSyncView struct {
@@ -130,7 +135,8 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 	for i, r := range rows {
 		src := r.Source
 		v := sourceView{Name: src.Name, Kind: src.Kind, ReviewMode: src.ReviewMode, Tools: r.Tools,
-			Enriched: r.Enriched, EnrichmentFailed: r.EnrichmentFailed, Embedded: r.Embedded, Indexed: r.Indexed, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
+			Enriched: r.Enriched, EnrichmentFailed: r.EnrichmentFailed, Embedded: r.Embedded, Indexed: r.Indexed,
+			Pending: r.Pending, FullyEnriched: r.FullyEnriched, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
 		if string(src.Config) != "{}" {
 			v.Config = redactConfig(src.Config)
 		}

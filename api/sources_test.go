@@ -50,6 +50,8 @@ type sourceCounts struct {
 	Enriched int             `json:"enriched"`
 	Embedded int             `json:"embedded"`
 	Indexed  int             `json:"indexed"`
+	Pending  int             `json:"pending"`
+	Fully    bool            `json:"fully_enriched"`
 	LastSync json.RawMessage `json:"last_sync"`
 }
 
@@ -124,7 +126,8 @@ func TestSourceCounts(t *testing.T) {
 			_, body := call(t, srv, "GET", "/v1/sources/"+s.Name, "")
 			raw, _ := json.Marshal(body)
 			if err := json.Unmarshal(raw, &one); err != nil || one.Tools != s.Tools || one.Enriched != s.Enriched ||
-				one.Embedded != s.Embedded || one.Indexed != s.Indexed || string(one.LastSync) != string(s.LastSync) {
+				one.Embedded != s.Embedded || one.Indexed != s.Indexed || one.Pending != s.Pending || one.Fully != s.Fully ||
+				string(one.LastSync) != string(s.LastSync) {
 				t.Errorf("GET /v1/sources/%s: %s, in the list: %+v", s.Name, raw, s)
 			}
 		}
@@ -156,6 +159,29 @@ func TestSourceCounts(t *testing.T) {
 	if got["fin"].Indexed != 3 || got["web"].Indexed != 2 || got["idle"].Indexed != 0 {
 		t.Errorf("indexed after the flush: %+v", got)
 	}
+	// Each source has one tool not enriched yet: pending, so not fully enriched; a source
+	// without tools waits for nothing.
+	if g := got["fin"]; g.Pending != 1 || g.Fully {
+		t.Errorf("fin: pending %d fully_enriched %v, want 1 false", g.Pending, g.Fully)
+	}
+	if g := got["web"]; g.Pending != 1 || g.Fully {
+		t.Errorf("web: pending %d fully_enriched %v, want 1 false", g.Pending, g.Fully)
+	}
+	if g := got["idle"]; g.Pending != 0 || !g.Fully {
+		t.Errorf("idle: pending %d fully_enriched %v, want 0 true", g.Pending, g.Fully)
+	}
+	// web's last tool enriched: embedded, yet its enriched fields wait for the lexical
+	// index; once flushed the source is fully enriched
+	importAndEnrich("web", []catalog.Tool{tool("search", "Search."), tool("fetch", "Fetch.")}, "fetch")
+	if g := list()["web"]; g.Pending != 0 || g.Fully {
+		t.Errorf("web before the flush: pending %d fully_enriched %v, want 0 false", g.Pending, g.Fully)
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if g := list()["web"]; g.Pending != 0 || !g.Fully {
+		t.Errorf("web after the flush: pending %d fully_enriched %v, want 0 true", g.Pending, g.Fully)
+	}
 
 	// A changed definition is not enriched until its new enrichment has run; its vector
 	// (of the old definition) stays in the set meanwhile.
@@ -171,7 +197,7 @@ func TestSourceCounts(t *testing.T) {
 	}
 	got = list()
 	want(got, "fin", 3, 1, 2)
-	want(got, "web", 2, 1, 0)
+	want(got, "web", 2, 2, 1)
 
 	// A profile without a vector set: nothing is embedded.
 	if _, _, err := profiles.Put(ctx, pool, "fresh", tdwa.Profile{Strategy: tdwa.StrategyMean}, nil); err != nil {
@@ -180,7 +206,10 @@ func TestSourceCounts(t *testing.T) {
 	activate(t, pool, "fresh")
 	got = list()
 	want(got, "fin", 3, 1, 0)
-	want(got, "web", 2, 1, 0)
+	want(got, "web", 2, 2, 0)
+	if g := got["web"]; g.Pending != 2 || g.Fully {
+		t.Errorf("web without a vector set: pending %d fully_enriched %v, want 2 false", g.Pending, g.Fully)
+	}
 }
 
 // activate makes the profile called name the active one.

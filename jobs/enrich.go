@@ -56,7 +56,8 @@ func (w *EnrichToolWorker) Timeout(*river.Job[EnrichToolArgs]) time.Duration {
 
 // Work makes no provider call for an unchanged tool whose outputs and embeddings exist.
 // The tool's enriched fields reach the lexical index with the next debounced lexical_index
-// run, a moment later (at once when the worker runs outside a River client).
+// run, a moment later (at once when the worker runs outside a River client); a vector set
+// whose index was deferred gets it from the vector_index job it asks for, after the burst.
 //
 // A step whose output is malformed beyond repair is recorded as failed on the tool
 // (enrich.Report.Failed), which is stored with the components it has: the job completes,
@@ -66,7 +67,13 @@ func (w *EnrichToolWorker) Work(ctx context.Context, job *river.Job[EnrichToolAr
 	if err != nil || rep.Skipped != "" {
 		return err
 	}
-	return w.indexLexical(ctx)
+	if err := w.indexLexical(ctx); err != nil {
+		return err
+	}
+	if rc, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil && rep.Vectors > 0 {
+		return w.deps.enqueueVectorIndex(ctx, rc)
+	}
+	return nil
 }
 
 // indexLexical brings the tool's enriched fields to the lexical index: a debounced

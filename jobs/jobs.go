@@ -62,6 +62,9 @@ type Deps struct {
 	// lexicalAsked is the debounce period for which this process last queued a
 	// lexical_index job (Deps.enqueueLexicalIndex).
 	lexicalAsked *atomic.Int64
+	// vectorIndexAsked is the second in which this process last looked for deferred vector
+	// indexes after an enrichment (Deps.enqueueVectorIndex).
+	vectorIndexAsked *atomic.Int64
 	// MCPSessionKeep is how long an unused MCP gateway session is kept.
 	MCPSessionKeep time.Duration
 	// ObservedQueries is the most observed queries kept per tool (TOOLGATE_OBSERVED_QUERIES,
@@ -112,6 +115,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	deps.enrich = deps.enrichService()
 	deps.lexicalAsked = &atomic.Int64{}
+	deps.vectorIndexAsked = &atomic.Int64{}
 	river.AddWorker(workers, &SearchLogMaintenanceWorker{deps: deps})
 	river.AddWorker(workers, &SyncWorker{deps: deps})
 	river.AddWorker(workers, &SyncDueWorker{deps: deps})
@@ -123,6 +127,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
 	river.AddWorker(workers, &ObservedQueriesWorker{deps: deps})
 	river.AddWorker(workers, &SearchRollupWorker{deps: deps})
+	river.AddWorker(workers, &VectorIndexWorker{deps: deps})
 
 	cfg := &river.Config{
 		// River's INFO records (job counts every few seconds, each retry) at DEBUG
@@ -165,6 +170,10 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return LexicalIndexArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "lexical_index"}),
+			// What a crash left deferred is built within a minute of a restart.
+			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return VectorIndexArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "vector_index"}),
 			river.NewPeriodicJob(river.PeriodicInterval(rollupEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return SearchRollupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "search_rollup"}),

@@ -62,7 +62,7 @@ func (d Deps) Timeout(kind string) time.Duration {
 	switch kind {
 	case EnrichToolArgs{}.Kind(), ObservedQueriesArgs{}.Kind():
 		return d.enrichTimeout()
-	case ReweightArgs{}.Kind(), TuneArgs{}.Kind():
+	case ReweightArgs{}.Kind(), TuneArgs{}.Kind(), VectorIndexArgs{}.Kind():
 		return d.reweightTimeout()
 	case SyncArgs{}.Kind():
 		return d.syncJobTimeout()

@@ -1090,6 +1090,21 @@ CREATE FUNCTION public.toolgate_vector_partition(set_id bigint) RETURNS text
 
 
 --
+-- Name: toolgate_vector_sets_defer_index(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_vector_sets_defer_index() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.state = 'ready' AND NOT EXISTS (SELECT 1 FROM weight_profiles p WHERE p.id = NEW.profile_id AND p.is_active) THEN
+        NEW.index_deferred := true;
+    END IF;
+    RETURN NEW;
+END $$;
+
+
+--
 -- Name: toolgate_vector_sets_partition(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1099,7 +1114,7 @@ CREATE FUNCTION public.toolgate_vector_sets_partition() RETURNS trigger
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM toolgate_create_vector_partition(NEW.id);
-        IF NEW.state = 'ready' THEN
+        IF NEW.state = 'ready' AND NOT NEW.index_deferred THEN
             PERFORM toolgate_index_vector_partition(NEW.id);
         END IF;
         RETURN NEW;
@@ -2332,6 +2347,7 @@ CREATE TABLE public.vector_sets (
     finished_at timestamp with time zone,
     strategy text NOT NULL,
     weights jsonb NOT NULL,
+    index_deferred boolean DEFAULT false NOT NULL,
     CONSTRAINT vector_sets_state_check CHECK ((state = ANY (ARRAY['building'::text, 'ready'::text, 'retired'::text, 'failed'::text])))
 );
 
@@ -3064,6 +3080,13 @@ CREATE TRIGGER tools_search_queue_insert AFTER INSERT ON public.tools REFERENCIN
 --
 
 CREATE TRIGGER tools_search_queue_update AFTER UPDATE ON public.tools REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_tools_search_queue();
+
+
+--
+-- Name: vector_sets vector_sets_defer_index; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER vector_sets_defer_index BEFORE INSERT ON public.vector_sets FOR EACH ROW EXECUTE FUNCTION public.toolgate_vector_sets_defer_index();
 
 
 --

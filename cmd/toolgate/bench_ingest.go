@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/bench"
@@ -31,9 +33,14 @@ import (
 // searchbench catalog of n tools into a new source of a fresh database
 // (toolgate_bench_ingest, dropped at the end), so later runs write into a catalog that
 // already holds the earlier runs' tools.
+//
+// With --enriching N the imports run against a server that is enriching: a catalog of N
+// other tools is imported first and a River client with TOOLGATE_WORKERS workers (the
+// configured providers) works its enrichment, and every timed import's, throughout.
 func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench ingest", env)
 	toolsFlag := fs.String("tools", "5000,50000", "comma-separated catalog sizes")
+	enriching := fs.Int("enriching", 0, "enrich a catalog of this many other tools while the imports run (0: no workers)")
 	bf := addBenchFlags(fs, 2)
 	*bf.warmup = 0
 	if err := parseFlags(fs, args); err != nil {
@@ -61,10 +68,23 @@ func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	pgVersion, _ := bench.PostgresVersion(ctx, pool)
-	// Insert-only: the enrichment jobs an import queues are stored, not worked.
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
+	// Insert-only unless --enriching: the enrichment jobs an import queues are stored, not
+	// worked.
+	deps := jobs.Deps{Pool: pool, Logger: env.log}
+	opts := jobs.Options{}
+	if *enriching > 0 {
+		deps.Embedder, deps.Enricher, deps.Questions = newEmbedder(env.cfg, nil), newEnricher(env.cfg, nil), env.cfg.Questions
+		opts = jobs.Options{Work: true, MaxWorkers: env.cfg.Workers}
+	}
+	rc, err := jobs.NewClient(deps, opts)
 	if err != nil {
 		return err
+	}
+	if *enriching > 0 {
+		if err := startEnriching(ctx, env, pool, rc, *enriching); err != nil {
+			return err
+		}
+		defer func() { _ = rc.StopAndCancel(context.WithoutCancel(ctx)) }()
 	}
 	// the benchmark measures catalogs of any size, the production limit aside
 	e := api.New(api.Deps{Pool: pool, Logger: env.log, Open: true, River: rc, Limits: api.Limits{MaxCatalogTools: slices.Max(sizes)}})
@@ -136,6 +156,37 @@ func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	writeBenchReport(env.stdout, "Ingest (toolgate bench ingest)", append([]string{"bench", "ingest"}, args...), bench.DescribeMachine(pgVersion), results)
 	return nil
+}
+
+// startEnriching imports a catalog of n tools (other than the timed ones) and starts rc's
+// workers on its enrichment, returning once they have enriched some of it: the imports that
+// follow run against a server that is enriching, as a deployment's first minutes are.
+func startEnriching(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], n int) error {
+	var tools []catalog.Tool
+	for _, t := range searchbench.Catalog(n, rand.New(rand.NewPCG(7, uint64(n)))) {
+		tools = append(tools, catalog.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Schema)})
+	}
+	if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "enriching", tools); err != nil {
+		return err
+	}
+	if err := rc.Start(ctx); err != nil {
+		return err
+	}
+	for {
+		var done int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND state = 'completed'`).Scan(&done); err != nil {
+			return err
+		}
+		if done >= min(500, n/2) {
+			env.log.Info("bench ingest: enrichment under way", "tools", n, "enriched", done)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // freshBenchDB (re)creates database name on the DATABASE_URL server and returns its URL and

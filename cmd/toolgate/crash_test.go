@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
 // TestKilledServeResumesItsWork: `toolgate serve` is killed with SIGKILL while it enriches a
@@ -178,6 +179,112 @@ func TestKilledServeResumesItsWork(t *testing.T) {
 		t.Errorf("%d successful syncs creating the 3 tools, want 1", n)
 	}
 
+	if err := second.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Wait(); err != nil {
+		t.Errorf("the second serve stopped with %v", err)
+	}
+}
+
+// TestKilledServeFinishesDeferredIndexes: `toolgate serve` is killed with SIGKILL while its
+// vector_index job, after the enrichment of a new catalog, builds the deferred HNSW indexes
+// of the profiles that are not active: the first sets are built, the last one's build waits
+// on a lock the test holds. A second `serve` on the same database (its rescuer retries the
+// dead process's job) builds the rest; every set holds every tool's vector throughout, and
+// every set ends with its index.
+func TestKilledServeFinishesDeferredIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
+	}
+	ctx := context.Background()
+	dbURL := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := postgres.MigrateUp(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := freeAddr(t)
+	base := "http://" + addr
+	settings := []string{
+		"DATABASE_URL=" + dbURL, "LISTEN_ADDR=" + addr, "TOOLGATE_OPEN=true", "TOOLGATE_LOG_FORMAT=text",
+		"TOOLGATE_WORKERS=4", "TOOLGATE_SHUTDOWN_TIMEOUT=5s", "TOOLGATE_QUESTIONS=3",
+		// A timeout the held build outlives until the kill, and a rescue threshold above it.
+		"TOOLGATE_ENRICH_TIMEOUT=6s", "TOOLGATE_REWEIGHT_TIMEOUT=6s", "TOOLGATE_SYNC_TIMEOUT=6s",
+		"TOOLGATE_JOB_TIMEOUT=2s", "TOOLGATE_RESCUE_AFTER=9s",
+	}
+	first := startServe(t, settings, "first")
+	waitFor(t, "the first serve to be ready", 60*time.Second, func() bool { return ready(base) })
+	// The profiles' first sets, as the first enrichment makes them; the last deferred one's
+	// partition is locked against the index build (CREATE INDEX waits for ROW EXCLUSIVE,
+	// the enrichment's own inserts do not).
+	if err := vectors.EnsureCurrentSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	if err := pool.QueryRow(ctx, `SELECT max(id) FROM vector_sets WHERE index_deferred`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Rollback(ctx) }()
+	if _, err := lock.Exec(ctx, fmt.Sprintf(`LOCK TABLE tool_vectors_s%d IN ROW EXCLUSIVE MODE`, last)); err != nil {
+		t.Fatal(err)
+	}
+	const tools = 20
+	var catalogLines strings.Builder
+	for i := range tools {
+		fmt.Fprintf(&catalogLines, `{"name":"quote_%02d","description":"Latest stock quote number %d of a listed company"}`+"\n", i, i)
+	}
+	call(t, http.MethodPut, base+"/v1/sources/market/tools", catalogLines.String(), http.StatusOK, nil)
+
+	deferred := func() int { return count(t, pool, `SELECT count(*) FROM vector_sets WHERE index_deferred`) }
+	waitFor(t, "the index build to be held on its last set", 60*time.Second, func() bool {
+		return count(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND state <> 'completed'`) == 0 &&
+			count(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'vector_index' AND state = 'running'`) == 1 &&
+			deferred() == 1 &&
+			count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0
+	})
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	// The dead process's backend would finish the statement once the lock goes (PostgreSQL
+	// notices a vanished client only when it next talks to it); a host that died takes its
+	// statements with it, which terminating the backend stands in for.
+	if n := count(t, pool, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%index_deferred%') x`); n != 1 {
+		t.Fatalf("%d index builds terminated, want 1", n)
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing is lost: the unbuilt set already holds every vector.
+	if n := count(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, last); n != tools {
+		t.Fatalf("the set whose build was killed holds %d vectors, want %d", n, tools)
+	}
+
+	second := startServe(t, settings, "second")
+	waitFor(t, "the restarted serve to build the last index", 90*time.Second, func() bool { return deferred() == 0 })
+	waitFor(t, "the restarted serve to be ready", 60*time.Second, func() bool { return ready(base) })
+	if n := count(t, pool, `SELECT count(*) FROM vector_sets s WHERE s.state = 'ready' AND NOT EXISTS (SELECT 1 FROM pg_indexes i
+		WHERE i.tablename = toolgate_vector_partition(s.id) AND i.indexdef LIKE '%USING hnsw%')`); n != 0 {
+		t.Errorf("%d ready sets without their HNSW index", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM vector_sets s WHERE s.state = 'ready'
+		AND (SELECT count(*) FROM tool_vectors v WHERE v.set_id = s.id) <> $1`, tools); n != 0 {
+		t.Errorf("%d ready sets without a vector for each of the %d tools", n, tools)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'vector_index'
+		AND errors[1]->>'error' = 'Stuck job rescued by JobRescuer'`); n != 1 {
+		t.Errorf("%d vector_index jobs rescued, want the one running at the kill", n)
+	}
 	if err := second.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/vectors"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -182,6 +183,11 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	// The last debounced lexical_index run may still be due: do its work now.
 	if _, err := lexical.Flush(ctx, pool); err != nil {
+		return err
+	}
+	// So may the build of the other profiles' deferred indexes: every profile is measured on
+	// an indexed set, as it is served.
+	if _, err := vectors.BuildDeferredIndexes(ctx, pool); err != nil {
 		return err
 	}
 	// Every configuration is measured on planner statistics of the whole catalog: without

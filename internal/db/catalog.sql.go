@@ -349,7 +349,9 @@ WITH enr AS (
            count(*) FILTER (WHERE en.steps = 3) AS enriched,
            count(*) FILTER (WHERE en.failed > 0) AS enrichment_failed,
            count(v.tool_id) AS embedded,
-           count(d.tool_id) FILTER (WHERE q.tool_id IS NULL) AS indexed
+           count(*) FILTER (WHERE en.steps = 3 AND v.tool_id IS NOT NULL) AS complete,
+           count(d.tool_id) FILTER (WHERE q.tool_id IS NULL) AS indexed,
+           count(q.tool_id) AS queued
     FROM tools t
     LEFT JOIN enr en ON en.tool_id = t.id
     LEFT JOIN tool_vectors v
@@ -363,6 +365,8 @@ SELECT s.id, s.name, s.kind, s.config, s.sync_interval, s.review_mode, s.created
        coalesce(c.tools, 0)::bigint AS tools, coalesce(c.enriched, 0)::bigint AS enriched,
        coalesce(c.enrichment_failed, 0)::bigint AS enrichment_failed,
        coalesce(c.embedded, 0)::bigint AS embedded, coalesce(c.indexed, 0)::bigint AS indexed,
+       coalesce(c.tools - c.complete, 0)::bigint AS pending,
+       (coalesce(c.tools - c.complete, 0) = 0 AND coalesce(c.queued, 0) = 0)::boolean AS fully_enriched,
        coalesce(r.state, '') AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
        r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
@@ -381,6 +385,8 @@ type ListSourceSummariesRow struct {
 	EnrichmentFailed int64           `json:"enrichment_failed"`
 	Embedded         int64           `json:"embedded"`
 	Indexed          int64           `json:"indexed"`
+	Pending          int64           `json:"pending"`
+	FullyEnriched    bool            `json:"fully_enriched"`
 	RunState         SyncRunState    `json:"run_state"`
 	RunCreated       pgtype.Int4     `json:"run_created"`
 	RunUpdated       pgtype.Int4     `json:"run_updated"`
@@ -398,7 +404,9 @@ type ListSourceSummariesRow struct {
 // steps (profile, questions, topics) has an output for its current content hash (or a
 // recorded failure, {"failed": reason}: enrichment_failed counts those tools), embedded
 // when it has a vector in the current vector set of the active weight profile, and indexed
-// when the lexical index holds it and no change of it waits in the index's queue.
+// when the lexical index holds it and no change of it waits in the index's queue; pending
+// when it is not yet both enriched and embedded. A source is fully enriched when no tool is
+// pending and none waits in the lexical index's queue (its enriched fields are searchable).
 // Everything is joined by hash, once per table: the enrichments of the current hashes are
 // counted per tool first, narrowed to a flag before they are grouped (the outputs
 // themselves are not carried through the sort), and the queue is read once, not probed per
@@ -430,6 +438,8 @@ func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]List
 			&i.EnrichmentFailed,
 			&i.Embedded,
 			&i.Indexed,
+			&i.Pending,
+			&i.FullyEnriched,
 			&i.RunState,
 			&i.RunCreated,
 			&i.RunUpdated,

@@ -13,6 +13,24 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const buildDeferredVectorIndex = `-- name: BuildDeferredVectorIndex :one
+UPDATE vector_sets SET index_deferred = false
+WHERE id = $1 AND state = 'ready' AND index_deferred
+RETURNING toolgate_index_vector_partition(id)::boolean AS indexed
+`
+
+// Builds the HNSW index of a ready set whose index was deferred and clears the flag, in one
+// transaction (a build cut short leaves the flag, and the next run builds it). The row lock
+// makes a concurrent caller wait, then find nothing to do; CREATE INDEX holds SHARE on the
+// set's partition only, so enrichment writes to that set wait for the build, searches do
+// not. No row: the set was not waiting (already built, retired, deleted).
+func (q *Queries) BuildDeferredVectorIndex(ctx context.Context, id int64) (bool, error) {
+	row := q.db.QueryRow(ctx, buildDeferredVectorIndex, id)
+	var indexed bool
+	err := row.Scan(&indexed)
+	return indexed, err
+}
+
 const catalogHasEmbeddings = `-- name: CatalogHasEmbeddings :one
 SELECT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL)
 `
@@ -46,7 +64,8 @@ type CreateVectorSetParams struct {
 	ProfileID int64          `json:"profile_id"`
 }
 
-// The set keeps the profile's weights of now (migration 0010).
+// The set keeps the profile's weights of now (migration 0010). A ready set of a profile that
+// is not active has its HNSW index deferred (the vector_sets_defer_index trigger).
 func (q *Queries) CreateVectorSet(ctx context.Context, arg CreateVectorSetParams) (int64, error) {
 	row := q.db.QueryRow(ctx, createVectorSet, arg.State, arg.ProfileID)
 	var id int64
@@ -125,6 +144,42 @@ func (q *Queries) GetToolByID(ctx context.Context, id int64) (Tool, error) {
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const hasDeferredVectorIndex = `-- name: HasDeferredVectorIndex :one
+SELECT EXISTS (SELECT 1 FROM vector_sets WHERE state = 'ready' AND index_deferred)::boolean
+`
+
+// Whether a ready set waits for its HNSW index (the vector_index job's work).
+func (q *Queries) HasDeferredVectorIndex(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, hasDeferredVectorIndex)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const listDeferredVectorIndexes = `-- name: ListDeferredVectorIndexes :many
+SELECT id FROM vector_sets WHERE state = 'ready' AND index_deferred ORDER BY id
+`
+
+func (q *Queries) ListDeferredVectorIndexes(ctx context.Context) ([]int64, error) {
+	rows, err := q.db.Query(ctx, listDeferredVectorIndexes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listToolComponentViews = `-- name: ListToolComponentViews :many

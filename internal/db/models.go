@@ -514,16 +514,17 @@ type ToolVector struct {
 }
 
 type VectorSet struct {
-	ID         int64           `json:"id"`
-	ProfileID  int64           `json:"profile_id"`
-	State      VectorSetState  `json:"state"`
-	Total      int32           `json:"total"`
-	Done       int32           `json:"done"`
-	Error      *string         `json:"error"`
-	CreatedAt  time.Time       `json:"created_at"`
-	FinishedAt *time.Time      `json:"finished_at"`
-	Strategy   string          `json:"strategy"`
-	Weights    json.RawMessage `json:"weights"`
+	ID            int64           `json:"id"`
+	ProfileID     int64           `json:"profile_id"`
+	State         VectorSetState  `json:"state"`
+	Total         int32           `json:"total"`
+	Done          int32           `json:"done"`
+	Error         *string         `json:"error"`
+	CreatedAt     time.Time       `json:"created_at"`
+	FinishedAt    *time.Time      `json:"finished_at"`
+	Strategy      string          `json:"strategy"`
+	Weights       json.RawMessage `json:"weights"`
+	IndexDeferred bool            `json:"index_deferred"`
 }
 
 type WeightProfile struct {

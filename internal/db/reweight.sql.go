@@ -51,7 +51,7 @@ const createBuildingSet = `-- name: CreateBuildingSet :one
 INSERT INTO vector_sets (profile_id, state, total, strategy, weights)
 SELECT p.id, 'building', (SELECT count(*) FROM tools t), p.strategy, p.weights
 FROM weight_profiles p WHERE p.id = $1
-RETURNING id, profile_id, state, total, done, error, created_at, finished_at, strategy, weights
+RETURNING id, profile_id, state, total, done, error, created_at, finished_at, strategy, weights, index_deferred
 `
 
 // The set keeps the profile's weights of now (migration 0010).
@@ -69,6 +69,7 @@ func (q *Queries) CreateBuildingSet(ctx context.Context, id int64) (VectorSet, e
 		&i.FinishedAt,
 		&i.Strategy,
 		&i.Weights,
+		&i.IndexDeferred,
 	)
 	return i, err
 }
@@ -136,7 +137,7 @@ func (q *Queries) FinishSet(ctx context.Context, id int64) error {
 }
 
 const getBuildingSet = `-- name: GetBuildingSet :one
-SELECT id, profile_id, state, total, done, error, created_at, finished_at, strategy, weights FROM vector_sets WHERE profile_id = $1 AND state = 'building' ORDER BY id DESC LIMIT 1
+SELECT id, profile_id, state, total, done, error, created_at, finished_at, strategy, weights, index_deferred FROM vector_sets WHERE profile_id = $1 AND state = 'building' ORDER BY id DESC LIMIT 1
 `
 
 func (q *Queries) GetBuildingSet(ctx context.Context, profileID int64) (VectorSet, error) {
@@ -153,6 +154,7 @@ func (q *Queries) GetBuildingSet(ctx context.Context, profileID int64) (VectorSe
 		&i.FinishedAt,
 		&i.Strategy,
 		&i.Weights,
+		&i.IndexDeferred,
 	)
 	return i, err
 }
@@ -204,7 +206,7 @@ func (q *Queries) GetProfileByName(ctx context.Context, name string) (WeightProf
 }
 
 const getVectorSet = `-- name: GetVectorSet :one
-SELECT id, profile_id, state, total, done, error, created_at, finished_at, strategy, weights FROM vector_sets WHERE id = $1
+SELECT id, profile_id, state, total, done, error, created_at, finished_at, strategy, weights, index_deferred FROM vector_sets WHERE id = $1
 `
 
 func (q *Queries) GetVectorSet(ctx context.Context, id int64) (VectorSet, error) {
@@ -221,6 +223,7 @@ func (q *Queries) GetVectorSet(ctx context.Context, id int64) (VectorSet, error)
 		&i.FinishedAt,
 		&i.Strategy,
 		&i.Weights,
+		&i.IndexDeferred,
 	)
 	return i, err
 }
@@ -316,24 +319,25 @@ func (q *Queries) ListComponentVectorsMissingFromSet(ctx context.Context, arg Li
 }
 
 const listProfileSets = `-- name: ListProfileSets :many
-SELECT vs.id, vs.profile_id, vs.state, vs.total, vs.done, vs.error, vs.created_at, vs.finished_at, vs.strategy, vs.weights, (SELECT count(*) FROM tool_vectors v WHERE v.set_id = vs.id) AS vectors
+SELECT vs.id, vs.profile_id, vs.state, vs.total, vs.done, vs.error, vs.created_at, vs.finished_at, vs.strategy, vs.weights, vs.index_deferred, (SELECT count(*) FROM tool_vectors v WHERE v.set_id = vs.id) AS vectors
 FROM vector_sets vs JOIN weight_profiles p ON p.id = vs.profile_id
 WHERE vs.profile_id = $1 AND (vs.id = p.current_set OR vs.state = 'building')
 ORDER BY vs.id
 `
 
 type ListProfileSetsRow struct {
-	ID         int64           `json:"id"`
-	ProfileID  int64           `json:"profile_id"`
-	State      VectorSetState  `json:"state"`
-	Total      int32           `json:"total"`
-	Done       int32           `json:"done"`
-	Error      *string         `json:"error"`
-	CreatedAt  time.Time       `json:"created_at"`
-	FinishedAt *time.Time      `json:"finished_at"`
-	Strategy   string          `json:"strategy"`
-	Weights    json.RawMessage `json:"weights"`
-	Vectors    int64           `json:"vectors"`
+	ID            int64           `json:"id"`
+	ProfileID     int64           `json:"profile_id"`
+	State         VectorSetState  `json:"state"`
+	Total         int32           `json:"total"`
+	Done          int32           `json:"done"`
+	Error         *string         `json:"error"`
+	CreatedAt     time.Time       `json:"created_at"`
+	FinishedAt    *time.Time      `json:"finished_at"`
+	Strategy      string          `json:"strategy"`
+	Weights       json.RawMessage `json:"weights"`
+	IndexDeferred bool            `json:"index_deferred"`
+	Vectors       int64           `json:"vectors"`
 }
 
 // A profile's current set and any set being built, with how many vectors each holds.
@@ -357,6 +361,7 @@ func (q *Queries) ListProfileSets(ctx context.Context, profileID int64) ([]ListP
 			&i.FinishedAt,
 			&i.Strategy,
 			&i.Weights,
+			&i.IndexDeferred,
 			&i.Vectors,
 		); err != nil {
 			return nil, err

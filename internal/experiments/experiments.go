@@ -170,6 +170,12 @@ func Start(ctx context.Context, pool *pgxpool.Pool, d Definition) (Experiment, e
 	if err := d.validate(); err != nil {
 		return Experiment{}, err
 	}
+	// The arms are compared on latency too: a deferred index of either set is built first.
+	for _, name := range []string{d.Candidate, d.Control} {
+		if err := profiles.BuildIndex(ctx, pool, name); err != nil {
+			return Experiment{}, err
+		}
+	}
 	var out Experiment
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)

@@ -3,11 +3,11 @@
 //
 // Writers of tools and components only queue the ids of the tools they changed (a trigger
 // appends them to search_queue). The index is written by one indexer at a time, which
-// drains the queue in batches: Flush, called after a catalog write commits (import, PUT,
-// sync, admin changes) so the written tools are searchable when the call returns, and the
-// lexical_index River job, debounced after enrichment. Scores are always exact; the
-// precomputed impacts that choose a term's candidates are recomputed when the average
-// document length drifts.
+// drains the queue in batches: Index, called after an import or a PUT of a catalog commits
+// so the written tools are searchable when the call returns, Flush, called after the other
+// catalog writes (sync, admin changes), and the lexical_index River job (a Flush),
+// debounced after enrichment. Scores are always exact; the precomputed impacts that choose
+// a term's candidates are recomputed when the average document length drifts, by Flush.
 package lexical
 
 import (
@@ -28,6 +28,11 @@ const Batch = 2000
 // impacts were computed with before they are all recomputed.
 const Drift = 0.2
 
+// reimpactBatch is how many tools' impacts one transaction recomputes, under the indexer's
+// lock: small, so that a catalog write's batch (Index) waits for one of them at most, not
+// for seconds (a batch of 2,000 held the lock 4 s on a loaded 2-core machine).
+const reimpactBatch = 500
+
 // A flush that indexed at least vacuumAfter tools, and at least vacuumShare of the indexed
 // documents, vacuums and analyzes the index tables: after a bulk load the visibility map is
 // unset and the planner's statistics are stale until autovacuum comes by, minutes later, and
@@ -46,45 +51,28 @@ type Stats struct {
 }
 
 // Flush indexes every tool queued when it is called, batch by batch, oldest first (each
-// batch waits for a concurrent indexer's batch, if any), then recomputes impacts if the
-// average document length drifted. A write that commits and then flushes is searchable when
-// Flush returns. Tools queued meanwhile are left to the next flush (the debounced
-// lexical_index job): enrichment workers re-queue tools as they finish them, and a flush
-// that chased them returned only once they paused (an import of 4,000 tools into a server
-// enriching took 12–14 s instead of 3).
+// batch waits for a concurrent indexer's batch, if any), then does the indexer's upkeep:
+// recomputes impacts if the average document length drifted (also when it indexed nothing:
+// Index leaves the upkeep to it), and vacuums after a bulk load. A write that commits and
+// then flushes is searchable when Flush returns. Tools queued meanwhile are left to the
+// next flush (the debounced lexical_index job): enrichment workers re-queue tools as they
+// finish them, and a flush that chased them returned only once they paused (an import of
+// 4,000 tools into a server enriching took 12–14 s instead of 3).
 func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 	var st Stats
-	q := db.New(pool)
-	through, err := q.LexicalQueueLast(ctx)
-	if err != nil {
-		return st, fmt.Errorf("lexical index: %w", err)
-	}
-	for through > 0 {
-		n, err := indexBatch(ctx, pool)
-		if err != nil {
-			return st, err
-		}
-		st.Indexed += n
-		if n == 0 {
-			break
-		}
-		left, err := q.LexicalQueuedThrough(ctx, through)
-		if err != nil {
-			return st, fmt.Errorf("lexical index: %w", err)
-		}
-		if !left {
-			break
-		}
-	}
-	if st.Indexed == 0 {
-		return st, nil
-	}
-	n, docs, err := reimpactIfDrifted(ctx, pool)
+	n, err := Index(ctx, pool)
+	st.Indexed = n
 	if err != nil {
 		return st, err
 	}
-	st.Reimpacted = n
-	if n > 0 || st.Indexed >= vacuumAfter && float64(st.Indexed) >= vacuumShare*float64(docs) {
+	c, err := db.New(pool).LexicalCorpus(ctx)
+	if err != nil {
+		return st, fmt.Errorf("lexical index: corpus: %w", err)
+	}
+	if st.Reimpacted, err = reimpactIfDrifted(ctx, pool, c); err != nil {
+		return st, err
+	}
+	if st.Reimpacted > 0 || st.Indexed >= vacuumAfter && float64(st.Indexed) >= vacuumShare*float64(c.Docs) {
 		// Outside any transaction (VACUUM cannot run in one). It waits for no writer.
 		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) search_postings, search_docs, search_lexemes"); err != nil {
 			return st, fmt.Errorf("vacuum the lexical index: %w", err)
@@ -92,6 +80,40 @@ func Flush(ctx context.Context, pool *pgxpool.Pool) (Stats, error) {
 		st.Vacuumed = true
 	}
 	return st, nil
+}
+
+// Index indexes every tool queued when it is called, as Flush does, without the upkeep:
+// what an import or a PUT of a catalog needs before it returns, its tools searchable. The
+// upkeep is left to the lexical_index job's Flush (asked for by the enrichment the write
+// queued, and run every minute), and the vacuum of a bulk load to autovacuum. Done in the
+// write, it made an import into a server that was enriching wait for the impacts of every
+// document to be recomputed under the indexer's lock (13 s for 5,000 documents while 10
+// workers enriched) and for a vacuum. Scores stay exact meanwhile: a drifted average only
+// makes the stored impacts choose a term's candidates less well.
+func Index(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	through, err := db.New(pool).LexicalQueueLast(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("lexical index: %w", err)
+	}
+	indexed := 0
+	for through > 0 {
+		n, err := indexBatch(ctx, pool)
+		if err != nil {
+			return indexed, err
+		}
+		indexed += n
+		if n == 0 {
+			break
+		}
+		left, err := db.New(pool).LexicalQueuedThrough(ctx, through)
+		if err != nil {
+			return indexed, fmt.Errorf("lexical index: %w", err)
+		}
+		if !left {
+			break
+		}
+	}
+	return indexed, nil
 }
 
 // indexBatch runs one indexer transaction and returns the number of tools it indexed.
@@ -113,19 +135,15 @@ func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 }
 
 // reimpactIfDrifted recomputes every posting's impact with the current average document
-// length when it moved more than Drift from the one they were computed with. Returns the
-// number of tools redone and of documents in the index.
-func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (redone int, docs int64, err error) {
-	c, err := db.New(pool).LexicalCorpus(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("lexical index: corpus: %w", err)
-	}
+// length of c when it moved more than Drift from the one they were computed with, in
+// batches of reimpactBatch tools. Returns the number of tools redone.
+func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorpusRow) (int, error) {
 	if c.Docs == 0 {
-		return 0, 0, nil
+		return 0, nil
 	}
 	avg := c.TotalLen / float64(c.Docs)
 	if c.ImpactAvgdl > 0 && math.Abs(avg-c.ImpactAvgdl) <= Drift*c.ImpactAvgdl {
-		return 0, c.Docs, nil
+		return 0, nil
 	}
 	done := 0
 	for after := int64(0); ; {
@@ -136,20 +154,20 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool) (redone int, doc
 				return err
 			}
 			var err error
-			last, err = q.LexicalReimpact(ctx, db.LexicalReimpactParams{AfterID: after, N: Batch, Avgdl: avg})
+			last, err = q.LexicalReimpact(ctx, db.LexicalReimpactParams{AfterID: after, N: reimpactBatch, Avgdl: avg})
 			return err
 		})
 		if err != nil {
-			return done, c.Docs, fmt.Errorf("lexical index: recompute impacts: %w", err)
+			return done, fmt.Errorf("lexical index: recompute impacts: %w", err)
 		}
 		if last == 0 {
 			break
 		}
-		done += Batch
+		done += reimpactBatch
 		after = last
 	}
 	if err := db.New(pool).LexicalSetImpactAvgdl(ctx, avg); err != nil {
-		return done, c.Docs, fmt.Errorf("lexical index: %w", err)
+		return done, fmt.Errorf("lexical index: %w", err)
 	}
-	return min(done, int(c.Docs)), c.Docs, nil
+	return min(done, int(c.Docs)), nil
 }

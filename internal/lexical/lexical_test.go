@@ -113,3 +113,58 @@ func TestFlushIndexesWhatWasQueuedAndReturns(t *testing.T) {
 		t.Fatalf("flush %+v: %d changes queued before it still wait, %d tools indexed", st, left, indexed)
 	}
 }
+
+// Index makes the queued tools searchable without the upkeep: when the average document
+// length drifted, it does not recompute the impacts, nor vacuum. The next Flush, though it
+// indexes nothing, does both.
+func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
+		FROM sources s, generate_series(1, 1500) g`)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	first := lastVacuum(t, pool)
+	corpus := func() (impactAvg, avg float64) {
+		t.Helper()
+		var docs int64
+		var total float64
+		if err := pool.QueryRow(ctx, `SELECT impact_avgdl, docs, total_len FROM search_corpus`).Scan(&impactAvg, &docs, &total); err != nil {
+			t.Fatal(err)
+		}
+		return impactAvg, total / float64(docs)
+	}
+
+	// every document much longer: indexed and searchable, the upkeep left
+	exec(t, pool, `UPDATE tools SET description = repeat(description || ' quarterly revenue figures ', 4)`)
+	n, err := lexical.Index(ctx, pool)
+	if err != nil || n != 1500 {
+		t.Fatalf("Index: %d %v, want 1500 tools", n, err)
+	}
+	var found int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE lexeme = 'quarter'`).Scan(&found); err != nil || found != 1500 {
+		t.Fatalf("%d postings of the new text (%v), want 1500", found, err)
+	}
+	if impactAvg, avg := corpus(); impactAvg == avg || !lastVacuum(t, pool).Equal(first) {
+		t.Fatalf("after Index: impacts of average %v (average %v), vacuumed %v (first %v)", impactAvg, avg, lastVacuum(t, pool), first)
+	}
+
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 0 || st.Reimpacted != 1500 || !st.Vacuumed || !lastVacuum(t, pool).After(first) {
+		t.Fatalf("the flush after Index: %+v", st)
+	}
+	if impactAvg, avg := corpus(); impactAvg != avg {
+		t.Errorf("after the flush: impacts of average %v, average %v", impactAvg, avg)
+	}
+	// nothing left: a flush with nothing to index does nothing
+	if st, err := lexical.Flush(ctx, pool); err != nil || st != (lexical.Stats{}) {
+		t.Errorf("an idle flush: %+v %v", st, err)
+	}
+}

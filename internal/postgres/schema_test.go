@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/migrations"
 )
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite sql/schema.sql from the migrations (make schema)")
@@ -125,7 +128,7 @@ func TestFunctionFilesAppliedAgainAfterAMigration(t *testing.T) {
 		LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$ SELECT 'stale' $$`); err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.MigrateDown(ctx, pool, 1); err != nil {
+	if err := postgres.MigrateDownTo(ctx, pool, previousVersion(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := postgres.MigrateUp(ctx, pool); err != nil {
@@ -138,4 +141,26 @@ func TestFunctionFilesAppliedAgainAfterAMigration(t *testing.T) {
 	if key != "get weather" {
 		t.Fatalf("toolgate_name_key('getWeather') = %q after a migration: sql/functions was not applied again", key)
 	}
+}
+
+// previousVersion is the version of the migration before the latest one (numbers may skip:
+// a number is given out before its migration is released).
+func previousVersion(t *testing.T) uint {
+	t.Helper()
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := uint(0)
+	for _, e := range entries {
+		n, ok := strings.CutSuffix(e.Name(), ".up.sql")
+		if !ok {
+			continue
+		}
+		v, err := strconv.Atoi(strings.SplitN(n, "_", 2)[0])
+		if err == nil && uint(v) < postgres.LatestVersion() && uint(v) > prev {
+			prev = uint(v)
+		}
+	}
+	return prev
 }

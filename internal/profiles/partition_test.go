@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/testfactory"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
 // partition describes a vector set's partition of tool_vectors (migration 0008,
@@ -42,11 +43,35 @@ func TestVectorSetPartitionLifecycle(t *testing.T) {
 	ctx := context.Background()
 	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
 
-	// every profile's first set (made ready by enrichment) has an indexed partition
+	// every profile's first set (made ready by enrichment) has a partition holding every
+	// tool; only the active profile's is indexed, the others' indexes are deferred ...
+	for _, name := range []string{"default", "var-1", "var-2", "concat", "mean"} {
+		set := testfactory.CurrentSet(context.Background(), t, pool, name)
+		want := partition{true, true, name == "default"}
+		if p := partitionOf(t, pool, set); p != want {
+			t.Errorf("profile %s's current set partition: %+v, want %+v", name, p, want)
+		}
+		if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE id = $1 AND index_deferred`, set); got != btoi(name != "default") {
+			t.Errorf("profile %s's current set: index_deferred %d", name, got)
+		}
+		if got := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, set); got != n {
+			t.Errorf("profile %s's current set holds %d vectors, want %d", name, got, n)
+		}
+	}
+	// ... and built in bulk, once
+	if built, err := vectors.BuildDeferredIndexes(ctx, pool); err != nil || built != 4 {
+		t.Fatalf("built %d deferred indexes (%v), want 4", built, err)
+	}
+	if built, err := vectors.BuildDeferredIndexes(ctx, pool); err != nil || built != 0 {
+		t.Fatalf("built %d deferred indexes again (%v), want 0", built, err)
+	}
 	for _, name := range []string{"default", "var-1", "var-2", "concat", "mean"} {
 		if p := partitionOf(t, pool, testfactory.CurrentSet(context.Background(), t, pool, name)); p != (partition{true, true, true}) {
-			t.Errorf("profile %s's current set partition: %+v", name, p)
+			t.Errorf("profile %s's current set partition after the build: %+v", name, p)
 		}
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM vector_sets WHERE index_deferred`); got != 0 {
+		t.Errorf("%d sets still marked index_deferred", got)
 	}
 	if got := countRows(t, pool, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'tool_vectors'::regclass`); got != 5 {
 		t.Errorf("%d partitions, want one per set (5)", got)
@@ -173,5 +198,38 @@ func TestEnrichmentDuringReweightLandsInBothSets(t *testing.T) {
 	}
 	if _, err := svc.EnrichTool(ctx, id, "changed"); err != nil {
 		t.Fatalf("enrichment after the switch: %v", err)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Activating a profile whose index is deferred builds it first; its set is complete either
+// way.
+func TestActivateBuildsDeferredIndex(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	n := enrichedCatalog(t, pool, testfactory.LocalEnricher(pool, 10), 1)
+	set := testfactory.CurrentSet(ctx, t, pool, "var-1")
+	if p := partitionOf(t, pool, set); p.hnsw {
+		t.Fatalf("var-1's first set is indexed before its activation: %+v", p)
+	}
+	v, err := profiles.Activate(ctx, pool, "var-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Active || v.CurrentSet == nil || v.CurrentSet.ID != set || v.CurrentSet.IndexDeferred || v.CurrentSet.Vectors != n {
+		t.Fatalf("activated: %+v (current set %+v), want set %d indexed with %d vectors", v, v.CurrentSet, set, n)
+	}
+	if p := partitionOf(t, pool, set); !p.hnsw {
+		t.Errorf("var-1's set after its activation: %+v, want indexed", p)
+	}
+	if p := partitionOf(t, pool, testfactory.CurrentSet(ctx, t, pool, "var-2")); p.hnsw {
+		t.Errorf("var-2's set was indexed by another profile's activation: %+v", p)
 	}
 }

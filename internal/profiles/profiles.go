@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/vectors"
 )
 
 // NotFoundError is returned for an unknown profile name.
@@ -73,6 +74,9 @@ type Set struct {
 	Error      *string           `json:"error,omitempty"`
 	CreatedAt  time.Time         `json:"created_at"`
 	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	// IndexDeferred is true while a ready set waits for its HNSW index (the vector_index
+	// job, after an enrichment burst): it holds every vector and is searched exactly.
+	IndexDeferred bool `json:"index_deferred"`
 }
 
 // View is a profile with its current set and the set being built, if any.
@@ -128,7 +132,7 @@ func view(ctx context.Context, q *db.Queries, p db.WeightProfile) (View, error) 
 	}
 	for _, s := range sets {
 		set := &Set{ID: s.ID, State: s.State, Total: int(s.Total), Done: int(s.Done), Vectors: int(s.Vectors),
-			Error: s.Error, CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt}
+			Error: s.Error, CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt, IndexDeferred: s.IndexDeferred}
 		if p.CurrentSet.Valid && s.ID == p.CurrentSet.Int64 {
 			v.CurrentSet = set
 		} else {
@@ -232,8 +236,12 @@ func Delete(ctx context.Context, pool *pgxpool.Pool, name string) error {
 }
 
 // Activate makes the profile the active one (the one searches use by default) and every
-// other profile inactive, in one transaction.
+// other profile inactive, in one transaction. A deferred index of its set is built first
+// (BuildIndex): the active profile's searches walk an index.
 func Activate(ctx context.Context, pool *pgxpool.Pool, name string) (View, error) {
+	if err := BuildIndex(ctx, pool, name); err != nil {
+		return View{}, err
+	}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		p, err := lock(ctx, q, name)
@@ -264,4 +272,20 @@ func lock(ctx context.Context, q *db.Queries, name string) (db.WeightProfile, er
 		return p, &NotFoundError{Name: name}
 	}
 	return p, err
+}
+
+// BuildIndex builds the HNSW index of the profile's current set now if it was deferred
+// (vectors.BuildDeferredIndex), for what compares or serves a profile on its latency (its
+// activation, an A/B experiment): the set is complete either way, and once built an index
+// stays. An unknown profile or one without a set is left to the caller's own checks.
+func BuildIndex(ctx context.Context, pool *pgxpool.Pool, name string) error {
+	p, err := db.New(pool).GetProfileByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !p.CurrentSet.Valid {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = vectors.BuildDeferredIndex(ctx, pool, p.CurrentSet.Int64)
+	return err
 }

@@ -73,9 +73,10 @@ func Import(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string, t
 		return src, res, err
 	}
 	// After the commit, outside the catalog's locks: the written tools are searchable by
-	// name and description when this returns. A caller that goes away (an HTTP client
-	// hanging up) does not stop it halfway: the catalog is stored either way.
-	if _, err := lexical.Flush(context.WithoutCancel(ctx), pool); err != nil {
+	// name and description when this returns; the index's upkeep is the lexical_index
+	// job's (lexical.Index). A caller that goes away (an HTTP client hanging up) does not
+	// stop it halfway: the catalog is stored either way.
+	if _, err := lexical.Index(context.WithoutCancel(ctx), pool); err != nil {
 		return src, res, fmt.Errorf("catalog stored, lexical index not updated yet: %w", err)
 	}
 	return src, res, nil

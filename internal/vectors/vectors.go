@@ -69,7 +69,12 @@ func combine(comps []tdwa.Component, prof tdwa.Profile) (pgvector.Vector, bool, 
 
 // EnsureCurrentSets gives every profile without a current vector set a new ready one while
 // the catalog has no embedded tool yet, so that the first enrichments have somewhere to go
-// (the sets then fill as the catalog is enriched). A profile made later, over an embedded
+// (the sets then fill as the catalog is enriched). Only the active profile's set gets its
+// HNSW index now: the others' are deferred (the vector_sets_defer_index trigger of
+// sql/functions/partitions.sql; BuildDeferredIndexes builds them), since inserting every
+// tool into five graphs one by one was most of the cost of enriching a new catalog, and one
+// CREATE INDEX after the burst costs a fraction of it. A deferred set still receives every
+// vector, so it is never partial: until its index exists it is searched exactly. A profile made later, over an embedded
 // catalog, waits for its re-weight: a set started by the next enrichment would hold only
 // the tools enriched from then on, and could be activated half empty. Concurrent callers
 // serialize on the profile rows and the later ones find the sets made. It runs in its own
@@ -96,4 +101,39 @@ func EnsureCurrentSets(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return nil
 	})
+}
+
+// BuildDeferredIndex builds the HNSW index of ready set setID if its index was deferred, in
+// one transaction with clearing the set's flag; it reports whether it built one. A killed
+// build leaves the flag set and nothing half made (CREATE INDEX is transactional), so the
+// next call builds it again. Enrichment writes to that set wait for the build.
+func BuildDeferredIndex(ctx context.Context, pool *pgxpool.Pool, setID int64) (bool, error) {
+	_, err := db.New(pool).BuildDeferredVectorIndex(ctx, setID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("vector set %d: build deferred index: %w", setID, err)
+	}
+	return true, nil
+}
+
+// BuildDeferredIndexes builds the index of every ready set whose index was deferred, one set
+// per transaction, and returns how many it built.
+func BuildDeferredIndexes(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	ids, err := db.New(pool).ListDeferredVectorIndexes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		built, err := BuildDeferredIndex(ctx, pool, id)
+		if err != nil {
+			return n, err
+		}
+		if built {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -80,15 +80,17 @@ BEGIN
 END $$;
 
 -- A new set gets its partition; a new ready set (a profile's first set, made by enrichment)
--- also gets its index at once, since its vectors are written one tool at a time. A building
--- set (a re-weight) gets its index when the build is complete. A deleted set loses its
--- partition (a re-weight drops it first, so this is then a no-op).
+-- also gets its index at once, since its vectors are written one tool at a time, unless its
+-- index is deferred (index_deferred: the vector_index job builds it in bulk once the
+-- enrichment burst is over). A building set (a re-weight) gets its index when the build is
+-- complete. A deleted set loses its partition (a re-weight drops it first, so this is then a
+-- no-op).
 CREATE OR REPLACE FUNCTION toolgate_vector_sets_partition() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM toolgate_create_vector_partition(NEW.id);
-        IF NEW.state = 'ready' THEN
+        IF NEW.state = 'ready' AND NOT NEW.index_deferred THEN
             PERFORM toolgate_index_vector_partition(NEW.id);
         END IF;
         RETURN NEW;
@@ -99,3 +101,20 @@ END $$;
 
 CREATE OR REPLACE TRIGGER vector_sets_partition AFTER INSERT OR DELETE ON vector_sets
     FOR EACH ROW EXECUTE FUNCTION toolgate_vector_sets_partition();
+
+-- A new ready set of a profile that is not active (a profile's first set, made while a new
+-- catalog is enriched) defers its HNSW index (migration 0024): it receives every tool's
+-- vector without one, and the vector_index job builds it in one CREATE INDEX after the
+-- enrichment burst. Inserting each tool into the graphs of every profile one by one was most
+-- of the cost of enriching a catalog; the active profile's searches keep their index.
+CREATE OR REPLACE FUNCTION toolgate_vector_sets_defer_index() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.state = 'ready' AND NOT EXISTS (SELECT 1 FROM weight_profiles p WHERE p.id = NEW.profile_id AND p.is_active) THEN
+        NEW.index_deferred := true;
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE OR REPLACE TRIGGER vector_sets_defer_index BEFORE INSERT ON vector_sets
+    FOR EACH ROW EXECUTE FUNCTION toolgate_vector_sets_defer_index();

@@ -71,10 +71,28 @@ SELECT EXISTS (SELECT 1 FROM tool_components WHERE embedding IS NOT NULL);
 SELECT id FROM weight_profiles WHERE current_set IS NULL ORDER BY id FOR UPDATE;
 
 -- name: CreateVectorSet :one
--- The set keeps the profile's weights of now (migration 0010).
+-- The set keeps the profile's weights of now (migration 0010). A ready set of a profile that
+-- is not active has its HNSW index deferred (the vector_sets_defer_index trigger).
 INSERT INTO vector_sets (profile_id, state, strategy, weights)
 SELECT p.id, sqlc.arg(state), p.strategy, p.weights FROM weight_profiles p WHERE p.id = sqlc.arg(profile_id)
 RETURNING id;
+
+-- name: HasDeferredVectorIndex :one
+-- Whether a ready set waits for its HNSW index (the vector_index job's work).
+SELECT EXISTS (SELECT 1 FROM vector_sets WHERE state = 'ready' AND index_deferred)::boolean;
+
+-- name: ListDeferredVectorIndexes :many
+SELECT id FROM vector_sets WHERE state = 'ready' AND index_deferred ORDER BY id;
+
+-- name: BuildDeferredVectorIndex :one
+-- Builds the HNSW index of a ready set whose index was deferred and clears the flag, in one
+-- transaction (a build cut short leaves the flag, and the next run builds it). The row lock
+-- makes a concurrent caller wait, then find nothing to do; CREATE INDEX holds SHARE on the
+-- set's partition only, so enrichment writes to that set wait for the build, searches do
+-- not. No row: the set was not waiting (already built, retired, deleted).
+UPDATE vector_sets SET index_deferred = false
+WHERE id = $1 AND state = 'ready' AND index_deferred
+RETURNING toolgate_index_vector_partition(id)::boolean AS indexed;
 
 -- name: SetProfileCurrentSet :exec
 UPDATE weight_profiles SET current_set = $2, updated_at = now() WHERE id = $1;

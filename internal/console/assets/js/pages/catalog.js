@@ -21,6 +21,13 @@ function failedBadge(s) {
   return s.enrichment_failed ? [' ', badge(`${fmtInt(s.enrichment_failed)} failed`, 'bad')] : null;
 }
 
+// pendingBadge says how many tools still wait to be enriched and embedded, or that the
+// source is fully enriched (nothing pending, nothing waiting for the lexical index).
+function pendingBadge(s) {
+  if (s.pending) return [' ', badge(`${fmtInt(s.pending)} pending`, 'warn')];
+  return s.fully_enriched && s.tools ? [' ', badge('fully enriched', 'ok')] : null;
+}
+
 export async function renderSources(root, ctx) {
   ctx.setTitle('Catalog');
   root.append(h('h1', {}, 'Catalog'));
@@ -30,7 +37,7 @@ export async function renderSources(root, ctx) {
     {title: 'Source', cell: s => h('a', {href: '/ui/catalog/' + seg(s.name), class: 'source-link'}, s.name)},
     {title: 'Kind', cell: s => s.kind},
     {title: 'Tools', class: 'num', cell: s => fmtInt(s.tools)},
-    {title: 'Enriched', cell: s => [progress(s.enriched, s.tools), failedBadge(s)]},
+    {title: 'Enriched', cell: s => [progress(s.enriched, s.tools), failedBadge(s), pendingBadge(s)]},
     {title: 'Embedded', cell: s => progress(s.embedded, s.tools)},
     {title: 'Indexed', cell: s => progress(s.indexed, s.tools)},
     {title: 'Last sync', cell: s => syncState(s.last_sync)},
@@ -72,7 +79,7 @@ function sourceHead(src, status) {
   const where = cfg.url || [cfg.command, ...(cfg.args || [])].filter(Boolean).join(' ');
   const nodes = [dl([
     ['Kind', src.kind], ['Server', where], ['Sync interval', src.interval], ['Review mode', src.review_mode ? 'on: changed definitions wait for a decision' : 'off'],
-    ['Tools', fmtInt(src.tools)], ['Enriched', [progress(src.enriched, src.tools), failedBadge(src)]], ['Embedded', progress(src.embedded, src.tools)],
+    ['Tools', fmtInt(src.tools)], ['Enriched', [progress(src.enriched, src.tools), failedBadge(src), pendingBadge(src)]], ['Embedded', progress(src.embedded, src.tools)],
     ['Indexed', progress(src.indexed, src.tools)], ['Created', fmtTime(src.created_at)],
   ])];
   if (src.kind !== 'catalog') {
