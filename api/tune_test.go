@@ -90,7 +90,13 @@ func TestTuneEndpoints(t *testing.T) {
 		}
 	}
 
-	code, resp := call(t, srv, "POST", "/admin/profiles/tune", `{"profile":"learned","baseline":"var-1"}`)
+	// The baseline leans on what misleads: the descriptions, and the vector branch over the
+	// lexical one, whose field-weighted names would otherwise rank the right tools first.
+	if code, resp := call(t, srv, "PUT", "/admin/profiles/misled",
+		`{"strategy":"tdwa","weights":{"description":1},"fusion":{"weight_lexical":0.1,"weight_vector":1}}`); code != 201 {
+		t.Fatalf("baseline profile: %d %v", code, resp)
+	}
+	code, resp := call(t, srv, "POST", "/admin/profiles/tune", `{"profile":"learned","baseline":"misled"}`)
 	if code != 202 || resp["job_id"] == nil {
 		t.Fatalf("tune: %d %v", code, resp)
 	}
@@ -107,7 +113,7 @@ func TestTuneEndpoints(t *testing.T) {
 
 	code, tuneView := call(t, srv, "GET", fmt.Sprintf("/admin/tunes/%v", id), "")
 	result, _ := tuneView["result"].(map[string]any)
-	if code != 200 || tuneView["state"] != "succeeded" || result == nil || tuneView["baseline"] != "var-1" || result["created"] != true {
+	if code != 200 || tuneView["state"] != "succeeded" || result == nil || tuneView["baseline"] != "misled" || result["created"] != true {
 		t.Fatalf("tune: %d %v", code, tuneView)
 	}
 	labels := result["labels"].(map[string]any)
