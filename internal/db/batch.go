@@ -18,7 +18,10 @@ var (
 )
 
 const insertToolVector = `-- name: InsertToolVector :batchexec
-INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
+INSERT INTO tool_vectors (set_id, tool_id, embedding)
+SELECT $1::bigint, t.id, $2::vector
+FROM tools t WHERE t.id = $3::bigint
+FOR KEY SHARE OF t
 ON CONFLICT (set_id, tool_id) DO NOTHING
 `
 
@@ -30,18 +33,20 @@ type InsertToolVectorBatchResults struct {
 
 type InsertToolVectorParams struct {
 	SetID     int64           `json:"set_id"`
-	ToolID    int64           `json:"tool_id"`
 	Embedding pgvector.Vector `json:"embedding"`
+	ToolID    int64           `json:"tool_id"`
 }
 
-// A concurrent enrichment job that already wrote a fresher vector wins.
+// A concurrent enrichment job that already wrote a fresher vector wins. A tool deleted
+// meanwhile gets none: the key-share lock waits for a delete in flight and then finds no
+// row, where a plain insert would fail the tool's foreign key and the batch with it.
 func (q *Queries) InsertToolVector(ctx context.Context, arg []InsertToolVectorParams) *InsertToolVectorBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
 		vals := []interface{}{
 			a.SetID,
-			a.ToolID,
 			a.Embedding,
+			a.ToolID,
 		}
 		batch.Queue(insertToolVector, vals...)
 	}

@@ -3,9 +3,11 @@ package vectors_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
@@ -101,5 +103,63 @@ func TestRecombineWaitsForEmbeddings(t *testing.T) {
 	after := toolVectors(ctx, t, pool, ids[0])
 	if len(after) != len(before) {
 		t.Fatalf("vectors changed: %d sets before, %d after", len(before), len(after))
+	}
+}
+
+// A re-weight's batch that writes a vector of a tool another transaction is deleting waits
+// for it and writes nothing for that tool, instead of failing the batch on the tool's
+// foreign key (a re-weight running beside a PUT that removed tools failed its attempt).
+func TestFillSetSkipsAToolDeletedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 2, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), ids...)
+	var setID int64
+	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
+		t.Fatal(err)
+	}
+	var vec string
+	if err := pool.QueryRow(ctx, `SELECT embedding::text FROM tool_vectors WHERE tool_id = $1 AND set_id = $2`, ids[0], setID).Scan(&vec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM tool_vectors WHERE set_id = $1`, setID); err != nil {
+		t.Fatal(err)
+	}
+
+	deleter, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deleter.Rollback(ctx)
+	if _, err := deleter.Exec(ctx, `DELETE FROM tools WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	var v pgvector.Vector
+	if err := v.Parse(vec); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		params := []db.InsertToolVectorParams{{SetID: setID, ToolID: ids[0], Embedding: v}, {SetID: setID, ToolID: ids[1], Embedding: v}}
+		done <- db.ExecBatch(db.New(pool).InsertToolVector(ctx, params))
+	}()
+	// the batch waits for the delete in flight
+	var waiting bool
+	for !waiting {
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%InsertToolVector%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := deleter.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the batch failed on the deleted tool: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, setID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d vectors in the set (%v), want the remaining tool's only", n, err)
 	}
 }

@@ -83,8 +83,13 @@ ORDER BY c.tool_id, c.kind, c.ordinal;
 SELECT DISTINCT tool_id FROM tool_components WHERE updated_at >= $1 ORDER BY tool_id;
 
 -- name: InsertToolVector :batchexec
--- A concurrent enrichment job that already wrote a fresher vector wins.
-INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
+-- A concurrent enrichment job that already wrote a fresher vector wins. A tool deleted
+-- meanwhile gets none: the key-share lock waits for a delete in flight and then finds no
+-- row, where a plain insert would fail the tool's foreign key and the batch with it.
+INSERT INTO tool_vectors (set_id, tool_id, embedding)
+SELECT sqlc.arg(set_id)::bigint, t.id, sqlc.arg(embedding)::vector
+FROM tools t WHERE t.id = sqlc.arg(tool_id)::bigint
+FOR KEY SHARE OF t
 ON CONFLICT (set_id, tool_id) DO NOTHING;
 
 -- name: SetBuildProgress :exec
