@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/enrich/enrichtest"
+	"github.com/toolgate/toolgate/internal/lexicon"
 	"github.com/toolgate/toolgate/internal/llm"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -68,10 +69,12 @@ func benchEnrich(b *testing.B, companies int, workers int, mkDeps func(b *testin
 }
 
 // BenchmarkEnrichCatalogBuiltin: the 5,000-tool catalog (1,000 companies) with the
-// heuristic enricher and the local embedder.
+// built-in providers as serve builds them: the heuristic enricher with the built-in
+// lexicon's knowledge expansion, and the local embedder.
 func BenchmarkEnrichCatalogBuiltin(b *testing.B) {
+	lex := lexicon.MustBuiltin()
 	benchEnrich(b, 1000, 10, func(b *testing.B, d Deps) Deps {
-		d.Embedder, d.Enricher = embed.NewLocal(384), enrich.Heuristic{}
+		d.Embedder, d.Enricher = embed.NewLocal(384), enrich.Heuristic{Lexicon: lex}
 		return d
 	})
 }
