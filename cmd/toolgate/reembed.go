@@ -53,12 +53,8 @@ func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 // upgradeLocalVectors moves the stored vectors of an older version of the built-in local
 // embedder to e's version (enrich.UpgradeLocalSpace) and says so; anything else is left to
 // embed.EnsureSpace.
-func upgradeLocalVectors(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, e embed.Embedder) error {
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log}, jobs.Options{})
-	if err != nil {
-		return err
-	}
-	n, err := enrich.UpgradeLocalSpace(ctx, pool, jobs.NewQueue(rc), e)
+func upgradeLocalVectors(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, queue enrich.Queue, e embed.Embedder) error {
+	n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, e)
 	if err != nil {
 		return fmt.Errorf("upgrading the stored vectors to %s: %w", e.Model(), err)
 	}

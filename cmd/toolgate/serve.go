@@ -71,14 +71,6 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	m := metrics.New()
 	env.metrics = m
 	embedder := newEmbedder(cfg, env.providerObserver())
-	// Vectors of an older version of the built-in embedder are remade by the workers;
-	// vectors of another model would make every search answer wrong: refuse to start.
-	if err := upgradeLocalVectors(ctx, env, pool, embedder); err != nil {
-		return err
-	}
-	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
-		return err
-	}
 	m.WatchPool("primary", pool)
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
@@ -91,6 +83,15 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {
+		return err
+	}
+	// Vectors of an older version of the built-in embedder are remade by the workers
+	// (queued through rc, which has not started); vectors of another model would make every
+	// search answer wrong: refuse to start.
+	if err := upgradeLocalVectors(ctx, env, pool, jobs.NewQueue(rc), embedder); err != nil {
+		return err
+	}
+	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
 	watchDone := make(chan struct{})
