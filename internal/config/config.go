@@ -132,7 +132,10 @@ type Config struct {
 	SearchTerms         int           // TOOLGATE_SEARCH_TERMS
 	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
 	SearchQueryIDF      bool          // TOOLGATE_SEARCH_QUERY_IDF
-	SearchPlan          string        // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
+	// SearchVectorConfidence is TOOLGATE_SEARCH_VECTOR_CONFIDENCE: search.DefaultVectorConfidence
+	// with the local embedder, 0 (off) with a configured one.
+	SearchVectorConfidence float64
+	SearchPlan             string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
 
 	// Limits of the HTTP server and of request bodies (docs/auth.md#limits; their defaults
 	// are those of api.ServerLimits and api.Limits).
@@ -252,6 +255,11 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxCatalogTools: r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
+	confidence := 0.0
+	if c.Embedder == "local" {
+		confidence = search.DefaultVectorConfidence
+	}
+	c.SearchVectorConfidence = r.float("TOOLGATE_SEARCH_VECTOR_CONFIDENCE", confidence, 0, 1)
 	if r.err != nil {
 		return c, r.err
 	}

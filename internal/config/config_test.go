@@ -143,3 +143,33 @@ func TestStdioCommandEnvAndListLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorConfidenceFollowsTheEmbedder: the built-in embedder's similarities say how many
+// words two texts share, so its searches scale an unsure vector branch down by default; a
+// configured embedder's sit on another scale, so the default is off; both can be set.
+func TestVectorConfidenceFollowsTheEmbedder(t *testing.T) {
+	openai := map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
+		"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8"}
+	for _, c := range []struct {
+		kv   map[string]string
+		want float64
+	}{
+		{nil, 0.4},
+		{openai, 0},
+		{map[string]string{"TOOLGATE_SEARCH_VECTOR_CONFIDENCE": "0"}, 0},
+		{map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
+			"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8", "TOOLGATE_SEARCH_VECTOR_CONFIDENCE": "0.3"}, 0.3},
+	} {
+		c2, err := Load(env(c.kv))
+		if err != nil {
+			t.Fatalf("%v: %v", c.kv, err)
+		}
+		if c2.SearchVectorConfidence != c.want {
+			t.Errorf("%v: vector confidence %v, want %v", c.kv, c2.SearchVectorConfidence, c.want)
+		}
+	}
+	var ce *Error
+	if _, err := Load(env(map[string]string{"TOOLGATE_SEARCH_VECTOR_CONFIDENCE": "2"})); !errors.As(err, &ce) || ce.Setting != "TOOLGATE_SEARCH_VECTOR_CONFIDENCE" {
+		t.Errorf("out of range: got %v, want an error naming TOOLGATE_SEARCH_VECTOR_CONFIDENCE", err)
+	}
+}

@@ -305,12 +305,14 @@ WITH src AS MATERIALIZED (
         --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
-               b.wb * CASE $16::text
+               b.wb * CASE WHEN b.branch = 'v' AND $23::float8 > 0
+                           THEN least(1, greatest(b.mx, 0) / $23::float8) ELSE 1 END
+                    * CASE $16::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
                                                   THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
                                                   ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / ($23::float8 + b.rank)
+                          ELSE 1 / ($24::float8 + b.rank)
                       END AS w,
                CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
                CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
@@ -330,7 +332,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $24::int
+    WHERE x.pos <= $25::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -358,9 +360,9 @@ WITH src AS MATERIALIZED (
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
                             experiment_id, arm, endpoint)
-    SELECT $25::text, $26::text[], $27::text, $28::int,
-           $29::jsonb, (SELECT name FROM pset),
-           $30::text, $31::jsonb,
+    SELECT $26::text, $27::text[], $28::text, $29::int,
+           $30::jsonb, (SELECT name FROM pset),
+           $31::text, $32::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -369,13 +371,13 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $32::float8
+           $33::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $32::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $33::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $33::text)),
+                              'degraded', $34::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp), $34::text
+           (SELECT id FROM exp), (SELECT arm FROM exp), $35::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -395,40 +397,41 @@ ORDER BY r.grp, r.pos
 `
 
 type SearchParams struct {
-	Sources      []string          `json:"sources"`
-	Allowed      []string          `json:"allowed"`
-	TextGroups   []int32           `json:"text_groups"`
-	TextVariants []int32           `json:"text_variants"`
-	SessionID    *string           `json:"session_id"`
-	CallerKeyID  pgtype.Int8       `json:"caller_key_id"`
-	Caller       *string           `json:"caller"`
-	Profile      *string           `json:"profile"`
-	Vecs         []pgvector.Vector `json:"vecs"`
-	Tags         []string          `json:"tags"`
-	Cand         int32             `json:"cand"`
-	Texts        []string          `json:"texts"`
-	Postings     int32             `json:"postings"`
-	LexicalTerms int32             `json:"lexical_terms"`
-	Shortlist    int32             `json:"shortlist"`
-	Fusion       string            `json:"fusion"`
-	K1           float64           `json:"k1"`
-	B            float64           `json:"b"`
-	NameGroups   []int32           `json:"name_groups"`
-	NameKeys     []string          `json:"name_keys"`
-	WLex         float64           `json:"w_lex"`
-	WVec         float64           `json:"w_vec"`
-	KRrf         float64           `json:"k_rrf"`
-	PerGroup     int32             `json:"per_group"`
-	Query        string            `json:"query"`
-	Variants     []string          `json:"variants"`
-	Mode         string            `json:"mode"`
-	K            int32             `json:"k"`
-	Filters      json.RawMessage   `json:"filters"`
-	Format       string            `json:"format"`
-	Plan         json.RawMessage   `json:"plan"`
-	EmbedMs      float64           `json:"embed_ms"`
-	Degraded     *string           `json:"degraded"`
-	Endpoint     string            `json:"endpoint"`
+	Sources       []string          `json:"sources"`
+	Allowed       []string          `json:"allowed"`
+	TextGroups    []int32           `json:"text_groups"`
+	TextVariants  []int32           `json:"text_variants"`
+	SessionID     *string           `json:"session_id"`
+	CallerKeyID   pgtype.Int8       `json:"caller_key_id"`
+	Caller        *string           `json:"caller"`
+	Profile       *string           `json:"profile"`
+	Vecs          []pgvector.Vector `json:"vecs"`
+	Tags          []string          `json:"tags"`
+	Cand          int32             `json:"cand"`
+	Texts         []string          `json:"texts"`
+	Postings      int32             `json:"postings"`
+	LexicalTerms  int32             `json:"lexical_terms"`
+	Shortlist     int32             `json:"shortlist"`
+	Fusion        string            `json:"fusion"`
+	K1            float64           `json:"k1"`
+	B             float64           `json:"b"`
+	NameGroups    []int32           `json:"name_groups"`
+	NameKeys      []string          `json:"name_keys"`
+	WLex          float64           `json:"w_lex"`
+	WVec          float64           `json:"w_vec"`
+	VecConfidence float64           `json:"vec_confidence"`
+	KRrf          float64           `json:"k_rrf"`
+	PerGroup      int32             `json:"per_group"`
+	Query         string            `json:"query"`
+	Variants      []string          `json:"variants"`
+	Mode          string            `json:"mode"`
+	K             int32             `json:"k"`
+	Filters       json.RawMessage   `json:"filters"`
+	Format        string            `json:"format"`
+	Plan          json.RawMessage   `json:"plan"`
+	EmbedMs       float64           `json:"embed_ms"`
+	Degraded      *string           `json:"degraded"`
+	Endpoint      string            `json:"endpoint"`
 }
 
 type SearchRow struct {
@@ -516,7 +519,8 @@ type SearchRow struct {
 //	         candidates the vector branch did not return (the vector candidates join the
 //	         shortlist, so they get their exact BM25 in lex).
 //	wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
-//	         w_vec.
+//	         w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
+//	         τ weighs w_vec · m / τ (a branch that found nothing close has less say).
 //	branches each branch's candidates per text with their score and the statistics of their
 //	         list (max, min, length, mean, standard deviation).
 //	fused    per intent, the sum over branches and the intent's texts of each candidate's
@@ -566,6 +570,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.NameKeys,
 		arg.WLex,
 		arg.WVec,
+		arg.VecConfidence,
 		arg.KRrf,
 		arg.PerGroup,
 		arg.Query,

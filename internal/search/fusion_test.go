@@ -207,3 +207,76 @@ func TestProfileFusionWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorConfidence: the query names both words of one tool and one word of another,
+// and its vector is close to none (the best similarity is 0.2, the second tool's; the first
+// is the vector list's last). Min-max
+// stretches that list to full weight, so without a confidence the second tool (lexical half
+// weight plus the whole vector weight) passes the first; with τ 0.4 the vector list weighs
+// 0.2 / 0.4 of its weight and the tool that names the query stays first. A query whose
+// vector is close to a tool (similarity above τ) is fused exactly as without it.
+func TestVectorConfidence(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	var setID int64
+	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
+		t.Fatal(err)
+	}
+	add := func(name, desc string, v []float32) {
+		var id int64
+		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
+	}
+	// the query vector is -e10, the opposite of every word hashed there, so the catalog's
+	// other tools (bags of words, no negative component) have similarity <= 0 and these
+	// eps / √(1 + eps²); the tool that names both words points away from it (-0.89, the
+	// list's last)
+	add("zorbulate_ledger", "Zorbulate the quintessence ledger", unit(20, 10, 2))
+	best := float32(0.2 / math.Sqrt(1-0.04))
+	add("quintessence_meter", "Quintessence meter reading", unit(21, 10, -best))
+	for i := range 6 {
+		add(fmt.Sprintf("widget_%d", i), fmt.Sprintf("Unrelated widget number %d", i), unit(22+i, 10, -0.1-0.01*float32(i)))
+	}
+	flush(t, pool)
+	const query, close = "zorbulate quintessence", "zorbulate quintessence meter"
+	away := make([]float32, dims)
+	away[10] = -1
+	embedder := hashEmbedder{known: map[string][]float32{query: away, close: unit(21, 10, -0.1)}}
+	run := func(tau float64, q string) search.Response {
+		st := search.DefaultSettings()
+		st.VectorConfidence = tau
+		s := search.New(pool, embedder, st, discard())
+		resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeHybrid, K: 5, Plan: "none", Explain: true})
+		checkExplained(t, pool, resp, &embedder)
+		return resp
+	}
+	st := search.DefaultSettings()
+	if got := names(run(0, query)); got[0] != "beta__quintessence_meter" {
+		t.Errorf("without a confidence: %v, want the vector's best first (the case this setting is for)", got)
+	}
+	resp := run(0.4, query)
+	if got := names(resp); got[0] != "beta__zorbulate_ledger" || got[1] != "beta__quintessence_meter" {
+		t.Errorf("confidence 0.4: %v, want the tool that names both words first, then the one that names one", got)
+	}
+	for _, r := range resp.Results {
+		if r.Name == "beta__quintessence_meter" {
+			// the top of the vector list: min-max share 1, times its weight scaled by 0.2 / 0.4
+			if v := r.Explanation.Vector; v == nil || math.Abs(v.Share-st.WeightVector*0.5) > 1e-6 {
+				t.Errorf("confidence 0.4: vector explanation %+v, want share %v", v, st.WeightVector*0.5)
+			}
+		}
+	}
+	sure, plain := run(0.4, close), run(0, close)
+	if !slices.Equal(names(sure), names(plain)) {
+		t.Errorf("a close vector: %v with confidence 0.4, %v without", names(sure), names(plain))
+	}
+	for i := range sure.Results {
+		if !near(sure.Results[i].Score, plain.Results[i].Score) {
+			t.Errorf("a close vector: %s scored %v with confidence 0.4, %v without", sure.Results[i].Name, sure.Results[i].Score, plain.Results[i].Score)
+		}
+	}
+}

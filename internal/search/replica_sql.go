@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "668efe1c348d70c0aad081f39eb412dfc8d9c1fdef525263853e2fe444789890"
+const searchSQLSHA256 = "52403868fda8221e22d793f889a3d2302bab8729f0759216a240fb3782497c8c"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -188,12 +188,14 @@ WITH src AS MATERIALIZED (
         --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
-               b.wb * CASE $16::text
+               b.wb * CASE WHEN b.branch = 'v' AND $23::float8 > 0
+                           THEN least(1, greatest(b.mx, 0) / $23::float8) ELSE 1 END
+                    * CASE $16::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
                                                   THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
                                                   ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / ($23::float8 + b.rank)
+                          ELSE 1 / ($24::float8 + b.rank)
                       END AS w,
                CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
                CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
@@ -213,7 +215,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $24::int
+    WHERE x.pos <= $25::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -238,9 +240,9 @@ WITH src AS MATERIALIZED (
     -- Searches on a read replica (DATABASE_READ_URL) run this statement with this CTE's
     -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
     -- fails its test if this shape changes) and write the row with InsertSearchLog.
-    SELECT 0::bigint AS id FROM (SELECT $25::text, $26::text[], $27::text, $28::int,
-           $29::jsonb, (SELECT name FROM pset),
-           $30::text, $31::jsonb,
+    SELECT 0::bigint AS id FROM (SELECT $26::text, $27::text[], $28::text, $29::int,
+           $30::jsonb, (SELECT name FROM pset),
+           $31::text, $32::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -249,13 +251,13 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $32::float8
+           $33::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $32::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $33::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $33::text)),
+                              'degraded', $34::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp), $34::text
+           (SELECT id FROM exp), (SELECT arm FROM exp), $35::text
     ) logged
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,

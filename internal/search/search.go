@@ -69,9 +69,14 @@ type Settings struct {
 	KRRF          float64 // reciprocal rank fusion constant
 	WeightLexical float64 // RRF weight of the lexical branch
 	WeightVector  float64 // RRF weight of the vector branch
-	EfSearch      int     // hnsw.ef_search for the vector branch (raised to the candidates when below)
-	Candidates    int     // ranked candidates per branch and variant fed to fusion (at least k)
-	Postings      int     // per query term, the top postings by impact the lexical branch scores
+	// VectorConfidence τ (0: off) scales the vector branch's weight of a query text by
+	// min(1, m / τ), m its list's best cosine similarity: a branch that found nothing close
+	// has less say. For the built-in local embedder, whose similarities say how many words
+	// two texts share (DefaultVectorConfidence); a model's similarities sit on another scale.
+	VectorConfidence float64
+	EfSearch         int // hnsw.ef_search for the vector branch (raised to the candidates when below)
+	Candidates       int // ranked candidates per branch and variant fed to fusion (at least k)
+	Postings         int // per query term, the top postings by impact the lexical branch scores
 	// LexicalTerms is how many of a query variant's rarest terms choose the lexical
 	// candidates (each its top Postings); every term still scores them.
 	LexicalTerms int
@@ -107,6 +112,10 @@ func DefaultSettings() Settings {
 	return Settings{K1: 1.2, B: 0.75, Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: plan.ModeDecompose,
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
+
+// DefaultVectorConfidence is VectorConfidence with the built-in local embedder, chosen on the
+// development half of testdata/mcp-paraphrase (docs/search.md#vector-confidence).
+const DefaultVectorConfidence = 0.4
 
 // Fusion is how the candidates of the branches (and of the query variants) become one
 // ranking: a candidate's share from each list it is in is summed (docs/search.md#fusion).
@@ -238,7 +247,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
 		TextVariants: qt.textVariants, TextGroups: qt.textGroups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
-		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector,
+		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector, VecConfidence: st.VectorConfidence,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),

@@ -31,16 +31,27 @@ const lexicalTop = 200
 // lexicalBatch is how many query texts one TuneLexicalScores call reads.
 const lexicalBatch = 100
 
-// fusionConfig is how the service fuses: the method, the reciprocal rank constant and the
-// candidates per branch (search.Settings).
+// fusionConfig is how the service fuses: the method, the reciprocal rank constant, the
+// candidates per branch and the vector confidence (search.Settings).
 type fusionConfig struct {
-	method search.Fusion
-	kRRF   float64
-	cand   int
+	method     search.Fusion
+	kRRF       float64
+	cand       int
+	confidence float64
 }
 
 func fusionOf(st search.Settings) fusionConfig {
-	return fusionConfig{method: cmp.Or(st.Fusion, search.FusionRRF), kRRF: st.KRRF, cand: max(st.Candidates, 1)}
+	return fusionConfig{method: cmp.Or(st.Fusion, search.FusionRRF), kRRF: st.KRRF, cand: max(st.Candidates, 1),
+		confidence: st.VectorConfidence}
+}
+
+// vectorWeight is the vector list's weight w given its best similarity mx, as the
+// statement's fused CTE computes it: w · min(1, mx / τ) with a confidence τ, else w.
+func (f fusionConfig) vectorWeight(w, mx float64) float64 {
+	if f.confidence <= 0 {
+		return w
+	}
+	return w * min(1, max(mx, 0)/f.confidence)
 }
 
 // lexScore is a tool's BM25 for a query.
@@ -204,9 +215,10 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 		slices.SortFunc(lex, byEntry)
 		slices.SortFunc(vec, byEntry)
 		for _, list := range []struct {
-			l []entry
-			w float64
-		}{{lex, wt.wl}, {vec, wt.wv}} {
+			l      []entry
+			w      float64
+			vector bool
+		}{{lex, wt.wl, false}, {vec, wt.wv, true}} {
 			if len(list.l) == 0 {
 				continue
 			}
@@ -220,8 +232,12 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 				st.sd += (e.score - st.mu) * (e.score - st.mu)
 			}
 			st.sd = math.Sqrt(st.sd / float64(st.n))
+			w := list.w
+			if list.vector {
+				w = m.fusion.vectorWeight(w, st.mx)
+			}
 			for r, e := range list.l {
-				fused[e.at] += list.w * m.fusion.share(e.score, r+1, st)
+				fused[e.at] += w * m.fusion.share(e.score, r+1, st)
 			}
 		}
 		best, found := math.Inf(-1), false

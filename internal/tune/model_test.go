@@ -165,6 +165,38 @@ func TestFusedRankFollowsTheStatement(t *testing.T) {
 	}
 }
 
+// TestFusedRankScalesAnUnsureVectorBranch: with a vector confidence τ the model weighs the
+// vector list as the statement does, w_vec · min(1, best similarity / τ). The lists of
+// TestFusedRankFollowsTheStatement at half the similarities (best 0.45) and wl 0.5: without
+// τ the vector first leads (1 against the lexical first's 0.5 + 1/3), with τ 0.9 the vector
+// list weighs half and the lexical first leads (0.5 + 1/6 against 0.5 and 0.25 + 1/3).
+func TestFusedRankScalesAnUnsureVectorBranch(t *testing.T) {
+	t.Parallel()
+	has := make([]bool, nKinds)
+	has[0] = true
+	gram := make([]float64, nKinds*nKinds)
+	gram[0] = 1
+	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
+	q := query{pool: []candidate{{0, dots(0.05)}, {1, dots(0.45)}, {2, dots(0.25)}},
+		lexical: []lexScore{{10, 10}, {12, 2}}, positives: map[int64]bool{10: true}}
+	for _, c := range []struct {
+		tau  float64
+		want float64
+	}{{0, 1.0 / 3}, {0.9, 1}} {
+		m := &model{
+			tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
+			fusion: fusionConfig{method: search.FusionMinMax, cand: 20, confidence: c.tau},
+		}
+		m.queries = []query{q}
+		m.prepare()
+		w := make([]float64, nKinds)
+		w[0] = 1
+		if rr := m.reciprocalRanks(weighting{w: w, wl: 0.5, wv: 1}, []int{0}); rr[0] != c.want {
+			t.Errorf("τ %v: the lexical first's reciprocal rank %v, want %v", c.tau, rr[0], c.want)
+		}
+	}
+}
+
 // TestPairedGain: the bootstrap interval brackets the mean, a constant improvement is
 // "better" with a zero-width interval, and no difference is inconclusive.
 func TestPairedGain(t *testing.T) {

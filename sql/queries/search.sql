@@ -53,7 +53,8 @@
 --            candidates the vector branch did not return (the vector candidates join the
 --            shortlist, so they get their exact BM25 in lex).
 --   wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
---            w_vec.
+--            w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
+--            τ weighs w_vec · m / τ (a branch that found nothing close has less say).
 --   branches each branch's candidates per text with their score and the statistics of their
 --            list (max, min, length, mean, standard deviation).
 --   fused    per intent, the sum over branches and the intent's texts of each candidate's
@@ -255,7 +256,9 @@ WITH src AS MATERIALIZED (
         --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
-               b.wb * CASE sqlc.arg(fusion)::text
+               b.wb * CASE WHEN b.branch = 'v' AND sqlc.arg(vec_confidence)::float8 > 0
+                           THEN least(1, greatest(b.mx, 0) / sqlc.arg(vec_confidence)::float8) ELSE 1 END
+                    * CASE sqlc.arg(fusion)::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
                                                   THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
                                                   ELSE 1 END
