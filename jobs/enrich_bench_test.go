@@ -72,9 +72,8 @@ func benchEnrich(b *testing.B, companies int, workers int, mkDeps func(b *testin
 // built-in providers as serve builds them: the heuristic enricher with the built-in
 // lexicon's knowledge expansion, and the local embedder.
 func BenchmarkEnrichCatalogBuiltin(b *testing.B) {
-	lex := lexicon.MustBuiltin()
 	benchEnrich(b, 1000, 10, func(b *testing.B, d Deps) Deps {
-		d.Embedder, d.Enricher = embed.NewLocal(384), enrich.Heuristic{Lexicon: lex}
+		d.Embedder, d.Enricher = embed.NewLocal(384), enrich.Heuristic{Lexicon: lexicon.Builtin}
 		return d
 	})
 }

@@ -20,11 +20,7 @@ func TestRequeueSuperseded(t *testing.T) {
 	v1 := testfactory.LocalEnricher(pool, 2)
 	testfactory.Enrich(ctx, t, v1, res.Changed...)
 	rc := insertClient(t, pool)
-	lex, err := lexicon.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2 := enrich.Heuristic{Lexicon: lex}
+	v2 := enrich.Heuristic{Lexicon: lexicon.Builtin}
 
 	if n, err := RequeueSuperseded(ctx, pool, rc, v1.Enricher); err != nil || n != 0 {
 		t.Fatalf("heuristic-v1 supersedes nothing: %d, %v", n, err)

@@ -33,7 +33,7 @@ func newEnricher(cfg config.Config, obs *provider.Observer) enrich.Enricher {
 			Model: cfg.LLMModel,
 		}), cfg.Judge)
 	}
-	return enrich.Heuristic{Lexicon: lexicon.MustBuiltin()}
+	return enrich.Heuristic{Lexicon: lexicon.Builtin}
 }
 
 // stdioCommands is the allowlist of the programs mcp_stdio sources may run

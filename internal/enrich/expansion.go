@@ -189,7 +189,11 @@ func (h Heuristic) Expansion(_ context.Context, d Document) ([]string, Usage, er
 	if h.Lexicon == nil {
 		return nil, Usage{}, nil
 	}
-	return Expand(h.Lexicon, d), Usage{}, nil
+	lex, err := h.Lexicon()
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	return Expand(lex, d), Usage{}, nil
 }
 
 // expansionOutput is the stored output of the expansion step.

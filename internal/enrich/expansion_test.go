@@ -2,6 +2,7 @@ package enrich_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	_, res := testfactory.Catalog(ctx, t, pool, "docs", []catalog.Tool{testfactory.Tool("copy_sheet", "Copy an existing sheet to a new sheet.")}, nil)
 	svc := testfactory.LocalEnricher(pool, 3)
-	svc.Enricher = enrich.Heuristic{Lexicon: builtinLexicon(t)}
+	svc.Enricher = enrich.Heuristic{Lexicon: lexicon.Builtin}
 	if svc.Enricher.Model() != "heuristic-v2" || (enrich.Heuristic{}).Model() != "heuristic-v1" {
 		t.Fatalf("models %s, %s", svc.Enricher.Model(), enrich.Heuristic{}.Model())
 	}
@@ -131,5 +132,25 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), res2.Changed...)
 	if n := countRows(t, pool, "SELECT count(*) FROM tool_components WHERE tool_id = $1 AND kind = 'expansion'", res2.Changed[0]); n != 0 {
 		t.Fatal("heuristic-v1 stored an expansion")
+	}
+}
+
+// The heuristic enricher loads its lexicon on the first expansion, not when it is built or
+// named: a process that never enriches (serve with TOOLGATE_ROLE=api) never parses it. A
+// lexicon that fails to load fails the expansion.
+func TestHeuristicLoadsItsLexiconOnFirstUse(t *testing.T) {
+	loads := 0
+	h := enrich.Heuristic{Lexicon: func() (*lexicon.Lexicon, error) { loads++; return lexicon.Builtin() }}
+	if h.Model() != "heuristic-v2" || len(h.Supersedes()) != 1 || loads != 0 {
+		t.Fatalf("model %s, supersedes %v, %d loads before any expansion", h.Model(), h.Supersedes(), loads)
+	}
+	words, _, err := h.Expansion(context.Background(), enrich.Document{Name: "copy_sheet", Description: "Copy a sheet."})
+	if err != nil || len(words) == 0 || loads != 1 {
+		t.Fatalf("expansion %v, %v after %d loads", words, err, loads)
+	}
+	broken := errors.New("corrupt lexicon")
+	h.Lexicon = func() (*lexicon.Lexicon, error) { return nil, broken }
+	if _, _, err := h.Expansion(context.Background(), enrich.Document{Name: "copy_sheet"}); !errors.Is(err, broken) {
+		t.Fatalf("expansion with a broken lexicon: %v, want %v", err, broken)
 	}
 }

@@ -18,7 +18,9 @@ import (
 // "heuristic" wherever its outputs are shown. With a Lexicon it also expands each document
 // with related words of its key terms (Expander); without one it makes no expansion.
 type Heuristic struct {
-	Lexicon *lexicon.Lexicon
+	// Lexicon loads the lexicon on the first expansion (lexicon.Builtin: a second and 25 MB
+	// of heap, spent only by a process that enriches); nil means no expansion.
+	Lexicon func() (*lexicon.Lexicon, error)
 }
 
 // Deterministic: the heuristic's outputs depend on the document only, so a malformed one
