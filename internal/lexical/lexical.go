@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 // Batch is how many queued tools one indexer transaction recomputes.
@@ -137,14 +138,43 @@ func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 // reimpactIfDrifted recomputes every posting's impact with the current average document
 // length of c when it moved more than Drift from the one they were computed with, in
 // batches of reimpactBatch tools. Returns the number of tools redone.
+//
+// One flush at a time does it (the session-level advisory lock LockLexicalReimpact, tried,
+// not waited for): a flush that finds another one recomputing leaves the work to it and
+// returns, as the lexical_index jobs of an enrichment burst do, one per second, each of
+// which saw the same drift and recomputed every impact at once with the others (ten at a
+// time, holding every worker of the queue for a minute after the burst).
 func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorpusRow) (int, error) {
-	if c.Docs == 0 {
+	if !drifted(c) {
+		return 0, nil
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("lexical index: %w", err)
+	}
+	defer conn.Release()
+	var mine bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, postgres.LockLexicalReimpact).Scan(&mine); err != nil {
+		return 0, fmt.Errorf("lexical index: %w", err)
+	}
+	if !mine {
+		return 0, nil
+	}
+	defer func() {
+		// a lock left on a pooled connection would stop every later recompute: a connection
+		// that cannot release it is closed, which releases it
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, postgres.LockLexicalReimpact); err != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	// the flush that held the lock before may have just recomputed them
+	if c, err = db.New(pool).LexicalCorpus(ctx); err != nil {
+		return 0, fmt.Errorf("lexical index: corpus: %w", err)
+	}
+	if !drifted(c) {
 		return 0, nil
 	}
 	avg := c.TotalLen / float64(c.Docs)
-	if c.ImpactAvgdl > 0 && math.Abs(avg-c.ImpactAvgdl) <= Drift*c.ImpactAvgdl {
-		return 0, nil
-	}
 	done := 0
 	for after := int64(0); ; {
 		var last int64
@@ -170,4 +200,14 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorp
 		return done, fmt.Errorf("lexical index: %w", err)
 	}
 	return min(done, int(c.Docs)), nil
+}
+
+// drifted says whether the corpus's average document length moved more than Drift from the
+// one its impacts were computed with.
+func drifted(c db.LexicalCorpusRow) bool {
+	if c.Docs == 0 {
+		return false
+	}
+	avg := c.TotalLen / float64(c.Docs)
+	return c.ImpactAvgdl <= 0 || math.Abs(avg-c.ImpactAvgdl) > Drift*c.ImpactAvgdl
 }

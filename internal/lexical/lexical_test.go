@@ -3,6 +3,7 @@ package lexical_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,5 +167,59 @@ func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
 	// nothing left: a flush with nothing to index does nothing
 	if st, err := lexical.Flush(ctx, pool); err != nil || st != (lexical.Stats{}) {
 		t.Errorf("an idle flush: %+v %v", st, err)
+	}
+}
+
+// Flushes that find the same drift at once (the lexical_index jobs of an enrichment burst,
+// one per second, several running together) recompute the impacts once: the others leave it
+// to the one recomputing. The lock is released after: a later drift is recomputed again.
+func TestConcurrentFlushesRecomputeDriftedImpactsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
+		FROM sources s, generate_series(1, 1500) g`)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for round, text := range []string{" quarterly revenue figures ", " annual dividend history and payout ratios "} {
+		exec(t, pool, `UPDATE tools SET description = repeat(description || $1, 4)`, text)
+		if _, err := lexical.Index(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+		const flushes = 6
+		reimpacted := make(chan int, flushes)
+		var wg sync.WaitGroup
+		for range flushes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := lexical.Flush(ctx, pool)
+				if err != nil {
+					t.Error(err)
+				}
+				reimpacted <- st.Reimpacted
+			}()
+		}
+		wg.Wait()
+		close(reimpacted)
+		var got []int
+		for n := range reimpacted {
+			if n > 0 {
+				got = append(got, n)
+			}
+		}
+		if len(got) != 1 || got[0] != 1500 {
+			t.Errorf("round %d: flushes that recomputed impacts: %v, want one of 1500 tools", round, got)
+		}
+		var impactAvg, avg float64
+		if err := pool.QueryRow(ctx, `SELECT impact_avgdl, total_len / docs FROM search_corpus`).Scan(&impactAvg, &avg); err != nil {
+			t.Fatal(err)
+		}
+		if impactAvg != avg {
+			t.Errorf("round %d: impacts of average %v, average %v", round, impactAvg, avg)
+		}
 	}
 }

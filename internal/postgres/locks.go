@@ -18,6 +18,10 @@ const (
 	LockLexicalIndexer = 7250011
 	// LockApplyFunctions serializes applying sql/functions after the migrations.
 	LockApplyFunctions = 7250012
+	// LockLexicalReimpact (session-level, tried, never waited for) lets one flush at a time
+	// recompute the lexical index's impacts after the average document length drifted
+	// (internal/lexical); each of its batches then takes LockLexicalIndexer.
+	LockLexicalReimpact = 7250013
 )
 
 // RetiredLocks are keys that only old migrations take: no current code does, and no new
