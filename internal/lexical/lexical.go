@@ -167,8 +167,9 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorp
 			_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		}
 	}()
-	// the flush that held the lock before may have just recomputed them
-	if c, err = db.New(pool).LexicalCorpus(ctx); err != nil {
+	// the flush that held the lock before may have just recomputed them; the batches run on
+	// the lock's connection, so a pool of one connection is enough
+	if c, err = db.New(conn).LexicalCorpus(ctx); err != nil {
 		return 0, fmt.Errorf("lexical index: corpus: %w", err)
 	}
 	if !drifted(c) {
@@ -178,7 +179,7 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorp
 	done := 0
 	for after := int64(0); ; {
 		var last int64
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			q := db.New(tx)
 			if err := q.LexicalAsyncCommit(ctx); err != nil {
 				return err
@@ -196,7 +197,7 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorp
 		done += reimpactBatch
 		after = last
 	}
-	if err := db.New(pool).LexicalSetImpactAvgdl(ctx, avg); err != nil {
+	if err := db.New(conn).LexicalSetImpactAvgdl(ctx, avg); err != nil {
 		return done, fmt.Errorf("lexical index: %w", err)
 	}
 	return min(done, int(c.Docs)), nil

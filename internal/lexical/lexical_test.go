@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
@@ -221,5 +222,31 @@ func TestConcurrentFlushesRecomputeDriftedImpactsOnce(t *testing.T) {
 		if impactAvg != avg {
 			t.Errorf("round %d: impacts of average %v, average %v", round, impactAvg, avg)
 		}
+	}
+}
+
+// The recompute runs its batches on the connection that holds its lock: a pool of one
+// connection (TOOLGATE_DB_MAX_CONNS=1) recomputes drifted impacts instead of waiting for a
+// second connection forever.
+func TestFlushRecomputesOnAOneConnectionPool(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := postgres.Connect(ctx, pgtest.NewDB(t)+"&pool_max_conns=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
+		FROM sources s, generate_series(1, 600) g`)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pool, `UPDATE tools SET description = repeat(description || ' quarterly revenue figures ', 4)`)
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil || st.Reimpacted != 600 {
+		t.Fatalf("flush on one connection: %+v, %v; want 600 tools recomputed", st, err)
 	}
 }
