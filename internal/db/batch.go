@@ -75,6 +75,65 @@ func (b *InsertToolVectorBatchResults) Close() error {
 	return b.br.Close()
 }
 
+const replaceToolVector = `-- name: ReplaceToolVector :batchexec
+INSERT INTO tool_vectors (set_id, tool_id, embedding)
+SELECT $1::bigint, t.id, $2::vector
+FROM tools t WHERE t.id = $3::bigint
+FOR KEY SHARE OF t
+ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding
+WHERE tool_vectors.embedding IS DISTINCT FROM excluded.embedding
+`
+
+type ReplaceToolVectorBatchResults struct {
+	br     pgx.BatchResults
+	tot    int
+	closed bool
+}
+
+type ReplaceToolVectorParams struct {
+	SetID     int64           `json:"set_id"`
+	Embedding pgvector.Vector `json:"embedding"`
+	ToolID    int64           `json:"tool_id"`
+}
+
+// The re-weight's catch-up: the vector recomputed from the components as they are now
+// replaces the set's. A tool deleted since its components were read gets none, as in
+// InsertToolVector (a plain upsert failed the tool's foreign key and the batch with it).
+func (q *Queries) ReplaceToolVector(ctx context.Context, arg []ReplaceToolVectorParams) *ReplaceToolVectorBatchResults {
+	batch := &pgx.Batch{}
+	for _, a := range arg {
+		vals := []interface{}{
+			a.SetID,
+			a.Embedding,
+			a.ToolID,
+		}
+		batch.Queue(replaceToolVector, vals...)
+	}
+	br := q.db.SendBatch(ctx, batch)
+	return &ReplaceToolVectorBatchResults{br, len(arg), false}
+}
+
+func (b *ReplaceToolVectorBatchResults) Exec(f func(int, error)) {
+	defer b.br.Close()
+	for t := 0; t < b.tot; t++ {
+		if b.closed {
+			if f != nil {
+				f(t, ErrBatchAlreadyClosed)
+			}
+			continue
+		}
+		_, err := b.br.Exec()
+		if f != nil {
+			f(t, err)
+		}
+	}
+}
+
+func (b *ReplaceToolVectorBatchResults) Close() error {
+	b.closed = true
+	return b.br.Close()
+}
+
 const upsertToolVector = `-- name: UpsertToolVector :batchexec
 INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)
 ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding

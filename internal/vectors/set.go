@@ -36,16 +36,21 @@ func FillSet[R StoredRow](ctx context.Context, q *db.Queries, setID int64, prof 
 
 // ReplaceInSet writes into set setID the vector under prof of every tool of rows,
 // replacing what the set holds: rows were read in the caller's transaction, after every
-// write of those tools that the set may have missed. Returns the vectors written.
+// write of those tools that the set may have missed. A tool deleted meanwhile is skipped.
+// Returns the vectors written.
 func ReplaceInSet[R StoredRow](ctx context.Context, q *db.Queries, setID int64, prof tdwa.Profile, rows []R) (int, error) {
 	vs, err := combineTools(rows, prof)
 	if err != nil {
 		return 0, err
 	}
-	for i := range vs {
-		vs[i].SetID = setID
+	params := make([]db.ReplaceToolVectorParams, len(vs))
+	for i, v := range vs {
+		params[i] = db.ReplaceToolVectorParams{SetID: setID, ToolID: v.ToolID, Embedding: v.Embedding}
 	}
-	return len(vs), db.ExecBatch(q.UpsertToolVector(ctx, vs))
+	if err := db.ExecBatch(q.ReplaceToolVector(ctx, params)); err != nil {
+		return 0, fmt.Errorf("replace tool vectors: %w", err)
+	}
+	return len(vs), nil
 }
 
 // combineTools groups component rows (ordered by tool) by tool and combines each tool's

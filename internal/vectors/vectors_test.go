@@ -163,3 +163,61 @@ func TestFillSetSkipsAToolDeletedMeanwhile(t *testing.T) {
 		t.Fatalf("%d vectors in the set (%v), want the remaining tool's only", n, err)
 	}
 }
+
+// The re-weight's catch-up (ReplaceInSet) read a tool's components before a concurrent
+// delete of the tool committed: the tool is skipped, not the batch failed on the foreign
+// key (seen as a re-weight job error while catalogs were replaced during a re-weight).
+func TestReplaceInSetSkipsAToolDeletedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 2, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), ids...)
+	var setID int64
+	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM tool_vectors WHERE set_id = $1`, setID); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.New(pool).ListComponentVectors(ctx, []int64{ids[0], ids[1]})
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("%d component rows, %v", len(rows), err)
+	}
+	prof, err := tdwa.ParseProfile("tdwa", []byte(`{"name": 1, "description": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	deleter, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deleter.Rollback(ctx)
+	if _, err := deleter.Exec(ctx, `DELETE FROM tools WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := vectors.ReplaceInSet(ctx, db.New(pool), setID, prof, rows)
+		done <- err
+	}()
+	// the batch waits for the delete in flight
+	var waiting bool
+	for !waiting {
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tool_vectors%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := deleter.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the batch failed on the deleted tool: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM tool_vectors WHERE set_id = $1`, setID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d vectors in the set (%v), want the remaining tool's only", n, err)
+	}
+}

@@ -92,6 +92,17 @@ FROM tools t WHERE t.id = sqlc.arg(tool_id)::bigint
 FOR KEY SHARE OF t
 ON CONFLICT (set_id, tool_id) DO NOTHING;
 
+-- name: ReplaceToolVector :batchexec
+-- The re-weight's catch-up: the vector recomputed from the components as they are now
+-- replaces the set's. A tool deleted since its components were read gets none, as in
+-- InsertToolVector (a plain upsert failed the tool's foreign key and the batch with it).
+INSERT INTO tool_vectors (set_id, tool_id, embedding)
+SELECT sqlc.arg(set_id)::bigint, t.id, sqlc.arg(embedding)::vector
+FROM tools t WHERE t.id = sqlc.arg(tool_id)::bigint
+FOR KEY SHARE OF t
+ON CONFLICT (set_id, tool_id) DO UPDATE SET embedding = excluded.embedding
+WHERE tool_vectors.embedding IS DISTINCT FROM excluded.embedding;
+
 -- name: SetBuildProgress :exec
 UPDATE vector_sets SET done = LEAST(GREATEST(done, $2), total) WHERE id = $1;
 
