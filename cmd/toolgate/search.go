@@ -20,11 +20,17 @@ func newSearch(env *cliEnv, pool, read *pgxpool.Pool, embedder embed.Embedder) (
 	if err != nil {
 		return nil, err
 	}
+	return newSearchWith(env, st, pool, read, embedder), nil
+}
+
+// newSearchWith is newSearch with settings already made (serve gives the same ones to the
+// workers, whose tunes score rankings as the searches fuse them).
+func newSearchWith(env *cliEnv, st search.Settings, pool, read *pgxpool.Pool, embedder embed.Embedder) *search.Service {
 	opts := []search.Option{search.WithMetrics(env.metrics)}
 	if read != nil {
 		opts = append(opts, search.WithReadPool(read))
 	}
-	return search.New(pool, embedder, st, env.log, opts...), nil
+	return search.New(pool, embedder, st, env.log, opts...)
 }
 
 // searchSettings are the search settings of the configuration: the tuning, the query

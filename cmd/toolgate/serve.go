@@ -18,7 +18,6 @@ import (
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
-	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -74,12 +73,15 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	m.WatchPool("primary", pool)
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
+	searchSt, err := searchSettings(env)
+	if err != nil {
+		return err
+	}
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
 		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg),
-		Search: search.Settings{Fusion: search.Fusion(cfg.SearchFusion), KRRF: cfg.SearchKRRF, WeightLexical: cfg.SearchWeightLexical,
-			WeightVector: cfg.SearchWeightVector, Candidates: cfg.SearchCandidates}}
+		Search: searchSt}
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
 	if err != nil {
@@ -127,10 +129,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		m.WatchPool("replica", readPool)
 		env.log.Info("searches go to the read replica", "replica", config.Redact(cfg.DatabaseReadURL))
 	}
-	searchSvc, err := newSearch(env, pool, readPool, embedder)
-	if err != nil {
-		return err
-	}
+	searchSvc := newSearchWith(env, searchSt, pool, readPool, embedder)
 	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
 		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg)}
 	var e *echo.Echo

@@ -72,7 +72,10 @@ type TaskExplanation struct {
 type Explain struct {
 	Fusion  Fusion        `json:"fusion"`
 	Weights BranchWeights `json:"weights"`
-	Profile string        `json:"profile"`
+	// VectorConfidence is τ of the vector confidence (0: off): a text's vector list whose
+	// best similarity m is below it was fused at Weights.Vector · m / τ.
+	VectorConfidence float64 `json:"vector_confidence"`
+	Profile          string  `json:"profile"`
 	// Texts are the texts searched, each with the intent it served (one entry per intent
 	// when a text serves several) and its lexemes (none when the lexical branch did not run).
 	Texts []ExplainedText `json:"texts"`
@@ -162,7 +165,7 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 	if len(rows) > 0 {
 		weights = BranchWeights{Lexical: rows[0].WeightLexical, Vector: rows[0].WeightVector}
 	}
-	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: weights,
+	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: weights, VectorConfidence: st.VectorConfidence,
 		Profile: resp.Profile, Texts: make([]ExplainedText, len(p.TextVariants)), Plan: pr.plan}
 	for i, v := range p.TextVariants {
 		x.Texts[i] = ExplainedText{Intent: int(p.TextGroups[i]) - 1, Text: pr.texts[v-1], Terms: emptyIfNil(textTerms[v])}

@@ -252,6 +252,9 @@ func TestVectorConfidence(t *testing.T) {
 		s := search.New(pool, embedder, st, discard())
 		resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeHybrid, K: 5, Plan: "none", Explain: true})
 		checkExplained(t, pool, resp, &embedder)
+		if resp.Explain.VectorConfidence != tau {
+			t.Errorf("explained vector confidence %v, want %v", resp.Explain.VectorConfidence, tau)
+		}
 		return resp
 	}
 	st := search.DefaultSettings()
