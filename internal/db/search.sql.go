@@ -233,6 +233,9 @@ WITH src AS MATERIALIZED (
                 SELECT sd.doc_len, sd.lexemes, sd.tfs FROM search_docs sd WHERE sd.tool_id = s.tool_id LIMIT 1
             ) d
             CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+            -- only the lexemes some text has go on to the join (an enriched document holds
+            -- hundreds, a query a few)
+            WHERE u.lexeme IN (SELECT t.lexeme FROM terms t)
             -- a fence: each document is read and unnested once, and only then joined with
             -- the terms (not once per term of the query)
             OFFSET 0

@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "52403868fda8221e22d793f889a3d2302bab8729f0759216a240fb3782497c8c"
+const searchSQLSHA256 = "21b87f677675b24e027964a71dbd750032d80639a59534261b9b55720b2fc627"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -116,6 +116,9 @@ WITH src AS MATERIALIZED (
                 SELECT sd.doc_len, sd.lexemes, sd.tfs FROM search_docs sd WHERE sd.tool_id = s.tool_id LIMIT 1
             ) d
             CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+            -- only the lexemes some text has go on to the join (an enriched document holds
+            -- hundreds, a query a few)
+            WHERE u.lexeme IN (SELECT t.lexeme FROM terms t)
             -- a fence: each document is read and unnested once, and only then joined with
             -- the terms (not once per term of the query)
             OFFSET 0
