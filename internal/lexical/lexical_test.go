@@ -21,6 +21,15 @@ func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 	}
 }
 
+// bulkCatalog inserts n tools "Report number i" in one statement, as a bulk load does.
+func bulkCatalog(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
+	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
+		FROM sources s, generate_series(1, $1::int) g`, n)
+}
+
 func lastVacuum(t *testing.T, pool *pgxpool.Pool) time.Time {
 	t.Helper()
 	var at *time.Time
@@ -41,10 +50,7 @@ func TestFlushVacuumsBulkLoadsAndRefreshesDriftedImpacts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
-	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
-		FROM sources s, generate_series(1, 1500) g`)
+	bulkCatalog(t, pool, 1500)
 	st, err := lexical.Flush(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
@@ -123,10 +129,7 @@ func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
-	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
-		FROM sources s, generate_series(1, 1500) g`)
+	bulkCatalog(t, pool, 1500)
 	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +181,7 @@ func TestConcurrentFlushesRecomputeDriftedImpactsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
-	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
-		FROM sources s, generate_series(1, 1500) g`)
+	bulkCatalog(t, pool, 1500)
 	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
@@ -237,10 +237,7 @@ func TestFlushRecomputesOnAOneConnectionPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('bulk', 'catalog')`)
-	exec(t, pool, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-		SELECT s.id, 'bulk__t' || g, 't' || g, 'Report number ' || g, '{"type":"object"}', 'h'
-		FROM sources s, generate_series(1, 600) g`)
+	bulkCatalog(t, pool, 600)
 	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}

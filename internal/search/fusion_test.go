@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/search"
@@ -16,6 +17,26 @@ import (
 
 // fusionQuery has no word of the hand-made catalog; its vector is dimension 10.
 const fusionQuery = "quarterly dividend schedule"
+
+// betaToolAdder returns a function adding a tool to the setup catalog's source beta with a
+// fixed vector in the default profile's set.
+func betaToolAdder(t *testing.T, pool *pgxpool.Pool) func(name, desc string, v []float32) {
+	t.Helper()
+	ctx := context.Background()
+	var setID int64
+	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
+		t.Fatal(err)
+	}
+	return func(name, desc string, v []float32) {
+		t.Helper()
+		var id int64
+		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
+	}
+}
 
 // TestFusionKeepsAStrongLexicalHit is the case of a tool that matches every word of the
 // query (first lexically, far ahead) but whose vector is orthogonal to the query's, among
@@ -29,18 +50,7 @@ func TestFusionKeepsAStrongLexicalHit(t *testing.T) {
 	t.Parallel()
 	pool, _ := setup(t)
 	ctx := context.Background()
-	var setID int64
-	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
-		t.Fatal(err)
-	}
-	add := func(name, desc string, v []float32) {
-		var id int64
-		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
-	}
+	add := betaToolAdder(t, pool)
 	add("dividend_calendar", "Quarterly dividend schedule: every dividend payment date of the quarter", unit(20, 21, 0))
 	for i := range 5 {
 		add(fmt.Sprintf("payout_%d", i), fmt.Sprintf("Company payout report %d with a dividend column", i), unit(10, 11, 0.1*float32(i+1)))
@@ -142,18 +152,7 @@ func TestMinMaxFloor(t *testing.T) {
 	t.Parallel()
 	pool, _ := setup(t)
 	ctx := context.Background()
-	var setID int64
-	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
-		t.Fatal(err)
-	}
-	add := func(name, desc string, v []float32) {
-		var id int64
-		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
-	}
+	add := betaToolAdder(t, pool)
 	add("zorbulate_ledger", "Zorbulate the quintessence ledger", unit(20, 21, 0))
 	add("quintessence_meter", "Quintessence meter reading", unit(22, 23, 0))
 	for i := range 9 {
@@ -219,18 +218,7 @@ func TestVectorConfidence(t *testing.T) {
 	t.Parallel()
 	pool, _ := setup(t)
 	ctx := context.Background()
-	var setID int64
-	if err := pool.QueryRow(ctx, `SELECT current_set FROM weight_profiles WHERE name = 'default'`).Scan(&setID); err != nil {
-		t.Fatal(err)
-	}
-	add := func(name, desc string, v []float32) {
-		var id int64
-		if err := pool.QueryRow(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
-			SELECT id, 'beta__' || $1, $1, $2, '{"type":"object"}', 'h' FROM sources WHERE name = 'beta' RETURNING id`, name, desc).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		exec(t, pool, `INSERT INTO tool_vectors (set_id, tool_id, embedding) VALUES ($1, $2, $3)`, setID, id, pgvector.NewVector(normalized(v)))
-	}
+	add := betaToolAdder(t, pool)
 	// the query vector is -e10, the opposite of every word hashed there, so the catalog's
 	// other tools (bags of words, no negative component) have similarity <= 0 and these
 	// eps / √(1 + eps²); the tool that names both words points away from it (-0.89, the
