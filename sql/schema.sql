@@ -658,7 +658,7 @@ $$;
 -- Name: toolgate_search_index(integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_index(max_tools integer) RETURNS integer
+CREATE FUNCTION public.toolgate_search_index(max_tools integer) RETURNS bigint[]
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -668,13 +668,13 @@ BEGIN
     SELECT array_agg(DISTINCT q.tool_id) INTO ids
     FROM (SELECT tool_id FROM search_queue ORDER BY id LIMIT max_tools) q;
     IF ids IS NULL THEN
-        RETURN 0;
+        RETURN '{}';
     END IF;
     -- every queued row of these tools: their changes committed before this statement, so
     -- the refresh below (later statements, later snapshots) sees them
     DELETE FROM search_queue WHERE tool_id = ANY (ids);
     PERFORM toolgate_search_refresh(ids);
-    RETURN cardinality(ids);
+    RETURN ids;
 END $$;
 
 
@@ -2247,6 +2247,16 @@ CREATE TABLE public.tool_enrichments (
 
 
 --
+-- Name: tool_meanings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_meanings (
+    tool_id bigint NOT NULL,
+    meaning public.sparsevec NOT NULL
+);
+
+
+--
 -- Name: tool_revisions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2746,6 +2756,14 @@ ALTER TABLE ONLY public.tool_enrichments
 
 
 --
+-- Name: tool_meanings tool_meanings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_meanings
+    ADD CONSTRAINT tool_meanings_pkey PRIMARY KEY (tool_id);
+
+
+--
 -- Name: tool_revisions tool_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3150,6 +3168,14 @@ ALTER TABLE ONLY public.tool_components
 
 ALTER TABLE ONLY public.tool_enrichments
     ADD CONSTRAINT tool_enrichments_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_meanings tool_meanings_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_meanings
+    ADD CONSTRAINT tool_meanings_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
 
 
 --

@@ -33,6 +33,7 @@ var evalSettingKeys = map[string]setter{
 	"embed_timeout":     field(func(s *search.Settings) *time.Duration { return &s.EmbedTimeout }, positiveDuration),
 	"query_idf":         field(func(s *search.Settings) *bool { return &s.QueryIDF }, boolean),
 	"vector_confidence": field(func(s *search.Settings) *float64 { return &s.VectorConfidence }, floatIn(0, 1)),
+	"weight_meaning":    field(func(s *search.Settings) *float64 { return &s.WeightMeaning }, floatIn(0, 100)),
 	"rerank_top_n":      field(func(s *search.Settings) *int { return &s.RerankTopN }, intIn(1, 1000)),
 	"rerank_timeout":    field(func(s *search.Settings) *time.Duration { return &s.RerankTimeout }, positiveDuration),
 }

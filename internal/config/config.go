@@ -135,7 +135,10 @@ type Config struct {
 	// SearchVectorConfidence is TOOLGATE_SEARCH_VECTOR_CONFIDENCE: search.DefaultVectorConfidence
 	// with the local embedder, 0 (off) with a configured one.
 	SearchVectorConfidence float64
-	SearchPlan             string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
+	// SearchWeightMeaning is TOOLGATE_SEARCH_WEIGHT_MEANING: search.DefaultWeightMeaning with
+	// the local embedder, 0 (off) with a configured one.
+	SearchWeightMeaning float64
+	SearchPlan          string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
 
 	// Limits of the HTTP server and of request bodies (docs/auth.md#limits; their defaults
 	// are those of api.ServerLimits and api.Limits).
@@ -255,11 +258,12 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxCatalogTools: r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
-	confidence := 0.0
+	confidence, meaningWeight := 0.0, 0.0
 	if c.Embedder == "local" {
-		confidence = search.DefaultVectorConfidence
+		confidence, meaningWeight = search.DefaultVectorConfidence, search.DefaultWeightMeaning
 	}
 	c.SearchVectorConfidence = r.float("TOOLGATE_SEARCH_VECTOR_CONFIDENCE", confidence, 0, 1)
+	c.SearchWeightMeaning = r.float("TOOLGATE_SEARCH_WEIGHT_MEANING", meaningWeight, 0, 100)
 	if r.err != nil {
 		return c, r.err
 	}

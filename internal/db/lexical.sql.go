@@ -7,6 +7,8 @@ package db
 
 import (
 	"context"
+
+	pgvector "github.com/pgvector/pgvector-go"
 )
 
 const lexicalAsyncCommit = `-- name: LexicalAsyncCommit :exec
@@ -39,17 +41,59 @@ func (q *Queries) LexicalCorpus(ctx context.Context) (LexicalCorpusRow, error) {
 	return i, err
 }
 
+const lexicalDeleteMeanings = `-- name: LexicalDeleteMeanings :exec
+DELETE FROM tool_meanings WHERE tool_id = ANY ($1::bigint[])
+`
+
+// Removes the stored meanings of tools whose text has none (no word with a sense).
+func (q *Queries) LexicalDeleteMeanings(ctx context.Context, ids []int64) error {
+	_, err := q.db.Exec(ctx, lexicalDeleteMeanings, ids)
+	return err
+}
+
 const lexicalIndexBatch = `-- name: LexicalIndexBatch :one
-SELECT toolgate_search_index($1::int)::int
+SELECT toolgate_search_index($1::int)::bigint[]
 `
 
 // Takes the writer lock, claims up to max_tools queued tools and recomputes their index rows;
-// returns how many (0: the queue is empty).
-func (q *Queries) LexicalIndexBatch(ctx context.Context, maxTools int32) (int32, error) {
+// returns their ids (empty: the queue is empty).
+func (q *Queries) LexicalIndexBatch(ctx context.Context, maxTools int32) ([]int64, error) {
 	row := q.db.QueryRow(ctx, lexicalIndexBatch, maxTools)
-	var column_1 int32
+	var column_1 []int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const lexicalMeaningTexts = `-- name: LexicalMeaningTexts :many
+SELECT id, concat_ws(' ', name, title, description)::text AS text
+FROM tools WHERE id = ANY ($1::bigint[])
+`
+
+type LexicalMeaningTextsRow struct {
+	ID   int64  `json:"id"`
+	Text string `json:"text"`
+}
+
+// The text whose meaning is stored for each of the given tools that still exist: name,
+// title and description.
+func (q *Queries) LexicalMeaningTexts(ctx context.Context, ids []int64) ([]LexicalMeaningTextsRow, error) {
+	rows, err := q.db.Query(ctx, lexicalMeaningTexts, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LexicalMeaningTextsRow{}
+	for rows.Next() {
+		var i LexicalMeaningTextsRow
+		if err := rows.Scan(&i.ID, &i.Text); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lexicalQueueLast = `-- name: LexicalQueueLast :one
@@ -101,5 +145,22 @@ UPDATE search_corpus SET impact_avgdl = $1::float8
 
 func (q *Queries) LexicalSetImpactAvgdl(ctx context.Context, avgdl float64) error {
 	_, err := q.db.Exec(ctx, lexicalSetImpactAvgdl, avgdl)
+	return err
+}
+
+const lexicalWriteMeanings = `-- name: LexicalWriteMeanings :exec
+INSERT INTO tool_meanings (tool_id, meaning)
+SELECT unnest($1::bigint[]), unnest($2::sparsevec[])
+ON CONFLICT (tool_id) DO UPDATE SET meaning = EXCLUDED.meaning
+`
+
+type LexicalWriteMeaningsParams struct {
+	Ids      []int64                 `json:"ids"`
+	Meanings []pgvector.SparseVector `json:"meanings"`
+}
+
+// Stores the meanings of tools (replacing what they had).
+func (q *Queries) LexicalWriteMeanings(ctx context.Context, arg LexicalWriteMeaningsParams) error {
+	_, err := q.db.Exec(ctx, lexicalWriteMeanings, arg.Ids, arg.Meanings)
 	return err
 }

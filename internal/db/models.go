@@ -493,6 +493,11 @@ type ToolEnrichment struct {
 	CreatedAt        time.Time       `json:"created_at"`
 }
 
+type ToolMeaning struct {
+	ToolID  int64                 `json:"tool_id"`
+	Meaning pgvector.SparseVector `json:"meaning"`
+}
+
 type ToolRevision struct {
 	ID            int64           `json:"id"`
 	SourceID      int64           `json:"source_id"`

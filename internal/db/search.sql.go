@@ -257,10 +257,21 @@ WITH src AS MATERIALIZED (
     ) tv
     WHERE $16::text <> 'rrf' AND l.rank <= $11::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
+), mng AS (
+    SELECT c.variant, c.tool_id, -(tm.meaning <#> q.m) AS sim
+    FROM (SELECT l.variant, l.tool_id FROM lex l WHERE l.rank <= $11::int
+          UNION
+          SELECT v.variant, v.tool_id FROM vec v) c
+    JOIN unnest($19::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
+    CROSS JOIN LATERAL (
+        SELECT x.meaning FROM tool_meanings x WHERE x.tool_id = c.tool_id LIMIT 1
+    ) tm
+    -- a text none of whose words the lexicon knows has the zero vector: no say
+    WHERE $20::float8 > 0 AND l2_norm(q.m) > 0
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($19::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($20::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($21::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($22::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -274,8 +285,8 @@ WITH src AS MATERIALIZED (
     GROUP BY q.grp, a.tool_id
 ), wb AS (
     -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
-    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $21::float8) AS w_lex,
-           coalesce((SELECT p.weight_vector FROM pset p), $22::float8) AS w_vec
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $23::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), $24::float8) AS w_vec
 ), branches AS (
     -- every branch's candidates per variant with their score (BM25; cosine similarity) and
     -- the statistics of their list, for the score-based fusions
@@ -292,12 +303,17 @@ WITH src AS MATERIALIZED (
         UNION ALL
         SELECT 'v', x.variant, x.tool_id, NULL, x.sim, (SELECT w_vec FROM wb)
         FROM vecx x
+        UNION ALL
+        SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
+               m.sim, $20::float8
+        FROM mng m
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25,
            sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
+           sum(u.w) FILTER (WHERE u.branch = 'm') AS meaning_share,
            array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
            array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
     FROM (
@@ -308,14 +324,14 @@ WITH src AS MATERIALIZED (
         --           (1 when all are equal)
         --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
         SELECT tg.grp, b.tool_id, b.branch, b.variant,
-               b.wb * CASE WHEN b.branch = 'v' AND $23::float8 > 0
-                           THEN least(1, greatest(b.mx, 0) / $23::float8) ELSE 1 END
+               b.wb * CASE WHEN b.branch = 'v' AND $25::float8 > 0
+                           THEN least(1, greatest(b.mx, 0) / $25::float8) ELSE 1 END
                     * CASE $16::text
                           WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
                                                   THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
                                                   ELSE 1 END
                           WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / ($24::float8 + b.rank)
+                          ELSE 1 / ($26::float8 + b.rank)
                       END AS w,
                CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
                CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
@@ -327,15 +343,15 @@ WITH src AS MATERIALIZED (
     ) u
     GROUP BY u.grp, u.tool_id
 ), top AS (
-    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, lexical_texts, vector_texts, pos FROM (
+    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, meaning_share, lexical_texts, vector_texts, pos FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
-               f.lexical_share, f.vector_share, f.lexical_texts, f.vector_texts,
+               f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
                row_number() OVER (PARTITION BY f.grp
                                   ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $25::int
+    WHERE x.pos <= $27::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -343,7 +359,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           tp.lexical_share, tp.vector_share, tp.lexical_texts, tp.vector_texts,
+           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -363,9 +379,9 @@ WITH src AS MATERIALIZED (
     INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
                             experiment_id, arm, endpoint)
-    SELECT $26::text, $27::text[], $28::text, $29::int,
-           $30::jsonb, (SELECT name FROM pset),
-           $31::text, $32::jsonb,
+    SELECT $28::text, $29::text[], $30::text, $31::int,
+           $32::jsonb, (SELECT name FROM pset),
+           $33::text, $34::jsonb,
            coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
                                                          'lexical_rank', r.lexical_rank,
                                                          'vector_rank', r.vector_rank,
@@ -374,13 +390,13 @@ WITH src AS MATERIALIZED (
                                       ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
            (SELECT count(*) FROM ranked),
            (SELECT max(r.score) FROM ranked r),
-           $33::float8
+           $35::float8
                + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $33::float8,
+           jsonb_strip_nulls(jsonb_build_object('embed_ms', $35::float8,
                               'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $34::text)),
+                              'degraded', $36::text)),
            $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp), $35::text
+           (SELECT id FROM exp), (SELECT arm FROM exp), $37::text
     RETURNING id
 )
 SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
@@ -392,6 +408,7 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
        (SELECT w.w_lex FROM wb w)::float8 AS weight_lexical, (SELECT w.w_vec FROM wb w)::float8 AS weight_vector,
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
+       coalesce(r.meaning_share, 0)::float8 AS meaning_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log
 LEFT JOIN ranked r ON true
@@ -400,41 +417,43 @@ ORDER BY r.grp, r.pos
 `
 
 type SearchParams struct {
-	Sources       []string          `json:"sources"`
-	Allowed       []string          `json:"allowed"`
-	TextGroups    []int32           `json:"text_groups"`
-	TextVariants  []int32           `json:"text_variants"`
-	SessionID     *string           `json:"session_id"`
-	CallerKeyID   pgtype.Int8       `json:"caller_key_id"`
-	Caller        *string           `json:"caller"`
-	Profile       *string           `json:"profile"`
-	Vecs          []pgvector.Vector `json:"vecs"`
-	Tags          []string          `json:"tags"`
-	Cand          int32             `json:"cand"`
-	Texts         []string          `json:"texts"`
-	Postings      int32             `json:"postings"`
-	LexicalTerms  int32             `json:"lexical_terms"`
-	Shortlist     int32             `json:"shortlist"`
-	Fusion        string            `json:"fusion"`
-	K1            float64           `json:"k1"`
-	B             float64           `json:"b"`
-	NameGroups    []int32           `json:"name_groups"`
-	NameKeys      []string          `json:"name_keys"`
-	WLex          float64           `json:"w_lex"`
-	WVec          float64           `json:"w_vec"`
-	VecConfidence float64           `json:"vec_confidence"`
-	KRrf          float64           `json:"k_rrf"`
-	PerGroup      int32             `json:"per_group"`
-	Query         string            `json:"query"`
-	Variants      []string          `json:"variants"`
-	Mode          string            `json:"mode"`
-	K             int32             `json:"k"`
-	Filters       json.RawMessage   `json:"filters"`
-	Format        string            `json:"format"`
-	Plan          json.RawMessage   `json:"plan"`
-	EmbedMs       float64           `json:"embed_ms"`
-	Degraded      *string           `json:"degraded"`
-	Endpoint      string            `json:"endpoint"`
+	Sources       []string                `json:"sources"`
+	Allowed       []string                `json:"allowed"`
+	TextGroups    []int32                 `json:"text_groups"`
+	TextVariants  []int32                 `json:"text_variants"`
+	SessionID     *string                 `json:"session_id"`
+	CallerKeyID   pgtype.Int8             `json:"caller_key_id"`
+	Caller        *string                 `json:"caller"`
+	Profile       *string                 `json:"profile"`
+	Vecs          []pgvector.Vector       `json:"vecs"`
+	Tags          []string                `json:"tags"`
+	Cand          int32                   `json:"cand"`
+	Texts         []string                `json:"texts"`
+	Postings      int32                   `json:"postings"`
+	LexicalTerms  int32                   `json:"lexical_terms"`
+	Shortlist     int32                   `json:"shortlist"`
+	Fusion        string                  `json:"fusion"`
+	K1            float64                 `json:"k1"`
+	B             float64                 `json:"b"`
+	Meanings      []pgvector.SparseVector `json:"meanings"`
+	WMeaning      float64                 `json:"w_meaning"`
+	NameGroups    []int32                 `json:"name_groups"`
+	NameKeys      []string                `json:"name_keys"`
+	WLex          float64                 `json:"w_lex"`
+	WVec          float64                 `json:"w_vec"`
+	VecConfidence float64                 `json:"vec_confidence"`
+	KRrf          float64                 `json:"k_rrf"`
+	PerGroup      int32                   `json:"per_group"`
+	Query         string                  `json:"query"`
+	Variants      []string                `json:"variants"`
+	Mode          string                  `json:"mode"`
+	K             int32                   `json:"k"`
+	Filters       json.RawMessage         `json:"filters"`
+	Format        string                  `json:"format"`
+	Plan          json.RawMessage         `json:"plan"`
+	EmbedMs       float64                 `json:"embed_ms"`
+	Degraded      *string                 `json:"degraded"`
+	Endpoint      string                  `json:"endpoint"`
 }
 
 type SearchRow struct {
@@ -464,6 +483,7 @@ type SearchRow struct {
 	WeightVector  float64         `json:"weight_vector"`
 	LexicalShare  float64         `json:"lexical_share"`
 	VectorShare   float64         `json:"vector_share"`
+	MeaningShare  float64         `json:"meaning_share"`
 	LexicalTexts  []int32         `json:"lexical_texts"`
 	VectorTexts   []int32         `json:"vector_texts"`
 }
@@ -521,10 +541,15 @@ type SearchRow struct {
 //	vecx     with a score fusion (minmax, dbsf), the cosine similarity of the lexical
 //	         candidates the vector branch did not return (the vector candidates join the
 //	         shortlist, so they get their exact BM25 in lex).
+//	mng      the meaning branch (w_meaning > 0, one vector per lexical text in meanings, or
+//	         none): the cosine of the meanings (internal/meaning) of each text and of each
+//	         candidate of the text's other lists (lexical and vector), one primary-key
+//	         lookup each. It re-scores those candidates, it brings none of its own
+//	         (docs/search.md#meaning).
 //	wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
 //	         w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 //	         τ weighs w_vec · m / τ (a branch that found nothing close has less say).
-//	branches each branch's candidates per text with their score and the statistics of their
+//	branches each branch's candidates per text (l lexical, v vector, m meaning) with their score and the statistics of their
 //	         list (max, min, length, mean, standard deviation).
 //	fused    per intent, the sum over branches and the intent's texts of each candidate's
 //	         share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
@@ -569,6 +594,8 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Fusion,
 		arg.K1,
 		arg.B,
+		arg.Meanings,
+		arg.WMeaning,
 		arg.NameGroups,
 		arg.NameKeys,
 		arg.WLex,
@@ -621,6 +648,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 			&i.WeightVector,
 			&i.LexicalShare,
 			&i.VectorShare,
+			&i.MeaningShare,
 			&i.LexicalTexts,
 			&i.VectorTexts,
 		); err != nil {

@@ -275,3 +275,7 @@ var stopwords = map[string]bool{
 	"please": true, "do": true, "does": true, "was": true, "were": true, "will": true, "would": true,
 	"not": true, "any": true, "all": true, "such": true, "into": true, "over": true, "than": true,
 }
+
+// IsStopword reports whether Words' word w is one of the stop words the local embedder
+// drops.
+func IsStopword(w string) bool { return stopwords[w] }

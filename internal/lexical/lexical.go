@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/meaning"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -119,20 +120,59 @@ func Index(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 
 // indexBatch runs one indexer transaction and returns the number of tools it indexed.
 func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	var n int32
+	var n int
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.LexicalAsyncCommit(ctx); err != nil {
 			return err
 		}
-		var err error
-		n, err = q.LexicalIndexBatch(ctx, Batch)
-		return err
+		ids, err := q.LexicalIndexBatch(ctx, Batch)
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		return writeMeanings(ctx, q, ids)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("lexical index: %w", err)
 	}
-	return int(n), nil
+	return n, nil
+}
+
+// writeMeanings stores the meanings (internal/meaning) of the tools just indexed, in the
+// indexer's transaction: a tool's meaning changes with its text, as its index rows do. A
+// tool whose text has no word with a sense has none.
+func writeMeanings(ctx context.Context, q *db.Queries, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	space, err := meaning.Builtin()
+	if err != nil {
+		return err
+	}
+	rows, err := q.LexicalMeaningTexts(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var w db.LexicalWriteMeaningsParams
+	var none []int64
+	for _, r := range rows {
+		if v, ok := space.Vector(r.Text); ok {
+			w.Ids = append(w.Ids, r.ID)
+			w.Meanings = append(w.Meanings, v)
+		} else {
+			none = append(none, r.ID)
+		}
+	}
+	if len(none) > 0 {
+		if err := q.LexicalDeleteMeanings(ctx, none); err != nil {
+			return err
+		}
+	}
+	if len(w.Ids) == 0 {
+		return nil
+	}
+	return q.LexicalWriteMeanings(ctx, w)
 }
 
 // reimpactIfDrifted recomputes every posting's impact with the current average document

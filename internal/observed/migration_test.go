@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/tdwa"
+	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
 // TestMigrationKeepsVectors: migration 0017 gives every tdwa profile and vector set an
@@ -25,10 +26,13 @@ func TestMigrationKeepsVectors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
+	// the catalog imported by this version's code (its lexical indexer writes what the
+	// latest schema has), then enriched under version 14's weights
+	e := catalogOn(ctx, t, pool, 0)
 	if err := postgres.MigrateDownTo(ctx, pool, 14); err != nil {
 		t.Fatal(err)
 	}
-	e := setupOn(ctx, t, pool, 0) // a catalog enriched under version 14's weights
+	testfactory.Enrich(ctx, t, e.enrich, slices.Collect(maps.Values(e.ids))...)
 	weightsBefore := weights(t, pool)
 	before := vectors(t, pool)
 	if err := postgres.MigrateUp(ctx, pool); err != nil {

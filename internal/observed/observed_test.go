@@ -84,6 +84,17 @@ func setup(t *testing.T, max int) *env {
 // setupOn is setup on a database of the caller's.
 func setupOn(ctx context.Context, t *testing.T, pool *pgxpool.Pool, max int) *env {
 	t.Helper()
+	e := catalogOn(ctx, t, pool, max)
+	testfactory.Enrich(ctx, t, e.enrich, slices.Collect(maps.Values(e.ids))...)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// catalogOn is setupOn before the enrichment: the catalog imported (and indexed lexically).
+func catalogOn(ctx context.Context, t *testing.T, pool *pgxpool.Pool, max int) *env {
+	t.Helper()
 	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +114,6 @@ func setupOn(ctx context.Context, t *testing.T, pool *pgxpool.Pool, max int) *en
 			t.Fatal(err)
 		}
 		e.ids[name] = id
-	}
-	testfactory.Enrich(ctx, t, e.enrich, slices.Collect(maps.Values(e.ids))...)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
 	}
 	e.search = search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log)
 	e.obs = &observed.Service{Pool: pool, Enrich: e.enrich, Max: max, Logger: log}

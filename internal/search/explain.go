@@ -15,14 +15,15 @@ import (
 // BM25 score, the similarity and the terms are recomputed with the statement's formulas
 // from the texts whose candidate lists held the tool.
 type Explanation struct {
-	// FusedScore is the result's score: Lexical.Share + Vector.Share (a branch that did not
-	// score the tool adds nothing). A name match puts a tool first whatever its score and
+	// FusedScore is the result's score: Lexical.Share + Vector.Share + Meaning.Share (a
+	// branch that did not score the tool adds nothing). A name match puts a tool first whatever its score and
 	// adds nothing to it.
 	FusedScore float64 `json:"fused_score"`
 	NameMatch  bool    `json:"name_match"`
-	// Lexical and Vector are nil when that branch did not score the tool.
+	// Lexical, Vector and Meaning are nil when that branch did not score the tool.
 	Lexical *LexicalExplanation `json:"lexical"`
 	Vector  *VectorExplanation  `json:"vector"`
+	Meaning *MeaningExplanation `json:"meaning"`
 	// Task is the plan's intent whose ranking gave the tool its score (nil without a plan).
 	Task *TaskExplanation `json:"task"`
 }
@@ -60,6 +61,12 @@ type VectorExplanation struct {
 	Share      float64 `json:"share"`
 }
 
+// MeaningExplanation is the meaning branch's part of a score (docs/search.md#meaning): what
+// it added to the fused score, summed over the texts whose lists held the tool.
+type MeaningExplanation struct {
+	Share float64 `json:"share"`
+}
+
 // TaskExplanation names a plan's intent: its index in Plan.Intents (as Result.Intent) and
 // its query.
 type TaskExplanation struct {
@@ -88,6 +95,8 @@ type Explain struct {
 type BranchWeights struct {
 	Lexical float64 `json:"lexical"`
 	Vector  float64 `json:"vector"`
+	// Meaning is the settings' meaning weight (0: the branch is off); profiles have none.
+	Meaning float64 `json:"meaning"`
 }
 
 // ExplainedText is one text a search ran, for one intent.
@@ -154,6 +163,9 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 				e.Vector.Similarity = *sim[i]
 			}
 		}
+		if row.MeaningShare != 0 {
+			e.Meaning = &MeaningExplanation{Share: row.MeaningShare}
+		}
 		if pr.plan != nil && row.Grp >= 1 && int(row.Grp) <= len(pr.plan.Intents) {
 			e.Task = &TaskExplanation{Intent: int(row.Grp) - 1, Text: pr.plan.Intents[row.Grp-1].Query}
 		}
@@ -162,8 +174,11 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 	st := s.settings
 	// the weights the statement fused with: the serving profile's, else the settings'
 	weights := BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}
+	if len(p.Meanings) > 0 { // the branch ran
+		weights.Meaning = p.WMeaning
+	}
 	if len(rows) > 0 {
-		weights = BranchWeights{Lexical: rows[0].WeightLexical, Vector: rows[0].WeightVector}
+		weights.Lexical, weights.Vector = rows[0].WeightLexical, rows[0].WeightVector
 	}
 	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: weights, VectorConfidence: st.VectorConfidence,
 		Profile: resp.Profile, Texts: make([]ExplainedText, len(p.TextVariants)), Plan: pr.plan}

@@ -117,8 +117,15 @@ func checkExplained(t *testing.T, pool *pgxpool.Pool, resp search.Response, embe
 		} else if r.VectorRank != nil {
 			t.Errorf("%s: vector rank %d without a vector explanation", r.Name, *r.VectorRank)
 		}
-		if !near(lexShare+vecShare, e.FusedScore) {
-			t.Errorf("%s: shares %v + %v, fused score %v", r.Name, lexShare, vecShare, e.FusedScore)
+		var meaningShare float64
+		if m := e.Meaning; m != nil {
+			meaningShare = m.Share
+			if m.Share <= 0 || x.Weights.Meaning <= 0 || m.Share > x.Weights.Meaning*float64(len(x.Texts))+1e-9 {
+				t.Errorf("%s: meaning share %v with weight %v", r.Name, m.Share, x.Weights.Meaning)
+			}
+		}
+		if !near(lexShare+vecShare+meaningShare, e.FusedScore) {
+			t.Errorf("%s: shares %v + %v + %v, fused score %v", r.Name, lexShare, vecShare, meaningShare, e.FusedScore)
 		}
 	}
 	if len(x.Texts) == 1 { // over several texts, a rank and a similarity may come from different ones

@@ -271,3 +271,54 @@ func TestVectorConfidence(t *testing.T) {
 		}
 	}
 }
+
+// TestMeaningBranch: two tools with the same vector, one that says the query's word twice
+// (first lexically) and one that says it once beside words of the same meaning. The meaning
+// branch re-scores the candidates by what their words mean and, weighted enough, puts the
+// second first; off, the lexical order stands. Its share is explained.
+func TestMeaningBranch(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	add := betaToolAdder(t, pool)
+	add("zoo_purchase", "Purchase purchase: zebra giraffe habitat", unit(30, 31, 0.5))
+	add("order_goods", "Purchase: acquire or buy goods, paying the seller", unit(30, 31, 0.5))
+	flush(t, pool)
+	const query = "purchase"
+	embedder := hashEmbedder{known: map[string][]float32{query: unit(30, 31, 0.5)}}
+	run := func(w float64) search.Response {
+		st := search.DefaultSettings()
+		st.WeightMeaning = w
+		s := search.New(pool, embedder, st, discard())
+		resp := mustSearch(t, ctx, s, search.Request{Query: query, Mode: search.ModeHybrid, K: 5, Plan: "none", Explain: true})
+		checkExplained(t, pool, resp, &embedder)
+		if resp.Explain.Weights.Meaning != w {
+			t.Errorf("explained meaning weight %v, want %v", resp.Explain.Weights.Meaning, w)
+		}
+		return resp
+	}
+	off := run(0)
+	if got := names(off); got[0] != "beta__zoo_purchase" {
+		t.Fatalf("meaning off: %v, want the lexical order", got)
+	}
+	for _, r := range off.Results {
+		if r.Explanation.Meaning != nil {
+			t.Errorf("meaning off: %s explained %+v", r.Name, r.Explanation.Meaning)
+		}
+	}
+	on := run(3)
+	if got := names(on); got[0] != "beta__order_goods" || got[1] != "beta__zoo_purchase" {
+		t.Fatalf("meaning weight 3: %v, want the tool whose words mean what the query means first", got)
+	}
+	if m := on.Results[0].Explanation.Meaning; m == nil || !near(m.Share, 3) {
+		t.Errorf("meaning weight 3: the best meaning explained %+v, want the whole weight (min-max share 1)", m)
+	}
+	lexical := mustSearch(t, ctx, search.New(pool, embedder, func() search.Settings {
+		st := search.DefaultSettings()
+		st.WeightMeaning = 3
+		return st
+	}(), discard()), search.Request{Query: query, Mode: search.ModeLexical, K: 5, Plan: "none"})
+	if got := names(lexical); got[0] != "beta__zoo_purchase" {
+		t.Errorf("a lexical search: %v, want no meaning branch", got)
+	}
+}

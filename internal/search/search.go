@@ -16,10 +16,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/meaning"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
@@ -74,9 +76,14 @@ type Settings struct {
 	// has less say. For the built-in local embedder, whose similarities say how many words
 	// two texts share (DefaultVectorConfidence); a model's similarities sit on another scale.
 	VectorConfidence float64
-	EfSearch         int // hnsw.ef_search for the vector branch (raised to the candidates when below)
-	Candidates       int // ranked candidates per branch and variant fed to fusion (at least k)
-	Postings         int // per query term, the top postings by impact the lexical branch scores
+	// WeightMeaning is the weight of the meaning branch (0: off), which re-scores the
+	// candidates of a hybrid search by the cosine of their meaning and the query's
+	// (internal/meaning): the offline default's notion of meaning, for the built-in local
+	// embedder (DefaultWeightMeaning); a model's embeddings carry meaning already.
+	WeightMeaning float64
+	EfSearch      int // hnsw.ef_search for the vector branch (raised to the candidates when below)
+	Candidates    int // ranked candidates per branch and variant fed to fusion (at least k)
+	Postings      int // per query term, the top postings by impact the lexical branch scores
 	// LexicalTerms is how many of a query variant's rarest terms choose the lexical
 	// candidates (each its top Postings); every term still scores them.
 	LexicalTerms int
@@ -116,6 +123,10 @@ func DefaultSettings() Settings {
 // DefaultVectorConfidence is VectorConfidence with the built-in local embedder, chosen on the
 // development half of testdata/mcp-paraphrase (docs/search.md#vector-confidence).
 const DefaultVectorConfidence = 0.4
+
+// DefaultWeightMeaning is WeightMeaning with the built-in local embedder, chosen on the
+// development half of testdata/mcp-paraphrase (docs/search.md#meaning).
+const DefaultWeightMeaning = 0.3
 
 // Fusion is how the candidates of the branches (and of the query variants) become one
 // ranking: a candidate's share from each list it is in is summed (docs/search.md#fusion).
@@ -222,6 +233,10 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 	if err != nil {
 		return nil, err
 	}
+	meanings, err := s.meanings(r.Mode, lexTexts)
+	if err != nil {
+		return nil, err
+	}
 
 	st := s.settings
 	// n: the ranked tools per intent, and the merged candidates (the reranker's top N).
@@ -248,6 +263,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
 		TextVariants: qt.textVariants, TextGroups: qt.textGroups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector, VecConfidence: st.VectorConfidence,
+		Meanings: meanings, WMeaning: st.WeightMeaning,
 		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
 		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
 		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
@@ -255,6 +271,28 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 	}
 	return &prepared{req: r, plan: p, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
 		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}, nil
+}
+
+// meanings are the meaning vectors of a hybrid search's lexical texts, one per text, for the
+// meaning branch; none when the branch is off. A text without a word the lexicon knows gets
+// the zero vector (every candidate's cosine 0: no say in the order).
+func (s *Service) meanings(mode Mode, texts []string) ([]pgvector.SparseVector, error) {
+	if s.settings.WeightMeaning <= 0 || mode != ModeHybrid || len(texts) == 0 {
+		return []pgvector.SparseVector{}, nil
+	}
+	space, err := meaning.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pgvector.SparseVector, len(texts))
+	for i, t := range texts {
+		if v, ok := space.Vector(t); ok {
+			out[i] = v
+		} else {
+			out[i] = pgvector.NewSparseVectorFromMap(nil, meaning.Dims)
+		}
+	}
+	return out, nil
 }
 
 // withDefaultPlan gives a request that asks for no plan and brings no variants its key's

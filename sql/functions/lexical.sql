@@ -288,9 +288,10 @@ BEGIN
 END $$;
 
 -- The indexer's step: takes the writer lock, claims up to max_tools queued tools (oldest
--- first) and recomputes their index rows. Returns the number of tools indexed (0: the queue
--- was empty). A crash before commit leaves the queue as it was.
-CREATE OR REPLACE FUNCTION toolgate_search_index(max_tools integer) RETURNS integer
+-- first) and recomputes their index rows. Returns the ids of the tools indexed (empty: the
+-- queue was empty), whose meanings the indexer then writes in the same transaction
+-- (internal/lexical). A crash before commit leaves the queue as it was.
+CREATE OR REPLACE FUNCTION toolgate_search_index(max_tools integer) RETURNS bigint[]
 LANGUAGE plpgsql AS $$
 DECLARE
     ids bigint[];
@@ -299,13 +300,13 @@ BEGIN
     SELECT array_agg(DISTINCT q.tool_id) INTO ids
     FROM (SELECT tool_id FROM search_queue ORDER BY id LIMIT max_tools) q;
     IF ids IS NULL THEN
-        RETURN 0;
+        RETURN '{}';
     END IF;
     -- every queued row of these tools: their changes committed before this statement, so
     -- the refresh below (later statements, later snapshots) sees them
     DELETE FROM search_queue WHERE tool_id = ANY (ids);
     PERFORM toolgate_search_refresh(ids);
-    RETURN cardinality(ids);
+    RETURN ids;
 END $$;
 
 -- Recomputes the impacts of the postings of up to n indexed tools with ids above after_id,

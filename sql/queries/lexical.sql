@@ -7,8 +7,24 @@ SELECT set_config('synchronous_commit', 'off', true);
 
 -- name: LexicalIndexBatch :one
 -- Takes the writer lock, claims up to max_tools queued tools and recomputes their index rows;
--- returns how many (0: the queue is empty).
-SELECT toolgate_search_index(sqlc.arg(max_tools)::int)::int;
+-- returns their ids (empty: the queue is empty).
+SELECT toolgate_search_index(sqlc.arg(max_tools)::int)::bigint[];
+
+-- name: LexicalMeaningTexts :many
+-- The text whose meaning is stored for each of the given tools that still exist: name,
+-- title and description.
+SELECT id, concat_ws(' ', name, title, description)::text AS text
+FROM tools WHERE id = ANY (sqlc.arg(ids)::bigint[]);
+
+-- name: LexicalWriteMeanings :exec
+-- Stores the meanings of tools (replacing what they had).
+INSERT INTO tool_meanings (tool_id, meaning)
+SELECT unnest(sqlc.arg(ids)::bigint[]), unnest(sqlc.arg(meanings)::sparsevec[])
+ON CONFLICT (tool_id) DO UPDATE SET meaning = EXCLUDED.meaning;
+
+-- name: LexicalDeleteMeanings :exec
+-- Removes the stored meanings of tools whose text has none (no word with a sense).
+DELETE FROM tool_meanings WHERE tool_id = ANY (sqlc.arg(ids)::bigint[]);
 
 -- name: LexicalQueueLast :one
 -- The id of the last queued change (0: the queue is empty): a flush indexes through it.

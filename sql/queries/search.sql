@@ -52,10 +52,15 @@
 --   vecx     with a score fusion (minmax, dbsf), the cosine similarity of the lexical
 --            candidates the vector branch did not return (the vector candidates join the
 --            shortlist, so they get their exact BM25 in lex).
+--   mng      the meaning branch (w_meaning > 0, one vector per lexical text in meanings, or
+--            none): the cosine of the meanings (internal/meaning) of each text and of each
+--            candidate of the text's other lists (lexical and vector), one primary-key
+--            lookup each. It re-scores those candidates, it brings none of its own
+--            (docs/search.md#meaning).
 --   wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
 --            w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 --            τ weighs w_vec · m / τ (a branch that found nothing close has less say).
---   branches each branch's candidates per text with their score and the statistics of their
+--   branches each branch's candidates per text (l lexical, v vector, m meaning) with their score and the statistics of their
 --            list (max, min, length, mean, standard deviation).
 --   fused    per intent, the sum over branches and the intent's texts of each candidate's
 --            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
@@ -208,6 +213,17 @@ WITH src AS MATERIALIZED (
     ) tv
     WHERE sqlc.arg(fusion)::text <> 'rrf' AND l.rank <= sqlc.arg(cand)::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
+), mng AS (
+    SELECT c.variant, c.tool_id, -(tm.meaning <#> q.m) AS sim
+    FROM (SELECT l.variant, l.tool_id FROM lex l WHERE l.rank <= sqlc.arg(cand)::int
+          UNION
+          SELECT v.variant, v.tool_id FROM vec v) c
+    JOIN unnest(sqlc.arg(meanings)::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
+    CROSS JOIN LATERAL (
+        SELECT x.meaning FROM tool_meanings x WHERE x.tool_id = c.tool_id LIMIT 1
+    ) tm
+    -- a text none of whose words the lexicon knows has the zero vector: no say
+    WHERE sqlc.arg(w_meaning)::float8 > 0 AND l2_norm(q.m) > 0
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
     SELECT (sqlc.arg(name_groups)::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
@@ -243,12 +259,17 @@ WITH src AS MATERIALIZED (
         UNION ALL
         SELECT 'v', x.variant, x.tool_id, NULL, x.sim, (SELECT w_vec FROM wb)
         FROM vecx x
+        UNION ALL
+        SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
+               m.sim, sqlc.arg(w_meaning)::float8
+        FROM mng m
     ) b
     WINDOW v AS (PARTITION BY b.branch, b.variant)
 ), fused AS (
     SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
            max(u.bm25) AS bm25,
            sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
+           sum(u.w) FILTER (WHERE u.branch = 'm') AS meaning_share,
            array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
            array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
     FROM (
@@ -280,7 +301,7 @@ WITH src AS MATERIALIZED (
 ), top AS (
     SELECT * FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
-               f.lexical_share, f.vector_share, f.lexical_texts, f.vector_texts,
+               f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
                row_number() OVER (PARTITION BY f.grp
                                   ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
         FROM fused f
@@ -294,7 +315,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           tp.lexical_share, tp.vector_share, tp.lexical_texts, tp.vector_texts,
+           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -345,6 +366,7 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce((SELECT p.current_set FROM pset p), 0)::bigint AS vector_set,
        (SELECT w.w_lex FROM wb w)::float8 AS weight_lexical, (SELECT w.w_vec FROM wb w)::float8 AS weight_vector,
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
+       coalesce(r.meaning_share, 0)::float8 AS meaning_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
 FROM log
 LEFT JOIN ranked r ON true
