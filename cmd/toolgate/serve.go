@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/meaning"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/syncwatch"
@@ -76,6 +77,14 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	searchSt, err := searchSettings(env)
 	if err != nil {
 		return err
+	}
+	if searchSt.WeightMeaning > 0 {
+		// the meaning branch's lexicon, read once, in the background: not at the first search
+		go func() {
+			if _, err := meaning.Builtin(); err != nil {
+				env.log.Error("meaning branch: the lexicon does not load", "err", err)
+			}
+		}()
 	}
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,

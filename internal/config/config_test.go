@@ -173,3 +173,32 @@ func TestVectorConfidenceFollowsTheEmbedder(t *testing.T) {
 		t.Errorf("out of range: got %v, want an error naming TOOLGATE_SEARCH_VECTOR_CONFIDENCE", err)
 	}
 }
+
+// The meaning branch is the offline default's: on with the local embedder, off with a
+// configured one (whose embeddings carry meaning), either way as set.
+func TestMeaningWeightFollowsTheEmbedder(t *testing.T) {
+	openai := map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
+		"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8"}
+	for _, c := range []struct {
+		kv   map[string]string
+		want float64
+	}{
+		{nil, 0.3},
+		{openai, 0},
+		{map[string]string{"TOOLGATE_SEARCH_WEIGHT_MEANING": "0"}, 0},
+		{map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
+			"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8", "TOOLGATE_SEARCH_WEIGHT_MEANING": "0.5"}, 0.5},
+	} {
+		got, err := Load(env(c.kv))
+		if err != nil {
+			t.Fatalf("%v: %v", c.kv, err)
+		}
+		if got.SearchWeightMeaning != c.want {
+			t.Errorf("%v: meaning weight %v, want %v", c.kv, got.SearchWeightMeaning, c.want)
+		}
+	}
+	var ce *Error
+	if _, err := Load(env(map[string]string{"TOOLGATE_SEARCH_WEIGHT_MEANING": "-1"})); !errors.As(err, &ce) || ce.Setting != "TOOLGATE_SEARCH_WEIGHT_MEANING" {
+		t.Errorf("out of range: got %v, want an error naming TOOLGATE_SEARCH_WEIGHT_MEANING", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	pgvector "github.com/pgvector/pgvector-go"
 )
 
 const countAllTools = `-- name: CountAllTools :one
@@ -389,6 +390,44 @@ func (q *Queries) TuneLexicalScores(ctx context.Context, arg TuneLexicalScoresPa
 	for rows.Next() {
 		var i TuneLexicalScoresRow
 		if err := rows.Scan(&i.Ord, &i.ToolID, &i.Bm25); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const tuneMeaningScores = `-- name: TuneMeaningScores :many
+SELECT m.tool_id, (-(m.meaning <#> $1::sparsevec))::float8 AS sim
+FROM tool_meanings m
+WHERE m.tool_id = ANY ($2::bigint[])
+`
+
+type TuneMeaningScoresParams struct {
+	Meaning pgvector.SparseVector `json:"meaning"`
+	Ids     []int64               `json:"ids"`
+}
+
+type TuneMeaningScoresRow struct {
+	ToolID int64   `json:"tool_id"`
+	Sim    float64 `json:"sim"`
+}
+
+// The meaning branch's cosine of a labelled query's meaning and each of the given tools' (a
+// tool without a stored meaning has no row), for scoring the fused ranking.
+func (q *Queries) TuneMeaningScores(ctx context.Context, arg TuneMeaningScoresParams) ([]TuneMeaningScoresRow, error) {
+	rows, err := q.db.Query(ctx, tuneMeaningScores, arg.Meaning, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TuneMeaningScoresRow{}
+	for rows.Next() {
+		var i TuneMeaningScoresRow
+		if err := rows.Scan(&i.ToolID, &i.Sim); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/meaning"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -20,8 +21,11 @@ import (
 // BM25; with a score fusion (minmax, dbsf) each list also holds the other's candidates (the
 // vector candidates with a BM25 above 0, the lexical ones with their similarity), and a
 // tool's fused score is the sum of its branch shares, each weighted by the branch's fusion
-// weight. The BM25 scores do not depend on anything a tune changes; they are read once
-// (TuneLexicalScores). Name matches and query plans are left out: this is the plain search
+// weight. The meaning branch (search.Settings.WeightMeaning > 0) re-scores the candidates of
+// both lists, the lexical one and the vector one before they score each other's, by the
+// cosine of their meaning and the query's. The BM25 scores and the meaning cosines do not
+// depend on anything a tune changes; they are read once (TuneLexicalScores,
+// TuneMeaningScores). Name matches and query plans are left out: this is the plain search
 // of the labelled query.
 
 // lexicalTop is how many tools per labelled query keep their BM25: the lexical list and the
@@ -32,17 +36,57 @@ const lexicalTop = 200
 const lexicalBatch = 100
 
 // fusionConfig is how the service fuses: the method, the reciprocal rank constant, the
-// candidates per branch and the vector confidence (search.Settings).
+// candidates per branch, the vector confidence and the meaning branch's weight
+// (search.Settings).
 type fusionConfig struct {
 	method     search.Fusion
 	kRRF       float64
 	cand       int
 	confidence float64
+	meaning    float64
 }
 
 func fusionOf(st search.Settings) fusionConfig {
 	return fusionConfig{method: cmp.Or(st.Fusion, search.FusionRRF), kRRF: st.KRRF, cand: max(st.Candidates, 1),
-		confidence: st.VectorConfidence}
+		confidence: st.VectorConfidence, meaning: st.WeightMeaning}
+}
+
+// meaningScores reads, for each labelled query, the meaning cosine of each tool that can
+// be a candidate of its lists (its pool and its lexical list's top): by tool id, nothing for
+// a tool without a stored meaning, nil for a text without one (the branch off). Nothing is
+// read when the branch is off.
+func (m *model) meaningScores(ctx context.Context, pool *pgxpool.Pool, texts []string) error {
+	if m.fusion.meaning <= 0 {
+		return nil
+	}
+	space, err := meaning.Builtin()
+	if err != nil {
+		return err
+	}
+	q := db.New(pool)
+	for i := range m.queries {
+		mq := &m.queries[i]
+		v, ok := space.Vector(texts[i])
+		if !ok {
+			continue
+		}
+		ids := make([]int64, 0, len(mq.pool)+m.fusion.cand)
+		for _, c := range mq.pool {
+			ids = append(ids, m.tools[c.tool].id)
+		}
+		for _, l := range mq.lexical[:min(len(mq.lexical), m.fusion.cand)] {
+			ids = append(ids, l.id)
+		}
+		rows, err := q.TuneMeaningScores(ctx, db.TuneMeaningScoresParams{Meaning: v, Ids: ids})
+		if err != nil {
+			return err
+		}
+		mq.meaning = make(map[int64]float64, len(rows))
+		for _, r := range rows {
+			mq.meaning[r.ToolID] = r.Sim
+		}
+	}
+	return nil
 }
 
 // vectorWeight is the vector list's weight w given its best similarity mx, as the
@@ -151,13 +195,13 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 	done := make([]bool, len(m.tools))
 	out := make([]float64, len(split))
 	var sims, fused []float64
-	var has, inVec, inLex []bool
-	var vec, lex []entry
+	var has, inVec, inLex, inMeaning []bool
+	var vec, lex, mean []entry
 	for i, qi := range split {
 		q := &m.queries[qi]
 		n := len(q.pool) + len(q.lexOnly)
 		sims, has = resize(sims, n), resize(has, n)
-		fused, inVec, inLex = resize(fused, n), resize(inVec, n), resize(inLex, n)
+		fused, inVec, inLex, inMeaning = resize(fused, n), resize(inVec, n), resize(inLex, n), resize(inMeaning, n)
 		id := func(at int) int64 {
 			if at < len(q.pool) {
 				return m.tools[q.pool[at].tool].id
@@ -199,6 +243,19 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 		for k, l := range q.lexOnly {
 			lex = append(lex, entry{len(q.pool) + k, l.bm25})
 		}
+		// the meaning list: both lists' candidates (before they score each other's) by the
+		// cosine of their meaning
+		mean = mean[:0]
+		if m.fusion.meaning > 0 && q.meaning != nil {
+			for _, l := range [][]entry{lex, vec} {
+				for _, e := range l {
+					if s, ok := q.meaning[id(e.at)]; ok && !inMeaning[e.at] {
+						inMeaning[e.at] = true
+						mean = append(mean, entry{e.at, s})
+					}
+				}
+			}
+		}
 		if m.fusion.method != search.FusionRRF {
 			// each list also scores the other's candidates
 			for _, j := range q.lexTop {
@@ -214,11 +271,12 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 		}
 		slices.SortFunc(lex, byEntry)
 		slices.SortFunc(vec, byEntry)
+		slices.SortFunc(mean, byEntry)
 		for _, list := range []struct {
 			l      []entry
 			w      float64
 			vector bool
-		}{{lex, wt.wl, false}, {vec, wt.wv, true}} {
+		}{{lex, wt.wl, false}, {vec, wt.wv, true}, {mean, m.fusion.meaning, false}} {
 			if len(list.l) == 0 {
 				continue
 			}

@@ -50,6 +50,9 @@ type query struct {
 	poolBM25 []float64
 	lexTop   []int
 	lexOnly  []lexScore
+	// meaning is the meaning cosine of the tools that can be its candidates, by tool id
+	// (nil: the meaning branch does not run for it)
+	meaning map[int64]float64
 }
 
 // model is everything the weight search needs, in memory: a few kilobytes per tool and per

@@ -197,6 +197,38 @@ func TestFusedRankScalesAnUnsureVectorBranch(t *testing.T) {
 	}
 }
 
+// TestFusedRankAddsTheMeaningBranch: TestFusedRankScalesAnUnsureVectorBranch's query
+// without τ, the lexical first fused third (0.5 + 1/3 against 1 and 0.25 + 2/3). The
+// meaning branch re-scores the three candidates of the two lists (meaning cosines 0.9, 0.1,
+// 0.1: min-max shares 1, 1/3, 1/3); at weight 0.3 that puts the lexical first first (1.133
+// against 1.1 and 1.017), at 0.1 not (0.933 against 1.033 and 0.95).
+func TestFusedRankAddsTheMeaningBranch(t *testing.T) {
+	t.Parallel()
+	has := make([]bool, nKinds)
+	has[0] = true
+	gram := make([]float64, nKinds*nKinds)
+	gram[0] = 1
+	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
+	for _, c := range []struct {
+		weight float64
+		want   float64
+	}{{0, 1.0 / 3}, {0.1, 1.0 / 3}, {0.3, 1}} {
+		m := &model{
+			tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
+			fusion: fusionConfig{method: search.FusionMinMax, cand: 20, meaning: c.weight},
+		}
+		m.queries = []query{{pool: []candidate{{0, dots(0.05)}, {1, dots(0.45)}, {2, dots(0.25)}},
+			lexical: []lexScore{{10, 10}, {12, 2}}, positives: map[int64]bool{10: true},
+			meaning: map[int64]float64{10: 0.9, 11: 0.1, 12: 0.1}}}
+		m.prepare()
+		w := make([]float64, nKinds)
+		w[0] = 1
+		if rr := m.reciprocalRanks(weighting{w: w, wl: 0.5, wv: 1}, []int{0}); math.Abs(rr[0]-c.want) > 1e-12 {
+			t.Errorf("meaning weight %v: the lexical first's reciprocal rank %v, want %v", c.weight, rr[0], c.want)
+		}
+	}
+}
+
 // TestPairedGain: the bootstrap interval brackets the mean, a constant improvement is
 // "better" with a zero-width interval, and no difference is inconclusive.
 func TestPairedGain(t *testing.T) {

@@ -475,8 +475,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		return View{}, err
 	}
 	m.fusion = fz
+	queryTexts := make([]string, len(m.queries))
 	for i := range m.queries {
 		m.queries[i].lexical = lexical[textOf[i]]
+		queryTexts[i] = texts[textOf[i]]
+	}
+	if err := m.meaningScores(ctx, pool, queryTexts); err != nil {
+		return View{}, err
 	}
 	m.prepare()
 	// A search none of whose labelled tools has a vector ranks nothing: leave it out.

@@ -113,3 +113,10 @@ SELECT s.ord::int AS ord, s.tool_id, s.bm25::float8 AS bm25
 FROM s
 WHERE s.r <= sqlc.arg(top)::int
 ORDER BY s.ord, s.r;
+
+-- name: TuneMeaningScores :many
+-- The meaning branch's cosine of a labelled query's meaning and each of the given tools' (a
+-- tool without a stored meaning has no row), for scoring the fused ranking.
+SELECT m.tool_id, (-(m.meaning <#> sqlc.arg(meaning)::sparsevec))::float8 AS sim
+FROM tool_meanings m
+WHERE m.tool_id = ANY (sqlc.arg(ids)::bigint[]);
