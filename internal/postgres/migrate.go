@@ -85,11 +85,12 @@ func MigrateUp(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate up: %w", err)
 	}
+	changed := err == nil
 	// A migration that ran may have made an older copy of a function or view whose live
 	// definition is in sql/functions (a migration is history and keeps creating what it
 	// created, for example 0016 after a migrate down to 0015 and up again): then every file
 	// is applied again, changed or not.
-	if err := applyFunctions(ctx, pool, err == nil); err != nil {
+	if err := applyFunctions(ctx, pool, changed); err != nil {
 		return err
 	}
 	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
@@ -98,6 +99,12 @@ func MigrateUp(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	if _, err := rm.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("migrate river: %w", err)
+	}
+	if changed {
+		// the first migration creates the vector extension: a connection opened before it
+		// knows no pgvector type (nor one opened before a migrate down removed it, whose
+		// oids are gone); the pool replaces them all
+		pool.Reset()
 	}
 	return nil
 }
