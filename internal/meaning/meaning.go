@@ -25,7 +25,7 @@ const Dims = 1 << 20
 
 // MaxTerms is how many terms (the heaviest) a vector keeps: pgvector indexes a sparse
 // vector of at most 1,000 non-zero elements.
-const MaxTerms = 128
+const MaxTerms = 64
 
 // sensesPerWord is how many senses of a word (Lexicon.Senses order: most frequent first)
 // describe it; sense i weighs 1/(i+1).
