@@ -34,8 +34,15 @@ const sensesPerWord = 3
 // Space computes meaning vectors from one lexicon. It is read-only once built and safe for
 // concurrent use.
 type Space struct {
-	lex    *lexicon.Lexicon
-	rarity map[string]float32 // per description term (stemmed): ln(synsets / synsets it describes)
+	lex *lexicon.Lexicon
+	// terms are each synset's description terms (forEachTerm, in its order), as their
+	// dimension and rarity ln(1 + synsets / synsets the term describes)
+	terms [][]term
+}
+
+type term struct {
+	dim    int32
+	rarity float32
 }
 
 var builtin = sync.OnceValues(func() (*Space, error) {
@@ -53,7 +60,7 @@ var builtin = sync.OnceValues(func() (*Space, error) {
 func Builtin() (*Space, error) { return builtin() }
 
 // New builds a space from a lexicon: one pass over its synsets to count how many describe
-// each term.
+// each term, one to list each synset's terms with their rarity.
 func New(lex *lexicon.Lexicon) *Space {
 	df := map[string]int{}
 	for id := range lex.Len() {
@@ -66,11 +73,13 @@ func New(lex *lexicon.Lexicon) *Space {
 		})
 	}
 	n := float64(lex.Len())
-	rarity := make(map[string]float32, len(df))
-	for term, c := range df {
-		rarity[term] = float32(math.Log(1 + n/float64(c)))
+	terms := make([][]term, lex.Len())
+	for id := range lex.Len() {
+		forEachTerm(lex, lexicon.SynsetID(id), func(t string) {
+			terms[id] = append(terms[id], term{dim: dimension(t), rarity: float32(math.Log(1 + n/float64(df[t])))})
+		})
 	}
-	return &Space{lex: lex, rarity: rarity}
+	return &Space{lex: lex, terms: terms}
 }
 
 // forEachTerm calls f with every description term of a synset: its words, its hypernyms'
@@ -95,7 +104,7 @@ func forEachTerm(lex *lexicon.Lexicon, id lexicon.SynsetID, f func(string)) {
 // MaxTerms heaviest terms kept, normalized to unit length (so the inner product of two
 // vectors is their cosine). ok is false when no word of the text has a sense.
 func (s *Space) Vector(text string) (v pgvector.SparseVector, ok bool) {
-	weights := map[int32]float32{}
+	weights := make(map[int32]float32, 1024)
 	seen := map[string]bool{}
 	for _, w := range embed.Words(text) {
 		if len(w) < 3 || embed.IsStopword(w) || seen[w] {
@@ -105,17 +114,15 @@ func (s *Space) Vector(text string) (v pgvector.SparseVector, ok bool) {
 		senses := s.lex.Senses(w)
 		for i, id := range senses[:min(sensesPerWord, len(senses))] {
 			sw := 1 / float32(i+1)
-			forEachTerm(s.lex, id, func(term string) {
-				if r := s.rarity[term]; r > 0 {
-					weights[dimension(term)] += sw * r
-				}
-			})
+			for _, t := range s.terms[id] {
+				weights[t.dim] += sw * t.rarity
+			}
 		}
 	}
 	if len(weights) == 0 {
 		return pgvector.SparseVector{}, false
 	}
-	return unit(top(weights, MaxTerms)), true
+	return unitTop(weights, MaxTerms), true
 }
 
 // dimension is a term's index in a vector (0-based, as pgvector-go counts).
@@ -125,39 +132,36 @@ func dimension(term string) int32 {
 	return int32(h.Sum32() % Dims)
 }
 
-// top keeps the n heaviest elements (the smaller index first on a tie).
-func top(weights map[int32]float32, n int) map[int32]float32 {
-	if len(weights) <= n {
-		return weights
+// unitTop keeps the n heaviest elements (the smaller dimension first on a tie) and scales
+// them to unit length, summing in that order (the same vector for the same text, always).
+func unitTop(weights map[int32]float32, n int) pgvector.SparseVector {
+	type elem struct {
+		dim int32
+		w   float32
 	}
-	idx := make([]int32, 0, len(weights))
-	for i := range weights {
-		idx = append(idx, i)
-	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		if weights[a] != weights[b] {
-			if weights[a] > weights[b] {
+	before := func(a, b elem) bool { return a.w > b.w || a.w == b.w && a.dim < b.dim }
+	top := make([]elem, 0, n+1) // heaviest first
+	for d, w := range weights {
+		e := elem{d, w}
+		if len(top) == n && !before(e, top[n-1]) {
+			continue
+		}
+		k, _ := slices.BinarySearchFunc(top, e, func(x, e elem) int {
+			if before(x, e) {
 				return -1
 			}
 			return 1
-		}
-		return int(a - b)
-	})
-	out := make(map[int32]float32, n)
-	for _, i := range idx[:n] {
-		out[i] = weights[i]
+		})
+		top = slices.Insert(top, k, e)[:min(n, len(top)+1)]
 	}
-	return out
-}
-
-func unit(weights map[int32]float32) pgvector.SparseVector {
 	var norm float64
-	for _, w := range weights {
-		norm += float64(w) * float64(w)
+	for _, e := range top {
+		norm += float64(e.w) * float64(e.w)
 	}
 	inv := float32(1 / math.Sqrt(norm))
-	for i := range weights {
-		weights[i] *= inv
+	out := make(map[int32]float32, len(top))
+	for _, e := range top {
+		out[e.dim] = e.w * inv
 	}
-	return pgvector.NewSparseVectorFromMap(weights, Dims)
+	return pgvector.NewSparseVectorFromMap(out, Dims)
 }
