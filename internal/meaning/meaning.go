@@ -23,8 +23,8 @@ import (
 // wide enough that two terms of one text seldom share a dimension.
 const Dims = 1 << 20
 
-// MaxTerms is how many terms (the heaviest) a vector keeps: pgvector indexes a sparse
-// vector of at most 1,000 non-zero elements.
+// MaxTerms is how many terms (the heaviest) a vector keeps: 64 ranked the paraphrase set's
+// development half as 128 did (docs/search.md#meaning), in 0.5 KB a tool.
 const MaxTerms = 64
 
 // sensesPerWord is how many senses of a word (Lexicon.Senses order: most frequent first)

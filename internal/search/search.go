@@ -275,7 +275,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 
 // meanings are the meaning vectors of a hybrid search's lexical texts, one per text, for the
 // meaning branch; none when the branch is off. A text without a word the lexicon knows gets
-// the zero vector (every candidate's cosine 0: no say in the order).
+// the zero vector, which the statement skips (no meaning list for that text).
 func (s *Service) meanings(mode Mode, texts []string) ([]pgvector.SparseVector, error) {
 	if s.settings.WeightMeaning <= 0 || mode != ModeHybrid || len(texts) == 0 {
 		return []pgvector.SparseVector{}, nil
