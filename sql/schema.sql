@@ -3171,14 +3171,6 @@ ALTER TABLE ONLY public.tool_enrichments
 
 
 --
--- Name: tool_meanings tool_meanings_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.tool_meanings
-    ADD CONSTRAINT tool_meanings_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
-
-
---
 -- Name: tool_revisions tool_revisions_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 

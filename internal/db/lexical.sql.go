@@ -45,7 +45,8 @@ const lexicalDeleteMeanings = `-- name: LexicalDeleteMeanings :exec
 DELETE FROM tool_meanings WHERE tool_id = ANY ($1::bigint[])
 `
 
-// Removes the stored meanings of tools whose text has none (no word with a sense).
+// Removes the stored meanings of tools that are gone or whose text has none (no word with a
+// sense).
 func (q *Queries) LexicalDeleteMeanings(ctx context.Context, ids []int64) error {
 	_, err := q.db.Exec(ctx, lexicalDeleteMeanings, ids)
 	return err

@@ -141,7 +141,9 @@ func indexBatch(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 
 // writeMeanings stores the meanings (internal/meaning) of the tools just indexed, in the
 // indexer's transaction: a tool's meaning changes with its text, as its index rows do. A
-// tool whose text has no word with a sense has none.
+// tool that is gone, or whose text has no word with a sense, has none. A tool deleted after
+// its text was read gets its meaning all the same (there is no foreign key to fail), and the
+// delete, which queued it, has the next batch remove it.
 func writeMeanings(ctx context.Context, q *db.Queries, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
@@ -155,13 +157,20 @@ func writeMeanings(ctx context.Context, q *db.Queries, ids []int64) error {
 		return err
 	}
 	var w db.LexicalWriteMeaningsParams
-	var none []int64
+	found := make(map[int64]bool, len(rows))
 	for _, r := range rows {
+		found[r.ID] = true
 		if v, ok := space.Vector(r.Text); ok {
 			w.Ids = append(w.Ids, r.ID)
 			w.Meanings = append(w.Meanings, v)
 		} else {
-			none = append(none, r.ID)
+			found[r.ID] = false
+		}
+	}
+	var none []int64
+	for _, id := range ids {
+		if !found[id] {
+			none = append(none, id)
 		}
 	}
 	if len(none) > 0 {

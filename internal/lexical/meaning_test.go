@@ -2,7 +2,10 @@ package lexical_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pgvector/pgvector-go"
 
@@ -13,7 +16,7 @@ import (
 
 // The indexer stores each indexed tool's meaning, the one internal/meaning gives its name,
 // title and description, and replaces it when the text changes; a tool whose text has no
-// word with a sense has none, and a deleted tool's goes with it.
+// word with a sense has none, and a deleted tool's is removed by the flush after the delete.
 func TestIndexerWritesMeanings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -76,8 +79,87 @@ func TestIndexerWritesMeanings(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(t, pool, `DELETE FROM tools WHERE name = 'm__zz'`)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM tool_meanings`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d meanings left after the delete (%v)", n, err)
+	}
+}
+
+// Writers create, rename and delete tools while flushes run: no flush fails (a tool deleted
+// between the indexer's read of its text and the write of its meaning once failed the
+// indexer on a foreign key), and once the writers stop, the last flush leaves exactly one
+// meaning per existing tool.
+func TestMeaningsFollowConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('c', 'catalog')`)
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("c__w%d_%d", w, i)
+				for _, q := range []string{
+					`INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+					 SELECT s.id, $1 || '_' || g, $1 || '_' || g, 'Buy shares of a company number ' || g, '{"type":"object"}', 'h'
+					 FROM sources s, generate_series(1, 20) g WHERE s.name = 'c'`,
+					`UPDATE tools SET description = 'Sell stock at market price' WHERE name LIKE $1 || '_%'`,
+					`DELETE FROM tools WHERE name LIKE $1 || '_%' AND right(name, 1) IN ('1', '3', '5', '7')`,
+				} {
+					if _, err := pool.Exec(ctx, q, name); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := lexical.Flush(ctx, pool); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var tools, meanings, orphans int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tools), (SELECT count(*) FROM tool_meanings),
+		(SELECT count(*) FROM tool_meanings m WHERE NOT EXISTS (SELECT 1 FROM tools t WHERE t.id = m.tool_id))`).
+		Scan(&tools, &meanings, &orphans); err != nil {
+		t.Fatal(err)
+	}
+	if tools == 0 || meanings != tools || orphans != 0 {
+		t.Fatalf("%d tools, %d meanings, %d of a deleted tool", tools, meanings, orphans)
 	}
 }

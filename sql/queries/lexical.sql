@@ -23,7 +23,8 @@ SELECT unnest(sqlc.arg(ids)::bigint[]), unnest(sqlc.arg(meanings)::sparsevec[])
 ON CONFLICT (tool_id) DO UPDATE SET meaning = EXCLUDED.meaning;
 
 -- name: LexicalDeleteMeanings :exec
--- Removes the stored meanings of tools whose text has none (no word with a sense).
+-- Removes the stored meanings of tools that are gone or whose text has none (no word with a
+-- sense).
 DELETE FROM tool_meanings WHERE tool_id = ANY (sqlc.arg(ids)::bigint[]);
 
 -- name: LexicalQueueLast :one
