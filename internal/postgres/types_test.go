@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +25,7 @@ func TestPoolKnowsVectorTypesAfterMigrating(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	name := "toolgate_types_" + t.Name()[len(t.Name())-6:]
+	name := fmt.Sprintf("toolgate_types_%d", rand.Uint64())
 	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
 		t.Fatal(err)
 	}
