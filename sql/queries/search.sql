@@ -60,8 +60,9 @@
 --   wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
 --            w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 --            τ weighs w_vec · m / τ (a branch that found nothing close has less say).
---   branches each branch's candidates per text (l lexical, v vector, m meaning) with their score and the statistics of their
---            list (max, min, length, mean, standard deviation).
+--   branches each branch's candidates per text (l lexical, v vector, m meaning) with their
+--            score and the statistics of their list (max, min, length, mean, standard
+--            deviation).
 --   fused    per intent, the sum over branches and the intent's texts of each candidate's
 --            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
 --            with the floor one mean gap below the min (minmax) or w_branch · (s - (μ - 3σ)) / 6σ
