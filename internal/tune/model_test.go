@@ -130,6 +130,34 @@ func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 	}
 }
 
+// threeTools is the model of the fused-rank tests: tools 10, 11 and 12 of one component
+// kind, whose vectors have similarities sims to the query's, and the query's lexical list,
+// 10 (BM25 10) and 12 (BM25 2).
+func threeTools(fusion fusionConfig, sims [3]float64) (*model, query) {
+	has := make([]bool, nKinds)
+	has[0] = true
+	gram := make([]float64, nKinds*nKinds)
+	gram[0] = 1
+	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
+	m := &model{
+		tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
+		fusion: fusion,
+	}
+	q := query{pool: []candidate{{0, dots(sims[0])}, {1, dots(sims[1])}, {2, dots(sims[2])}},
+		lexical: []lexScore{{10, 10}, {12, 2}}}
+	return m, q
+}
+
+// fusedRR is the reciprocal rank of q's labelled tool in the fused ranking, the one kind
+// weighing 1 and the branches wl and 1.
+func (m *model) fusedRR(q query, wl float64) float64 {
+	m.queries = []query{q}
+	m.prepare()
+	w := make([]float64, nKinds)
+	w[0] = 1
+	return m.reciprocalRanks(weighting{w: w, wl: wl, wv: 1}, []int{0})[0]
+}
+
 // TestFusedRankFollowsTheStatement: the fused ranking of the model is the Search
 // statement's min-max fusion with its floor. A tool first lexically (BM25 10 of a list 10,
 // 2) but last by vector similarity (0.1 of 0.9, 0.5, 0.1) scores wl + wv/3; the vector
@@ -138,29 +166,15 @@ func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 // first, lexical second, lexical first.
 func TestFusedRankFollowsTheStatement(t *testing.T) {
 	t.Parallel()
-	has := make([]bool, nKinds)
-	has[0] = true
-	gram := make([]float64, nKinds*nKinds)
-	gram[0] = 1
-	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
-	q := query{pool: []candidate{{0, dots(0.1)}, {1, dots(0.9)}, {2, dots(0.5)}},
-		lexical: []lexScore{{10, 10}, {12, 2}}}
-	m := &model{
-		tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
-		fusion: fusionConfig{method: search.FusionMinMax, cand: 20},
-	}
+	m, q := threeTools(fusionConfig{method: search.FusionMinMax, cand: 20}, [3]float64{0.1, 0.9, 0.5})
 	for _, c := range []struct {
 		wl       float64
 		positive int64
 		want     float64
 	}{{1.5, 10, 1}, {1.5, 11, 1.0 / 3}, {0.5, 11, 1}, {0.5, 10, 1.0 / 3}} {
 		q.positives = map[int64]bool{c.positive: true}
-		m.queries = []query{q}
-		m.prepare()
-		w := make([]float64, nKinds)
-		w[0] = 1
-		if rr := m.reciprocalRanks(weighting{w: w, wl: c.wl, wv: 1}, []int{0}); rr[0] != c.want {
-			t.Errorf("wl %v: tool %d reciprocal rank %v, want %v", c.wl, c.positive, rr[0], c.want)
+		if rr := m.fusedRR(q, c.wl); rr != c.want {
+			t.Errorf("wl %v: tool %d reciprocal rank %v, want %v", c.wl, c.positive, rr, c.want)
 		}
 	}
 }
@@ -172,27 +186,14 @@ func TestFusedRankFollowsTheStatement(t *testing.T) {
 // list weighs half and the lexical first leads (0.5 + 1/6 against 0.5 and 0.25 + 1/3).
 func TestFusedRankScalesAnUnsureVectorBranch(t *testing.T) {
 	t.Parallel()
-	has := make([]bool, nKinds)
-	has[0] = true
-	gram := make([]float64, nKinds*nKinds)
-	gram[0] = 1
-	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
-	q := query{pool: []candidate{{0, dots(0.05)}, {1, dots(0.45)}, {2, dots(0.25)}},
-		lexical: []lexScore{{10, 10}, {12, 2}}, positives: map[int64]bool{10: true}}
 	for _, c := range []struct {
 		tau  float64
 		want float64
 	}{{0, 1.0 / 3}, {0.9, 1}} {
-		m := &model{
-			tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
-			fusion: fusionConfig{method: search.FusionMinMax, cand: 20, confidence: c.tau},
-		}
-		m.queries = []query{q}
-		m.prepare()
-		w := make([]float64, nKinds)
-		w[0] = 1
-		if rr := m.reciprocalRanks(weighting{w: w, wl: 0.5, wv: 1}, []int{0}); rr[0] != c.want {
-			t.Errorf("τ %v: the lexical first's reciprocal rank %v, want %v", c.tau, rr[0], c.want)
+		m, q := threeTools(fusionConfig{method: search.FusionMinMax, cand: 20, confidence: c.tau}, [3]float64{0.05, 0.45, 0.25})
+		q.positives = map[int64]bool{10: true}
+		if rr := m.fusedRR(q, 0.5); rr != c.want {
+			t.Errorf("τ %v: the lexical first's reciprocal rank %v, want %v", c.tau, rr, c.want)
 		}
 	}
 }
@@ -204,27 +205,15 @@ func TestFusedRankScalesAnUnsureVectorBranch(t *testing.T) {
 // against 1.1 and 1.017), at 0.1 not (0.933 against 1.033 and 0.95).
 func TestFusedRankAddsTheMeaningBranch(t *testing.T) {
 	t.Parallel()
-	has := make([]bool, nKinds)
-	has[0] = true
-	gram := make([]float64, nKinds*nKinds)
-	gram[0] = 1
-	dots := func(x float64) []float64 { d := make([]float64, nKinds+1); d[0] = x; return d }
 	for _, c := range []struct {
 		weight float64
 		want   float64
 	}{{0, 1.0 / 3}, {0.1, 1.0 / 3}, {0.3, 1}} {
-		m := &model{
-			tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
-			fusion: fusionConfig{method: search.FusionMinMax, cand: 20, meaning: c.weight},
-		}
-		m.queries = []query{{pool: []candidate{{0, dots(0.05)}, {1, dots(0.45)}, {2, dots(0.25)}},
-			lexical: []lexScore{{10, 10}, {12, 2}}, positives: map[int64]bool{10: true},
-			meaning: map[int64]float64{10: 0.9, 11: 0.1, 12: 0.1}}}
-		m.prepare()
-		w := make([]float64, nKinds)
-		w[0] = 1
-		if rr := m.reciprocalRanks(weighting{w: w, wl: 0.5, wv: 1}, []int{0}); math.Abs(rr[0]-c.want) > 1e-12 {
-			t.Errorf("meaning weight %v: the lexical first's reciprocal rank %v, want %v", c.weight, rr[0], c.want)
+		m, q := threeTools(fusionConfig{method: search.FusionMinMax, cand: 20, meaning: c.weight}, [3]float64{0.05, 0.45, 0.25})
+		q.positives = map[int64]bool{10: true}
+		q.meaning = map[int64]float64{10: 0.9, 11: 0.1, 12: 0.1}
+		if rr := m.fusedRR(q, 0.5); math.Abs(rr-c.want) > 1e-12 {
+			t.Errorf("meaning weight %v: the lexical first's reciprocal rank %v, want %v", c.weight, rr, c.want)
 		}
 	}
 }
