@@ -286,11 +286,13 @@ func TestMeaningBranch(t *testing.T) {
 	flush(t, pool)
 	const query = "purchase"
 	embedder := hashEmbedder{known: map[string][]float32{query: unit(30, 31, 0.5)}}
-	run := func(w float64) search.Response {
+	service := func(w float64) *search.Service {
 		st := search.DefaultSettings()
 		st.WeightMeaning = w
-		s := search.New(pool, embedder, st, discard())
-		resp := mustSearch(t, ctx, s, search.Request{Query: query, Mode: search.ModeHybrid, K: 5, Plan: "none", Explain: true})
+		return search.New(pool, embedder, st, discard())
+	}
+	run := func(w float64) search.Response {
+		resp := mustSearch(t, ctx, service(w), search.Request{Query: query, Mode: search.ModeHybrid, K: 5, Plan: "none", Explain: true})
 		checkExplained(t, pool, resp, &embedder)
 		if resp.Explain.Weights.Meaning != w {
 			t.Errorf("explained meaning weight %v, want %v", resp.Explain.Weights.Meaning, w)
@@ -313,11 +315,7 @@ func TestMeaningBranch(t *testing.T) {
 	if m := on.Results[0].Explanation.Meaning; m == nil || !near(m.Share, 3) {
 		t.Errorf("meaning weight 3: the best meaning explained %+v, want the whole weight (min-max share 1)", m)
 	}
-	lexical := mustSearch(t, ctx, search.New(pool, embedder, func() search.Settings {
-		st := search.DefaultSettings()
-		st.WeightMeaning = 3
-		return st
-	}(), discard()), search.Request{Query: query, Mode: search.ModeLexical, K: 5, Plan: "none"})
+	lexical := mustSearch(t, ctx, service(3), search.Request{Query: query, Mode: search.ModeLexical, K: 5, Plan: "none"})
 	if got := names(lexical); got[0] != "beta__zoo_purchase" {
 		t.Errorf("a lexical search: %v, want no meaning branch", got)
 	}
