@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
@@ -25,11 +26,12 @@ import (
 //	go test -run '^$' -bench BenchmarkSearch -benchtime 2000x ./internal/search
 //
 // builds catalogs of TOOLGATE_BENCH_SIZES tools (default 5000,50000) with package
-// searchbench (also behind `toolgate bench search`). It reports p50/p95/p99
-// latency and throughput with 8 concurrent clients for hybrid k=10 search (also of 40-80-word
-// requests, and with "explain": true), lexical search of very common words, and the bare pgvector KNN query on
-// the same vectors (the floor).
-// TOOLGATE_BENCH_CLIENTS changes the number of concurrent clients.
+// searchbench (also behind `toolgate bench search`). It reports p50/p95/p99 latency and
+// throughput with 8 concurrent clients (TOOLGATE_BENCH_CLIENTS) for hybrid k=10 search with
+// the settings serve runs with the built-in embedder (also of 40-80-word requests, with
+// "explain": true, and of very common words), the parts of a short search (without the
+// meaning branch, each branch alone, nothing to find), and the bare pgvector KNN query on the
+// same vectors (the floor).
 
 // benchDB builds a database with n tools, their vectors in the active profile's set and
 // the HNSW index (searchbench.Build).
@@ -102,6 +104,14 @@ func runConcurrent(b *testing.B, op func(i int) error) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 }
 
+// servedSettings are the search settings serve runs with the built-in embedder: the defaults
+// with the meaning branch and the vector confidence on (config.Load).
+func servedSettings() search.Settings {
+	st := search.DefaultSettings()
+	st.WeightMeaning, st.VectorConfidence = search.DefaultWeightMeaning, search.DefaultVectorConfidence
+	return st
+}
+
 func BenchmarkSearch(b *testing.B) {
 	sizes := []int{5000, 50000}
 	if s := os.Getenv("TOOLGATE_BENCH_SIZES"); s != "" {
@@ -120,42 +130,50 @@ func BenchmarkSearch(b *testing.B) {
 		b.Logf("built %d tools in %s", n, time.Since(t0).Round(time.Second))
 		setupOnce := func(*testing.B) *pgxpool.Pool { return pool }
 		queries := searchbench.Queries(rand.New(rand.NewPCG(7, 7)))
-		b.Run(fmt.Sprintf("tools=%d/hybrid", n), func(b *testing.B) {
-			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
-			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10})
-				return err
-			})
-		})
 		long := searchbench.LongQueries(rand.New(rand.NewPCG(7, 7)))
-		b.Run(fmt.Sprintf("tools=%d/hybrid-long", n), func(b *testing.B) {
-			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
-			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: long[i%len(long)], K: 10})
-				return err
+		short := func(i int) search.Request { return search.Request{Query: queries[i%len(queries)], K: 10} }
+		served := servedSettings()
+		noMeaning := served
+		noMeaning.WeightMeaning = 0
+		for _, c := range []struct {
+			name     string
+			embedder embed.Embedder
+			settings search.Settings
+			request  func(i int) search.Request
+		}{
+			{"hybrid", searchbench.Embedder{}, served, short},
+			{"hybrid-long", searchbench.Embedder{}, served, func(i int) search.Request { return search.Request{Query: long[i%len(long)], K: 10} }},
+			{"hybrid-explain", searchbench.Embedder{}, served, func(i int) search.Request {
+				r := short(i)
+				r.Explain = true
+				return r
+			}},
+			{"hybrid-common-words", searchbench.Embedder{}, served, func(i int) search.Request { return short(i % 3) }},
+			// the parts of a short search: without the meaning branch, one branch alone, and a
+			// lexical search of words no tool has (no candidate: the fixed cost of a search)
+			{"hybrid-no-meaning", searchbench.Embedder{}, noMeaning, short},
+			{"lexical", nil, served, func(i int) search.Request {
+				r := short(i)
+				r.Mode = search.ModeLexical
+				return r
+			}},
+			{"vector", searchbench.Embedder{}, served, func(i int) search.Request {
+				r := short(i)
+				r.Mode = search.ModeVector
+				return r
+			}},
+			{"nothing", nil, served, func(int) search.Request {
+				return search.Request{Query: "zqxjv wxqkz", K: 10, Mode: search.ModeLexical}
+			}},
+		} {
+			b.Run(fmt.Sprintf("tools=%d/%s", n, c.name), func(b *testing.B) {
+				s := search.New(setupOnce(b), c.embedder, c.settings, discard())
+				runConcurrent(b, func(i int) error {
+					_, err := s.Search(context.Background(), callerOf(context.Background()), c.request(i))
+					return err
+				})
 			})
-		})
-		b.Run(fmt.Sprintf("tools=%d/hybrid-explain", n), func(b *testing.B) {
-			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
-			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10, Explain: true})
-				return err
-			})
-		})
-		b.Run(fmt.Sprintf("tools=%d/hybrid-common-words", n), func(b *testing.B) {
-			s := search.New(setupOnce(b), searchbench.Embedder{}, search.DefaultSettings(), discard())
-			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%3], K: 10})
-				return err
-			})
-		})
-		b.Run(fmt.Sprintf("tools=%d/lexical", n), func(b *testing.B) {
-			s := search.New(setupOnce(b), nil, search.DefaultSettings(), discard())
-			runConcurrent(b, func(i int) error {
-				_, err := s.Search(context.Background(), callerOf(context.Background()), search.Request{Query: queries[i%len(queries)], K: 10, Mode: search.ModeLexical})
-				return err
-			})
-		})
+		}
 		b.Run(fmt.Sprintf("tools=%d/knn-floor", n), func(b *testing.B) {
 			p := setupOnce(b)
 			vecs := make([]pgvector.Vector, len(queries))
