@@ -1951,6 +1951,18 @@ ALTER TABLE public.search_queue ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
 
 
 --
+-- Name: search_reimpact_lease; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_reimpact_lease (
+    singleton boolean DEFAULT true NOT NULL,
+    holder text,
+    until timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL,
+    CONSTRAINT search_reimpact_lease_singleton_check CHECK (singleton)
+);
+
+
+--
 -- Name: search_rollup_hourly; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2665,6 +2677,14 @@ ALTER TABLE ONLY public.search_postings
 
 ALTER TABLE ONLY public.search_queue
     ADD CONSTRAINT search_queue_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: search_reimpact_lease search_reimpact_lease_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_reimpact_lease
+    ADD CONSTRAINT search_reimpact_lease_pkey PRIMARY KEY (singleton);
 
 
 --

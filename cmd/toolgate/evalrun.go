@@ -181,8 +181,15 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	for _, w := range failures.warnings() {
 		fmt.Fprintf(env.stderr, "eval: warning: %s\n", w)
 	}
-	// The last debounced lexical_index run may still be due: do its work now.
+	// The last debounced lexical_index run may still be due: do its work now. Then every
+	// impact is computed with the final average document length: which postings a term
+	// fetches then depends on the catalog alone, not on when during the enrichment the last
+	// recompute ran (a served index recomputes them when the average drifts by Drift), so
+	// two runs rank alike.
 	if _, err := lexical.Flush(ctx, pool); err != nil {
+		return err
+	}
+	if _, err := lexical.Reimpact(ctx, pool); err != nil {
 		return err
 	}
 	// So may the build of the other profiles' deferred indexes: every profile is measured on

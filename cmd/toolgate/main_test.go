@@ -199,7 +199,7 @@ func TestMigrateUpIndexesToolsInTheirLanguage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if err := postgres.MigrateDown(ctx, pool, 1); err != nil {
+	if err := postgres.MigrateDownTo(ctx, pool, 24); err != nil { // before 0025
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `

@@ -24,6 +24,30 @@ func (q *Queries) LexicalAsyncCommit(ctx context.Context) error {
 	return err
 }
 
+const lexicalClaimReimpact = `-- name: LexicalClaimReimpact :one
+WITH claimed AS (
+    UPDATE search_reimpact_lease
+    SET holder = $1::text, until = now() + $2::float8 * interval '1 second'
+    WHERE until < now()
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM claimed)
+`
+
+type LexicalClaimReimpactParams struct {
+	Holder       string  `json:"holder"`
+	LeaseSeconds float64 `json:"lease_seconds"`
+}
+
+// Claims the recompute's lease for holder for lease_seconds when no other holder's lease is
+// running; false when one is (that flush recomputes).
+func (q *Queries) LexicalClaimReimpact(ctx context.Context, arg LexicalClaimReimpactParams) (bool, error) {
+	row := q.db.QueryRow(ctx, lexicalClaimReimpact, arg.Holder, arg.LeaseSeconds)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const lexicalCorpus = `-- name: LexicalCorpus :one
 SELECT docs, total_len, impact_avgdl FROM search_corpus
 `
@@ -138,6 +162,39 @@ func (q *Queries) LexicalReimpact(ctx context.Context, arg LexicalReimpactParams
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const lexicalReleaseReimpact = `-- name: LexicalReleaseReimpact :exec
+UPDATE search_reimpact_lease SET until = '-infinity' WHERE holder = $1::text
+`
+
+func (q *Queries) LexicalReleaseReimpact(ctx context.Context, holder string) error {
+	_, err := q.db.Exec(ctx, lexicalReleaseReimpact, holder)
+	return err
+}
+
+const lexicalRenewReimpact = `-- name: LexicalRenewReimpact :one
+WITH renewed AS (
+    UPDATE search_reimpact_lease
+    SET until = now() + $1::float8 * interval '1 second'
+    WHERE holder = $2::text AND until >= now()
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM renewed)
+`
+
+type LexicalRenewReimpactParams struct {
+	LeaseSeconds float64 `json:"lease_seconds"`
+	Holder       string  `json:"holder"`
+}
+
+// Extends holder's lease to lease_seconds from now; false when holder no longer holds it (its lease
+// expired and another flush took it).
+func (q *Queries) LexicalRenewReimpact(ctx context.Context, arg LexicalRenewReimpactParams) (bool, error) {
+	row := q.db.QueryRow(ctx, lexicalRenewReimpact, arg.LeaseSeconds, arg.Holder)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }
 
 const lexicalSetImpactAvgdl = `-- name: LexicalSetImpactAvgdl :exec

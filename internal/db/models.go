@@ -292,6 +292,12 @@ type SearchQueue struct {
 	QueuedAt time.Time `json:"queued_at"`
 }
 
+type SearchReimpactLease struct {
+	Singleton bool      `json:"singleton"`
+	Holder    *string   `json:"holder"`
+	Until     time.Time `json:"until"`
+}
+
 type SearchRollupHourly struct {
 	Hour       time.Time `json:"hour"`
 	Endpoint   string    `json:"endpoint"`

@@ -12,15 +12,17 @@ package lexical
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/meaning"
-	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 // Batch is how many queued tools one indexer transaction recomputes.
@@ -184,61 +186,101 @@ func writeMeanings(ctx context.Context, q *db.Queries, ids []int64) error {
 	return q.LexicalWriteMeanings(ctx, w)
 }
 
+// reimpactLease is how long a recompute's lease lasts unless a batch renews it: a flush that
+// died mid-way holds up the next recompute this long at most.
+const reimpactLease = time.Minute
+
 // reimpactIfDrifted recomputes every posting's impact with the current average document
 // length of c when it moved more than Drift from the one they were computed with, in
 // batches of reimpactBatch tools. Returns the number of tools redone.
 //
-// One flush at a time does it (the session-level advisory lock LockLexicalReimpact, tried,
-// not waited for): a flush that finds another one recomputing leaves the work to it and
+// One flush at a time does it, the holder of the lease search_reimpact_lease (tried, not
+// waited for): a flush that finds another one recomputing leaves the work to it and
 // returns, as the lexical_index jobs of an enrichment burst do, one per second, each of
-// which saw the same drift and recomputed every impact at once with the others (ten at a
-// time, holding every worker of the queue for a minute after the burst).
+// which would otherwise recompute every impact at once with the others. The lease lives in
+// a table, claimed, renewed and released by ordinary transactions, because nothing may be
+// kept on a database session between transactions: behind pgbouncer in transaction mode a
+// session-level lock and its release can reach different server connections.
 func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorpusRow) (int, error) {
-	if !drifted(c) {
-		return 0, nil
-	}
-	conn, err := pool.Acquire(ctx)
+	n, _, err := reimpact(ctx, pool, c, drifted)
+	return n, err
+}
+
+// ErrReimpactBusy is Reimpact's answer while another flush holds the recompute's lease.
+var ErrReimpactBusy = errors.New("lexical index: another flush is recomputing the impacts")
+
+// Reimpact recomputes every posting's impact with the current average document length unless
+// they were computed with exactly that one, drifted or not: rankings then depend on the
+// catalog alone, not on when its last recompute ran (toolgate eval calls it after enriching
+// a dataset). Returns the number of tools redone, or ErrReimpactBusy.
+func Reimpact(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	c, err := db.New(pool).LexicalCorpus(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("lexical index: %w", err)
-	}
-	defer conn.Release()
-	var mine bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, postgres.LockLexicalReimpact).Scan(&mine); err != nil {
-		return 0, fmt.Errorf("lexical index: %w", err)
-	}
-	if !mine {
-		return 0, nil
-	}
-	defer func() {
-		// a lock left on a pooled connection would stop every later recompute: a connection
-		// that cannot release it is closed, which releases it
-		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, postgres.LockLexicalReimpact); err != nil {
-			_ = conn.Conn().Close(context.WithoutCancel(ctx))
-		}
-	}()
-	// the flush that held the lock before may have just recomputed them; the batches run on
-	// the lock's connection, so a pool of one connection is enough
-	if c, err = db.New(conn).LexicalCorpus(ctx); err != nil {
 		return 0, fmt.Errorf("lexical index: corpus: %w", err)
 	}
-	if !drifted(c) {
-		return 0, nil
+	n, mine, err := reimpact(ctx, pool, c, stale)
+	if err == nil && !mine {
+		err = ErrReimpactBusy
+	}
+	return n, err
+}
+
+// stale says whether the impacts were computed with another average document length than
+// the corpus's.
+func stale(c db.LexicalCorpusRow) bool {
+	return c.Docs > 0 && c.ImpactAvgdl != c.TotalLen/float64(c.Docs)
+}
+
+// reimpact recomputes the impacts with the corpus's average document length when need says
+// so, holding the lease; mine is false when another flush held it.
+func reimpact(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorpusRow, need func(db.LexicalCorpusRow) bool) (n int, mine bool, err error) {
+	if !need(c) {
+		return 0, true, nil
+	}
+	q := db.New(pool)
+	holder := rand.Text()
+	lease := reimpactLease.Seconds()
+	if mine, err = q.LexicalClaimReimpact(ctx, db.LexicalClaimReimpactParams{Holder: holder, LeaseSeconds: lease}); err != nil || !mine {
+		if err != nil {
+			err = fmt.Errorf("lexical index: claim the recompute: %w", err)
+		}
+		return 0, mine, err
+	}
+	defer func() {
+		// a lease not released (the database went away) expires on its own
+		_ = q.LexicalReleaseReimpact(context.WithoutCancel(ctx), holder)
+	}()
+	// the flush that held the lease before may have just recomputed them
+	if c, err = q.LexicalCorpus(ctx); err != nil {
+		return 0, true, fmt.Errorf("lexical index: corpus: %w", err)
+	}
+	if !need(c) {
+		return 0, true, nil
 	}
 	avg := c.TotalLen / float64(c.Docs)
 	done := 0
 	for after := int64(0); ; {
 		var last int64
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		held := true
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			q := db.New(tx)
+			var err error
+			// each batch renews the lease in its own transaction: a flush that lost it (it
+			// stalled past the lease, and another one took over) does no batch more
+			if held, err = q.LexicalRenewReimpact(ctx, db.LexicalRenewReimpactParams{Holder: holder, LeaseSeconds: lease}); err != nil || !held {
+				return err
+			}
 			if err := q.LexicalAsyncCommit(ctx); err != nil {
 				return err
 			}
-			var err error
 			last, err = q.LexicalReimpact(ctx, db.LexicalReimpactParams{AfterID: after, N: reimpactBatch, Avgdl: avg})
 			return err
 		})
 		if err != nil {
-			return done, fmt.Errorf("lexical index: recompute impacts: %w", err)
+			return done, true, fmt.Errorf("lexical index: recompute impacts: %w", err)
+		}
+		if !held {
+			return min(done, int(c.Docs)), true, nil
 		}
 		if last == 0 {
 			break
@@ -246,10 +288,10 @@ func reimpactIfDrifted(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorp
 		done += reimpactBatch
 		after = last
 	}
-	if err := db.New(conn).LexicalSetImpactAvgdl(ctx, avg); err != nil {
-		return done, fmt.Errorf("lexical index: %w", err)
+	if err := q.LexicalSetImpactAvgdl(ctx, avg); err != nil {
+		return done, true, fmt.Errorf("lexical index: %w", err)
 	}
-	return min(done, int(c.Docs)), nil
+	return min(done, int(c.Docs)), true, nil
 }
 
 // drifted says whether the corpus's average document length moved more than Drift from the

@@ -2,6 +2,7 @@ package lexical_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -225,9 +227,9 @@ func TestConcurrentFlushesRecomputeDriftedImpactsOnce(t *testing.T) {
 	}
 }
 
-// The recompute runs its batches on the connection that holds its lock: a pool of one
-// connection (TOOLGATE_DB_MAX_CONNS=1) recomputes drifted impacts instead of waiting for a
-// second connection forever.
+// The recompute keeps no connection between its transactions: a pool of one connection
+// (TOOLGATE_DB_MAX_CONNS=1) recomputes drifted impacts instead of waiting for a second
+// connection forever.
 func TestFlushRecomputesOnAOneConnectionPool(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -245,5 +247,123 @@ func TestFlushRecomputesOnAOneConnectionPool(t *testing.T) {
 	st, err := lexical.Flush(ctx, pool)
 	if err != nil || st.Reimpacted != 600 {
 		t.Fatalf("flush on one connection: %+v, %v; want 600 tools recomputed", st, err)
+	}
+}
+
+// A flush that died while recomputing leaves its lease: the next flushes leave the work to
+// it until the lease expires, then one of them recomputes. Nothing is held on a session
+// (no advisory lock outlives its transaction), as pgbouncer in transaction mode requires.
+func TestReimpactLeaseOfADeadFlush(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	bulkCatalog(t, pool, 600)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pool, `UPDATE tools SET description = repeat(description || ' quarterly revenue figures ', 4)`)
+	exec(t, pool, `UPDATE search_reimpact_lease SET holder = 'a flush that died', until = now() + interval '1 hour'`)
+	st, err := lexical.Flush(ctx, pool)
+	if err != nil || st.Indexed != 600 || st.Reimpacted != 0 {
+		t.Fatalf("flush beside a running lease: %+v, %v; want 600 indexed, none recomputed", st, err)
+	}
+	exec(t, pool, `UPDATE search_reimpact_lease SET until = now() - interval '1 second'`)
+	if st, err = lexical.Flush(ctx, pool); err != nil || st.Reimpacted != 600 {
+		t.Fatalf("flush after the lease expired: %+v, %v; want 600 recomputed", st, err)
+	}
+	var released bool
+	var advisory int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT until < now() FROM search_reimpact_lease),
+	                                     (SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+	                                      WHERE l.locktype = 'advisory' AND d.datname = current_database())`).Scan(&released, &advisory); err != nil {
+		t.Fatal(err)
+	}
+	if !released || advisory != 0 {
+		t.Errorf("after the recompute: lease released %v, advisory locks held %d; want true, 0", released, advisory)
+	}
+}
+
+// The lease is one holder's at a time: claimed only once expired, renewed only by its
+// holder while it runs, released only by its holder.
+func TestReimpactLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	q := db.New(pool)
+	claim := func(holder string) bool {
+		t.Helper()
+		ok, err := q.LexicalClaimReimpact(ctx, db.LexicalClaimReimpactParams{Holder: holder, LeaseSeconds: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	renew := func(holder string) bool {
+		t.Helper()
+		ok, err := q.LexicalRenewReimpact(ctx, db.LexicalRenewReimpactParams{Holder: holder, LeaseSeconds: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !claim("a") || claim("b") {
+		t.Fatal("a free lease: a claims it, b must not")
+	}
+	if !renew("a") || renew("b") {
+		t.Fatal("only the holder renews")
+	}
+	if err := q.LexicalReleaseReimpact(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if claim("b") {
+		t.Fatal("b released a lease it does not hold")
+	}
+	exec(t, pool, `UPDATE search_reimpact_lease SET until = now() - interval '1 second'`)
+	if !claim("b") || renew("a") {
+		t.Fatal("an expired lease: b takes it, a may not renew it")
+	}
+	if err := q.LexicalReleaseReimpact(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if !claim("c") {
+		t.Fatal("a released lease is free")
+	}
+}
+
+// Reimpact recomputes impacts computed with another average document length, however small
+// the drift (a flush leaves a drift under Drift alone), once; while another flush holds the
+// lease it says so.
+func TestReimpactRecomputesASmallDrift(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	bulkCatalog(t, pool, 600)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pool, `UPDATE tools SET description = description || ' quarterly' WHERE id % 2 = 0`)
+	if st, err := lexical.Flush(ctx, pool); err != nil || st.Indexed != 300 || st.Reimpacted != 0 {
+		t.Fatalf("flush of a small drift: %+v, %v; want 300 indexed, none recomputed", st, err)
+	}
+	if n, err := lexical.Reimpact(ctx, pool); err != nil || n != 600 {
+		t.Fatalf("Reimpact: %d, %v; want 600", n, err)
+	}
+	var impactAvg, avg float64
+	if err := pool.QueryRow(ctx, `SELECT impact_avgdl, total_len / docs FROM search_corpus`).Scan(&impactAvg, &avg); err != nil {
+		t.Fatal(err)
+	}
+	if impactAvg != avg {
+		t.Errorf("impacts of average %v, average %v", impactAvg, avg)
+	}
+	if n, err := lexical.Reimpact(ctx, pool); err != nil || n != 0 {
+		t.Errorf("Reimpact again: %d, %v; want 0", n, err)
+	}
+	exec(t, pool, `UPDATE tools SET description = description || ' figures' WHERE id % 2 = 0`)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pool, `UPDATE search_reimpact_lease SET holder = 'another flush', until = now() + interval '1 hour'`)
+	if _, err := lexical.Reimpact(ctx, pool); !errors.Is(err, lexical.ErrReimpactBusy) {
+		t.Errorf("Reimpact beside a running lease: %v, want ErrReimpactBusy", err)
 	}
 }

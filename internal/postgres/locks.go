@@ -18,16 +18,13 @@ const (
 	LockLexicalIndexer = 7250011
 	// LockApplyFunctions serializes applying sql/functions after the migrations.
 	LockApplyFunctions = 7250012
-	// LockLexicalReimpact (session-level, tried, never waited for) lets one flush at a time
-	// recompute the lexical index's impacts after the average document length drifted
-	// (internal/lexical); each of its batches then takes LockLexicalIndexer.
-	LockLexicalReimpact = 7250013
 )
 
-// RetiredLocks are keys that only old migrations take: no current code does, and no new
-// lock may reuse them.
+// RetiredLocks are keys that only old migrations or old releases take: no current code
+// does, and no new lock may reuse them.
 var RetiredLocks = map[int64]string{
 	7250004: "the lexical index v1's refresh (migration 0004; its down migration 0011 restores it)",
+	7250013: "the lexical impacts' recompute, session-level (now the lease search_reimpact_lease, migration 0027)",
 }
 
 // The lock order of everything that writes the catalog (docs/architecture.md#lock-order).

@@ -45,3 +45,28 @@ SELECT coalesce(toolgate_search_reimpact(sqlc.arg(after_id)::bigint, sqlc.arg(n)
 
 -- name: LexicalSetImpactAvgdl :exec
 UPDATE search_corpus SET impact_avgdl = sqlc.arg(avgdl)::float8;
+
+-- name: LexicalClaimReimpact :one
+-- Claims the recompute's lease for holder for lease_seconds when no other holder's lease is
+-- running; false when one is (that flush recomputes).
+WITH claimed AS (
+    UPDATE search_reimpact_lease
+    SET holder = sqlc.arg(holder)::text, until = now() + sqlc.arg(lease_seconds)::float8 * interval '1 second'
+    WHERE until < now()
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM claimed);
+
+-- name: LexicalRenewReimpact :one
+-- Extends holder's lease to lease_seconds from now; false when holder no longer holds it (its lease
+-- expired and another flush took it).
+WITH renewed AS (
+    UPDATE search_reimpact_lease
+    SET until = now() + sqlc.arg(lease_seconds)::float8 * interval '1 second'
+    WHERE holder = sqlc.arg(holder)::text AND until >= now()
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM renewed);
+
+-- name: LexicalReleaseReimpact :exec
+UPDATE search_reimpact_lease SET until = '-infinity' WHERE holder = sqlc.arg(holder)::text;
