@@ -345,7 +345,7 @@ const tuneLexicalScores = `-- name: TuneLexicalScores :many
 WITH q AS (
     SELECT DISTINCT v.ord::int AS ord, u.lexeme
     FROM unnest($2::text[]) WITH ORDINALITY AS v (txt, ord),
-         unnest(toolgate_text_vector(v.txt)) AS u (lexeme, positions, weights)
+         toolgate_query_lexemes(v.txt) AS u (lexeme) -- analysed as the search analyses it
 ), t AS (
     SELECT q.ord, q.lexeme, ln(1 + (c.docs - l.df + 0.5) / (l.df + 0.5)) AS idf
     FROM q
