@@ -27,7 +27,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), 
 
 // documentFields are the names SearchExplain gives the parts of a lexical document.
 var documentFields = []string{"name", "title", "questions", "observed", "topics", "tags", "function",
-	"description", "when_to_use", "parameters"}
+	"description", "when_to_use", "parameters", "gloss", "expansion"}
 
 // checkExplained checks that every explanation of resp is true to its ranking: the fused
 // score is the result's and the sum of the branch shares, each branch is there exactly when
@@ -234,6 +234,29 @@ func TestExplainTermsAndFields(t *testing.T) {
 	if x := resp.Explain; len(x.Texts) != 1 || x.Texts[0].Intent != 0 || x.Texts[0].Text != "ticker price trading finance" ||
 		!slices.Equal(x.Texts[0].Terms, []string{"financ", "price", "ticker", "trade"}) || x.Plan != nil {
 		t.Errorf("explain %+v", x)
+	}
+	checkExplained(t, pool, resp, nil)
+}
+
+// A word the tool's document holds only through the knowledge expansion (component
+// expansion, field D) is explained as found in "expansion", like every other part of the
+// document.
+func TestExplainNamesTheExpansionField(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, ids := setup(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO tool_components (tool_id, kind, text, text_hash) VALUES ($1, 'expansion', 'psychoanalyst quote', 'h')`,
+		ids["acme__get_stock_price"]); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, pool)
+	resp := mustSearch(t, ctx, newService(pool), search.Request{Query: "psychoanalyst", Mode: search.ModeLexical, K: 1, Explain: true})
+	if len(resp.Results) != 1 || resp.Results[0].Name != "acme__get_stock_price" {
+		t.Fatalf("got %v, want acme__get_stock_price", names(resp))
+	}
+	terms := resp.Results[0].Explanation.Lexical.Terms
+	if len(terms) != 1 || terms[0].Term != "psychoanalyst" || !slices.Equal(terms[0].Fields, []string{"expansion"}) {
+		t.Errorf("terms %+v, want psychoanalyst in [expansion]", terms)
 	}
 	checkExplained(t, pool, resp, nil)
 }

@@ -78,7 +78,7 @@ WITH corpus AS (
     JOIN tool_vectors tv ON tv.set_id = sqlc.arg(vector_set)::bigint AND tv.tool_id = r.tool_id
 ), fields AS (
     SELECT r.ord, f.pos, (ARRAY['name', 'title', 'questions', 'observed', 'topics', 'tags', 'function',
-                                'description', 'when_to_use', 'parameters', 'gloss'])[f.pos] AS field, u.lexeme
+                                'description', 'when_to_use', 'parameters', 'gloss', 'expansion'])[f.pos] AS field, u.lexeme
     FROM res r
     JOIN tools t ON t.id = r.tool_id
     CROSS JOIN LATERAL unnest(ARRAY[
@@ -94,7 +94,8 @@ WITH corpus AS (
         (SELECT string_agg(toolgate_name_key(p.key) || ' ' || coalesce(p.value ->> 'description', ''), ' ')
          FROM jsonb_each(CASE WHEN jsonb_typeof(t.input_schema -> 'properties') = 'object'
                               THEN t.input_schema -> 'properties' ELSE '{}'::jsonb END) p),
-        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'gloss')
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'gloss'),
+        (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'expansion')
     ]) WITH ORDINALITY AS f (txt, pos)
     -- each field analysed in english and in the tool's language (identifiers are english)
     CROSS JOIN LATERAL (SELECT DISTINCT x.lexeme
