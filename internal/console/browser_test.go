@@ -675,17 +675,31 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 		t.Errorf("matched terms shown: %q", terms)
 	}
 	lines := eval[string](b, `document.querySelector('#results li:first-child .explanation').textContent`)
-	for _, want := range []string{"fused 2.310", "= lexical 1.500 + vector 0.810", "#1 · BM25 7.12", "similarity 0.714", "task 1: weather in Paris tomorrow"} {
+	for _, want := range []string{"fused 2.610", "= lexical 1.500 + vector 0.810 + meaning 0.300", "#1 · BM25 7.12", "similarity 0.714",
+		"meaning share 0.300", "task 1: weather in Paris tomorrow"} {
 		if !strings.Contains(lines, want) {
 			t.Errorf("explanation %q lacks %q", lines, want)
 		}
+	}
+	// the meaning branch's line, under the vector branch's
+	if got := eval[[]string](b, `[...document.querySelectorAll('#results li:first-child .explanation .branch')].map(e => e.textContent)`); strings.Join(got, ",") != "lexical,vector,meaning,task" {
+		t.Errorf("branch lines of the first result: %v", got)
 	}
 	if got := eval[string](b, `document.querySelector('#results li:nth-child(3) .explanation').textContent`); !strings.Contains(got, "lexical: not ranked") ||
 		!strings.Contains(got, "vector not among the nearest · similarity 0.301") {
 		t.Errorf("a result the lexical branch missed: %q", got)
 	}
-	if n := eval[int](b, `document.querySelectorAll('#results li:first-child .explanation rect.part').length`); n != 2 {
-		t.Errorf("%d parts in the shares bar, want 2", n)
+	if n := eval[int](b, `document.querySelectorAll('#results li:first-child .explanation rect.part').length`); n != 3 {
+		t.Errorf("%d parts in the shares bar, want 3 (lexical, vector, meaning)", n)
+	}
+	// a result the meaning branch did not score shows nothing of it
+	if n := eval[int](b, `document.querySelectorAll('#results li:nth-child(2) .explanation rect.part').length`); n != 2 {
+		t.Errorf("%d parts in the second result's shares bar, want 2", n)
+	}
+	for _, i := range []int{2, 3} {
+		if got := eval[string](b, fmt.Sprintf(`document.querySelector('#results li:nth-child(%d) .explanation').textContent`, i)); strings.Contains(got, "meaning") {
+			t.Errorf("result %d, without a meaning share, shows one: %q", i, got)
+		}
 	}
 	b.wait(`//section[h2="Plan"]//li[contains(., "email it to Ana")]`)
 	b.shot("search")

@@ -159,10 +159,17 @@ function ranks(r) {
 function explanation(e) {
   const lex = e.lexical;
   const vec = e.vector;
+  // the meaning branch's, when it ran and scored the tool (docs/search.md#meaning)
+  const mea = e.meaning;
   const lines = [];
-  const parts = [lex ? `lexical ${fmtNum(lex.share, 3)}` : null, vec ? `vector ${fmtNum(vec.share, 3)}` : null].filter(Boolean);
+  const parts = [lex ? `lexical ${fmtNum(lex.share, 3)}` : null, vec ? `vector ${fmtNum(vec.share, 3)}` : null,
+    mea ? `meaning ${fmtNum(mea.share, 3)}` : null].filter(Boolean);
+  const bar = [{label: 'lexical', value: lex ? lex.share : 0}, {label: 'vector', value: vec ? vec.share : 0}];
+  if (mea) {
+    bar.push({label: 'meaning', value: mea.share});
+  }
   lines.push(h('div', {class: 'why-line'}, h('b', {}, 'fused ' + fmtNum(e.fused_score, 3)), ' ',
-    shares([{label: 'lexical', value: lex ? lex.share : 0}, {label: 'vector', value: vec ? vec.share : 0}]), ' ',
+    shares(bar), ' ',
     parts.length ? '= ' + parts.join(' + ') : '', e.name_match ? ' · name match' : ''));
   if (lex) {
     lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch series-0-text'}, 'lexical'),
@@ -179,6 +186,9 @@ function explanation(e) {
       `${rank} similarity ${fmtNum(vec.similarity, 3)}`));
   } else {
     lines.push(h('div', {class: 'why-line muted'}, 'vector: not ranked'));
+  }
+  if (mea) {
+    lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch series-2-text'}, 'meaning'), ` share ${fmtNum(mea.share, 3)}`));
   }
   if (e.task) {
     lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch'}, 'task'), ` ${e.task.intent + 1}: ${e.task.text}`));
