@@ -100,7 +100,7 @@ func init() {
 					about: "Stop the experiment: every search uses the active profile again. Its results stay."},
 			}},
 		"eval": {run: runEvalDataset, usage: evalUsage[len("usage: "):],
-			about: "Measure retrieval quality on a dataset (tools.jsonl and queries.jsonl in DIR) in a fresh database: recall, MRR and nDCG at each K, for each configuration asked for (docs/eval.md).",
+			about: "Measure retrieval quality on a dataset (tools.jsonl and queries.jsonl in DIR) in a fresh database: recall, nDCG, MAP and completeness at each K, for each configuration asked for (docs/eval.md).",
 			subs: map[string]*cliCommand{
 				"calls": {run: runEvalCalls, usage: "toolgate eval calls --gold FILE --pred FILE [--json]",
 					about: "Score agent tool-call traces against gold traces: tool precision, recall, F1 and exact match rate, and the weighted score of names, keys and values."},

@@ -21,6 +21,13 @@ func runPlan(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	for _, a := range fs.Args() {
+		// the flag package stops at the query's first word: a flag after it would be planned
+		// as words of the query
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && fs.Lookup(name) != nil {
+			return &usageError{msg: fmt.Sprintf("%s after the query: flags go before it (%s)", a, planUsage)}
+		}
+	}
 	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if query == "" {
 		return &usageError{msg: planUsage}

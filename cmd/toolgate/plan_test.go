@@ -42,6 +42,8 @@ func TestPlanCommand(t *testing.T) {
 		{"plan"},
 		{"plan", "--mode", "everything", "q"},
 		{"plan", "--companies", "100000", "q"},
+		{"plan", "rev of AAPL and F", "--companies", "1000"}, // a flag after the query
+		{"plan", "q", "--mode=rewrite"},
 	} {
 		if code, _, stderr := runCLI(t, nil, args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: code %d, stderr %q", args, code, stderr)

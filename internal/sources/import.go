@@ -38,7 +38,7 @@ func Import(ctx context.Context, pool *pgxpool.Pool, queue Queue, name string, t
 		res catalog.Result
 	)
 	if !catalog.ValidSourceName(name) {
-		return src, res, &catalog.InvalidToolError{Reason: fmt.Sprintf("source name %q: want 1-32 characters of a-z 0-9 -", name)}
+		return src, res, &catalog.InvalidToolError{Reason: fmt.Sprintf("source name %q: want 1-32 characters of a-z 0-9 and -, the first not -", name)}
 	}
 	for i := range tools {
 		if err := tools[i].Validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -120,6 +121,10 @@ func TestImport(t *testing.T) {
 		}
 		if _, err := importTools(b, "Bad_Name", tool("a", "A")); !errors.As(err, &inv) {
 			t.Fatalf("bad source name: got %v", err)
+		}
+		// the message states the whole rule: "-abc" has only allowed characters
+		if _, err := importTools(b, "-abc", tool("a", "A")); !errors.As(err, &inv) || !strings.Contains(err.Error(), "the first not -") {
+			t.Fatalf("source name starting with -: got %v", err)
 		}
 		after := storedHashes(t, b.pool)
 		if len(after) != len(before) || after["fin__a"] != before["fin__a"] {

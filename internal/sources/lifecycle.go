@@ -149,7 +149,7 @@ type Created struct {
 // several ways is always told the same thing.
 func (s *Service) Create(ctx context.Context, in NewSource) (Created, error) {
 	if !catalog.ValidSourceName(in.Name) {
-		return Created{}, invalid("name %q: want 1-32 characters of a-z 0-9 and -", in.Name)
+		return Created{}, invalid("name %q: want 1-32 characters of a-z 0-9 and -, the first not -", in.Name)
 	}
 	switch in.Kind {
 	case db.SourceCatalog:
