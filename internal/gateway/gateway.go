@@ -90,6 +90,10 @@ type Options struct {
 	// key's least recently used one aside, to be rebuilt from its row when it is used again.
 	// Zero means DefaultSessionsPerKey.
 	SessionsPerKey int
+	// HandshakeIdle is how long a session may wait for the end of its initialize handshake
+	// before it counts as abandoned: a new session of its key at SessionsPerKey replaces it.
+	// Zero means DefaultHandshakeIdle.
+	HandshakeIdle time.Duration
 	// LabelWindow is how long after a find_tools a call of a tool it returned, in the same
 	// session, labels that search (TOOLGATE_MCP_LABEL_WINDOW); zero means
 	// DefaultLabelWindow, negative records no labels.
@@ -170,6 +174,9 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	if opts.SessionsPerKey <= 0 {
 		opts.SessionsPerKey = DefaultSessionsPerKey
+	}
+	if opts.HandshakeIdle <= 0 {
+		opts.HandshakeIdle = DefaultHandshakeIdle
 	}
 	if opts.LabelWindow == 0 {
 		opts.LabelWindow = DefaultLabelWindow

@@ -926,10 +926,12 @@ func TestToolListedUnderItsFunctionName(t *testing.T) {
 // One key holds at most SessionsPerKey sessions in memory: opening more sets its least
 // recently used initialized ones aside (not another key's), and a session set aside still
 // works — its next request rebuilds it from its row. A session still in its handshake is
-// never set aside: when all of a key's sessions are, a new one is refused (429).
+// not set aside: when all of a key's sessions are, a new one is refused (429), until they
+// have waited HandshakeIdle: then the oldest is abandoned and the new one takes its place.
 func TestSessionsPerKeyInMemory(t *testing.T) {
 	t.Parallel()
-	e := setup(t, gateway.Options{CallTool: true, SessionsPerKey: 2})
+	const handshakeIdle = time.Second
+	e := setup(t, gateway.Options{CallTool: true, SessionsPerKey: 2, HandshakeIdle: handshakeIdle})
 	h := e.g.HTTPHandler()
 	a := serveGateway(t, h, &auth.Caller{Name: "a", KeyID: 1, Scope: auth.ScopeSearch}).URL
 	b := serveGateway(t, h, &auth.Caller{Name: "b", KeyID: 2, Scope: auth.ScopeSearch}).URL
@@ -986,6 +988,14 @@ func TestSessionsPerKeyInMemory(t *testing.T) {
 		if got := initialize(); got != want {
 			t.Fatalf("initialize %d of key 3: %d, want %d", i+1, got, want)
 		}
+	}
+	// Clients that never finish their handshake do not lock the key out for SessionIdle.
+	time.Sleep(handshakeIdle + 100*time.Millisecond)
+	if got := initialize(); got != http.StatusOK {
+		t.Fatalf("initialize of key 3 after its handshakes were abandoned: %d, want 200", got)
+	}
+	if n, stored := h.InMemoryOf(3); n != 2 || stored != 0 {
+		t.Errorf("key 3 holds %d sessions in memory (%d stored), want 2 in their handshake", n, stored)
 	}
 }
 

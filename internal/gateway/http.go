@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -38,6 +39,9 @@ const (
 	// holds its own MCP server, its bound tools' resolved schemas and a few goroutines
 	// (tens of KiB); a key opening sessions without end must not grow the process with them.
 	DefaultSessionsPerKey = 256
+	// DefaultHandshakeIdle is the default of Options.HandshakeIdle: a client finishes the
+	// handshake within milliseconds of its initialize, or never.
+	DefaultHandshakeIdle = 10 * time.Second
 )
 
 // HTTPHandler serves MCP over Streamable HTTP. It keeps its own session table instead of
@@ -389,30 +393,42 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 // setAsideFor makes room for one more session of key in memory: while the key holds
 // SessionsPerKey sessions, its least recently used stored one leaves memory. Its row
 // stays, so its client's next request rebuilds it (as after evictIdle). A session that has
-// not finished its initialize handshake has no row yet and would be lost, so it is never
-// set aside: when all the key's sessions are such, the new one is refused (429
-// too_many_sessions) and its client may try again once they are initialized. h.mu is held.
+// not finished its initialize handshake has no row yet and would be lost, so it is not set
+// aside while its client may still finish it; one left in its handshake longer than
+// HandshakeIdle is abandoned and makes room first (so a client that initializes and goes
+// away does not lock its key out until SessionIdle). When every session of the key
+// is in a handshake younger than that, the new one is refused (429 too_many_sessions) and
+// its client may try again shortly. h.mu is held.
 func (h *HTTPHandler) setAsideFor(key int64) error {
+	abandoned := time.Now().Add(-h.g.opts.HandshakeIdle).UnixNano()
 	for {
 		var n int
-		var lru *httpSession
+		var lru, oldest *httpSession
 		for _, hs := range h.sessions {
 			if keyID(hs.s.owner) != key {
 				continue
 			}
 			n++
-			if hs.s.stored.Load() && (lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load()) {
-				lru = hs
+			switch {
+			case hs.s.stored.Load():
+				if lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load() {
+					lru = hs
+				}
+			case hs.lastUsed.Load() < abandoned:
+				if oldest == nil || hs.lastUsed.Load() < oldest.lastUsed.Load() {
+					oldest = hs
+				}
 			}
 		}
 		if n < h.g.opts.SessionsPerKey {
 			return nil
 		}
-		if lru == nil {
+		out := cmp.Or(oldest, lru) // an abandoned handshake first: it is worth nothing
+		if out == nil {
 			return errTooManySessions
 		}
-		delete(h.sessions, lru.s.id)
-		go lru.ss.Close()
+		delete(h.sessions, out.s.id)
+		go out.ss.Close()
 	}
 }
 
