@@ -23,6 +23,27 @@ func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 	}
 }
 
+// indexedCatalog is a new database holding n bulk-loaded tools, flushed into the index.
+func indexedCatalog(t *testing.T, n int) *pgxpool.Pool {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	bulkCatalog(t, pool, n)
+	if _, err := lexical.Flush(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+// impactAverages are the average document length the stored impacts were computed with and
+// the corpus's own.
+func impactAverages(t *testing.T, pool *pgxpool.Pool) (impactAvg, avg float64) {
+	t.Helper()
+	if err := pool.QueryRow(context.Background(), `SELECT impact_avgdl, total_len / docs FROM search_corpus`).Scan(&impactAvg, &avg); err != nil {
+		t.Fatal(err)
+	}
+	return impactAvg, avg
+}
+
 // bulkCatalog inserts n tools "Report number i" in one statement, as a bulk load does.
 func bulkCatalog(t *testing.T, pool *pgxpool.Pool, n int) {
 	t.Helper()
@@ -130,21 +151,8 @@ func TestFlushIndexesWhatWasQueuedAndReturns(t *testing.T) {
 func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	bulkCatalog(t, pool, 1500)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := indexedCatalog(t, 1500)
 	first := lastVacuum(t, pool)
-	corpus := func() (impactAvg, avg float64) {
-		t.Helper()
-		var docs int64
-		var total float64
-		if err := pool.QueryRow(ctx, `SELECT impact_avgdl, docs, total_len FROM search_corpus`).Scan(&impactAvg, &docs, &total); err != nil {
-			t.Fatal(err)
-		}
-		return impactAvg, total / float64(docs)
-	}
 
 	// every document much longer: indexed and searchable, the upkeep left
 	exec(t, pool, `UPDATE tools SET description = repeat(description || ' quarterly revenue figures ', 4)`)
@@ -156,7 +164,7 @@ func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE lexeme = 'quarter'`).Scan(&found); err != nil || found != 1500 {
 		t.Fatalf("%d postings of the new text (%v), want 1500", found, err)
 	}
-	if impactAvg, avg := corpus(); impactAvg == avg || !lastVacuum(t, pool).Equal(first) {
+	if impactAvg, avg := impactAverages(t, pool); impactAvg == avg || !lastVacuum(t, pool).Equal(first) {
 		t.Fatalf("after Index: impacts of average %v (average %v), vacuumed %v (first %v)", impactAvg, avg, lastVacuum(t, pool), first)
 	}
 
@@ -167,7 +175,7 @@ func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
 	if st.Indexed != 0 || st.Reimpacted != 1500 || !st.Vacuumed || !lastVacuum(t, pool).After(first) {
 		t.Fatalf("the flush after Index: %+v", st)
 	}
-	if impactAvg, avg := corpus(); impactAvg != avg {
+	if impactAvg, avg := impactAverages(t, pool); impactAvg != avg {
 		t.Errorf("after the flush: impacts of average %v, average %v", impactAvg, avg)
 	}
 	// nothing left: a flush with nothing to index does nothing
@@ -182,11 +190,7 @@ func TestIndexLeavesTheUpkeepToTheNextFlush(t *testing.T) {
 func TestConcurrentFlushesRecomputeDriftedImpactsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	bulkCatalog(t, pool, 1500)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := indexedCatalog(t, 1500)
 	for round, text := range []string{" quarterly revenue figures ", " annual dividend history and payout ratios "} {
 		exec(t, pool, `UPDATE tools SET description = repeat(description || $1, 4)`, text)
 		if _, err := lexical.Index(ctx, pool); err != nil {
@@ -217,10 +221,7 @@ func TestConcurrentFlushesRecomputeDriftedImpactsOnce(t *testing.T) {
 		if len(got) != 1 || got[0] != 1500 {
 			t.Errorf("round %d: flushes that recomputed impacts: %v, want one of 1500 tools", round, got)
 		}
-		var impactAvg, avg float64
-		if err := pool.QueryRow(ctx, `SELECT impact_avgdl, total_len / docs FROM search_corpus`).Scan(&impactAvg, &avg); err != nil {
-			t.Fatal(err)
-		}
+		impactAvg, avg := impactAverages(t, pool)
 		if impactAvg != avg {
 			t.Errorf("round %d: impacts of average %v, average %v", round, impactAvg, avg)
 		}
@@ -256,11 +257,7 @@ func TestFlushRecomputesOnAOneConnectionPool(t *testing.T) {
 func TestReimpactLeaseOfADeadFlush(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	bulkCatalog(t, pool, 600)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := indexedCatalog(t, 600)
 	exec(t, pool, `UPDATE tools SET description = repeat(description || ' quarterly revenue figures ', 4)`)
 	exec(t, pool, `UPDATE search_reimpact_lease SET holder = 'a flush that died', until = now() + interval '1 hour'`)
 	st, err := lexical.Flush(ctx, pool)
@@ -336,11 +333,7 @@ func TestReimpactLease(t *testing.T) {
 func TestReimpactRecomputesASmallDrift(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	bulkCatalog(t, pool, 600)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := indexedCatalog(t, 600)
 	exec(t, pool, `UPDATE tools SET description = description || ' quarterly' WHERE id % 2 = 0`)
 	if st, err := lexical.Flush(ctx, pool); err != nil || st.Indexed != 300 || st.Reimpacted != 0 {
 		t.Fatalf("flush of a small drift: %+v, %v; want 300 indexed, none recomputed", st, err)
@@ -348,10 +341,7 @@ func TestReimpactRecomputesASmallDrift(t *testing.T) {
 	if n, err := lexical.Reimpact(ctx, pool); err != nil || n != 600 {
 		t.Fatalf("Reimpact: %d, %v; want 600", n, err)
 	}
-	var impactAvg, avg float64
-	if err := pool.QueryRow(ctx, `SELECT impact_avgdl, total_len / docs FROM search_corpus`).Scan(&impactAvg, &avg); err != nil {
-		t.Fatal(err)
-	}
+	impactAvg, avg := impactAverages(t, pool)
 	if impactAvg != avg {
 		t.Errorf("impacts of average %v, average %v", impactAvg, avg)
 	}
