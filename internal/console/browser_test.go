@@ -701,6 +701,9 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 			t.Errorf("result %d, without a meaning share, shows one: %q", i, got)
 		}
 	}
+	if got := eval[string](b, `[...document.querySelectorAll('section')].find(s => s.querySelector('h2')?.textContent === 'How the score was made')?.textContent || ''`); !strings.Contains(got, "meaning 0.3") || !strings.Contains(got, "τ 0.4") {
+		t.Errorf("how the score was made: %q, want the meaning weight and the vector confidence", got)
+	}
 	b.wait(`//section[h2="Plan"]//li[contains(., "email it to Ana")]`)
 	b.shot("search")
 

@@ -207,7 +207,9 @@ function planSection(plan) {
 function explainSection(ex) {
   const w = ex.weights || {};
   return section('How the score was made',
-    dl([['Profile', ex.profile], ['Fusion', ex.fusion], ['Weights', Object.entries(w).map(([k, v]) => `${k} ${v}`).join(', ')]]),
+    dl([['Profile', ex.profile], ['Fusion', ex.fusion], ['Weights', Object.entries(w).map(([k, v]) => `${k} ${v}`).join(', ')],
+      // a vector list whose best similarity is below τ weighs less (docs/search.md#vector-confidence)
+      ['Vector confidence', ex.vector_confidence ? `τ ${ex.vector_confidence}` : 'off']]),
     h('ul', {class: 'plain'}, (ex.texts || []).map(t =>
       h('li', {}, `${taskLabel(t.intent)}: ${t.text}`, h('span', {class: 'muted'}, ' · lexemes: ' + (t.terms || []).join(', '))))));
 }
