@@ -68,8 +68,9 @@ func (s *Server) searchFeedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Search.RecordFeedback(c.Request().Context(), caller, id, body.Tools); err != nil {
+	recorded, err := s.deps.Search.RecordFeedback(c.Request().Context(), caller, id, body.Tools)
+	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"search_id": id, "recorded": search.FeedbackRecorded(body.Tools)})
+	return c.JSON(http.StatusCreated, map[string]any{"search_id": id, "recorded": recorded})
 }

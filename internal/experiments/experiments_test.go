@@ -422,7 +422,7 @@ func labelExperiment(t *testing.T, pool *pgxpool.Pool, s *search.Service, name s
 						LabelWindow: pgtype.Interval{Microseconds: time.Hour.Microseconds(), Valid: true}}); err != nil {
 						t.Fatalf("call label: %v", err)
 					}
-				} else if err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: tool, Success: &yes}}); err != nil {
+				} else if _, err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: tool, Success: &yes}}); err != nil {
 					t.Fatalf("feedback: %v", err)
 				}
 				if best == 0 || pos < best {
@@ -455,7 +455,7 @@ func labelExperiment(t *testing.T, pool *pgxpool.Pool, s *search.Service, name s
 		v.labelled, v.rr, v.ranks = append(v.labelled, unit.labelled), append(v.rr, unit.rr), append(v.ranks, unit.ranks)
 	}
 	out := find(t, s, agent, search.Request{Query: queries[0], K: 5, Profile: "var-1", SessionID: "sess-00"})
-	if err := s.RecordFeedback(ctx, agent, out.SearchID, []search.Feedback{{Name: out.Results[0].Name, Success: &yes}}); err != nil {
+	if _, err := s.RecordFeedback(ctx, agent, out.SearchID, []search.Feedback{{Name: out.Results[0].Name, Success: &yes}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -658,7 +658,7 @@ func TestComparisonOneUnit(t *testing.T) {
 	for i := range 5 {
 		r := find(t, s, agent, search.Request{Query: "company news headlines", K: 5, SessionID: fmt.Sprintf("s-%d", i)})
 		if i%2 == 0 {
-			if err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: r.Results[i%3].Name, Success: &yes}}); err != nil {
+			if _, err := s.RecordFeedback(ctx, agent, r.SearchID, []search.Feedback{{Name: r.Results[i%3].Name, Success: &yes}}); err != nil {
 				t.Fatal(err)
 			}
 		}

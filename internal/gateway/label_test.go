@@ -220,7 +220,7 @@ func TestFeedbackIsALabel(t *testing.T) {
 
 	svc := search.New(e.pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))
 	no := false
-	if err := svc.RecordFeedback(context.Background(), *caller, out.SearchID,
+	if _, err := svc.RecordFeedback(context.Background(), *caller, out.SearchID,
 		[]search.Feedback{{Name: "market__send_email", Success: &no}}); err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func (e *env) labelled(t *testing.T, c auth.Caller, query, tool string, ok bool)
 	if !slices.ContainsFunc(res.Results, func(r search.Result) bool { return r.Name == tool }) {
 		t.Fatalf("search %q did not return %s: %+v", query, tool, res.Results)
 	}
-	if err := e.search.RecordFeedback(ctx, c, res.SearchID, []search.Feedback{{Name: tool, Success: &ok}}); err != nil {
+	if _, err := e.search.RecordFeedback(ctx, c, res.SearchID, []search.Feedback{{Name: tool, Success: &ok}}); err != nil {
 		t.Fatal(err)
 	}
 }

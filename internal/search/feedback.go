@@ -26,30 +26,33 @@ type Feedback struct {
 // that made a search may report on it — the same API key (search_log.caller_key_id),
 // or for a search made without a key the same caller name — and only about tools that
 // search returned. Another caller's search is not found, so search ids cannot be probed.
-func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, tools []Feedback) error {
+// It returns how many tools it recorded: one per tool, however many times and by whichever
+// of its names (catalog or function name) the report names it.
+func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, tools []Feedback) (int, error) {
 	if len(tools) == 0 || len(tools) > MaxK {
-		return &InvalidRequestError{Field: "tools", Reason: fmt.Sprintf("want 1 to %d tools", MaxK)}
+		return 0, &InvalidRequestError{Field: "tools", Reason: fmt.Sprintf("want 1 to %d tools", MaxK)}
 	}
 	names := make([]string, len(tools))
 	succ := make([]bool, len(tools))
 	for i, t := range tools {
 		field := fmt.Sprintf("tools[%d].name", i)
 		if err := checkText(field, t.Name); err != nil {
-			return err
+			return 0, err
 		}
 		names[i] = strings.TrimSpace(t.Name)
 		if names[i] == "" {
-			return &InvalidRequestError{Field: field, Reason: "must not be empty"}
+			return 0, &InvalidRequestError{Field: field, Reason: "must not be empty"}
 		}
 		if utf8.RuneCountInString(names[i]) > maxName {
-			return &InvalidRequestError{Field: field, Reason: fmt.Sprintf("at most %d characters", maxName)}
+			return 0, &InvalidRequestError{Field: field, Reason: fmt.Sprintf("at most %d characters", maxName)}
 		}
 		if t.Success == nil {
-			return &InvalidRequestError{Field: fmt.Sprintf("tools[%d].success", i), Reason: "must be true or false"}
+			return 0, &InvalidRequestError{Field: fmt.Sprintf("tools[%d].success", i), Reason: "must be true or false"}
 		}
 		succ[i] = *t.Success
 	}
 	var profile string
+	var distinct int
 	var recorded []db.InsertSearchFeedbackRow
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -72,19 +75,20 @@ func (s *Service) RecordFeedback(ctx context.Context, c auth.Caller, id int64, t
 			names[i] = name
 		}
 		names, succ := dedupeFeedback(names, succ)
+		distinct = len(names)
 		profile = row.Profile
 		recorded, err = q.InsertSearchFeedback(ctx, db.InsertSearchFeedbackParams{SearchID: id, Names: names, Successes: succ})
 		return err
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, r := range recorded {
 		if r.NewLabel {
 			s.metrics.ObserveLabel(string(db.LabelFeedback), r.ToolSource, profile)
 		}
 	}
-	return nil
+	return distinct, nil
 }
 
 // resultNamed finds the result a feedback names: by its namespaced name, or by the
@@ -116,16 +120,6 @@ func dedupeFeedback(names []string, succ []bool) ([]string, []bool) {
 		outN, outS = append(outN, n), append(outS, succ[i])
 	}
 	return outN, outS
-}
-
-// FeedbackRecorded is how many tools RecordFeedback records of tools: one per distinct
-// name.
-func FeedbackRecorded(tools []Feedback) int {
-	seen := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		seen[strings.TrimSpace(t.Name)] = true
-	}
-	return len(seen)
 }
 
 // internalCaller is the caller name logged for searches made on nobody's behalf.

@@ -32,7 +32,8 @@ func TestConcurrentFeedbackCountsOneLabel(t *testing.T) {
 		for i := range writers {
 			wg.Go(func() {
 				ok := i%2 == 0
-				errs <- s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: resp.Results[0].Name, Success: &ok}})
+				_, err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: resp.Results[0].Name, Success: &ok}})
+				errs <- err
 			})
 		}
 		wg.Wait()

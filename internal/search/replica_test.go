@@ -87,7 +87,7 @@ func TestSearchOnReadReplica(t *testing.T) {
 		r.Explain = true
 		checkExplained(t, read, mustSearch(t, ctx, onReplica, r), nil)
 	}
-	if err := onReplica.RecordFeedback(ctx, callerOf(ctx), lastSearchID(t, primary), []search.Feedback{{Name: "beta__get_weather", Success: ptr(true)}}); err != nil {
+	if _, err := onReplica.RecordFeedback(ctx, callerOf(ctx), lastSearchID(t, primary), []search.Feedback{{Name: "beta__get_weather", Success: ptr(true)}}); err != nil {
 		t.Errorf("feedback on a replica search: %v", err)
 	}
 

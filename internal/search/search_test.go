@@ -382,13 +382,13 @@ func TestFeedbackIsTheSearchersOwn(t *testing.T) {
 
 	var nf *search.NotFoundError
 	for label, ctx := range map[string]context.Context{"another key": other, "a key with the same name": sameName, "no key": open} {
-		if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, fb(returned)); !errors.As(err, &nf) {
+		if _, err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, fb(returned)); !errors.As(err, &nf) {
 			t.Errorf("%s: %v, want NotFoundError", label, err)
 		}
 	}
 	var inv *search.InvalidRequestError
 	for _, name := range []string{"beta__get_weather", "acme__hidden_price", strings.Repeat("x", 100_000), "a\x00b"} {
-		if err := s.RecordFeedback(owner, callerOf(owner), resp.SearchID, fb(name)); !errors.As(err, &inv) || inv.Field != "tools[0].name" {
+		if _, err := s.RecordFeedback(owner, callerOf(owner), resp.SearchID, fb(name)); !errors.As(err, &inv) || inv.Field != "tools[0].name" {
 			t.Errorf("%.40q: %v, want InvalidRequestError on tools[0].name", name, err)
 		}
 	}
@@ -396,15 +396,15 @@ func TestFeedbackIsTheSearchersOwn(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM search_feedback`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("refused feedback stored %d rows (%v)", n, err)
 	}
-	if err := s.RecordFeedback(owner, callerOf(owner), resp.SearchID, fb(returned)); err != nil {
+	if _, err := s.RecordFeedback(owner, callerOf(owner), resp.SearchID, fb(returned)); err != nil {
 		t.Fatalf("the searcher's own feedback: %v", err)
 	}
 	// A search without a key is its keyless caller's.
 	keyless := mustSearch(t, open, s, search.Request{Query: "stock price", Mode: search.ModeLexical, K: 2})
-	if err := s.RecordFeedback(owner, callerOf(owner), keyless.SearchID, fb(returned)); !errors.As(err, &nf) {
+	if _, err := s.RecordFeedback(owner, callerOf(owner), keyless.SearchID, fb(returned)); !errors.As(err, &nf) {
 		t.Errorf("a key on a keyless search: %v, want NotFoundError", err)
 	}
-	if err := s.RecordFeedback(open, callerOf(open), keyless.SearchID, fb(returned)); err != nil {
+	if _, err := s.RecordFeedback(open, callerOf(open), keyless.SearchID, fb(returned)); err != nil {
 		t.Errorf("the keyless caller's own feedback: %v", err)
 	}
 }
@@ -469,7 +469,7 @@ func TestLogAndFeedback(t *testing.T) {
 	}
 
 	ok := true
-	if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: resp.Results[0].Name, Success: &ok}}); err != nil {
+	if _, err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: resp.Results[0].Name, Success: &ok}}); err != nil {
 		t.Fatal(err)
 	}
 	var mrr float64
@@ -477,11 +477,11 @@ func TestLogAndFeedback(t *testing.T) {
 		t.Errorf("search_profile_quality mrr %v, %v", mrr, err)
 	}
 	var nf *search.NotFoundError
-	if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID+1000, []search.Feedback{{Name: "x", Success: &ok}}); !errors.As(err, &nf) {
+	if _, err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID+1000, []search.Feedback{{Name: "x", Success: &ok}}); !errors.As(err, &nf) {
 		t.Errorf("unknown search: %v", err)
 	}
 	var inv *search.InvalidRequestError
-	if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: "x"}}); !errors.As(err, &inv) {
+	if _, err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: "x"}}); !errors.As(err, &inv) {
 		t.Errorf("missing success: %v", err)
 	}
 
@@ -539,8 +539,8 @@ func TestFormatsMapNamesTheModelAPIsRefuse(t *testing.T) {
 			}
 			// Feedback may name the tool by either name: one report of it, the last one given.
 			yes, no := true, false
-			if err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: fn, Success: &yes}, {Name: tc.name, Success: &no}}); err != nil {
-				t.Fatalf("feedback naming %s and %s: %v", fn, tc.name, err)
+			if n, err := s.RecordFeedback(ctx, callerOf(ctx), resp.SearchID, []search.Feedback{{Name: fn, Success: &yes}, {Name: tc.name, Success: &no}}); err != nil || n != 1 {
+				t.Fatalf("feedback naming %s and %s: %d recorded, %v; want 1", fn, tc.name, n, err)
 			}
 			var labelled string
 			var success bool

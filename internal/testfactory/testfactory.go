@@ -261,7 +261,7 @@ func LabelsAs(ctx context.Context, tb testing.TB, svc *search.Service, caller au
 		if len(fb) == 0 {
 			continue
 		}
-		if err := svc.RecordFeedback(ctx, caller, resp.SearchID, fb); err != nil {
+		if _, err := svc.RecordFeedback(ctx, caller, resp.SearchID, fb); err != nil {
 			tb.Fatalf("feedback on %q: %v", u.Query, err)
 		}
 		labelled++
