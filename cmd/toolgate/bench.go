@@ -41,12 +41,24 @@ type benchFlags struct {
 	png         *string
 }
 
-func addBenchFlags(fs *flag.FlagSet, runs int) *benchFlags {
+// benchDefaults are a subcommand's defaults of the harness flags, which --help shows.
+type benchDefaults struct {
+	warmup, runs int
+	duration     string // "": --runs decides
+	concurrency  string
+}
+
+// benchDefault are the harness flags' defaults of a subcommand that sets only --runs.
+func benchDefault(runs int) benchDefaults {
+	return benchDefaults{warmup: 3, runs: runs, concurrency: "1"}
+}
+
+func addBenchFlags(fs *flag.FlagSet, d benchDefaults) *benchFlags {
 	return &benchFlags{
-		warmup:      fs.Int("warmup", 3, "unmeasured warm-up operations"),
-		runs:        fs.Int("runs", runs, "measured operations per concurrency level"),
-		duration:    fs.String("duration", "", "measure for this long instead of --runs (e.g. 30s)"),
-		concurrency: fs.String("concurrency", "1", "comma-separated worker counts to run, e.g. 1,2,4"),
+		warmup:      fs.Int("warmup", d.warmup, "unmeasured warm-up operations"),
+		runs:        fs.Int("runs", d.runs, "measured operations per concurrency level"),
+		duration:    fs.String("duration", d.duration, "measure for this long instead of --runs (e.g. 30s)"),
+		concurrency: fs.String("concurrency", d.concurrency, "comma-separated worker counts to run, e.g. 1,2,4"),
 		png:         fs.String("png", "", "write a plot of the results to this PNG file"),
 	}
 }
@@ -87,7 +99,7 @@ func writeBenchReport(w io.Writer, title string, args []string, m bench.Machine,
 func runBenchCatalog(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench catalog", env)
 	file := fs.String("file", "testdata/scalemcp-1000/tools.jsonl", "catalog file in any format catalog.Parse reads")
-	bf := addBenchFlags(fs, 30)
+	bf := addBenchFlags(fs, benchDefault(30))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func runBenchAnalytics(ctx context.Context, env *cliEnv, args []string) error {
 	searches := fs.Int("searches", 1000000, "searches in the retrieval log")
 	days := fs.Int("days", 30, "days the searches are spread over (1..90)")
 	liveRuns := fs.Int("live-runs", 3, "measured requests per URL before the rollup, reading the log itself (0: skip)")
-	bf := addBenchFlags(fs, 30)
+	bf := addBenchFlags(fs, benchDefault(30))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -41,8 +41,7 @@ func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench ingest", env)
 	toolsFlag := fs.String("tools", "5000,50000", "comma-separated catalog sizes")
 	enriching := fs.Int("enriching", 0, "enrich a catalog of this many other tools while the imports run (0: no workers)")
-	bf := addBenchFlags(fs, 2)
-	*bf.warmup = 0
+	bf := addBenchFlags(fs, benchDefaults{warmup: 0, runs: 2, concurrency: "1"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

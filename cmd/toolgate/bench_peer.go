@@ -80,9 +80,7 @@ func runBenchPeer(ctx context.Context, env *cliEnv, args []string) error {
 	toolsFlag := fs.String("tools", "200,5000", "comma-separated catalog sizes")
 	reuse := fs.Bool("reuse", false, "reuse toolgate_bench_<n> when it already holds n tools")
 	rounds := fs.Int("rounds", 2, "times each operation runs, interleaved with the others")
-	bf := addBenchFlags(fs, 1000)
-	*bf.concurrency = "1,8"
-	*bf.warmup = 50
+	bf := addBenchFlags(fs, benchDefaults{warmup: 50, runs: 1000, concurrency: "1,8"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

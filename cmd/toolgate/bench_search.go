@@ -29,13 +29,15 @@ import (
 )
 
 // reuseBenchDB brings a kept bench database built by an earlier toolgate up to this one's
-// schema (searches of the current code would fail on it) and opens it.
+// schema and index, as `toolgate migrate up` does (searches of the current code would fail
+// on the old schema, and time a half-built index after a migration that queues every
+// tool), and opens it.
 func reuseBenchDB(ctx context.Context, env *cliEnv, dbURL string) (*pgxpool.Pool, error) {
 	mp, err := postgres.Connect(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	err = postgres.MigrateUp(ctx, mp)
+	err = migrateUp(ctx, env, mp)
 	mp.Close()
 	if err != nil {
 		return nil, err
@@ -223,8 +225,7 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench search", env)
 	toolsFlag := fs.String("tools", "5000,50000", "comma-separated catalog sizes")
 	reuse := fs.Bool("reuse", false, "reuse toolgate_bench_<n> when it already holds n tools")
-	bf := addBenchFlags(fs, 2000)
-	*bf.concurrency = "8"
+	bf := addBenchFlags(fs, benchDefaults{warmup: 3, runs: 2000, concurrency: "8"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -360,10 +361,7 @@ func runBenchLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench load", env)
 	n := fs.Int("tools", 50000, "catalog size")
 	reuse := fs.Bool("reuse", false, "reuse toolgate_bench_<n> when it already holds n tools")
-	bf := addBenchFlags(fs, 1)
-	*bf.concurrency = "8,32,128"
-	*bf.duration = "30s"
-	*bf.warmup = 20
+	bf := addBenchFlags(fs, benchDefaults{warmup: 20, runs: 1, duration: "30s", concurrency: "8,32,128"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

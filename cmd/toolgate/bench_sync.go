@@ -23,7 +23,7 @@ import (
 func runBenchSync(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench sync", env)
 	file := fs.String("file", "testdata/scalemcp-1000/tools.jsonl", "catalog file in any format catalog.Parse reads")
-	bf := addBenchFlags(fs, 20)
+	bf := addBenchFlags(fs, benchDefault(20))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
