@@ -188,8 +188,8 @@ type LexicalRenewReimpactParams struct {
 	Holder       string  `json:"holder"`
 }
 
-// Extends holder's lease to lease_seconds from now; false when holder no longer holds it (its lease
-// expired and another flush took it).
+// Extends holder's lease to lease_seconds from now; false when holder no longer holds it
+// (its lease expired and another flush took it).
 func (q *Queries) LexicalRenewReimpact(ctx context.Context, arg LexicalRenewReimpactParams) (bool, error) {
 	row := q.db.QueryRow(ctx, lexicalRenewReimpact, arg.LeaseSeconds, arg.Holder)
 	var exists bool

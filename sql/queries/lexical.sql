@@ -58,8 +58,8 @@ WITH claimed AS (
 SELECT EXISTS (SELECT 1 FROM claimed);
 
 -- name: LexicalRenewReimpact :one
--- Extends holder's lease to lease_seconds from now; false when holder no longer holds it (its lease
--- expired and another flush took it).
+-- Extends holder's lease to lease_seconds from now; false when holder no longer holds it
+-- (its lease expired and another flush took it).
 WITH renewed AS (
     UPDATE search_reimpact_lease
     SET until = now() + sqlc.arg(lease_seconds)::float8 * interval '1 second'
