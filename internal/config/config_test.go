@@ -144,61 +144,50 @@ func TestStdioCommandEnvAndListLimits(t *testing.T) {
 	}
 }
 
-// TestVectorConfidenceFollowsTheEmbedder: the built-in embedder's similarities say how many
-// words two texts share, so its searches scale an unsure vector branch down by default; a
-// configured embedder's sit on another scale, so the default is off; both can be set.
-func TestVectorConfidenceFollowsTheEmbedder(t *testing.T) {
+// TestEmbedderDefaultsFollowTheEmbedder: two search defaults are the built-in embedder's.
+// Its similarities say how many words two texts share, so its searches scale an unsure
+// vector branch down (vector confidence); it knows no meaning, so the meaning branch is on.
+// A configured embedder's similarities sit on another scale and carry meaning, so both are
+// off; either way both can be set, within their ranges.
+func TestEmbedderDefaultsFollowTheEmbedder(t *testing.T) {
 	openai := map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
 		"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8"}
-	for _, c := range []struct {
-		kv   map[string]string
-		want float64
+	with := func(kv map[string]string, k, v string) map[string]string {
+		out := map[string]string{k: v}
+		for key, val := range kv {
+			out[key] = val
+		}
+		return out
+	}
+	for _, setting := range []struct {
+		name                string
+		of                  func(Config) float64
+		local, set          float64
+		setText, outOfRange string
 	}{
-		{nil, 0.4},
-		{openai, 0},
-		{map[string]string{"TOOLGATE_SEARCH_VECTOR_CONFIDENCE": "0"}, 0},
-		{map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
-			"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8", "TOOLGATE_SEARCH_VECTOR_CONFIDENCE": "0.3"}, 0.3},
+		{"TOOLGATE_SEARCH_VECTOR_CONFIDENCE", func(c Config) float64 { return c.SearchVectorConfidence }, 0.4, 0.3, "0.3", "2"},
+		{"TOOLGATE_SEARCH_WEIGHT_MEANING", func(c Config) float64 { return c.SearchWeightMeaning }, 0.3, 0.5, "0.5", "-1"},
 	} {
-		c2, err := Load(env(c.kv))
-		if err != nil {
-			t.Fatalf("%v: %v", c.kv, err)
+		for _, c := range []struct {
+			kv   map[string]string
+			want float64
+		}{
+			{nil, setting.local},
+			{openai, 0},
+			{map[string]string{setting.name: "0"}, 0},
+			{with(openai, setting.name, setting.setText), setting.set},
+		} {
+			got, err := Load(env(c.kv))
+			if err != nil {
+				t.Fatalf("%v: %v", c.kv, err)
+			}
+			if setting.of(got) != c.want {
+				t.Errorf("%v: %s %v, want %v", c.kv, setting.name, setting.of(got), c.want)
+			}
 		}
-		if c2.SearchVectorConfidence != c.want {
-			t.Errorf("%v: vector confidence %v, want %v", c.kv, c2.SearchVectorConfidence, c.want)
+		var ce *Error
+		if _, err := Load(env(map[string]string{setting.name: setting.outOfRange})); !errors.As(err, &ce) || ce.Setting != setting.name {
+			t.Errorf("out of range: got %v, want an error naming %s", err, setting.name)
 		}
-	}
-	var ce *Error
-	if _, err := Load(env(map[string]string{"TOOLGATE_SEARCH_VECTOR_CONFIDENCE": "2"})); !errors.As(err, &ce) || ce.Setting != "TOOLGATE_SEARCH_VECTOR_CONFIDENCE" {
-		t.Errorf("out of range: got %v, want an error naming TOOLGATE_SEARCH_VECTOR_CONFIDENCE", err)
-	}
-}
-
-// The meaning branch is the offline default's: on with the local embedder, off with a
-// configured one (whose embeddings carry meaning), either way as set.
-func TestMeaningWeightFollowsTheEmbedder(t *testing.T) {
-	openai := map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
-		"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8"}
-	for _, c := range []struct {
-		kv   map[string]string
-		want float64
-	}{
-		{nil, 0.3},
-		{openai, 0},
-		{map[string]string{"TOOLGATE_SEARCH_WEIGHT_MEANING": "0"}, 0},
-		{map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
-			"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8", "TOOLGATE_SEARCH_WEIGHT_MEANING": "0.5"}, 0.5},
-	} {
-		got, err := Load(env(c.kv))
-		if err != nil {
-			t.Fatalf("%v: %v", c.kv, err)
-		}
-		if got.SearchWeightMeaning != c.want {
-			t.Errorf("%v: meaning weight %v, want %v", c.kv, got.SearchWeightMeaning, c.want)
-		}
-	}
-	var ce *Error
-	if _, err := Load(env(map[string]string{"TOOLGATE_SEARCH_WEIGHT_MEANING": "-1"})); !errors.As(err, &ce) || ce.Setting != "TOOLGATE_SEARCH_WEIGHT_MEANING" {
-		t.Errorf("out of range: got %v, want an error naming TOOLGATE_SEARCH_WEIGHT_MEANING", err)
 	}
 }
