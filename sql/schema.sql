@@ -246,13 +246,35 @@ $$;
 
 
 --
+-- Name: toolgate_bm25_idf(double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_bm25_idf(n double precision, df double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT ln(1 + (n - df + 0.5) / (df + 0.5))
+$$;
+
+
+--
 -- Name: toolgate_bm25_impact(real, real, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
 CREATE FUNCTION public.toolgate_bm25_impact(tf real, doc_len real, avgdl double precision) RETURNS real
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
-    SELECT (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / greatest(avgdl, 1e-9))))::real
+    SELECT toolgate_bm25_term(tf, doc_len, avgdl)::real
+$$;
+
+
+--
+-- Name: toolgate_bm25_term(double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_bm25_term(tf double precision, doc_len double precision, avgdl double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT tf * (1.2 + 1) / (tf + 1.2 * (1 - 0.75 + 0.75 * doc_len / greatest(avgdl, 1e-9)))
 $$;
 
 
@@ -486,6 +508,49 @@ $$;
 
 
 --
+-- Name: toolgate_fuse(integer[], text[], integer[], bigint[], bigint[], double precision[], double precision[], text, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_fuse(grps integer[], branches text[], variants integer[], tool_ids bigint[], ranks bigint[], scores double precision[], weights double precision[], method text, k_rrf double precision, vec_confidence double precision) RETURNS TABLE(grp integer, tool_id bigint, score double precision, lexical_rank bigint, vector_rank bigint, bm25 double precision, lexical_share double precision, vector_share double precision, meaning_share double precision, lexical_texts integer[], vector_texts integer[])
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT s.grp, s.tool_id, sum(s.share),
+           min(s.rank) FILTER (WHERE s.branch = 'l'), min(s.rank) FILTER (WHERE s.branch = 'v'),
+           max(s.score) FILTER (WHERE s.branch = 'l'),
+           sum(s.share) FILTER (WHERE s.branch = 'l'), sum(s.share) FILTER (WHERE s.branch = 'v'),
+           sum(s.share) FILTER (WHERE s.branch = 'm'),
+           array_agg(s.variant) FILTER (WHERE s.branch = 'l'), array_agg(s.variant) FILTER (WHERE s.branch = 'v')
+    FROM (
+        SELECT e.grp, e.tool_id, e.branch, e.variant, e.rank, e.score,
+               toolgate_list_weight(e.branch, e.w, max(e.score) OVER l, vec_confidence)
+               * toolgate_fusion_share(method, e.score, e.rank, count(*) OVER l, max(e.score) OVER l,
+                                       min(e.score) OVER l, avg(e.score) OVER l, stddev_pop(e.score) OVER l,
+                                       k_rrf) AS share
+        FROM unnest(grps, branches, variants, tool_ids, ranks, scores, weights)
+             AS e (grp, branch, variant, tool_id, rank, score, w)
+        WINDOW l AS (PARTITION BY e.grp, e.branch, e.variant)
+    ) s
+    GROUP BY s.grp, s.tool_id
+$$;
+
+
+--
+-- Name: toolgate_fusion_share(text, double precision, bigint, bigint, double precision, double precision, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_fusion_share(method text, score double precision, rank bigint, n bigint, mx double precision, mn double precision, mu double precision, sd double precision, k_rrf double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE method
+               WHEN 'minmax' THEN CASE WHEN mx > mn THEN ((score - mn) * (n - 1) + (mx - mn)) / ((mx - mn) * n)
+                                       ELSE 1 END
+               WHEN 'dbsf' THEN CASE WHEN sd > 0 THEN (score - (mu - 3 * sd)) / (6 * sd) ELSE 0.5 END
+               ELSE 1 / (k_rrf + rank)
+           END
+$$;
+
+
+--
 -- Name: toolgate_index_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -512,6 +577,18 @@ BEGIN
                    toolgate_vector_partition(p_set) || '_hnsw', toolgate_vector_partition(p_set));
     RETURN true;
 END $$;
+
+
+--
+-- Name: toolgate_list_weight(text, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_list_weight(branch text, w double precision, mx double precision, vec_confidence double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN branch = 'v' AND vec_confidence > 0 THEN w * least(1, greatest(mx, 0) / vec_confidence)
+                ELSE w END
+$$;
 
 
 --

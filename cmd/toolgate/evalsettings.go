@@ -20,8 +20,6 @@ import (
 // settingName) and how a value is parsed into search.Settings. A new tunable setting is
 // one line here; TestEvalSettingKeys checks that its key names a reported field.
 var evalSettingKeys = map[string]setter{
-	"k1":                field(func(s *search.Settings) *float64 { return &s.K1 }, floatIn(0, 10)),
-	"b":                 field(func(s *search.Settings) *float64 { return &s.B }, floatIn(0, 1)),
 	"fusion":            field(func(s *search.Settings) *search.Fusion { return &s.Fusion }, oneOf(search.FusionRRF, search.FusionMinMax, search.FusionDBSF)),
 	"k_rrf":             field(func(s *search.Settings) *float64 { return &s.KRRF }, floatIn(0, 10000)),
 	"weight_lexical":    field(func(s *search.Settings) *float64 { return &s.WeightLexical }, floatIn(0, 100)),

@@ -48,11 +48,11 @@ func searchSettings(env *cliEnv) (search.Settings, error) {
 		return search.Settings{}, err
 	}
 	return search.Settings{
-		K1: c.SearchK1, B: c.SearchB, Fusion: search.Fusion(c.SearchFusion), KRRF: c.SearchKRRF,
+		Fusion: search.Fusion(c.SearchFusion), KRRF: c.SearchKRRF,
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector, VectorConfidence: c.SearchVectorConfidence,
 		WeightMeaning: c.SearchWeightMeaning,
 		EfSearch:      c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
-		EmbedTimeout: c.SearchEmbedTimeout, QueryIDF: c.SearchQueryIDF,
+		EmbedTimeout: c.SearchEmbedTimeout, StatementTimeout: c.SearchStmtTimeout, QueryIDF: c.SearchQueryIDF,
 		Planner: planner, DefaultPlan: plan.Mode(c.SearchPlan), DefaultPlanner: heuristic, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
 	}, nil
 }

@@ -120,8 +120,6 @@ type Config struct {
 	// instance holds in memory (more set the least recently used ones aside).
 	MCPSessionsPerKey int
 	// Search tuning (see docs/search.md).
-	SearchK1            float64       // TOOLGATE_SEARCH_BM25_K1
-	SearchB             float64       // TOOLGATE_SEARCH_BM25_B
 	SearchFusion        string        // TOOLGATE_SEARCH_FUSION: rrf, minmax or dbsf
 	SearchKRRF          float64       // TOOLGATE_SEARCH_RRF_K
 	SearchWeightLexical float64       // TOOLGATE_SEARCH_WEIGHT_LEXICAL
@@ -131,6 +129,7 @@ type Config struct {
 	SearchPostings      int           // TOOLGATE_SEARCH_POSTINGS
 	SearchTerms         int           // TOOLGATE_SEARCH_TERMS
 	SearchEmbedTimeout  time.Duration // TOOLGATE_SEARCH_EMBED_TIMEOUT
+	SearchStmtTimeout   time.Duration // TOOLGATE_SEARCH_STATEMENT_TIMEOUT
 	SearchQueryIDF      bool          // TOOLGATE_SEARCH_QUERY_IDF
 	// SearchVectorConfidence is TOOLGATE_SEARCH_VECTOR_CONFIDENCE: search.DefaultVectorConfidence
 	// with the local embedder, 0 (off) with a configured one.
@@ -234,8 +233,6 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPStreamKeepAlive:     r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", gateway.DefaultStreamKeepAlive),
 		MCPSessionsPerKey:      r.integer("TOOLGATE_MCP_SESSIONS_PER_KEY", gateway.DefaultSessionsPerKey, 1, 100000),
 
-		SearchK1:            r.float("TOOLGATE_SEARCH_BM25_K1", sd.K1, 0, 10),
-		SearchB:             r.float("TOOLGATE_SEARCH_BM25_B", sd.B, 0, 1),
 		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", string(sd.Fusion)),
 		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", sd.KRRF, 0, 10000),
 		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", sd.WeightLexical, 0, 100),
@@ -245,6 +242,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", sd.Postings, 1, 100000),
 		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", sd.LexicalTerms, 1, 1000),
 		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", sd.EmbedTimeout),
+		SearchStmtTimeout:   r.durationOrOff("TOOLGATE_SEARCH_STATEMENT_TIMEOUT", sd.StatementTimeout),
 		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", sd.QueryIDF),
 		SearchPlan:          r.str("TOOLGATE_SEARCH_PLAN", string(sd.DefaultPlan)),
 
@@ -264,6 +262,11 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.SearchVectorConfidence = r.float("TOOLGATE_SEARCH_VECTOR_CONFIDENCE", confidence, 0, 1)
 	c.SearchWeightMeaning = r.float("TOOLGATE_SEARCH_WEIGHT_MEANING", meaningWeight, 0, 100)
+	for _, name := range []string{"TOOLGATE_SEARCH_BM25_K1", "TOOLGATE_SEARCH_BM25_B"} {
+		if v := r.getenv(name); v != "" {
+			r.fail(name, v, "no longer a setting: BM25's k1 and b are fixed at 1.2 and 0.75, the values the lexical index's stored impacts are computed with")
+		}
+	}
 	if r.err != nil {
 		return c, r.err
 	}

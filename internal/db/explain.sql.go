@@ -30,7 +30,7 @@ WITH corpus AS (
     FROM unnest($6::text[]) WITH ORDINALITY AS v (txt, ord),
          toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), terms AS (
-    SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+    SELECT q.variant, q.lexeme, toolgate_bm25_idf(c.n, l.df) AS idf
     FROM qterms q
     CROSS JOIN corpus c
     LEFT JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
@@ -43,9 +43,7 @@ WITH corpus AS (
       ON k.ord = r.ord AND k.lexeme = u.lexeme
 ), lex AS (
     SELECT m.ord, t.variant,
-           sum(t.idf * m.tf * ($7::float8 + 1)
-               / (m.tf + $7::float8 * (1 - $8::float8
-                                                 + $8::float8 * m.doc_len / co.avgdl))) AS bm25
+           sum(t.idf * toolgate_bm25_term(m.tf, m.doc_len, co.avgdl)) AS bm25
     FROM doc m
     JOIN lp ON lp.ord = m.ord
     JOIN terms t ON t.variant = lp.variant AND t.lexeme = m.lexeme
@@ -55,8 +53,8 @@ WITH corpus AS (
     SELECT r.ord, vp.variant, 1 - (tv.embedding <=> q.v) AS sim
     FROM res r
     JOIN vp ON vp.ord = r.ord
-    JOIN unnest($9::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = vp.variant
-    JOIN tool_vectors tv ON tv.set_id = $10::bigint AND tv.tool_id = r.tool_id
+    JOIN unnest($7::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = vp.variant
+    JOIN tool_vectors tv ON tv.set_id = $8::bigint AND tv.tool_id = r.tool_id
 ), fields AS (
     SELECT r.ord, f.pos, (ARRAY['name', 'title', 'questions', 'observed', 'topics', 'tags', 'function',
                                 'description', 'when_to_use', 'parameters', 'gloss', 'expansion'])[f.pos] AS field, u.lexeme
@@ -112,8 +110,6 @@ type SearchExplainParams struct {
 	VecVariants []int32           `json:"vec_variants"`
 	VecOrds     []int32           `json:"vec_ords"`
 	Texts       []string          `json:"texts"`
-	K1          float64           `json:"k1"`
-	B           float64           `json:"b"`
 	Vecs        []pgvector.Vector `json:"vecs"`
 	VectorSet   int64             `json:"vector_set"`
 }
@@ -132,14 +128,15 @@ type SearchExplainRow struct {
 // docs/explain.md). It runs after the Search statement, only when asked,
 // over the returned tools only. What only the ranking knows (ranks, each branch's share of
 // the fused score, which texts' candidate lists held a tool) comes from Search's rows; this
-// statement adds what the lists were scored from, with Search's own formulas (corpus, idf,
-// BM25, cosine similarity), so its numbers are the ranking's.
+// statement adds what the lists were scored from, with Search's own formulas (corpus, the
+// BM25 functions of sql/functions/bm25.sql, cosine similarity), so its numbers are the
+// ranking's.
 //
 //	names         the returned tools in order (ord = position in names).
 //	lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 //	              the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 //	              vector lists (vector_texts).
-//	texts, vecs, k1, b  Search's parameters of the same names.
+//	texts, vecs  Search's parameters of the same names.
 //	vector_set    the vector set the vector branch read (Search's vector_set: the current
 //	              set, at search time, of the profile that served the search).
 //
@@ -170,8 +167,6 @@ func (q *Queries) SearchExplain(ctx context.Context, arg SearchExplainParams) ([
 		arg.VecVariants,
 		arg.VecOrds,
 		arg.Texts,
-		arg.K1,
-		arg.B,
 		arg.Vecs,
 		arg.VectorSet,
 	)

@@ -96,9 +96,11 @@ type InsertSearchLogParams struct {
 	Endpoint     string          `json:"endpoint"`
 }
 
-// The retrieval log row of a search that ran on a read replica, written to the primary
-// (after SearchLogAsync in the same batch) with the results as the Search statement would.
-// experiment_id, arm and profile are the replica statement's (its exp and pset CTEs).
+// The retrieval log row of an answered search, written to the primary once its final
+// ranking is known (after SearchLogAsync, in the same batch): the results by position, each
+// {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
+// reranker rerank_score} (search.logJSON), the rerank decision, and the experiment arm and
+// serving profile the Search statement chose (its exp and pset CTEs).
 func (q *Queries) InsertSearchLog(ctx context.Context, arg InsertSearchLogParams) (int64, error) {
 	row := q.db.QueryRow(ctx, insertSearchLog,
 		arg.Query,
@@ -182,7 +184,7 @@ WITH src AS MATERIALIZED (
     SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
     FROM qterms q
 ), terms AS MATERIALIZED (
-    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
+    SELECT q.variant, q.lexeme, q.df, toolgate_bm25_idf(c.n, q.df) AS idf,
            row_number() OVER w AS rarity,
            sum(least(q.df, $13::int)) OVER w AS spent
     FROM qdf q
@@ -220,9 +222,7 @@ WITH src AS MATERIALIZED (
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
-               sum(t.idf * m.tf * ($17::float8 + 1)
-                   / (m.tf + $17::float8 * (1 - $18::float8
-                                                     + $18::float8 * m.doc_len / co.avgdl))) AS score
+               sum(t.idf * toolgate_bm25_term(m.tf, m.doc_len, co.avgdl)) AS score
         FROM (
             SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
             FROM shortlist s
@@ -262,16 +262,16 @@ WITH src AS MATERIALIZED (
     FROM (SELECT l.variant, l.tool_id FROM lex l WHERE l.rank <= $11::int
           UNION
           SELECT v.variant, v.tool_id FROM vec v) c
-    JOIN unnest($19::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
+    JOIN unnest($17::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
     CROSS JOIN LATERAL (
         SELECT x.meaning FROM tool_meanings x WHERE x.tool_id = c.tool_id LIMIT 1
     ) tm
     -- a text none of whose words the lexicon knows has the zero vector: no say
-    WHERE $20::float8 > 0 AND l2_norm(q.m) > 0
+    WHERE $18::float8 > 0 AND l2_norm(q.m) > 0
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($21::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($22::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($19::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($20::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -285,13 +285,12 @@ WITH src AS MATERIALIZED (
     GROUP BY q.grp, a.tool_id
 ), wb AS (
     -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
-    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $23::float8) AS w_lex,
-           coalesce((SELECT p.weight_vector FROM pset p), $24::float8) AS w_vec
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $21::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), $22::float8) AS w_vec
 ), branches AS (
-    -- every branch's candidates per variant with their score (BM25; cosine similarity) and
-    -- the statistics of their list, for the score-based fusions
-    SELECT b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn, count(*) OVER v AS n,
-           avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
+    -- every branch's candidates per text with their rank, score (BM25, cosine similarity)
+    -- and branch weight, once per intent the text serves
+    SELECT tg.grp, b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb
     FROM (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
@@ -305,43 +304,27 @@ WITH src AS MATERIALIZED (
         FROM vecx x
         UNION ALL
         SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
-               m.sim, $20::float8
+               m.sim, $18::float8
         FROM mng m
     ) b
-    WINDOW v AS (PARTITION BY b.branch, b.variant)
+    JOIN tg ON tg.variant = b.variant
+), fusedb AS (
+    SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, f.lexical_share, f.vector_share,
+           f.meaning_share, f.lexical_texts, f.vector_texts
+    FROM (SELECT array_agg(b.grp) AS g, array_agg(b.branch) AS br, array_agg(b.variant::int) AS v,
+                 array_agg(b.tool_id) AS t, array_agg(b.rank) AS r, array_agg(b.score) AS s, array_agg(b.wb) AS w
+          FROM branches b) a
+    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $16::text,
+                                     $23::float8, $24::float8)
+        AS f (grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share,
+              lexical_texts, vector_texts)
 ), fused AS (
-    SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
-           max(u.bm25) AS bm25,
-           sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
-           sum(u.w) FILTER (WHERE u.branch = 'm') AS meaning_share,
-           array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
-           array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
-    FROM (
-        -- a candidate's share from one branch of one variant (docs/search.md#fusion):
-        --   rrf     w / (k_rrf + rank)
-        --   minmax  w · (score - floor) / (max - floor) over the list of n, the floor one mean gap
-        --           (max - min) / (n - 1) below the min: the list's last gets w / n, not 0
-        --           (1 when all are equal)
-        --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT tg.grp, b.tool_id, b.branch, b.variant,
-               b.wb * CASE WHEN b.branch = 'v' AND $25::float8 > 0
-                           THEN least(1, greatest(b.mx, 0) / $25::float8) ELSE 1 END
-                    * CASE $16::text
-                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
-                                                  THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
-                                                  ELSE 1 END
-                          WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / ($26::float8 + b.rank)
-                      END AS w,
-               CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
-               CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
-               CASE WHEN b.branch = 'l' THEN b.score END AS bm25
-        FROM branches b
-        JOIN tg ON tg.variant = b.variant
-        UNION ALL
-        SELECT nm.grp, nm.tool_id, NULL, NULL, 0, NULL, NULL, NULL FROM named nm
-    ) u
-    GROUP BY u.grp, u.tool_id
+    SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share, lexical_texts, vector_texts FROM fusedb
+    UNION ALL
+    -- a named tool no list held: first by its name match, with nothing to its score
+    SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM named nm
+    WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), top AS (
     SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, meaning_share, lexical_texts, vector_texts, pos FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
@@ -351,7 +334,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $27::int
+    WHERE x.pos <= $25::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -372,34 +355,8 @@ WITH src AS MATERIALIZED (
     ) t
     CROSS JOIN LATERAL (SELECT s.name FROM sources s WHERE s.id = t.source_id LIMIT 1) s
     WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
-), log AS (
-    -- Searches on a read replica (DATABASE_READ_URL) run this statement with this CTE's
-    -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
-    -- fails its test if this shape changes) and write the row with InsertSearchLog.
-    INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
-                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm, endpoint)
-    SELECT $28::text, $29::text[], $30::text, $31::int,
-           $32::jsonb, (SELECT name FROM pset),
-           $33::text, $34::jsonb,
-           coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
-                                                         'lexical_rank', r.lexical_rank,
-                                                         'vector_rank', r.vector_rank,
-                                                         'bm25', r.bm25,
-                                                         'name_match', r.name_match IS NOT NULL)
-                                      ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
-           (SELECT count(*) FROM ranked),
-           (SELECT max(r.score) FROM ranked r),
-           $35::float8
-               + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', $35::float8,
-                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', $36::text)),
-           $7::text, $6::bigint, $5::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp), $37::text
-    RETURNING id
 )
-SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
+SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
@@ -410,7 +367,7 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        coalesce(r.meaning_share, 0)::float8 AS meaning_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
-FROM log
+FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
 ORDER BY r.grp, r.pos
@@ -433,31 +390,18 @@ type SearchParams struct {
 	LexicalTerms  int32                   `json:"lexical_terms"`
 	Shortlist     int32                   `json:"shortlist"`
 	Fusion        string                  `json:"fusion"`
-	K1            float64                 `json:"k1"`
-	B             float64                 `json:"b"`
 	Meanings      []pgvector.SparseVector `json:"meanings"`
 	WMeaning      float64                 `json:"w_meaning"`
 	NameGroups    []int32                 `json:"name_groups"`
 	NameKeys      []string                `json:"name_keys"`
 	WLex          float64                 `json:"w_lex"`
 	WVec          float64                 `json:"w_vec"`
-	VecConfidence float64                 `json:"vec_confidence"`
 	KRrf          float64                 `json:"k_rrf"`
+	VecConfidence float64                 `json:"vec_confidence"`
 	PerGroup      int32                   `json:"per_group"`
-	Query         string                  `json:"query"`
-	Variants      []string                `json:"variants"`
-	Mode          string                  `json:"mode"`
-	K             int32                   `json:"k"`
-	Filters       json.RawMessage         `json:"filters"`
-	Format        string                  `json:"format"`
-	Plan          json.RawMessage         `json:"plan"`
-	EmbedMs       float64                 `json:"embed_ms"`
-	Degraded      *string                 `json:"degraded"`
-	Endpoint      string                  `json:"endpoint"`
 }
 
 type SearchRow struct {
-	SearchID      int64           `json:"search_id"`
 	Grp           int32           `json:"grp"`
 	Pos           int32           `json:"pos"`
 	Score         float64         `json:"score"`
@@ -488,11 +432,15 @@ type SearchRow struct {
 	VectorTexts   []int32         `json:"vector_texts"`
 }
 
-// The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
-// cosine branch, fusion over both branches and every query variant (docs/search.md#fusion),
-// exact tool-name matches first, and the retrieval log row. Run it in a transaction prepared by
-// SearchSetConfig (jit, plan cache mode, synchronous_commit, HNSW iterative scans and
-// ef_search, all set with set_config(..., true)).
+// The whole search in one read-only statement: a bounded Okapi BM25 lexical branch, a
+// pgvector HNSW cosine branch, the meaning branch, fusion over the branches and every query
+// variant (docs/search.md#fusion), exact tool-name matches first. It writes nothing, so it
+// runs unchanged on the primary and on a read replica; the retrieval log row is written
+// afterwards by InsertSearchLog, once the final ranking is known (internal/search). Run it in
+// a transaction prepared by SearchSetConfig (jit, plan cache mode, statement timeout, HNSW
+// iterative scans and ef_search, all set with set_config(..., true)). The formulas it
+// computes with have their one home in sql/functions: BM25 in bm25.sql (toolgate_bm25_idf,
+// toolgate_bm25_term), fusion in fusion.sql (toolgate_fuse).
 //
 //	src      the source ids the request may see: the request's `sources` filter intersected
 //	         with the caller's allowed sources (NULL = no restriction). Every branch reads it.
@@ -505,7 +453,7 @@ type SearchRow struct {
 //	         stemmed and stop words out by english and every other language the index
 //	         holds, and the character pairs of Chinese/Japanese/Korean).
 //	qdf      their document frequency (NULL: no tool has the lexeme).
-//	terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
+//	terms    the known ones with their BM25 idf (toolgate_bm25_idf), numbered
 //	         from the rarest (rarity 1) per variant, with the postings the terms up to this
 //	         one fetch at most (spent: Σ min(df, postings), from the rarest).
 //	fetched  the bounded work of the lexical branch: per variant, the top `postings` postings
@@ -519,7 +467,7 @@ type SearchRow struct {
 //	         applied): the only ones scored exactly.
 //	lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
 //	         from the tool's document (search_docs: sorted lexemes and term frequencies, one
-//	         row read per tool), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), ranked per
+//	         row read per tool), Σ idf · toolgate_bm25_term(tf, dl, avgdl), ranked per
 //	         variant.
 //	exp      the running A/B experiment (docs/experiments.md) and this search's arm, for a
 //	         search that names no profile and runs the vector branch (else no row): the
@@ -550,26 +498,19 @@ type SearchRow struct {
 //	         w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 //	         τ weighs w_vec · m / τ (a branch that found nothing close has less say).
 //	branches each branch's candidates per text (l lexical, v vector, m meaning) with their
-//	         score and the statistics of their list (max, min, length, mean, standard
-//	         deviation).
-//	fused    per intent, the sum over branches and the intent's texts of each candidate's
-//	         share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
-//	         with the floor one mean gap below the min (minmax) or w_branch · (s - (μ - 3σ)) / 6σ
-//	         (dbsf); best rank per branch and best
-//	         BM25 score over the texts; for explanations (SearchExplain), the sum per branch
-//	         and the texts whose lists held the candidate, per branch.
+//	         rank, score and branch weight, once per intent the text serves.
+//	fused    per intent, toolgate_fuse (sql/functions/fusion.sql): the sum over branches and
+//	         the intent's texts of each candidate's share of each list, by the fusion method;
+//	         best rank per branch and best BM25 score over the texts; for explanations
+//	         (SearchExplain), the sum per branch and the texts whose lists held the
+//	         candidate, per branch. Named tools no list held join with score 0.
 //	top      per intent the top `per_group`: name matches first (longest match first), then
 //	         by fused score.
 //	ranked   those joined to tools, enabled, approved and of an allowed source (checked
 //	         again, cheaply: the lexical index only holds searchable tools).
-//	log      the search_log row, with results (by intent, then position), result count, top
-//	         score, timings, the serving profile (pset), where the search came from
-//	         (endpoint), and the experiment and arm (exp). With several
-//	         intents the caller merges the rankings and rewrites results with
-//	         SearchLogResults in the same transaction.
 //
 // The final SELECT returns one row per result and intent, or, when nothing matched, one row
-// whose result columns are NULL or 0, every row carrying the search id, the experiment arm
+// whose result columns are NULL or 0, every row carrying the experiment arm
 // (NULL when the search is in no experiment), and the profile that served the search and
 // the vector set it read (pset; ” and 0 when there is none: no profile is active), and the
 // fusion weights it used (wb).
@@ -593,27 +534,15 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.LexicalTerms,
 		arg.Shortlist,
 		arg.Fusion,
-		arg.K1,
-		arg.B,
 		arg.Meanings,
 		arg.WMeaning,
 		arg.NameGroups,
 		arg.NameKeys,
 		arg.WLex,
 		arg.WVec,
-		arg.VecConfidence,
 		arg.KRrf,
+		arg.VecConfidence,
 		arg.PerGroup,
-		arg.Query,
-		arg.Variants,
-		arg.Mode,
-		arg.K,
-		arg.Filters,
-		arg.Format,
-		arg.Plan,
-		arg.EmbedMs,
-		arg.Degraded,
-		arg.Endpoint,
 	)
 	if err != nil {
 		return nil, err
@@ -623,7 +552,6 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 	for rows.Next() {
 		var i SearchRow
 		if err := rows.Scan(
-			&i.SearchID,
 			&i.Grp,
 			&i.Pos,
 			&i.Score,
@@ -699,7 +627,8 @@ const searchLogAsync = `-- name: SearchLogAsync :exec
 SELECT set_config('synchronous_commit', 'off', true)
 `
 
-// The log row of a replica search is not worth a WAL flush either (see SearchSetConfig).
+// The log row is not worth a WAL flush: a crash may lose the rows of the last
+// wal_writer_delay (3 × 200 ms at most), and the search never waits for the disk.
 func (q *Queries) SearchLogAsync(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, searchLogAsync)
 	return err
@@ -739,28 +668,6 @@ func (q *Queries) SearchLogForFeedback(ctx context.Context, id int64) (SearchLog
 	return i, err
 }
 
-const searchLogResults = `-- name: SearchLogResults :exec
-UPDATE search_log
-SET results = $1::jsonb,
-    result_count = jsonb_array_length($1::jsonb),
-    top_score = (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($1::jsonb) e),
-    rerank = $2::jsonb
-WHERE id = $3::bigint
-`
-
-type SearchLogResultsParams struct {
-	Results json.RawMessage `json:"results"`
-	Rerank  json.RawMessage `json:"rerank"`
-	ID      int64           `json:"id"`
-}
-
-// Rewrites the results of a search_log row after the caller merged the per-intent rankings
-// of a query plan or reranked them (same transaction as Search), with the rerank decision.
-func (q *Queries) SearchLogResults(ctx context.Context, arg SearchLogResultsParams) error {
-	_, err := q.db.Exec(ctx, searchLogResults, arg.Results, arg.Rerank, arg.ID)
-	return err
-}
-
 const searchProfileExists = `-- name: SearchProfileExists :one
 SELECT EXISTS (SELECT 1 FROM weight_profiles WHERE name = $1)
 `
@@ -775,31 +682,34 @@ func (q *Queries) SearchProfileExists(ctx context.Context, name string) (bool, e
 const searchSetConfig = `-- name: SearchSetConfig :exec
 SELECT set_config('jit', 'off', true),
        set_config('plan_cache_mode', 'force_generic_plan', true),
-       set_config('synchronous_commit', 'off', true),
+       set_config('statement_timeout', $1::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
-       set_config('hnsw.ef_search', $1::text, true)
+       set_config('hnsw.ef_search', $2::text, true)
 `
+
+type SearchSetConfigParams struct {
+	StatementTimeout string `json:"statement_timeout"`
+	EfSearch         string `json:"ef_search"`
+}
 
 // Per-transaction settings for Search (never session-wide: pooled connections keep session
 // settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
 // joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
 // for a query that runs in milliseconds. plan_cache_mode = force_generic_plan: re-planning
-// this 20-CTE statement on every execution (custom plans) cost as much as running it; the
-// generic plan is written to be good for every parameter value (the vector branch filters
-// with a correlated subquery so that it always walks the HNSW index).
-//
-// synchronous_commit is off for this transaction: its only write is the retrieval log row,
-// which a crash may lose if it came within the last wal_writer_delay (3 × 200 ms at most);
-// the search never waits for a WAL flush.
-func (q *Queries) SearchSetConfig(ctx context.Context, efSearch string) error {
-	_, err := q.db.Exec(ctx, searchSetConfig, efSearch)
+// this statement of twenty-odd CTEs on every execution (custom plans) cost as much as running
+// it; the generic plan is written to be good for every parameter value (the vector branch
+// filters with a correlated subquery so that it always walks the HNSW index).
+// statement_timeout (milliseconds, '0': none) bounds the statement: a search that runs
+// longer is cancelled and answered as an outage (search.ErrStatementTimeout).
+func (q *Queries) SearchSetConfig(ctx context.Context, arg SearchSetConfigParams) error {
+	_, err := q.db.Exec(ctx, searchSetConfig, arg.StatementTimeout, arg.EfSearch)
 	return err
 }
 
 const searchWordIDF = `-- name: SearchWordIDF :many
 SELECT u.word::text AS word,
        CASE WHEN x.lexemes = 0 THEN 0
-            ELSE ln(1 + (c.docs - coalesce(x.df, 0) + 0.5) / (coalesce(x.df, 0) + 0.5)) END::float8 AS idf
+            ELSE toolgate_bm25_idf(c.docs, coalesce(x.df, 0)) END::float8 AS idf
 FROM unnest($1::text[]) AS u (word)
 CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
 CROSS JOIN LATERAL (

@@ -6,25 +6,24 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/pgtest"
-	"github.com/toolgate/toolgate/internal/search"
 )
 
-// TestImpactUsesDefaultBM25: a posting's impact (toolgate_bm25_impact, sql/functions) is
-// the BM25 term weight with the search's default k1 and b (search.DefaultSettings, their
-// one home): SQL cannot read the Go constants, so this keeps the two equal.
-func TestImpactUsesDefaultBM25(t *testing.T) {
+// TestBM25Functions: the BM25 formulas' one home (sql/functions/bm25.sql) computes the
+// textbook Okapi BM25 with k1 1.2 and b 0.75, and a posting's impact is the term weight.
+func TestBM25Functions(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	d := search.DefaultSettings()
-	for _, c := range []struct{ tf, docLen, avgdl float64 }{{1, 10, 10}, {3, 5, 20}, {2, 40, 8}, {7, 1, 1}} {
-		var got float64
-		if err := pool.QueryRow(context.Background(), `SELECT toolgate_bm25_impact($1, $2, $3)::float8`,
-			float32(c.tf), float32(c.docLen), c.avgdl).Scan(&got); err != nil {
+	const k1, b = 1.2, 0.75
+	for _, c := range []struct{ tf, docLen, avgdl, n, df float64 }{{1, 10, 10, 100, 3}, {3, 5, 20, 40, 40}, {2, 40, 8, 7, 1}, {7, 1, 1, 1, 0}} {
+		var term, impact, idf float64
+		if err := pool.QueryRow(context.Background(), `SELECT toolgate_bm25_term($1, $2, $3), toolgate_bm25_impact($1::real, $2::real, $3)::float8,
+			toolgate_bm25_idf($4, $5)`, c.tf, c.docLen, c.avgdl, c.n, c.df).Scan(&term, &impact, &idf); err != nil {
 			t.Fatal(err)
 		}
-		want := c.tf * (d.K1 + 1) / (c.tf + d.K1*(1-d.B+d.B*c.docLen/c.avgdl))
-		if math.Abs(got-want) > 1e-5*want {
-			t.Errorf("impact(tf %v, len %v, avgdl %v) = %v, want %v (k1 %v, b %v)", c.tf, c.docLen, c.avgdl, got, want, d.K1, d.B)
+		wantTerm := c.tf * (k1 + 1) / (c.tf + k1*(1-b+b*c.docLen/c.avgdl))
+		wantIDF := math.Log(1 + (c.n-c.df+0.5)/(c.df+0.5))
+		if math.Abs(term-wantTerm) > 1e-12 || math.Abs(impact-wantTerm) > 1e-5*wantTerm || math.Abs(idf-wantIDF) > 1e-12 {
+			t.Errorf("%+v: term %v impact %v idf %v, want %v %v", c, term, impact, idf, wantTerm, wantIDF)
 		}
 	}
 }

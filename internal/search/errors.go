@@ -64,3 +64,8 @@ func (e *EmbedError) Reason() string {
 // ErrNoEmbedder is a vector search on a server without an embedding provider.
 var ErrNoEmbedder error = &derrors.Sentinel{Category: derrors.Invalid, APICode: "no_embedder",
 	Message: "vector search needs an embedding provider; use mode lexical"}
+
+// ErrStatementTimeout is a search whose statement ran past Settings.StatementTimeout: it was
+// cancelled so that it would not hold its connection any longer.
+var ErrStatementTimeout error = &derrors.Sentinel{Category: derrors.Unavailable, APICode: "search_timeout",
+	Message: "the search ran past its time limit (TOOLGATE_SEARCH_STATEMENT_TIMEOUT); fewer variants or a smaller k may succeed"}

@@ -111,7 +111,7 @@ type ExplainedText struct {
 // search read (the replica, if any), with the statement's per-transaction settings.
 func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *Response, rows []db.SearchRow) error {
 	p := pr.params
-	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, K1: p.K1, B: p.B}
+	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs}
 	for i, row := range rows {
 		ord := int32(i + 1)
 		args.Names[i] = *row.Name
@@ -124,7 +124,7 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 		}
 	}
 	qp := db.New(newPipeline(to))
-	if err := qp.SearchSetConfig(ctx, pr.ef); err != nil {
+	if err := qp.SearchSetConfig(ctx, pr.config); err != nil {
 		return err
 	}
 	out, err := qp.SearchExplain(ctx, args)

@@ -394,7 +394,9 @@ func TestExplainOnlyWhenAsked(t *testing.T) {
 		r.Explain = true
 		resp = mustSearch(t, ctx, s, r)
 		explained := seen.take()
-		if want := append(slices.Clone(plain), "SearchSetConfig", "SearchExplain"); !slices.Equal(explained, want) {
+		// explained after the ranking, before the log row
+		logAt := slices.Index(plain, "SearchLogAsync")
+		if want := slices.Concat(plain[:logAt], []string{"SearchSetConfig", "SearchExplain"}, plain[logAt:]); logAt < 0 || !slices.Equal(explained, want) {
 			t.Errorf("%q with explain: statements %v, want %v", r.Query, explained, want)
 		}
 		if resp.Explain == nil || len(resp.Explain.Texts) == 0 {
@@ -404,9 +406,9 @@ func TestExplainOnlyWhenAsked(t *testing.T) {
 	}
 }
 
-// TestSearchRoundTrips: a plain search is one round trip to the database; a planned one,
-// whose intents' rankings are merged in Go, two (BEGIN, settings and statement; the log
-// row's rewrite and COMMIT), and its log row holds the merged list it answered.
+// TestSearchRoundTrips: a search, plain or planned (its intents' rankings merged in Go), is
+// two round trips, neither inside an explicit transaction: the settings and the read-only
+// statement, then the log row, written once with the list the search answered.
 func TestSearchRoundTrips(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -426,39 +428,43 @@ func TestSearchRoundTrips(t *testing.T) {
 	s := search.New(pool, testEmbedder, search.DefaultSettings(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	mustSearch(t, ctx, s, search.Request{Query: "warm up", K: 3}) // pgx describes new statements once
 	seen.takeTrips()
+	seen.take()
+	want := []string{"SearchSetConfig", "Search", "SearchLogAsync", "InsertSearchLog"}
 	for _, c := range []struct {
 		query   string
 		planned bool
-		trips   int
 	}{
-		{"send an email message", false, 1},
-		{"get the stock price and send an email message", true, 2},
-		{"get the stock price and send an email message", true, 2}, // again: nothing left open
+		{"send an email message", false},
+		{"get the stock price and send an email message", true},
+		{"get the stock price and send an email message", true}, // again: nothing left open
 	} {
 		resp := mustSearch(t, ctx, s, search.Request{Query: c.query, K: 3})
-		if got := seen.takeTrips(); got != c.trips || (resp.Plan != nil) != c.planned {
-			t.Errorf("%q: %d round trips (planned: %v), want %d (planned: %v)", c.query, got, resp.Plan != nil, c.trips, c.planned)
+		if got, names := seen.takeTrips(), seen.take(); got != 2 || !slices.Equal(names, want) || (resp.Plan != nil) != c.planned {
+			t.Errorf("%q: %d round trips %v (planned: %v), want 2 %v (planned: %v)", c.query, got, names, resp.Plan != nil, want, c.planned)
 		}
 		var logged []string
-		if err := pool.QueryRow(ctx, `SELECT ARRAY(SELECT e->>'name' FROM jsonb_array_elements(results) e) FROM search_log WHERE id = $1`,
-			resp.SearchID).Scan(&logged); err != nil {
+		var rows int
+		if err := pool.QueryRow(ctx, `SELECT ARRAY(SELECT e->>'name' FROM jsonb_array_elements(results) e),
+			(SELECT count(*) FROM search_log x WHERE x.id = l.id) FROM search_log l WHERE id = $1`,
+			resp.SearchID).Scan(&logged, &rows); err != nil {
 			t.Fatal(err)
 		}
 		seen.takeTrips()
+		seen.take()
 		var answered []string
 		for _, r := range resp.Results {
 			answered = append(answered, r.Name)
 		}
-		if !slices.Equal(logged, answered) || len(answered) == 0 {
-			t.Errorf("%q: logged %v, answered %v", c.query, logged, answered)
+		if !slices.Equal(logged, answered) || len(answered) == 0 || rows != 1 {
+			t.Errorf("%q: logged %v (%d rows), answered %v", c.query, logged, rows, answered)
 		}
 	}
 }
 
-// TestMergedSearchFailureRollsBack: when the second round trip of a planned search fails
-// (the log row's rewrite), the search fails, its log row is rolled back and the connection
-// goes back to the pool with no transaction open: the next search on it works.
-func TestMergedSearchFailureRollsBack(t *testing.T) {
+// TestLogFailureFailsTheSearch: a search whose log row cannot be written is not answered
+// (search_log holds one row per answered search), and leaves nothing open on its
+// connection: once the row can be written again, the next search on it works.
+func TestLogFailureFailsTheSearch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDB(t)
@@ -468,27 +474,28 @@ func TestMergedSearchFailureRollsBack(t *testing.T) {
 	}
 	defer pool.Close()
 	fill(t, pool)
-	// Raw DDL: a test-only trigger that makes every rewrite of a log row fail.
+	// Raw DDL: a test-only trigger that makes every write of a log row fail.
 	if _, err := pool.Exec(ctx, `
-		CREATE FUNCTION refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN RAISE EXCEPTION 'no rewrite'; END $$;
-		CREATE TRIGGER refuse_update BEFORE UPDATE ON search_log FOR EACH ROW EXECUTE FUNCTION refuse_update()`); err != nil {
+		CREATE FUNCTION refuse_log() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'no log'; END $$;
+		CREATE TRIGGER refuse_log BEFORE INSERT ON search_log FOR EACH ROW EXECUTE FUNCTION refuse_log()`); err != nil {
 		t.Fatal(err)
 	}
 	s := search.New(pool, testEmbedder, search.DefaultSettings(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	var before int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&before); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"send an email message", "get the stock price and send an email message"} {
+		if _, err := s.Search(ctx, search.Internal(), search.Request{Query: q, K: 3}); err == nil || !strings.Contains(err.Error(), "no log") {
+			t.Fatalf("%q with a failing log write: error %v", q, err)
+		}
 	}
-	if _, err := s.Search(ctx, search.Internal(), search.Request{Query: "get the stock price and send an email message", K: 3}); err == nil || !strings.Contains(err.Error(), "no rewrite") {
-		t.Fatalf("planned search with a failing rewrite: error %v", err)
+	if _, err := pool.Exec(ctx, `DROP TRIGGER refuse_log ON search_log`); err != nil {
+		t.Fatal(err)
 	}
 	resp := mustSearch(t, ctx, s, search.Request{Query: "send an email message", K: 3})
-	var after int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&after); err != nil {
+	var rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_log`).Scan(&rows); err != nil {
 		t.Fatal(err)
 	}
-	if after != before+1 || len(resp.Results) == 0 {
-		t.Errorf("log rows %d → %d, want only the plain search's; results %+v", before, after, resp.Results)
+	if rows != 1 || len(resp.Results) == 0 {
+		t.Errorf("log rows %d, want only the answered search's; results %+v", rows, resp.Results)
 	}
 }

@@ -27,8 +27,6 @@ type batcher interface {
 type pipeline struct {
 	to      batcher
 	pending *pgx.Batch
-	// rewrite, when set, changes the SQL of the Query (the read-replica variant of Search).
-	rewrite func(sql string) (string, error)
 }
 
 func newPipeline(to batcher) *pipeline { return &pipeline{to: to, pending: &pgx.Batch{}} }
@@ -60,12 +58,6 @@ func firstLine(s string) string {
 
 // Query sends the queued statements and this one as one batch and returns this one's rows.
 func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if p.rewrite != nil {
-		var err error
-		if sql, err = p.rewrite(sql); err != nil {
-			return nil, err
-		}
-	}
 	b := p.pending
 	p.pending = &pgx.Batch{}
 	queued := b.Len()
@@ -95,25 +87,6 @@ func (p *pipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 	p.pending = &pgx.Batch{}
 	all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
 	return p.to.SendBatch(ctx, all)
-}
-
-// begin queues BEGIN: the statements up to commit are one explicit transaction, sent in
-// as many round trips as there are Query calls, plus commit's (the pipeline must then send
-// to one connection, not a pool).
-func (p *pipeline) begin() { p.pending.Queue("BEGIN") }
-
-// commit sends the queued statements and COMMIT as one batch, and reports the first error.
-func (p *pipeline) commit(ctx context.Context) error {
-	b := p.pending
-	p.pending = &pgx.Batch{}
-	b.Queue("COMMIT")
-	br := p.to.SendBatch(ctx, b)
-	for range b.Len() {
-		if _, err := br.Exec(); err != nil {
-			return errors.Join(err, br.Close())
-		}
-	}
-	return br.Close()
 }
 
 var _ db.DBTX = (*pipeline)(nil)

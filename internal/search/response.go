@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/db"
@@ -70,7 +69,9 @@ type ExperimentArm struct {
 // Timings of one search. Embed is zero when no query was embedded.
 type Timings struct {
 	Embed     time.Duration // embedding the query (the vector branch's own cost)
-	Statement time.Duration // the SQL statement(s), log row included, round trips included
+	Statement time.Duration // the search statement, its round trip included
+	Rerank    time.Duration // merging a plan's rankings and reranking (no connection held)
+	Log       time.Duration // writing the retrieval log row, its round trip included
 }
 
 // fill adds the results of rows to resp: as the statement ranked them, or, with a plan or a
@@ -94,29 +95,6 @@ func (s *Service) fill(ctx context.Context, resp *Response, pr *prepared, rows [
 	}
 	resp.Rerank = decision
 	return used
-}
-
-// logJSON is the results column of the search_log row of results (the entries the Search
-// statement writes, with intent and rerank score when present) and its rerank column.
-func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
-	logged := make([]map[string]any, len(results))
-	for i, res := range results {
-		e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
-			"vector_rank": res.VectorRank, "bm25": res.BM25, "name_match": res.NameMatch}
-		if res.Intent != nil {
-			e["intent"] = *res.Intent
-		}
-		if res.RerankScore != nil {
-			e["rerank_score"] = *res.RerankScore
-		}
-		logged[i] = e
-	}
-	out, err := json.Marshal(logged)
-	if err != nil || decision == nil {
-		return out, nil, err
-	}
-	rr, err := json.Marshal(decision)
-	return out, rr, err
 }
 
 // appendRows adds the tools of rows (in order) to resp and returns their rows.

@@ -1,7 +1,9 @@
-// Package search finds the tools that fit a request: one SQL statement runs a bounded Okapi
-// BM25 lexical branch and a pgvector HNSW branch, fuses them (TOOLGATE_SEARCH_FUSION: min-max
-// by default, dbsf, or reciprocal rank), puts exactly
-// named tools first and writes the retrieval log row (see sql/queries/search.sql).
+// Package search finds the tools that fit a request: one read-only SQL statement runs a
+// bounded Okapi BM25 lexical branch, a pgvector HNSW branch and the meaning branch, fuses them
+// (TOOLGATE_SEARCH_FUSION: min-max by default, dbsf, or reciprocal rank) and puts exactly
+// named tools first (see sql/queries/search.sql); a planned or reranked search's rankings are
+// then merged and reranked with no database connection held, and the retrieval log row is
+// written once, with the final ranking.
 package search
 
 import (
@@ -65,12 +67,10 @@ const (
 
 // Settings tune the search; DefaultSettings gives the documented defaults.
 type Settings struct {
-	K1            float64 // BM25 term-frequency saturation
-	B             float64 // BM25 length normalization
 	Fusion        Fusion  // how the branches' rankings become one (FusionRRF when empty)
 	KRRF          float64 // reciprocal rank fusion constant
-	WeightLexical float64 // RRF weight of the lexical branch
-	WeightVector  float64 // RRF weight of the vector branch
+	WeightLexical float64 // fusion weight of the lexical branch (every fusion method)
+	WeightVector  float64 // fusion weight of the vector branch (every fusion method)
 	// VectorConfidence τ (0: off) scales the vector branch's weight of a query text by
 	// min(1, m / τ), m its list's best cosine similarity: a branch that found nothing close
 	// has less say. For the built-in local embedder, whose similarities say how many words
@@ -87,6 +87,10 @@ type Settings struct {
 	// LexicalTerms is how many of a query variant's rarest terms choose the lexical
 	// candidates (each its top Postings); every term still scores them.
 	LexicalTerms int
+	// StatementTimeout bounds the search statement (0: no bound): past it the statement is
+	// cancelled and the search fails with ErrStatementTimeout, so that one heavy search
+	// cannot hold a pooled connection for long.
+	StatementTimeout time.Duration
 	// EmbedTimeout bounds the embedding of the query (retries included): past it, or when
 	// the provider fails, a hybrid search runs its lexical branch only and a vector search
 	// fails with an EmbedError.
@@ -110,14 +114,17 @@ type Settings struct {
 	RerankTimeout time.Duration // bound of one rerank call
 }
 
-// DefaultSettings are k1 1.2, b 0.75, min-max fusion with branch weights 1.5 (lexical) and
-// 1 (vector) (k_rrf 60 for rrf), ef_search 40, 20 candidates per branch, 30 postings per
-// query term (chosen on the ScaleMCP and multi-domain evaluation sets, docs/search.md#fusion
-// and #settings), 2 s to embed the query, requests split into tasks by the heuristic
-// planner unless they ask otherwise (docs/planning.md#the-default-plan).
+// DefaultSettings are min-max fusion with branch weights 1.5 (lexical) and 1 (vector)
+// (k_rrf 60 for rrf), ef_search 40, 20 candidates per branch, 30 postings per query term
+// (chosen on the ScaleMCP and multi-domain evaluation sets, docs/search.md#fusion and
+// #settings), 2 s to embed the query, 5 s for the statement, requests split into tasks by
+// the heuristic planner unless they ask otherwise (docs/planning.md#the-default-plan). BM25's
+// k1 and b are not settings: they are fixed in sql/functions/bm25.sql, with the impacts the
+// index stores.
 func DefaultSettings() Settings {
-	return Settings{K1: 1.2, B: 0.75, Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: plan.ModeDecompose,
-		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
+	return Settings{Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: plan.ModeDecompose,
+		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second,
+		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
 }
 
 // DefaultVectorConfidence is VectorConfidence with the built-in local embedder, chosen on the
@@ -143,7 +150,6 @@ const (
 type Service struct {
 	pool     *pgxpool.Pool // the primary: the retrieval log, and searches without a replica
 	read     *pgxpool.Pool // a read replica for searches, or nil
-	readSQL  readOnlyStatement
 	embedder embed.Embedder
 	settings Settings
 	log      *slog.Logger
@@ -154,7 +160,9 @@ type Service struct {
 type Option func(*Service)
 
 // WithReadPool makes the Service search on read, a read replica of pool's database (hot
-// standby): it reads the catalog there and writes the retrieval log row to the primary.
+// standby): it runs the search statement there and writes the retrieval log row to the
+// primary. A tool changed on the primary shows in results once the replica has replayed the
+// change (its replication lag).
 func WithReadPool(read *pgxpool.Pool) Option { return func(s *Service) { s.read = read } }
 
 // WithMetrics makes the Service count the labels its feedback records
@@ -183,10 +191,37 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	if err != nil {
 		return Response{}, err
 	}
-	if s.read != nil {
-		return s.searchReplica(ctx, pr)
+	read := s.readPool()
+	start := time.Now()
+	// The statement and its settings are one batch, one round trip, one implicit transaction:
+	// the connection goes back to the pool before anything else happens.
+	rows, err := s.run(ctx, read, pr)
+	if err != nil {
+		if s.read != nil {
+			return Response{}, fmt.Errorf("search on the read replica: %w", statementError(ctx, err))
+		}
+		return Response{}, fmt.Errorf("search: %w", statementError(ctx, err))
 	}
-	return s.searchPrimary(ctx, pr)
+	resp := pr.response(rows[0])
+	resp.Timings.Embed, resp.Timings.Statement = pr.embed, time.Since(start)
+	start = time.Now()
+	used := s.fill(ctx, &resp, pr, rows) // merging and reranking, with no connection held
+	resp.Timings.Rerank = time.Since(start)
+	if err := s.explainAsked(ctx, read, pr, &resp, used); err != nil {
+		return Response{}, err
+	}
+	if err := s.writeLog(ctx, pr, &resp); err != nil {
+		return Response{}, fmt.Errorf("search: write the log row: %w", err)
+	}
+	return resp, nil
+}
+
+// readPool is where searches read: the replica, if any, else the primary.
+func (s *Service) readPool() *pgxpool.Pool {
+	if s.read != nil {
+		return s.read
+	}
+	return s.pool
 }
 
 // prepare validates r, plans it, embeds its texts and builds the statement's parameters:
@@ -201,10 +236,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 	if c.Sources != nil {
 		allowed = append([]string{}, c.Sources...) // non-nil: may be empty (sees nothing)
 	}
-	names := db.New(s.pool) // read where the search will read
-	if s.read != nil {
-		names = db.New(s.read)
-	}
+	names := db.New(s.readPool()) // read where the search will read
 	if err := s.checkNames(ctx, names, r, allowed); err != nil {
 		return nil, err
 	}
@@ -261,16 +293,19 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 	params := db.SearchParams{
 		Sources: r.Sources, Allowed: allowed, Texts: emptyIfNil(lexTexts), Postings: int32(st.Postings),
 		LexicalTerms: int32(st.LexicalTerms), Shortlist: int32(shortlistPerCandidate * cand),
-		TextVariants: qt.textVariants, TextGroups: qt.textGroups, K1: st.K1, B: st.B, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
+		TextVariants: qt.textVariants, TextGroups: qt.textGroups, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector, VecConfidence: st.VectorConfidence,
 		Meanings: meanings, WMeaning: st.WeightMeaning,
-		PerGroup: int32(n), K: int32(r.K), Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode),
-		Filters: filters, Format: string(r.Format), Plan: planJSON, EmbedMs: ms(embedTook), Degraded: optional(degraded),
-		Caller: optional(callerName), CallerKeyID: callerKey, SessionID: optional(r.SessionID),
-		Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)),
+		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
+	}
+	entry := db.InsertSearchLogParams{
+		Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode), K: int32(r.K), Filters: filters,
+		Format: string(r.Format), Plan: planJSON, Caller: optional(callerName), CallerKeyID: callerKey,
+		SessionID: optional(r.SessionID), Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)),
 	}
 	return &prepared{req: r, plan: p, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
-		ef: strconv.Itoa(max(st.EfSearch, cand)), params: params, degraded: degraded, embed: embedTook}, nil
+		config: db.SearchSetConfigParams{EfSearch: strconv.Itoa(max(st.EfSearch, cand)), StatementTimeout: statementTimeout(st.StatementTimeout)},
+		params: params, log: entry, degraded: degraded, embed: embedTook}, nil
 }
 
 // meanings are the meaning vectors of a hybrid search's lexical texts, one per text, for the
@@ -372,74 +407,6 @@ func textsOf(intents []plan.Intent) queryTexts {
 	return qt
 }
 
-// searchPrimary runs a prepared search on the primary, its log row written by the
-// statement. With a plan or a reranker, the intents' rankings are merged and reranked in Go
-// and the log row's results rewritten with the final list in the same transaction.
-func (s *Service) searchPrimary(ctx context.Context, pr *prepared) (Response, error) {
-	start := time.Now()
-	if !pr.merges() {
-		// The whole search is one batch, one implicit transaction: settings, statement, log row.
-		rows, err := s.run(ctx, s.pool, nil, pr)
-		if err != nil {
-			return Response{}, fmt.Errorf("search: %w", err)
-		}
-		resp := pr.response(rows[0])
-		used := s.fill(ctx, &resp, pr, rows)
-		resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
-		if err := s.explainAsked(ctx, s.pool, pr, &resp, used); err != nil {
-			return Response{}, err
-		}
-		return resp, nil
-	}
-	resp, used, err := s.searchMerged(ctx, pr)
-	if err != nil {
-		return Response{}, fmt.Errorf("search: %w", err)
-	}
-	// includes merging and reranking, which run inside the transaction
-	resp.Timings = Timings{Embed: pr.embed, Statement: time.Since(start)}
-	if err := s.explainAsked(ctx, s.pool, pr, &resp, used); err != nil {
-		return Response{}, err
-	}
-	return resp, nil
-}
-
-// searchMerged runs a search whose rankings are merged (and maybe reranked) in Go in one
-// transaction of two round trips: BEGIN, the settings and the statement go in the first
-// batch; the rewrite of the log row's results with the final list, and COMMIT, in the second.
-func (s *Service) searchMerged(ctx context.Context, pr *prepared) (resp Response, used []db.SearchRow, err error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return Response{}, nil, err
-	}
-	defer conn.Release()
-	defer func() {
-		// A failure left the transaction open or aborted: end it before the connection goes
-		// back to the pool. If that fails too, Release closes the connection instead.
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-		}
-	}()
-	pl := newPipeline(conn)
-	pl.begin()
-	rows, err := s.runOn(ctx, pl, pr)
-	if err != nil {
-		return Response{}, nil, err
-	}
-	resp = pr.response(rows[0])
-	used = s.fill(ctx, &resp, pr, rows)
-	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
-	if err != nil {
-		return Response{}, nil, err
-	}
-	if err := db.New(pl).SearchLogResults(ctx, db.SearchLogResultsParams{Results: results, Rerank: rerankJSON, ID: resp.SearchID}); err != nil {
-		return Response{}, nil, err
-	}
-	if err := pl.commit(ctx); err != nil {
-		return Response{}, nil, err
-	}
-	return resp, used, nil
-}
-
 // explainAsked explains the results when the request asked for it (explain, on the
 // database the search read, after the search: its time is not in Timings).
 func (s *Service) explainAsked(ctx context.Context, to batcher, pr *prepared, resp *Response, rows []db.SearchRow) error {
@@ -457,19 +424,20 @@ type prepared struct {
 	texts    []string   // the distinct texts of the intents (params.TextVariants index them)
 	n        int        // ranked tools per intent: k, or the reranker's top N
 	rerankOn bool
-	ef       string // hnsw.ef_search
+	config   db.SearchSetConfigParams // the statement's per-transaction settings
 	params   db.SearchParams
-	degraded string // why a branch was skipped, or ""
+	log      db.InsertSearchLogParams // the log row, but for what the search decides
+	degraded string                   // why a branch was skipped, or ""
 	embed    time.Duration
 }
 
 // merges: the statement's per-intent rankings are merged (and maybe reranked) in Go.
 func (pr *prepared) merges() bool { return pr.plan != nil || pr.rerankOn }
 
-// response is the answer's frame, without results, from the statement's first row (every
-// row carries the search id, the experiment arm and the profile that served the search).
+// response is the answer's frame, without results and search id, from the statement's
+// first row (every row carries the experiment arm and the profile that served the search).
 func (pr *prepared) response(first db.SearchRow) Response {
-	return Response{SearchID: first.SearchID, Mode: pr.req.Mode, Format: pr.req.Format, Results: []Result{},
+	return Response{Mode: pr.req.Mode, Format: pr.req.Format, Results: []Result{},
 		Plan: pr.plan, Degraded: pr.degraded, Experiment: experimentArm(first), Profile: first.Profile}
 }
 
@@ -481,18 +449,11 @@ func experimentArm(row db.SearchRow) *ExperimentArm {
 	return &ExperimentArm{ID: row.ExperimentID.Int64, Arm: db.ExperimentArm(*row.Arm), Profile: deref(row.ArmProfile)}
 }
 
-// run sends the per-transaction settings and the Search statement (rewritten by rewrite,
-// when not nil) to to in one round trip (a pipeline) and returns the statement's rows.
-func (s *Service) run(ctx context.Context, to batcher, rewrite func(string) (string, error), pr *prepared) ([]db.SearchRow, error) {
-	pl := newPipeline(to)
-	pl.rewrite = rewrite
-	return s.runOn(ctx, pl, pr)
-}
-
-// runOn is run through pl, after the statements pl already holds.
-func (s *Service) runOn(ctx context.Context, pl *pipeline, pr *prepared) ([]db.SearchRow, error) {
-	qp := db.New(pl)
-	if err := qp.SearchSetConfig(ctx, pr.ef); err != nil {
+// run sends the per-transaction settings and the Search statement to to in one round trip
+// (a pipeline: one implicit transaction) and returns the statement's rows.
+func (s *Service) run(ctx context.Context, to batcher, pr *prepared) ([]db.SearchRow, error) {
+	qp := db.New(newPipeline(to))
+	if err := qp.SearchSetConfig(ctx, pr.config); err != nil {
 		return nil, err
 	}
 	rows, err := qp.Search(ctx, pr.params)
@@ -500,6 +461,15 @@ func (s *Service) runOn(ctx context.Context, pl *pipeline, pr *prepared) ([]db.S
 		err = errors.New("the statement returned no row")
 	}
 	return rows, err
+}
+
+// statementTimeout is d as statement_timeout's milliseconds: "0" (none) for d <= 0, at
+// least 1 for a positive d.
+func statementTimeout(d time.Duration) string {
+	if d <= 0 {
+		return "0"
+	}
+	return strconv.FormatInt(max(d.Milliseconds(), 1), 10)
 }
 
 func emptyIfNil[T any](s []T) []T {

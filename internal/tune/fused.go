@@ -3,8 +3,11 @@ package tune
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -13,20 +16,14 @@ import (
 	"github.com/toolgate/toolgate/internal/search"
 )
 
-// Scoring the fused ranking. What an agent sees is the fusion of the lexical branch (BM25)
-// and the vector branch (cosine similarity under the profile's TDWA weights), so a tune
-// scores a weighting by the rank of the used tool in that fusion, as the Search statement
-// computes it (sql/queries/search.sql, fused): the vector list is the `candidates` tools of
-// the query's pool closest under the weighting; the lexical list the `candidates` best by
-// BM25; with a score fusion (minmax, dbsf) each list also holds the other's candidates (the
-// vector candidates with a BM25 above 0, the lexical ones with their similarity), and a
-// tool's fused score is the sum of its branch shares, each weighted by the branch's fusion
-// weight. The meaning branch (search.Settings.WeightMeaning > 0) re-scores the candidates of
-// both lists, the lexical one and the vector one before they score each other's, by the
-// cosine of their meaning and the query's. The BM25 scores and the meaning cosines do not
-// depend on anything a tune changes; they are read once (TuneLexicalScores,
-// TuneMeaningScores). Name matches and query plans are left out: this is the plain search
-// of the labelled query.
+// Scoring the fused ranking. What an agent sees is the fusion of the lexical branch (BM25),
+// the vector branch (cosine similarity under the profile's TDWA weights) and the meaning
+// branch, so a tune scores a weighting by the rank of the used tool in that fusion: it
+// builds each labelled query's lists as the Search statement does (lists) and fuses them
+// with the statement's own SQL function, toolgate_fuse (fusedScores). The BM25 scores and
+// the meaning cosines do not depend on anything a tune changes; they are read once
+// (TuneLexicalScores, TuneMeaningScores). Name matches and query plans are left out: this
+// is the plain search of the labelled query.
 
 // lexicalTop is how many tools per labelled query keep their BM25: the lexical list and the
 // vector candidates that join it (a vector candidate outside them counts as no lexical match).
@@ -126,30 +123,6 @@ func lexicalScores(ctx context.Context, pool *pgxpool.Pool, texts []string, prog
 	return out, nil
 }
 
-// listStats are a candidate list's statistics for the score fusions.
-type listStats struct {
-	n              int
-	mx, mn, mu, sd float64
-}
-
-// share is a candidate's share (before its branch weight) from a list, as the statement's
-// fused CTE computes it; rank is 1-based.
-func (f fusionConfig) share(s float64, rank int, st listStats) float64 {
-	switch f.method {
-	case search.FusionMinMax:
-		if st.mx > st.mn {
-			return ((s-st.mn)*float64(st.n-1) + (st.mx - st.mn)) / ((st.mx - st.mn) * float64(st.n))
-		}
-		return 1
-	case search.FusionDBSF:
-		if st.sd > 0 {
-			return (s - (st.mu - 3*st.sd)) / (6 * st.sd)
-		}
-		return 0.5
-	}
-	return 1 / (f.kRRF + float64(rank))
-}
-
 // prepare indexes each query's lexical branch against its pool, once, for
 // reciprocalRanks: the BM25 of each pool candidate (-1: none among the query's lexicalTop),
 // the pool positions of the lexical list's candidates that are in the pool, and those that
@@ -186,140 +159,207 @@ type entry struct {
 	score float64
 }
 
+// fuser fuses lists in PostgreSQL with toolgate_fuse, the search statement's own fusion
+// (sql/functions/fusion.sql): a tune has no copy of the formula. Its first failure sticks
+// (err); later calls then do nothing and return no scores.
+type fuser struct {
+	ctx  context.Context
+	pool *pgxpool.Pool
+	err  error
+}
+
+// fuseChunk is how many queries' lists one TuneFuse statement fuses; the chunks of a split
+// run in parallel, on up to fuseParallel connections (a split of 1,400 queries is about
+// 140,000 list entries).
+const (
+	fuseChunk    = 250
+	fuseParallel = 4
+)
+
+// fuse fuses the lists of each chunk (its groups numbered from 1) and returns each group's
+// fused score by tool id, the chunks' groups in order.
+func (f *fuser) fuse(fc fusionConfig, chunks []db.TuneFuseParams, groups []int) []map[int64]float64 {
+	outs := make([][]map[int64]float64, len(chunks))
+	errs := make([]error, len(chunks))
+	if f.err == nil {
+		sem := make(chan struct{}, fuseParallel)
+		var wg sync.WaitGroup
+		for i := range chunks {
+			in := &chunks[i]
+			in.Method, in.KRrf, in.VecConfidence = string(fc.method), fc.kRRF, fc.confidence
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				outs[i], errs[i] = f.fuseOne(in, groups[i])
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			f.err = fmt.Errorf("fuse the rankings: %w", err)
+		}
+	}
+	var out []map[int64]float64
+	for i, o := range outs {
+		if o == nil {
+			o = make([]map[int64]float64, groups[i])
+		}
+		out = append(out, o...)
+	}
+	return out
+}
+
+// fuseOne runs one chunk's TuneFuse, with the memory to sort and group its lists without
+// spilling to disk (SET LOCAL in its own transaction).
+func (f *fuser) fuseOne(in *db.TuneFuseParams, groups int) ([]map[int64]float64, error) {
+	tx, err := f.pool.Begin(f.ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.WithoutCancel(f.ctx)) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(f.ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
+		return nil, err
+	}
+	rows, err := db.New(tx).TuneFuse(f.ctx, *in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[int64]float64, groups)
+	for _, r := range rows {
+		g := int(r.Grp) - 1
+		if out[g] == nil {
+			out[g] = map[int64]float64{}
+		}
+		out[g][r.ToolID] = r.Score
+	}
+	return out, tx.Commit(f.ctx)
+}
+
+// lists are a query's candidate lists under a weighting, as the search statement builds
+// them (sql/queries/search.sql): the vector list, the `candidates` tools of the pool
+// closest under wt (ties by tool id); the lexical list, the `candidates` best by BM25; the
+// meaning list, the cosines of both lists' candidates (before they score each other's);
+// with a score fusion each of the first two also holds the other's candidates (the vector
+// candidates with a BM25, the lexical ones with their similarity). Each list best first.
+func (m *model) lists(q *query, wt weighting, norms []float64, done []bool) (lex, vec, mean []entry, id func(int) int64) {
+	id = func(at int) int64 {
+		if at < len(q.pool) {
+			return m.tools[q.pool[at].tool].id
+		}
+		return q.lexOnly[at-len(q.pool)].id
+	}
+	byEntry := func(a, b entry) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(id(a.at), id(b.at))) }
+	sims, has := make([]float64, len(q.pool)), make([]bool, len(q.pool))
+	inVec, inLex := map[int]bool{}, map[int]bool{}
+	for j, c := range q.pool {
+		t := &m.tools[c.tool]
+		if !done[c.tool] {
+			norms[c.tool], done[c.tool] = t.norm(wt), true
+		}
+		if sims[j], has[j] = score(c, t, wt, norms[c.tool]); !has[j] {
+			continue
+		}
+		// kept in order as they come (most of a pool falls below the list's last at once)
+		e := entry{j, sims[j]}
+		if len(vec) == m.fusion.cand {
+			if byEntry(e, vec[len(vec)-1]) >= 0 {
+				continue
+			}
+			vec = vec[:len(vec)-1]
+		}
+		k, _ := slices.BinarySearchFunc(vec, e, byEntry)
+		vec = slices.Insert(vec, k, e)
+	}
+	for _, v := range vec {
+		inVec[v.at] = true
+	}
+	for _, j := range q.lexTop {
+		lex = append(lex, entry{j, q.poolBM25[j]})
+		inLex[j] = true
+	}
+	for k, l := range q.lexOnly {
+		lex = append(lex, entry{len(q.pool) + k, l.bm25})
+	}
+	if m.fusion.meaning > 0 && q.meaning != nil {
+		seen := map[int]bool{}
+		for _, e := range slices.Concat(lex, vec) {
+			if s, ok := q.meaning[id(e.at)]; ok && !seen[e.at] {
+				seen[e.at] = true
+				mean = append(mean, entry{e.at, s})
+			}
+		}
+	}
+	if m.fusion.method != search.FusionRRF {
+		for _, j := range q.lexTop {
+			if has[j] && !inVec[j] {
+				vec = append(vec, entry{j, sims[j]})
+			}
+		}
+		for _, v := range vec[:min(len(vec), m.fusion.cand)] {
+			if b := q.poolBM25[v.at]; b >= 0 && !inLex[v.at] {
+				lex = append(lex, entry{v.at, b})
+			}
+		}
+	}
+	slices.SortFunc(lex, byEntry)
+	slices.SortFunc(vec, byEntry)
+	slices.SortFunc(mean, byEntry)
+	return lex, vec, mean, id
+}
+
+// fusedScores returns, for each query of split, the fused score of each tool its lists
+// hold under wt, by tool id (toolgate_fuse over the lists of every query, in one statement).
+// The queries must have been prepared (prepare).
+func (m *model) fusedScores(wt weighting, split []int) []map[int64]float64 {
+	norms, done := make([]float64, len(m.tools)), make([]bool, len(m.tools))
+	var chunks []db.TuneFuseParams
+	var groups []int
+	for i, qi := range split {
+		if i%fuseChunk == 0 {
+			chunks, groups = append(chunks, db.TuneFuseParams{}), append(groups, 0)
+		}
+		in, g := &chunks[len(chunks)-1], groups[len(groups)-1]
+		groups[len(groups)-1]++
+		lex, vec, mean, id := m.lists(&m.queries[qi], wt, norms, done)
+		for _, l := range []struct {
+			branch  string
+			entries []entry
+			w       float64
+		}{{"l", lex, wt.wl}, {"v", vec, wt.wv}, {"m", mean, m.fusion.meaning}} {
+			for r, e := range l.entries {
+				in.Grps, in.Branches, in.Variants = append(in.Grps, int32(g+1)), append(in.Branches, l.branch), append(in.Variants, 1)
+				in.ToolIds, in.Ranks = append(in.ToolIds, id(e.at)), append(in.Ranks, int64(r+1))
+				in.Scores, in.Weights = append(in.Scores, e.score), append(in.Weights, l.w)
+			}
+		}
+	}
+	return m.fuser.fuse(m.fusion, chunks, groups)
+}
+
 // reciprocalRanks returns, for each query of split, 1/rank of its best-ranked labelled tool
 // in the fused ranking under wt (0 when no labelled tool is a candidate of either branch).
 // A tool that ties with the labelled one ranks before it: a weighting gets no credit for a
-// tie. The queries must have been prepared (prepare).
+// tie.
 func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
-	norms := make([]float64, len(m.tools))
-	done := make([]bool, len(m.tools))
 	out := make([]float64, len(split))
-	var sims, fused []float64
-	var has, inVec, inLex, inMeaning []bool
-	var vec, lex, mean []entry
-	for i, qi := range split {
-		q := &m.queries[qi]
-		n := len(q.pool) + len(q.lexOnly)
-		sims, has = resize(sims, n), resize(has, n)
-		fused, inVec, inLex, inMeaning = resize(fused, n), resize(inVec, n), resize(inLex, n), resize(inMeaning, n)
-		id := func(at int) int64 {
-			if at < len(q.pool) {
-				return m.tools[q.pool[at].tool].id
-			}
-			return q.lexOnly[at-len(q.pool)].id
-		}
-		// the vector list: the candidates closest under wt (ties by tool id), kept in order
-		// as they come (most of a pool falls below the list's last at once)
-		byEntry := func(a, b entry) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(id(a.at), id(b.at))) }
-		vec = vec[:0]
-		for j, c := range q.pool {
-			t := &m.tools[c.tool]
-			if !done[c.tool] {
-				norms[c.tool], done[c.tool] = t.norm(wt), true
-			}
-			sims[j], has[j] = score(c, t, wt, norms[c.tool])
-			if !has[j] {
-				continue
-			}
-			e := entry{j, sims[j]}
-			if len(vec) == m.fusion.cand {
-				if byEntry(e, vec[len(vec)-1]) >= 0 {
-					continue
-				}
-				vec = vec[:len(vec)-1]
-			}
-			k, _ := slices.BinarySearchFunc(vec, e, byEntry)
-			vec = slices.Insert(vec, k, e)
-		}
-		for _, v := range vec {
-			inVec[v.at] = true
-		}
-		// the lexical list: its candidates by BM25
-		lex = lex[:0]
-		for _, j := range q.lexTop {
-			lex = append(lex, entry{j, q.poolBM25[j]})
-			inLex[j] = true
-		}
-		for k, l := range q.lexOnly {
-			lex = append(lex, entry{len(q.pool) + k, l.bm25})
-		}
-		// the meaning list: both lists' candidates (before they score each other's) by the
-		// cosine of their meaning
-		mean = mean[:0]
-		if m.fusion.meaning > 0 && q.meaning != nil {
-			for _, l := range [][]entry{lex, vec} {
-				for _, e := range l {
-					if s, ok := q.meaning[id(e.at)]; ok && !inMeaning[e.at] {
-						inMeaning[e.at] = true
-						mean = append(mean, entry{e.at, s})
-					}
-				}
-			}
-		}
-		if m.fusion.method != search.FusionRRF {
-			// each list also scores the other's candidates
-			for _, j := range q.lexTop {
-				if has[j] && !inVec[j] {
-					vec = append(vec, entry{j, sims[j]})
-				}
-			}
-			for _, v := range vec[:min(len(vec), m.fusion.cand)] {
-				if b := q.poolBM25[v.at]; b >= 0 && !inLex[v.at] {
-					lex = append(lex, entry{v.at, b})
-				}
-			}
-		}
-		slices.SortFunc(lex, byEntry)
-		slices.SortFunc(vec, byEntry)
-		slices.SortFunc(mean, byEntry)
-		for _, list := range []struct {
-			l      []entry
-			w      float64
-			vector bool
-		}{{lex, wt.wl, false}, {vec, wt.wv, true}, {mean, m.fusion.meaning, false}} {
-			if len(list.l) == 0 {
-				continue
-			}
-			st := listStats{n: len(list.l), mx: math.Inf(-1), mn: math.Inf(1)}
-			for _, e := range list.l {
-				st.mx, st.mn = max(st.mx, e.score), min(st.mn, e.score)
-				st.mu += e.score
-			}
-			st.mu /= float64(st.n)
-			for _, e := range list.l {
-				st.sd += (e.score - st.mu) * (e.score - st.mu)
-			}
-			st.sd = math.Sqrt(st.sd / float64(st.n))
-			w := list.w
-			if list.vector {
-				w = m.fusion.vectorWeight(w, st.mx)
-			}
-			for r, e := range list.l {
-				fused[e.at] += w * m.fusion.share(e.score, r+1, st)
-			}
-		}
+	for i, fused := range m.fusedScores(wt, split) {
+		positives := m.queries[split[i]].positives
 		best, found := math.Inf(-1), false
-		ranked := func(at int) bool { return inVec[at] || inLex[at] || at >= len(q.pool) }
-		for _, v := range vec {
-			inVec[v.at] = true // the similarity-scored lexical candidates too
-		}
-		for _, l := range lex {
-			inLex[l.at] = true
-		}
-		for at := range n {
-			if ranked(at) && q.positives[id(at)] && fused[at] > best {
-				best, found = fused[at], true
+		for id, s := range fused {
+			if positives[id] && s > best {
+				best, found = s, true
 			}
 		}
-		if found {
-			rank := 1
-			for at := range n {
-				if ranked(at) && !q.positives[id(at)] && fused[at] >= best {
-					rank++
-				}
-			}
-			out[i] = 1 / float64(rank)
+		if !found {
+			continue
 		}
+		rank := 1
+		for id, s := range fused {
+			if !positives[id] && s >= best {
+				rank++
+			}
+		}
+		out[i] = 1 / float64(rank)
 	}
 	return out
 }

@@ -62,6 +62,7 @@ type model struct {
 	queries []query
 	present []bool // kind k is present in some tool
 	fusion  fusionConfig
+	fuser   *fuser // fuses the lists in PostgreSQL
 }
 
 // weighting is what a tune chooses: how a tool's vector is made (TDWA weights, mean being

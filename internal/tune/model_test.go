@@ -1,11 +1,13 @@
 package tune
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/tdwa"
 )
@@ -115,6 +117,7 @@ func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 			{positives: map[int64]bool{12: true}, pool: []candidate{{0, dots(0, 0.5)}, {2, dots(1, 0.9)}}},
 		},
 		fusion: fusionConfig{method: search.FusionMinMax, cand: 20},
+		fuser:  testFuser(t),
 	}
 	m.prepare()
 	w := make([]float64, nKinds)
@@ -133,7 +136,7 @@ func TestReciprocalRanksCountTiesAgainst(t *testing.T) {
 // threeTools is the model of the fused-rank tests: tools 10, 11 and 12 of one component
 // kind, whose vectors have similarities sims to the query's, and the query's lexical list,
 // 10 (BM25 10) and 12 (BM25 2).
-func threeTools(fusion fusionConfig, sims [3]float64) (*model, query) {
+func threeTools(t *testing.T, fusion fusionConfig, sims [3]float64) (*model, query) {
 	has := make([]bool, nKinds)
 	has[0] = true
 	gram := make([]float64, nKinds*nKinds)
@@ -142,6 +145,7 @@ func threeTools(fusion fusionConfig, sims [3]float64) (*model, query) {
 	m := &model{
 		tools:  []tool{{id: 10, has: has, gram: gram}, {id: 11, has: has, gram: gram}, {id: 12, has: has, gram: gram}},
 		fusion: fusion,
+		fuser:  testFuser(t),
 	}
 	q := query{pool: []candidate{{0, dots(sims[0])}, {1, dots(sims[1])}, {2, dots(sims[2])}},
 		lexical: []lexScore{{10, 10}, {12, 2}}}
@@ -158,15 +162,15 @@ func (m *model) fusedRR(q query, wl float64) float64 {
 	return m.reciprocalRanks(weighting{w: w, wl: wl, wv: 1}, []int{0})[0]
 }
 
-// TestFusedRankFollowsTheStatement: the fused ranking of the model is the Search
-// statement's min-max fusion with its floor. A tool first lexically (BM25 10 of a list 10,
+// TestFusedRankFollowsTheStatement: the fused ranking of the model is min-max fusion with
+// its floor, as toolgate_fuse (the statement's) computes it. A tool first lexically (BM25 10 of a list 10,
 // 2) but last by vector similarity (0.1 of 0.9, 0.5, 0.1) scores wl + wv/3; the vector
 // first, lexically absent, wv; the lexical second (BM25 2, similarity 0.5) wl/2 + wv·2/3.
 // With wl 1.5 (and wv 1) they rank lexical first, second, vector first; with wl 0.5 vector
 // first, lexical second, lexical first.
 func TestFusedRankFollowsTheStatement(t *testing.T) {
 	t.Parallel()
-	m, q := threeTools(fusionConfig{method: search.FusionMinMax, cand: 20}, [3]float64{0.1, 0.9, 0.5})
+	m, q := threeTools(t, fusionConfig{method: search.FusionMinMax, cand: 20}, [3]float64{0.1, 0.9, 0.5})
 	for _, c := range []struct {
 		wl       float64
 		positive int64
@@ -190,7 +194,7 @@ func TestFusedRankScalesAnUnsureVectorBranch(t *testing.T) {
 		tau  float64
 		want float64
 	}{{0, 1.0 / 3}, {0.9, 1}} {
-		m, q := threeTools(fusionConfig{method: search.FusionMinMax, cand: 20, confidence: c.tau}, [3]float64{0.05, 0.45, 0.25})
+		m, q := threeTools(t, fusionConfig{method: search.FusionMinMax, cand: 20, confidence: c.tau}, [3]float64{0.05, 0.45, 0.25})
 		q.positives = map[int64]bool{10: true}
 		if rr := m.fusedRR(q, 0.5); rr != c.want {
 			t.Errorf("τ %v: the lexical first's reciprocal rank %v, want %v", c.tau, rr, c.want)
@@ -209,7 +213,7 @@ func TestFusedRankAddsTheMeaningBranch(t *testing.T) {
 		weight float64
 		want   float64
 	}{{0, 1.0 / 3}, {0.1, 1.0 / 3}, {0.3, 1}} {
-		m, q := threeTools(fusionConfig{method: search.FusionMinMax, cand: 20, meaning: c.weight}, [3]float64{0.05, 0.45, 0.25})
+		m, q := threeTools(t, fusionConfig{method: search.FusionMinMax, cand: 20, meaning: c.weight}, [3]float64{0.05, 0.45, 0.25})
 		q.positives = map[int64]bool{10: true}
 		q.meaning = map[int64]float64{10: 0.9, 11: 0.1, 12: 0.1}
 		if rr := m.fusedRR(q, 0.5); math.Abs(rr-c.want) > 1e-12 {
@@ -248,4 +252,10 @@ func TestRounded(t *testing.T) {
 	if r[0] != 0.669 || r[1] != 0.331 || r[2] != 0 {
 		t.Errorf("rounded %v", r)
 	}
+}
+
+// testFuser fuses in a fresh test database (toolgate_fuse reads no table).
+func testFuser(t *testing.T) *fuser {
+	t.Helper()
+	return &fuser{ctx: context.Background(), pool: pgtest.NewPool(t)}
 }

@@ -474,7 +474,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err != nil {
 		return View{}, err
 	}
-	m.fusion = fz
+	m.fusion, m.fuser = fz, &fuser{ctx: ctx, pool: pool}
 	queryTexts := make([]string, len(m.queries))
 	for i := range m.queries {
 		m.queries[i].lexical = lexical[textOf[i]]
@@ -513,6 +513,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if perr != nil {
 		return View{}, perr
 	}
+	if m.fuser.err != nil {
+		return View{}, m.fuser.err
+	}
 	tuned := baseW // shrink 0: the labels found nothing better
 	if shrink > 0 {
 		tuned = weighting{w: rounded(best.w), wl: clampLexical(best.wl, best.wv), wv: best.wv}
@@ -531,6 +534,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	res.Train = Comparison{Baseline: metricsOf(m.reciprocalRanks(baseW, train)), Tuned: metricsOf(m.reciprocalRanks(tuned, train))}
 	baseHeld, tunedHeld := m.reciprocalRanks(baseW, heldOut), m.reciprocalRanks(tuned, heldOut)
 	res.HeldOut = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
+	if m.fuser.err != nil {
+		return View{}, m.fuser.err
+	}
 	res.Gain = pairedGain(tunedHeld, baseHeld, rng)
 	res.Search.Shrink = shrink
 	res.Search.Fusion, res.Search.Candidates = fz.method, fz.cand

@@ -35,8 +35,8 @@
 --      their documents, postings, document frequencies and the corpus totals, set-based.
 --      Only the indexer writes search_docs, search_postings, search_lexemes and
 --      search_corpus, so it waits for no one but another indexer, and no writer waits for it.
---   3. Postings carry an impact (the BM25 term weight with the default k1 1.2 and b 0.75 of
---      search.DefaultSettings, and the average document length at write time) that only chooses a term's candidates; scores are
+--   3. Postings carry an impact (toolgate_bm25_impact, sql/functions/bm25.sql: the BM25 term
+--      weight at the average document length at write time) that only chooses a term's candidates; scores are
 --      computed exactly at search time. When the average length drifts, the indexer
 --      recomputes every impact (toolgate_search_reimpact, in batches).
 
@@ -61,13 +61,6 @@ $$;
 CREATE OR REPLACE FUNCTION toolgate_field_weight(label text) RETURNS real
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE label WHEN 'A' THEN 3.0 WHEN 'B' THEN 2.0 WHEN 'C' THEN 1.0 ELSE 0.5 END::real
-$$;
-
--- BM25 term weight of a posting with the default k1 = 1.2 and b = 0.75 (their home is
--- search.DefaultSettings; internal/lexical's TestImpactUsesDefaultBM25 keeps these equal).
-CREATE OR REPLACE FUNCTION toolgate_bm25_impact(tf real, doc_len real, avgdl double precision) RETURNS real
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
-    SELECT (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / greatest(avgdl, 1e-9))))::real
 $$;
 
 -- The words of Chinese, Japanese and Korean text as overlapping pairs of characters

@@ -3,14 +3,15 @@
 -- docs/explain.md). It runs after the Search statement, only when asked,
 -- over the returned tools only. What only the ranking knows (ranks, each branch's share of
 -- the fused score, which texts' candidate lists held a tool) comes from Search's rows; this
--- statement adds what the lists were scored from, with Search's own formulas (corpus, idf,
--- BM25, cosine similarity), so its numbers are the ranking's.
+-- statement adds what the lists were scored from, with Search's own formulas (corpus, the
+-- BM25 functions of sql/functions/bm25.sql, cosine similarity), so its numbers are the
+-- ranking's.
 --
 --   names         the returned tools in order (ord = position in names).
 --   lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 --                 the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 --                 vector lists (vector_texts).
---   texts, vecs, k1, b  Search's parameters of the same names.
+--   texts, vecs  Search's parameters of the same names.
 --   vector_set    the vector set the vector branch read (Search's vector_set: the current
 --                 set, at search time, of the profile that served the search).
 --
@@ -49,7 +50,7 @@ WITH corpus AS (
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
          toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), terms AS (
-    SELECT q.variant, q.lexeme, ln(1 + (c.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+    SELECT q.variant, q.lexeme, toolgate_bm25_idf(c.n, l.df) AS idf
     FROM qterms q
     CROSS JOIN corpus c
     LEFT JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
@@ -62,9 +63,7 @@ WITH corpus AS (
       ON k.ord = r.ord AND k.lexeme = u.lexeme
 ), lex AS (
     SELECT m.ord, t.variant,
-           sum(t.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
-               / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
-                                                 + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS bm25
+           sum(t.idf * toolgate_bm25_term(m.tf, m.doc_len, co.avgdl)) AS bm25
     FROM doc m
     JOIN lp ON lp.ord = m.ord
     JOIN terms t ON t.variant = lp.variant AND t.lexeme = m.lexeme

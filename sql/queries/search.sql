@@ -1,9 +1,13 @@
 -- name: Search :many
--- The whole search in one statement: a bounded Okapi BM25 lexical branch, a pgvector HNSW
--- cosine branch, fusion over both branches and every query variant (docs/search.md#fusion),
--- exact tool-name matches first, and the retrieval log row. Run it in a transaction prepared by
--- SearchSetConfig (jit, plan cache mode, synchronous_commit, HNSW iterative scans and
--- ef_search, all set with set_config(..., true)).
+-- The whole search in one read-only statement: a bounded Okapi BM25 lexical branch, a
+-- pgvector HNSW cosine branch, the meaning branch, fusion over the branches and every query
+-- variant (docs/search.md#fusion), exact tool-name matches first. It writes nothing, so it
+-- runs unchanged on the primary and on a read replica; the retrieval log row is written
+-- afterwards by InsertSearchLog, once the final ranking is known (internal/search). Run it in
+-- a transaction prepared by SearchSetConfig (jit, plan cache mode, statement timeout, HNSW
+-- iterative scans and ef_search, all set with set_config(..., true)). The formulas it
+-- computes with have their one home in sql/functions: BM25 in bm25.sql (toolgate_bm25_idf,
+-- toolgate_bm25_term), fusion in fusion.sql (toolgate_fuse).
 --
 --   src      the source ids the request may see: the request's `sources` filter intersected
 --            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
@@ -16,7 +20,7 @@
 --            stemmed and stop words out by english and every other language the index
 --            holds, and the character pairs of Chinese/Japanese/Korean).
 --   qdf      their document frequency (NULL: no tool has the lexeme).
---   terms    the known ones with BM25 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), numbered
+--   terms    the known ones with their BM25 idf (toolgate_bm25_idf), numbered
 --            from the rarest (rarity 1) per variant, with the postings the terms up to this
 --            one fetch at most (spent: Σ min(df, postings), from the rarest).
 --   fetched  the bounded work of the lexical branch: per variant, the top `postings` postings
@@ -30,7 +34,7 @@
 --            applied): the only ones scored exactly.
 --   lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
 --            from the tool's document (search_docs: sorted lexemes and term frequencies, one
---            row read per tool), Σ idf·tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)), ranked per
+--            row read per tool), Σ idf · toolgate_bm25_term(tf, dl, avgdl), ranked per
 --            variant.
 --   exp      the running A/B experiment (docs/experiments.md) and this search's arm, for a
 --            search that names no profile and runs the vector branch (else no row): the
@@ -61,25 +65,18 @@
 --            w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 --            τ weighs w_vec · m / τ (a branch that found nothing close has less say).
 --   branches each branch's candidates per text (l lexical, v vector, m meaning) with their
---            score and the statistics of their list (max, min, length, mean, standard
---            deviation).
---   fused    per intent, the sum over branches and the intent's texts of each candidate's
---            share: w_branch / (k_rrf + rank) (rrf), w_branch · (s - floor) / (max - floor)
---            with the floor one mean gap below the min (minmax) or w_branch · (s - (μ - 3σ)) / 6σ
---            (dbsf); best rank per branch and best
---            BM25 score over the texts; for explanations (SearchExplain), the sum per branch
---            and the texts whose lists held the candidate, per branch.
+--            rank, score and branch weight, once per intent the text serves.
+--   fused    per intent, toolgate_fuse (sql/functions/fusion.sql): the sum over branches and
+--            the intent's texts of each candidate's share of each list, by the fusion method;
+--            best rank per branch and best BM25 score over the texts; for explanations
+--            (SearchExplain), the sum per branch and the texts whose lists held the
+--            candidate, per branch. Named tools no list held join with score 0.
 --   top      per intent the top `per_group`: name matches first (longest match first), then
 --            by fused score.
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
---   log      the search_log row, with results (by intent, then position), result count, top
---            score, timings, the serving profile (pset), where the search came from
---            (endpoint), and the experiment and arm (exp). With several
---            intents the caller merges the rankings and rewrites results with
---            SearchLogResults in the same transaction.
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
--- whose result columns are NULL or 0, every row carrying the search id, the experiment arm
+-- whose result columns are NULL or 0, every row carrying the experiment arm
 -- (NULL when the search is in no experiment), and the profile that served the search and
 -- the vector set it read (pset; '' and 0 when there is none: no profile is active), and the
 -- fusion weights it used (wb).
@@ -139,7 +136,7 @@ WITH src AS MATERIALIZED (
     SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
     FROM qterms q
 ), terms AS MATERIALIZED (
-    SELECT q.variant, q.lexeme, q.df, ln(1 + (c.n - q.df + 0.5) / (q.df + 0.5)) AS idf,
+    SELECT q.variant, q.lexeme, q.df, toolgate_bm25_idf(c.n, q.df) AS idf,
            row_number() OVER w AS rarity,
            sum(least(q.df, sqlc.arg(postings)::int)) OVER w AS spent
     FROM qdf q
@@ -177,9 +174,7 @@ WITH src AS MATERIALIZED (
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
     FROM (
         SELECT m.variant, m.tool_id,
-               sum(t.idf * m.tf * (sqlc.arg(k1)::float8 + 1)
-                   / (m.tf + sqlc.arg(k1)::float8 * (1 - sqlc.arg(b)::float8
-                                                     + sqlc.arg(b)::float8 * m.doc_len / co.avgdl))) AS score
+               sum(t.idf * toolgate_bm25_term(m.tf, m.doc_len, co.avgdl)) AS score
         FROM (
             SELECT s.variant, s.tool_id, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
             FROM shortlist s
@@ -245,10 +240,9 @@ WITH src AS MATERIALIZED (
     SELECT coalesce((SELECT p.weight_lexical FROM pset p), sqlc.arg(w_lex)::float8) AS w_lex,
            coalesce((SELECT p.weight_vector FROM pset p), sqlc.arg(w_vec)::float8) AS w_vec
 ), branches AS (
-    -- every branch's candidates per variant with their score (BM25; cosine similarity) and
-    -- the statistics of their list, for the score-based fusions
-    SELECT b.*, max(b.score) OVER v AS mx, min(b.score) OVER v AS mn, count(*) OVER v AS n,
-           avg(b.score) OVER v AS mu, stddev_pop(b.score) OVER v AS sd
+    -- every branch's candidates per text with their rank, score (BM25, cosine similarity)
+    -- and branch weight, once per intent the text serves
+    SELECT tg.grp, b.branch, b.variant, b.tool_id, b.rank, b.score, b.wb
     FROM (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
@@ -265,40 +259,24 @@ WITH src AS MATERIALIZED (
                m.sim, sqlc.arg(w_meaning)::float8
         FROM mng m
     ) b
-    WINDOW v AS (PARTITION BY b.branch, b.variant)
+    JOIN tg ON tg.variant = b.variant
+), fusedb AS (
+    SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, f.lexical_share, f.vector_share,
+           f.meaning_share, f.lexical_texts, f.vector_texts
+    FROM (SELECT array_agg(b.grp) AS g, array_agg(b.branch) AS br, array_agg(b.variant::int) AS v,
+                 array_agg(b.tool_id) AS t, array_agg(b.rank) AS r, array_agg(b.score) AS s, array_agg(b.wb) AS w
+          FROM branches b) a
+    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, sqlc.arg(fusion)::text,
+                                     sqlc.arg(k_rrf)::float8, sqlc.arg(vec_confidence)::float8)
+        AS f (grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share,
+              lexical_texts, vector_texts)
 ), fused AS (
-    SELECT u.grp, u.tool_id, sum(u.w) AS score, min(u.lrank) AS lexical_rank, min(u.vrank) AS vector_rank,
-           max(u.bm25) AS bm25,
-           sum(u.w) FILTER (WHERE u.branch = 'l') AS lexical_share, sum(u.w) FILTER (WHERE u.branch = 'v') AS vector_share,
-           sum(u.w) FILTER (WHERE u.branch = 'm') AS meaning_share,
-           array_agg(u.variant) FILTER (WHERE u.branch = 'l') AS lexical_texts,
-           array_agg(u.variant) FILTER (WHERE u.branch = 'v') AS vector_texts
-    FROM (
-        -- a candidate's share from one branch of one variant (docs/search.md#fusion):
-        --   rrf     w / (k_rrf + rank)
-        --   minmax  w · (score - floor) / (max - floor) over the list of n, the floor one mean gap
-        --           (max - min) / (n - 1) below the min: the list's last gets w / n, not 0
-        --           (1 when all are equal)
-        --   dbsf    w · (score - (μ - 3σ)) / 6σ over the list (0.5 when all are equal)
-        SELECT tg.grp, b.tool_id, b.branch, b.variant,
-               b.wb * CASE WHEN b.branch = 'v' AND sqlc.arg(vec_confidence)::float8 > 0
-                           THEN least(1, greatest(b.mx, 0) / sqlc.arg(vec_confidence)::float8) ELSE 1 END
-                    * CASE sqlc.arg(fusion)::text
-                          WHEN 'minmax' THEN CASE WHEN b.mx > b.mn
-                                                  THEN ((b.score - b.mn) * (b.n - 1) + (b.mx - b.mn)) / ((b.mx - b.mn) * b.n)
-                                                  ELSE 1 END
-                          WHEN 'dbsf' THEN CASE WHEN b.sd > 0 THEN (b.score - (b.mu - 3 * b.sd)) / (6 * b.sd) ELSE 0.5 END
-                          ELSE 1 / (sqlc.arg(k_rrf)::float8 + b.rank)
-                      END AS w,
-               CASE WHEN b.branch = 'l' THEN b.rank END AS lrank,
-               CASE WHEN b.branch = 'v' THEN b.rank END AS vrank,
-               CASE WHEN b.branch = 'l' THEN b.score END AS bm25
-        FROM branches b
-        JOIN tg ON tg.variant = b.variant
-        UNION ALL
-        SELECT nm.grp, nm.tool_id, NULL, NULL, 0, NULL, NULL, NULL FROM named nm
-    ) u
-    GROUP BY u.grp, u.tool_id
+    SELECT * FROM fusedb
+    UNION ALL
+    -- a named tool no list held: first by its name match, with nothing to its score
+    SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM named nm
+    WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), top AS (
     SELECT * FROM (
         SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
@@ -329,36 +307,10 @@ WITH src AS MATERIALIZED (
     ) t
     CROSS JOIN LATERAL (SELECT s.name FROM sources s WHERE s.id = t.source_id LIMIT 1) s
     WHERE t.enabled AND t.review_state = 'approved' AND t.source_id IN (SELECT id FROM src)
-), log AS (
-    -- Searches on a read replica (DATABASE_READ_URL) run this statement with this CTE's
-    -- INSERT ... RETURNING turned into a plain SELECT (internal/search/replica.go, which
-    -- fails its test if this shape changes) and write the row with InsertSearchLog.
-    INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, results,
-                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm, endpoint)
-    SELECT sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
-           sqlc.arg(filters)::jsonb, (SELECT name FROM pset),
-           sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
-           coalesce((SELECT jsonb_agg(jsonb_build_object('name', r.name, 'score', r.score,
-                                                         'lexical_rank', r.lexical_rank,
-                                                         'vector_rank', r.vector_rank,
-                                                         'bm25', r.bm25,
-                                                         'name_match', r.name_match IS NOT NULL)
-                                      ORDER BY r.grp, r.pos) FROM ranked r), '[]'::jsonb),
-           (SELECT count(*) FROM ranked),
-           (SELECT max(r.score) FROM ranked r),
-           sqlc.arg(embed_ms)::float8
-               + extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-           jsonb_strip_nulls(jsonb_build_object('embed_ms', sqlc.arg(embed_ms)::float8,
-                              'db_ms', extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 * 1000,
-                              'degraded', sqlc.narg(degraded)::text)),
-           sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint, sqlc.narg(session_id)::text,
-           (SELECT id FROM exp), (SELECT arm FROM exp), sqlc.arg(endpoint)::text
-    RETURNING id
 )
 -- pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
 -- a branch's share is 0 and its texts NULL when none of its lists held the tool.
-SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
+SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(r.score, 0)::float8 AS score,
        coalesce(r.lexical_rank, 0)::int AS lexical_rank, coalesce(r.vector_rank, 0)::int AS vector_rank,
        coalesce(r.name_match, 0)::int AS name_match, coalesce(r.bm25, 0)::float8 AS bm25,
        r.name, r.original_name, r.source, r.title, r.description,
@@ -369,25 +321,17 @@ SELECT log.id AS search_id, coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        coalesce(r.meaning_share, 0)::float8 AS meaning_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
-FROM log
+FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
 ORDER BY r.grp, r.pos;
 
--- name: SearchLogResults :exec
--- Rewrites the results of a search_log row after the caller merged the per-intent rankings
--- of a query plan or reranked them (same transaction as Search), with the rerank decision.
-UPDATE search_log
-SET results = sqlc.arg(results)::jsonb,
-    result_count = jsonb_array_length(sqlc.arg(results)::jsonb),
-    top_score = (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
-    rerank = sqlc.narg(rerank)::jsonb
-WHERE id = sqlc.arg(id)::bigint;
-
 -- name: InsertSearchLog :one
--- The retrieval log row of a search that ran on a read replica, written to the primary
--- (after SearchLogAsync in the same batch) with the results as the Search statement would.
--- experiment_id, arm and profile are the replica statement's (its exp and pset CTEs).
+-- The retrieval log row of an answered search, written to the primary once its final
+-- ranking is known (after SearchLogAsync, in the same batch): the results by position, each
+-- {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
+-- reranker rerank_score} (search.logJSON), the rerank decision, and the experiment arm and
+-- serving profile the Search statement chose (its exp and pset CTEs).
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
                         experiment_id, arm, endpoint)
@@ -400,7 +344,8 @@ VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text,
 RETURNING id;
 
 -- name: SearchLogAsync :exec
--- The log row of a replica search is not worth a WAL flush either (see SearchSetConfig).
+-- The log row is not worth a WAL flush: a crash may lose the rows of the last
+-- wal_writer_delay (3 × 200 ms at most), and the search never waits for the disk.
 SELECT set_config('synchronous_commit', 'off', true);
 
 -- name: SearchSetConfig :exec
@@ -408,16 +353,14 @@ SELECT set_config('synchronous_commit', 'off', true);
 -- settings and cached plans). JIT is off: the statement's row estimates (unnest, lateral
 -- joins) are pessimistic enough to cross jit_above_cost, and compiling it costs seconds
 -- for a query that runs in milliseconds. plan_cache_mode = force_generic_plan: re-planning
--- this 20-CTE statement on every execution (custom plans) cost as much as running it; the
--- generic plan is written to be good for every parameter value (the vector branch filters
--- with a correlated subquery so that it always walks the HNSW index).
---
--- synchronous_commit is off for this transaction: its only write is the retrieval log row,
--- which a crash may lose if it came within the last wal_writer_delay (3 × 200 ms at most);
--- the search never waits for a WAL flush.
+-- this statement of twenty-odd CTEs on every execution (custom plans) cost as much as running
+-- it; the generic plan is written to be good for every parameter value (the vector branch
+-- filters with a correlated subquery so that it always walks the HNSW index).
+-- statement_timeout (milliseconds, '0': none) bounds the statement: a search that runs
+-- longer is cancelled and answered as an outage (search.ErrStatementTimeout).
 SELECT set_config('jit', 'off', true),
        set_config('plan_cache_mode', 'force_generic_plan', true),
-       set_config('synchronous_commit', 'off', true),
+       set_config('statement_timeout', sqlc.arg(statement_timeout)::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', sqlc.arg(ef_search)::text, true);
 
@@ -466,7 +409,7 @@ FROM fb;
 -- drops as a stop word, ln(1 + (N + 0.5) / 0.5) (the rarest) for a word no tool has.
 SELECT u.word::text AS word,
        CASE WHEN x.lexemes = 0 THEN 0
-            ELSE ln(1 + (c.docs - coalesce(x.df, 0) + 0.5) / (coalesce(x.df, 0) + 0.5)) END::float8 AS idf
+            ELSE toolgate_bm25_idf(c.docs, coalesce(x.df, 0)) END::float8 AS idf
 FROM unnest(sqlc.arg(words)::text[]) AS u (word)
 CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
 CROSS JOIN LATERAL (

@@ -89,30 +89,45 @@ FROM profile_tunes WHERE id = $1;
 
 -- name: TuneLexicalScores :many
 -- The lexical branch of each labelled query, for scoring the fused ranking: per text (ord,
--- 1-based) the `top` tools with the best BM25 over the text's terms, Σ idf · impact over its
--- postings (a posting's impact is its BM25 term weight with the default k1 and b, at the
--- average length of when it was written: the search's exact score, up to that drift). Every
--- posting of the texts' terms is read: a tune reads a few thousand queries, once.
+-- 1-based) the `top` tools with the best BM25 over the text's terms, computed as the search
+-- computes it (toolgate_bm25_idf and toolgate_bm25_term over the tool's document, at the
+-- corpus's average length). As in the search, the postings' impacts (the term weights at the
+-- average length of when they were written) only choose the candidates: the 2 × top best by
+-- Σ idf · impact are scored exactly. Every posting of the texts' terms is read (the search
+-- bounds that work; a tune reads a few thousand queries, once).
 WITH q AS (
     SELECT DISTINCT v.ord::int AS ord, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
          toolgate_query_lexemes(v.txt) AS u (lexeme) -- analysed as the search analyses it
+), corpus AS (
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
+    FROM search_corpus c
 ), t AS (
-    SELECT q.ord, q.lexeme, ln(1 + (c.docs - l.df + 0.5) / (l.df + 0.5)) AS idf
+    SELECT q.ord, q.lexeme, toolgate_bm25_idf(c.n, l.df) AS idf
     FROM q
     JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
-    CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
+    CROSS JOIN corpus c
+), cand AS (
+    SELECT x.ord, x.tool_id
+    FROM (SELECT t.ord, p.tool_id,
+                 row_number() OVER (PARTITION BY t.ord ORDER BY sum(t.idf * p.impact) DESC, p.tool_id) AS r
+          FROM t
+          JOIN search_postings p ON p.lexeme = t.lexeme
+          GROUP BY t.ord, p.tool_id) x
+    WHERE x.r <= 2 * sqlc.arg(top)::int
 ), s AS (
-    SELECT t.ord, p.tool_id, sum(t.idf * p.impact) AS bm25,
-           row_number() OVER (PARTITION BY t.ord ORDER BY sum(t.idf * p.impact) DESC, p.tool_id) AS r
-    FROM t
-    JOIN search_postings p ON p.lexeme = t.lexeme
-    GROUP BY t.ord, p.tool_id
+    SELECT c.ord, c.tool_id, sum(t.idf * toolgate_bm25_term(d.tfs[u.i], d.doc_len, co.avgdl)) AS bm25
+    FROM cand c
+    JOIN search_docs d ON d.tool_id = c.tool_id
+    CROSS JOIN LATERAL unnest(d.lexemes) WITH ORDINALITY AS u (lexeme, i)
+    JOIN t ON t.ord = c.ord AND t.lexeme = u.lexeme
+    CROSS JOIN corpus co
+    GROUP BY c.ord, c.tool_id
 )
-SELECT s.ord::int AS ord, s.tool_id, s.bm25::float8 AS bm25
-FROM s
-WHERE s.r <= sqlc.arg(top)::int
-ORDER BY s.ord, s.r;
+SELECT x.ord::int AS ord, x.tool_id, x.bm25::float8 AS bm25
+FROM (SELECT s.*, row_number() OVER (PARTITION BY s.ord ORDER BY s.bm25 DESC, s.tool_id) AS r FROM s) x
+WHERE x.r <= sqlc.arg(top)::int
+ORDER BY x.ord, x.r;
 
 -- name: TuneMeaningScores :many
 -- The meaning branch's cosine of a labelled query's meaning and each of the given tools' (a
@@ -120,3 +135,14 @@ ORDER BY s.ord, s.r;
 SELECT m.tool_id, (-(m.meaning <#> sqlc.arg(meaning)::sparsevec))::float8 AS sim
 FROM tool_meanings m
 WHERE m.tool_id = ANY (sqlc.arg(ids)::bigint[]);
+
+-- name: TuneFuse :many
+-- The fused scores of a batch of labelled queries' candidate lists under one weighting
+-- (internal/tune): toolgate_fuse, the search statement's own fusion, one group per query.
+SELECT f.grp::int AS grp, f.tool_id::bigint AS tool_id, f.score::float8 AS score
+FROM toolgate_fuse(sqlc.arg(grps)::int[], sqlc.arg(branches)::text[], sqlc.arg(variants)::int[],
+                   sqlc.arg(tool_ids)::bigint[], sqlc.arg(ranks)::bigint[], sqlc.arg(scores)::float8[],
+                   sqlc.arg(weights)::float8[], sqlc.arg(method)::text, sqlc.arg(k_rrf)::float8,
+                   sqlc.arg(vec_confidence)::float8)
+     AS f (grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share,
+           lexical_texts, vector_texts);

@@ -1,0 +1,35 @@
+-- Okapi BM25, the lexical branch's score (docs/search.md#bm25): the one home of its
+-- formulas. The search statement (sql/queries/search.sql), its explanation (explain.sql),
+-- the tune's lexical lists (tune.sql), the query-word weights of the local embedder
+-- (SearchWordIDF) and the index's posting impacts (lexical.sql) all call these functions.
+--
+-- k1 = 1.2 (term-frequency saturation) and b = 0.75 (length normalization) are constants,
+-- not settings: the index stores impacts computed with them (search_postings.impact), so a
+-- search with other values would choose its candidates by one formula and score them by
+-- another.
+--
+-- Applied after the migrations, whole (CREATE OR REPLACE). LANGUAGE sql, IMMUTABLE and not
+-- STRICT, so that the planner inlines each call into the calling statement: a function
+-- here costs nothing at run time.
+
+-- The idf of a lexeme held by df of the corpus's n documents: ln(1 + (n - df + 0.5) / (df + 0.5)).
+CREATE OR REPLACE FUNCTION toolgate_bm25_idf(n double precision, df double precision) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ln(1 + (n - df + 0.5) / (df + 0.5))
+$$;
+
+-- The term weight of a lexeme of (weighted) term frequency tf in a document of length
+-- doc_len, avgdl the corpus's average: tf · (k1 + 1) / (tf + k1 · (1 - b + b · doc_len / avgdl)).
+-- A document's BM25 for a query is Σ idf · term weight over the query's lexemes.
+CREATE OR REPLACE FUNCTION toolgate_bm25_term(tf double precision, doc_len double precision, avgdl double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT tf * (1.2 + 1) / (tf + 1.2 * (1 - 0.75 + 0.75 * doc_len / greatest(avgdl, 1e-9)))
+$$;
+
+-- A posting's impact: its term weight at the average length when it was written, stored to
+-- choose a term's best candidates (search_postings_impact) and as the tune's lexical score.
+CREATE OR REPLACE FUNCTION toolgate_bm25_impact(tf real, doc_len real, avgdl double precision) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+    SELECT toolgate_bm25_term(tf, doc_len, avgdl)::real
+$$;
