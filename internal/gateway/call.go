@@ -149,6 +149,11 @@ func (s *session) proxy(ctx context.Context, name string, rawArgs json.RawMessag
 			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result(), source
 		}
 		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
+		var tooLarge *mcpclient.ResponseTooLargeError
+		if errors.As(err, &tooLarge) {
+			return toolErrorf(CodeUpstreamTooLarge, "source %s answered with more than %d bytes, the most toolgate relays (TOOLGATE_MCP_MAX_RESPONSE_BYTES); ask the tool for less",
+				tool.SourceName, tooLarge.Limit).result(), source
+		}
 		var refused *mcpclient.CommandNotAllowedError
 		if errors.As(err, &refused) {
 			// the command itself is the operator's configuration, not the caller's business
