@@ -75,8 +75,9 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 
 // catalogName is the namespaced name of the tool the agent called name: name itself, or
 // the tool whose function name (catalog.FunctionName, the name the session's list and
-// find_tools show) it is. A name that resolves to nothing is returned as it is, for proxy
-// to refuse.
+// find_tools show) it is. A name that resolves to nothing, or to a tool of a source the
+// caller may not see, is returned as it is, for proxy to refuse: the refusal quotes the
+// name the agent gave, so a hidden tool is told apart from no tool by nothing.
 func (s *session) catalogName(ctx context.Context, name string) string {
 	s.mu.Lock()
 	bound := s.functions[name]
@@ -93,6 +94,9 @@ func (s *session) catalogName(ctx context.Context, name string) string {
 		if !errors.As(err, &nf) {
 			s.g.log.Warn("resolve function name", "session", s.id, "name", name, "err", err)
 		}
+		return name
+	}
+	if source, _, _ := catalog.SplitNamespaced(resolved); !allowed(s.callerOf(ctx), source) {
 		return name
 	}
 	return resolved
