@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,4 +142,79 @@ func TestHTTPRefusesRedirects(t *testing.T) {
 	if n := reached.Load(); n != 0 {
 		t.Fatalf("the redirect's location got %d requests", n)
 	}
+}
+
+// BenchmarkHugeAnswersInParallel calls, parallel times at once on one session, a tool whose
+// server streams a 400 MiB JSON answer, under the default MaxResponseBytes (16 MiB): every
+// call is refused. It reports the process's peak resident memory (VmHWM) and the heap's
+// peak in use, in MiB (docs/auth.md#upstream-answers-in-memory).
+func BenchmarkHugeAnswersInParallel(b *testing.B) {
+	const answer = 400 << 20
+	srv := mcptest.NewRawHTTP(b, func(w http.ResponseWriter, r *http.Request, req mcptest.RawRequest) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, req.ID)
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for range answer >> 20 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, `"}]}}`)
+	})
+	ctx := context.Background()
+	s, err := mcpclient.Connect(ctx, mcpclient.KindHTTP, srv.Config(), mcpclient.Options{NoRetries: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const parallel = 8
+	var heapPeak atomic.Uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > heapPeak.Load() {
+				heapPeak.Store(m.HeapInuse)
+			}
+		}
+	}()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range parallel {
+			wg.Go(func() {
+				_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "read_file"})
+				if !errors.As(err, new(*mcpclient.ResponseTooLargeError)) {
+					b.Errorf("got %v, want a *ResponseTooLargeError", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	close(done)
+	<-sampled
+	b.ReportMetric(float64(heapPeak.Load())/(1<<20), "heap-peak-MiB")
+	b.ReportMetric(float64(vmHWM(b))/(1<<20), "rss-peak-MiB")
+}
+
+// vmHWM is the process's peak resident set size in bytes (0 where /proc is not there).
+func vmHWM(b *testing.B) int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

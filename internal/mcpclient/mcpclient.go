@@ -408,7 +408,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode/100 == 2 && mediaType == "application/json":
-		body, err := readBounded(resp.Body, resp.ContentLength, t.maxResponse)
+		body, n, err := readBounded(resp.Body, resp.ContentLength, t.maxResponse)
 		resp.Body.Close()
 		if err != nil {
 			if errors.As(err, new(*ResponseTooLargeError)) && req != nil {
@@ -416,7 +416,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		resp.Body, resp.ContentLength = io.NopCloser(body), n
 	case mediaType == "text/event-stream":
 		if req != nil {
 			resp.Body = requestBody{ReadCloser: resp.Body, req: req, limit: t.maxResponse}
@@ -439,23 +439,38 @@ func refuseRedirect(r *http.Request, _ []*http.Request) error {
 }
 
 // readBounded reads a whole body of at most limit bytes; size is its announced length (-1:
-// unknown), refused at once when over the limit.
-func readBounded(r io.Reader, size, limit int64) ([]byte, error) {
+// unknown), refused at once when over the limit. The body is kept in chunks of at most 1 MiB
+// rather than one buffer grown by doubling: an answer refused at the limit has taken no more
+// than the limit, not two or three times it.
+func readBounded(r io.Reader, size, limit int64) (io.Reader, int64, error) {
 	if size > limit {
-		return nil, &ResponseTooLargeError{Limit: limit}
+		return nil, 0, &ResponseTooLargeError{Limit: limit}
 	}
-	var buf bytes.Buffer
+	const chunk = 1 << 20
+	next := int64(64 << 10)
 	if size >= 0 {
-		buf.Grow(int(size) + bytes.MinRead)
+		next = size + 1
 	}
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	var (
+		parts []io.Reader
+		read  int64
+	)
+	for {
+		buf := make([]byte, min(next, chunk, limit+1-read))
+		n, err := io.ReadFull(r, buf)
+		read += int64(n)
+		if read > limit {
+			return nil, 0, &ResponseTooLargeError{Limit: limit}
+		}
+		parts = append(parts, bytes.NewReader(buf[:n]))
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return io.MultiReader(parts...), read, nil
+		case err != nil:
+			return nil, 0, err
+		}
+		next = chunk
 	}
-	if n > limit {
-		return nil, &ResponseTooLargeError{Limit: limit}
-	}
-	return buf.Bytes(), nil
 }
 
 // request is one call or listing page of a Session, which the transport finds in the
