@@ -73,6 +73,7 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		Tracer:              env.spanTracer(),
 		Metrics:             env.metrics,
 		Commands:            stdioCommands(cfg),
+		MaxResponseBytes:    int64(cfg.MCPMaxResponseBytes),
 		Version:             buildVersion(),
 	})
 }

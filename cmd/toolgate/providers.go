@@ -43,7 +43,7 @@ func stdioCommands(cfg config.Config) mcpclient.CommandPolicy {
 }
 
 // listLimits bound one listing of an MCP server's tools (TOOLGATE_MAX_TOOLS_PER_SOURCE,
-// TOOLGATE_MAX_LIST_BYTES).
+// TOOLGATE_MAX_LIST_BYTES) and each answer in it (TOOLGATE_MCP_MAX_RESPONSE_BYTES).
 func listLimits(cfg config.Config) mcpclient.Limits {
-	return mcpclient.Limits{MaxTools: cfg.MaxToolsPerSrc, MaxBytes: int64(cfg.MaxListBytes)}
+	return mcpclient.Limits{MaxTools: cfg.MaxToolsPerSrc, MaxBytes: int64(cfg.MaxListBytes), MaxResponseBytes: int64(cfg.MCPMaxResponseBytes)}
 }

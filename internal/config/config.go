@@ -104,6 +104,7 @@ type Config struct {
 	MCPCallTimeout         time.Duration // TOOLGATE_MCP_CALL_TIMEOUT: a proxied call, end to end
 	MCPConnectTimeout      time.Duration // TOOLGATE_MCP_CONNECT_TIMEOUT: connecting to a source within a call
 	MCPUpstreamConcurrency int           // TOOLGATE_MCP_UPSTREAM_CONCURRENCY: calls in flight per source
+	MCPMaxResponseBytes    int           // TOOLGATE_MCP_MAX_RESPONSE_BYTES: most bytes of one answer of an MCP server
 	MCPSessionIdle         time.Duration // TOOLGATE_MCP_SESSION_IDLE: idle time before a session leaves memory
 	MCPSessionKeep         time.Duration // TOOLGATE_MCP_SESSION_RETENTION: unused time before a session is deleted
 	// MCPLabelWindow is TOOLGATE_MCP_LABEL_WINDOW: how long after a find_tools a call of a
@@ -226,6 +227,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
 		MCPConnectTimeout:      r.duration("TOOLGATE_MCP_CONNECT_TIMEOUT", gateway.DefaultConnectTimeout),
 		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
+		MCPMaxResponseBytes:    r.integer("TOOLGATE_MCP_MAX_RESPONSE_BYTES", int(mcpclient.DefaultLimits.MaxResponseBytes), 64<<10, 1<<30),
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 		MCPLabelWindow:         r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute),

@@ -75,8 +75,9 @@ func (s *session) call(ctx context.Context, name string, rawArgs json.RawMessage
 
 // catalogName is the namespaced name of the tool the agent called name: name itself, or
 // the tool whose function name (catalog.FunctionName, the name the session's list and
-// find_tools show) it is. A name that resolves to nothing is returned as it is, for proxy
-// to refuse.
+// find_tools show) it is. A name that resolves to nothing, or to a tool of a source the
+// caller may not see, is returned as it is, for proxy to refuse: the refusal quotes the
+// name the agent gave, so a hidden tool is told apart from no tool by nothing.
 func (s *session) catalogName(ctx context.Context, name string) string {
 	s.mu.Lock()
 	bound := s.functions[name]
@@ -93,6 +94,9 @@ func (s *session) catalogName(ctx context.Context, name string) string {
 		if !errors.As(err, &nf) {
 			s.g.log.Warn("resolve function name", "session", s.id, "name", name, "err", err)
 		}
+		return name
+	}
+	if source, _, _ := catalog.SplitNamespaced(resolved); !allowed(s.callerOf(ctx), source) {
 		return name
 	}
 	return resolved
@@ -149,6 +153,11 @@ func (s *session) proxy(ctx context.Context, name string, rawArgs json.RawMessag
 			return toolErrorf(CodeUpstreamTimeout, "source %s did not answer within %s; try again later", tool.SourceName, s.g.opts.CallTimeout).result(), source
 		}
 		s.g.opts.Metrics.ObserveMCPProxy(tool.SourceName, metrics.MCPError, d)
+		var tooLarge *mcpclient.ResponseTooLargeError
+		if errors.As(err, &tooLarge) {
+			return toolErrorf(CodeUpstreamTooLarge, "source %s answered with more than %d bytes, the most toolgate relays (TOOLGATE_MCP_MAX_RESPONSE_BYTES); ask the tool for less",
+				tool.SourceName, tooLarge.Limit).result(), source
+		}
 		var refused *mcpclient.CommandNotAllowedError
 		if errors.As(err, &refused) {
 			// the command itself is the operator's configuration, not the caller's business

@@ -24,6 +24,9 @@ const (
 	CodeSearchFailed     = "search_failed"
 	CodeUpstreamTimeout  = "upstream_timeout"
 	CodeUpstreamError    = "upstream_unavailable"
+	// CodeUpstreamTooLarge: the source answered the call with more than
+	// TOOLGATE_MCP_MAX_RESPONSE_BYTES; the answer was not read past that, nor relayed.
+	CodeUpstreamTooLarge = "upstream_response_too_large"
 	// CodeCommandNotAllowed: the tool's mcp_stdio source runs a command the operator's
 	// allowlist (TOOLGATE_STDIO_COMMANDS) does not hold, so it is never started.
 	CodeCommandNotAllowed = "command_not_allowed"

@@ -119,6 +119,10 @@ type Options struct {
 	// call to a tool of a source whose command is not allowed starts nothing and fails
 	// with command_not_allowed. The zero value allows none.
 	Commands mcpclient.CommandPolicy
+	// MaxResponseBytes bounds one answer of a source server to a proxied call
+	// (TOOLGATE_MCP_MAX_RESPONSE_BYTES); a larger one fails the call with
+	// upstream_response_too_large. 0: mcpclient.DefaultLimits.MaxResponseBytes.
+	MaxResponseBytes int64
 	// Version is the serverInfo.version of every session, the binary's version (toolgate
 	// version); empty means "devel".
 	Version string
@@ -192,7 +196,7 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	return &Gateway{
 		pool: pool, q: db.New(pool), finder: finder, opts: opts,
-		upstreams: newUpstreamPool(opts.UpstreamConcurrency, opts.Commands, opts.ConnectTimeout),
+		upstreams: newUpstreamPool(opts.UpstreamConcurrency, mcpclient.Options{Commands: opts.Commands, Limits: mcpclient.Limits{MaxResponseBytes: opts.MaxResponseBytes}}, opts.ConnectTimeout),
 		log:       opts.Logger.With("component", "gateway"),
 		labels:    labeler{slots: make(chan struct{}, maxLabelWrites)},
 	}

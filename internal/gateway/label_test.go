@@ -263,11 +263,11 @@ func TestLabelsFromServerEverything(t *testing.T) {
 	config := map[string]any{"command": "node", "args": cmd[1:]}
 	raw, _ := json.Marshal(config)
 	policy := mcpclient.NewCommandPolicy([][]string{cmd})
-	up, err := gateway.Connect(ctx, "mcp_stdio", raw, policy)
+	up, err := gateway.Connect(ctx, "mcp_stdio", raw, mcpclient.Options{Commands: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed, err := up.ListTools(ctx, nil)
+	listed, err := up.ClientSession.ListTools(ctx, nil)
 	_ = up.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -20,18 +20,16 @@ import (
 // through the same client the sync uses (internal/mcpclient): credentials (headers,
 // environment) come only from the source's stored config, and a stdio server sees none of
 // toolgate's own environment. The pool reconnects a broken session itself, so the HTTP
-// transport does not retry on its own. A stdio command that commands does not allow is
-// never started (*mcpclient.CommandNotAllowedError).
-func Connect(ctx context.Context, kind db.SourceKind, config json.RawMessage, commands mcpclient.CommandPolicy) (*mcp.ClientSession, error) {
+// transport does not retry on its own. A stdio command that opts.Commands does not allow is
+// never started (*mcpclient.CommandNotAllowedError); every answer of the server is bounded
+// by opts.Limits.MaxResponseBytes.
+func Connect(ctx context.Context, kind db.SourceKind, config json.RawMessage, opts mcpclient.Options) (*mcpclient.Session, error) {
 	cfg, err := mcpclient.ParseConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	s, err := mcpclient.Connect(ctx, kind, cfg, mcpclient.Options{NoRetries: true, Commands: commands})
-	if err != nil {
-		return nil, err
-	}
-	return s.ClientSession, nil
+	opts.NoRetries = true
+	return mcpclient.Connect(ctx, kind, cfg, opts)
 }
 
 // DefaultConnectTimeout bounds connecting to a source within a proxied call: long enough
@@ -42,7 +40,7 @@ const DefaultConnectTimeout = 20 * time.Second
 // upstreamPool keeps one client session per source, reused by every call, reconnected after
 // a failure, with at most `limit` calls in flight per source.
 type upstreamPool struct {
-	connect func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error)
+	connect func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error)
 	// connectTimeout bounds a connection attempt when the call's own deadline is further
 	// away (Options.ConnectTimeout).
 	connectTimeout time.Duration
@@ -58,12 +56,12 @@ type upstream struct {
 	mu      sync.Mutex
 	kind    db.SourceKind
 	config  json.RawMessage
-	session *mcp.ClientSession
+	session *mcpclient.Session
 }
 
-func newUpstreamPool(limit int, commands mcpclient.CommandPolicy, connectTimeout time.Duration) *upstreamPool {
-	connect := func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
-		return Connect(ctx, kind, config, commands)
+func newUpstreamPool(limit int, opts mcpclient.Options, connectTimeout time.Duration) *upstreamPool {
+	connect := func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error) {
+		return Connect(ctx, kind, config, opts)
 	}
 	return &upstreamPool{connect: connect, connectTimeout: connectTimeout, limit: limit, conns: map[string]*upstream{}}
 }
@@ -97,11 +95,15 @@ func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKi
 		if err == nil {
 			return res, nil
 		}
-		// A JSON-RPC error is the server answering, and a call that ran out of time or was
-		// cancelled says nothing about the connection: the session stays for other calls.
-		// Anything else may be a broken connection, so the next call starts a fresh session.
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) || ctx.Err() != nil {
+		// A JSON-RPC error is the server answering, an answer too large was refused without
+		// reading the rest, and a call that ran out of time or was cancelled says nothing
+		// about the connection: the session stays for other calls. Anything else may be a
+		// broken connection, so the next call starts a fresh session.
+		var (
+			rpcErr   *jsonrpc.Error
+			tooLarge *mcpclient.ResponseTooLargeError
+		)
+		if errors.As(err, &rpcErr) || errors.As(err, &tooLarge) || ctx.Err() != nil {
 			return nil, &UpstreamError{Source: source, Err: cfg.Scrub(err)}
 		}
 		u.drop(session)
@@ -116,8 +118,8 @@ func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKi
 }
 
 // get returns the source's session, connecting (or reconnecting after a config change) first.
-func (u *upstream) get(ctx context.Context, connect func(context.Context, db.SourceKind, json.RawMessage) (*mcp.ClientSession, error),
-	connectTimeout time.Duration, kind db.SourceKind, config json.RawMessage) (*mcp.ClientSession, error) {
+func (u *upstream) get(ctx context.Context, connect func(context.Context, db.SourceKind, json.RawMessage) (*mcpclient.Session, error),
+	connectTimeout time.Duration, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session != nil && u.kind == kind && bytes.Equal(u.config, config) {
@@ -139,7 +141,7 @@ func (u *upstream) get(ctx context.Context, connect func(context.Context, db.Sou
 	return session, nil
 }
 
-func (u *upstream) drop(s *mcp.ClientSession) {
+func (u *upstream) drop(s *mcpclient.Session) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session == s {

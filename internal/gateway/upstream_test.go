@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 )
@@ -26,10 +24,10 @@ func TestUpstreamConnectTimeoutIsTheSetting(t *testing.T) {
 		{"call nearer", time.Hour, 50 * time.Second, 49 * time.Second, 50 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newUpstreamPool(1, mcpclient.CommandPolicy{}, tc.connect)
+			p := newUpstreamPool(1, mcpclient.Options{}, tc.connect)
 			var left time.Duration
 			refused := errors.New("refused")
-			p.connect = func(ctx context.Context, _ db.SourceKind, _ json.RawMessage) (*mcp.ClientSession, error) {
+			p.connect = func(ctx context.Context, _ db.SourceKind, _ json.RawMessage) (*mcpclient.Session, error) {
 				deadline, ok := ctx.Deadline()
 				if !ok {
 					t.Fatal("connect without a deadline")

@@ -5,11 +5,13 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -43,10 +45,11 @@ func ParseConfig(raw []byte) (Config, error) {
 	return cfg, nil
 }
 
-// Limits bound what one listing of a server's tools may cost: an upstream decides how many
-// tools it lists, how large they are and whether its pagination ends, and a sync must end
-// in bounded time and memory whatever it decides. A listing over a limit fails (kind
-// Protocol), so the source's stored tools stay as they are.
+// Limits bound what a server's answers may cost: an upstream decides how many tools it
+// lists, how large they are, whether its pagination ends and how large an answer to a call
+// is, and toolgate must stay within bounded time and memory whatever it decides. A listing
+// over a limit fails (kind Protocol), so the source's stored tools stay as they are; a call
+// whose answer is over MaxResponseBytes fails with a *ResponseTooLargeError.
 type Limits struct {
 	// MaxTools is the most tools a listing may hold (TOOLGATE_MAX_TOOLS_PER_SOURCE); 0:
 	// DefaultLimits.MaxTools.
@@ -55,10 +58,16 @@ type Limits struct {
 	// (TOOLGATE_MAX_LIST_BYTES), counted on the wire, over all pages; 0:
 	// DefaultLimits.MaxBytes.
 	MaxBytes int64
+	// MaxResponseBytes is the most bytes of one answer of the server
+	// (TOOLGATE_MCP_MAX_RESPONSE_BYTES): over HTTP a JSON answer's body, or everything a
+	// server-sent event stream carries for one call or listing page, and each event of
+	// any stream; over stdio one line. 0: DefaultLimits.MaxResponseBytes.
+	MaxResponseBytes int64
 }
 
-// DefaultLimits are the limits of a listing when none are configured.
-var DefaultLimits = Limits{MaxTools: 10_000, MaxBytes: 64 << 20}
+// DefaultLimits are the limits when none are configured. 16 MiB per answer is the go-sdk's
+// own bound on a stdio line and on a server-sent event.
+var DefaultLimits = Limits{MaxTools: 10_000, MaxBytes: 64 << 20, MaxResponseBytes: 16 << 20}
 
 // MaxPages bounds the tools/list pages of one listing, and a cursor the server already
 // gave ends the listing at once: a server whose cursors never end (or cycle) cannot keep
@@ -72,7 +81,27 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultLimits.MaxBytes
 	}
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = DefaultLimits.MaxResponseBytes
+	}
 	return l
+}
+
+// ResponseTooLargeError is an answer of the server over Limits.MaxResponseBytes: toolgate
+// stopped reading it, and the call (or listing) it answered fails.
+type ResponseTooLargeError struct{ Limit int64 }
+
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("the server's answer is larger than %d bytes (TOOLGATE_MCP_MAX_RESPONSE_BYTES)", e.Limit)
+}
+
+// RedirectError is an HTTP redirect from an mcp_http server, which toolgate never follows:
+// following it would send the source's configured headers and the caller's arguments to
+// wherever the server points (another host, or an internal address only toolgate reaches).
+type RedirectError struct{ Status int }
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("the server answered with redirect %d, which toolgate does not follow: configure the source with the URL the server answers at", e.Status)
 }
 
 // ListTooLargeError is a listing over one of its Limits (or MaxPages).
@@ -185,6 +214,8 @@ func classify(ctx context.Context, op string, err error, readErr error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		kind = Timeout
+	case errors.As(err, new(*RedirectError)) || errors.As(err, new(*ResponseTooLargeError)):
+		kind = Protocol
 	case readErr != nil && !isClosed(readErr):
 		kind = Protocol
 	case errors.As(err, &rpcErr):
@@ -260,8 +291,8 @@ type Options struct {
 	NoRetries bool
 	// Commands are the programs an mcp_stdio source may start; the zero value allows none.
 	Commands CommandPolicy
-	// Limits bound a listing of the session's tools (Session.ListTools); the zero value is
-	// DefaultLimits.
+	// Limits bound a listing of the session's tools (Session.ListTools) and every answer of
+	// the server; a zero field is its DefaultLimits value.
 	Limits Limits
 }
 
@@ -280,6 +311,7 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 			return nil, err
 		}
 	}
+	limits := opts.Limits.withDefaults()
 	copts := &mcp.ClientOptions{}
 	if opts.ToolListChanged != nil {
 		copts.ToolListChangedHandler = func(ctx context.Context, _ *mcp.ToolListChangedRequest) { opts.ToolListChanged(ctx) }
@@ -298,14 +330,20 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 		// The server gets its own process group, so a terminal's Ctrl-C reaches toolgate,
 		// which then closes the session (and the server with its children) in order.
 		transport = watchedTransport{
-			Transport: &stdioTransport{cmd: cmd, terminate: 2 * time.Second, budget: budget},
+			Transport: &stdioTransport{cmd: cmd, terminate: 2 * time.Second, budget: budget, maxLine: limits.MaxResponseBytes},
 			readErr:   &readErr,
 		}
 	case KindHTTP:
+		u, _ := url.Parse(cfg.URL) // Validate parsed it
 		transport = &mcp.StreamableClientTransport{
-			Endpoint:             cfg.URL,
-			HTTPClient:           &http.Client{Transport: headerTransport{headers: cfg.Headers, base: http.DefaultTransport, budget: budget}},
+			Endpoint: cfg.URL,
+			HTTPClient: &http.Client{
+				Transport: headerTransport{headers: cfg.Headers, origin: origin(u), base: http.DefaultTransport,
+					budget: budget, maxResponse: limits.MaxResponseBytes},
+				CheckRedirect: refuseRedirect,
+			},
 			DisableStandaloneSSE: opts.ToolListChanged == nil,
+			MaxEventSize:         int(limits.MaxResponseBytes),
 		}
 		if opts.NoRetries {
 			transport.(*mcp.StreamableClientTransport).MaxRetries = -1
@@ -315,7 +353,7 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 	if err != nil {
 		return nil, cfg.Scrub(classify(ctx, "connect", err, readErr.get()))
 	}
-	return &Session{ClientSession: cs, readErr: &readErr, cfg: cfg, limits: opts.Limits.withDefaults(), budget: budget}, nil
+	return &Session{ClientSession: cs, readErr: &readErr, cfg: cfg, limits: limits, budget: budget}, nil
 }
 
 // stdioEnv is the environment of a stdio server: PATH and HOME from toolgate's (so that
@@ -334,26 +372,161 @@ func stdioEnv(extra map[string]string) []string {
 	return env
 }
 
-// headerTransport adds a source's configured headers to every request, and counts the
-// bytes of every response body against the session's budget.
+// headerTransport adds a source's configured headers to the requests to the source's own
+// origin (scheme, host and port of its URL), counts the bytes of every response body against
+// the session's budget, and bounds every answer by maxResponse:
+//   - a JSON answer is read here, whole, before the go-sdk sees it; one over the bound is
+//     refused with a *ResponseTooLargeError from RoundTrip, which fails that request only
+//     (the go-sdk would end the whole session on a body it failed to read);
+//   - a server-sent event stream answering a call or listing page (a request of Session)
+//     is counted over all its events, and cancels its request past the bound; every event
+//     of every stream is bounded by the go-sdk (MaxEventSize), the standalone stream only so;
+//   - any other body (an error page) is cut at the bound.
 type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-	budget  *byteBudget
+	headers     map[string]string
+	origin      string
+	base        http.RoundTripper
+	budget      *byteBudget
+	maxResponse int64
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && origin(r.URL) == t.origin {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
 		}
 	}
 	resp, err := t.base.RoundTrip(r)
-	if err == nil && t.budget != nil {
+	if err != nil {
+		return resp, err
+	}
+	if t.budget != nil {
 		resp.Body = countedBody{ReadCloser: resp.Body, budget: t.budget}
 	}
-	return resp, err
+	req := requestOf(r.Context())
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode/100 == 2 && mediaType == "application/json":
+		body, n, err := readBounded(resp.Body, resp.ContentLength, t.maxResponse)
+		resp.Body.Close()
+		if err != nil {
+			if errors.As(err, new(*ResponseTooLargeError)) && req != nil {
+				req.tooLarge.Store(true)
+			}
+			return nil, err
+		}
+		resp.Body, resp.ContentLength = io.NopCloser(body), n
+	case mediaType == "text/event-stream":
+		if req != nil {
+			resp.Body = requestBody{ReadCloser: resp.Body, req: req, limit: t.maxResponse}
+		}
+	default:
+		resp.Body = boundedBody{ReadCloser: resp.Body, read: &atomic.Int64{}, limit: t.maxResponse}
+	}
+	return resp, nil
+}
+
+// origin is the scheme, host and port of u, which decides whether a request may carry a
+// source's configured headers.
+func origin(u *url.URL) string { return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) }
+
+// refuseRedirect is the CheckRedirect of every mcp_http source: a redirect is never
+// followed, so no request (and no Referer) reaches a location the source's configuration
+// does not name.
+func refuseRedirect(r *http.Request, _ []*http.Request) error {
+	return &RedirectError{Status: r.Response.StatusCode}
+}
+
+// readBounded reads a whole body of at most limit bytes; size is its announced length (-1:
+// unknown), refused at once when over the limit. The body is kept in chunks of at most 1 MiB
+// rather than one buffer grown by doubling: an answer refused at the limit has taken no more
+// than the limit, not two or three times it.
+func readBounded(r io.Reader, size, limit int64) (io.Reader, int64, error) {
+	if size > limit {
+		return nil, 0, &ResponseTooLargeError{Limit: limit}
+	}
+	const chunk = 1 << 20
+	next := int64(64 << 10)
+	if size >= 0 {
+		next = size + 1
+	}
+	var (
+		parts []io.Reader
+		read  int64
+	)
+	for {
+		buf := make([]byte, min(next, chunk, limit+1-read))
+		n, err := io.ReadFull(r, buf)
+		read += int64(n)
+		if read > limit {
+			return nil, 0, &ResponseTooLargeError{Limit: limit}
+		}
+		parts = append(parts, bytes.NewReader(buf[:n]))
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return io.MultiReader(parts...), read, nil
+		case err != nil:
+			return nil, 0, err
+		}
+		next = chunk
+	}
+}
+
+// request is one call or listing page of a Session, which the transport finds in the
+// request's context: what the server sent in answer to it, and how to stop it.
+type request struct {
+	read     atomic.Int64
+	tooLarge atomic.Bool
+	cancel   context.CancelFunc
+}
+
+type requestKey struct{}
+
+func requestOf(ctx context.Context) *request {
+	req, _ := ctx.Value(requestKey{}).(*request)
+	return req
+}
+
+// startRequest is the context of one request of a Session; the caller calls its cancel.
+func startRequest(ctx context.Context) (context.Context, *request, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	req := &request{cancel: cancel}
+	return context.WithValue(ctx, requestKey{}, req), req, cancel
+}
+
+// requestBody is a server-sent event stream answering a request: past the limit it cancels
+// the request, which ends the stream without ending the session (a read error alone would
+// make the go-sdk resume the stream or fail the session).
+type requestBody struct {
+	io.ReadCloser
+	req   *request
+	limit int64
+}
+
+func (b requestBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.req.read.Add(int64(n)) > b.limit {
+		b.req.tooLarge.Store(true)
+		b.req.cancel()
+		return 0, &ResponseTooLargeError{Limit: b.limit}
+	}
+	return n, err
+}
+
+// boundedBody fails reads past limit bytes.
+type boundedBody struct {
+	io.ReadCloser
+	read  *atomic.Int64
+	limit int64
+}
+
+func (b boundedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.read.Add(int64(n)) > b.limit {
+		return 0, &ResponseTooLargeError{Limit: b.limit}
+	}
+	return n, err
 }
 
 // countedBody is a response body read against a byteBudget.
@@ -371,9 +544,8 @@ func (b countedBody) Read(p []byte) (int, error) {
 }
 
 // byteBudget counts the bytes read from a server. While a listing runs it has a limit, and
-// a read past it fails: the go-sdk reads a whole message (up to 16 MiB on stdio, a JSON
-// response over HTTP without any bound) before handing it over, so counting the decoded
-// tools afterwards would come too late.
+// a read past it fails: the go-sdk reads a whole message (up to Limits.MaxResponseBytes)
+// before handing it over, so counting the decoded tools afterwards would come too late.
 type byteBudget struct {
 	read    atomic.Int64
 	limit   atomic.Int64 // the count past which reads fail; 0: none
@@ -416,10 +588,15 @@ func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	for page := 1; ; page++ {
-		res, err := s.ClientSession.ListTools(ctx, params)
+		rctx, req, cancel := startRequest(ctx)
+		res, err := s.ClientSession.ListTools(rctx, params)
+		cancel()
 		if err != nil {
 			if s.budget.tripped.Load() {
 				return nil, tooLarge("more than %d bytes", s.limits.MaxBytes)
+			}
+			if req.tooLarge.Load() {
+				return nil, tooLarge("an answer of more than %d bytes (TOOLGATE_MCP_MAX_RESPONSE_BYTES)", s.limits.MaxResponseBytes)
 			}
 			return nil, s.cfg.Scrub(classify(ctx, "list tools", err, s.readErr.get()))
 		}
@@ -445,6 +622,20 @@ func (s *Session) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 		seen[res.NextCursor] = true
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
+}
+
+// CallTool runs tools/call on the session's server. An answer over the session's
+// Limits.MaxResponseBytes fails the call with a *ResponseTooLargeError and leaves the session
+// usable for other calls (over stdio, where an answer is a line of the one stream, the
+// session ends with it).
+func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	ctx, req, cancel := startRequest(ctx)
+	defer cancel()
+	res, err := s.ClientSession.CallTool(ctx, params)
+	if req.tooLarge.Load() {
+		return nil, &ResponseTooLargeError{Limit: s.limits.MaxResponseBytes}
+	}
+	return res, err
 }
 
 // List connects with cfg, lists the tools and closes the session, all within timeout; a

@@ -28,6 +28,8 @@ type stdioTransport struct {
 	terminate time.Duration
 	// budget counts the bytes read from the server's stdout (nil: not counted).
 	budget *byteBudget
+	// maxLine bounds one line (one message) of the server.
+	maxLine int64
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -57,7 +59,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	p := &serverProcess{cmd: t.cmd, stdin: stdinW, stdout: stdoutR, exited: exited, terminate: t.terminate}
-	return (&mcp.IOTransport{Reader: serverOutput{p: p, budget: t.budget}, Writer: p}).Connect(ctx)
+	return (&mcp.IOTransport{Reader: serverOutput{p: p, budget: t.budget}, Writer: p, MaxLineLength: int(t.maxLine)}).Connect(ctx)
 }
 
 // serverProcess is a running stdio server: its stdin, its stdout and its exit.
