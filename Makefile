@@ -15,8 +15,11 @@ test-short:
 	TOOLGATE_TEST_DATABASE_URL=$${TOOLGATE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable} \
 		go test -short -count=1 ./...
 
+# toolgate is the served binary; toolgate-bench holds the benchmarks (`toolgate bench` runs
+# the one beside it), so that toolgate links neither the Bleve peer nor the plotting library.
 build:
 	go build -o bin/toolgate ./cmd/toolgate
+	go build -o bin/toolgate-bench ./cmd/toolgate-bench
 
 # Regenerates internal/db from sql/queries and migrations (needs sqlc v1.31.1:
 # go install github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1), then what is derived from sqlc's

@@ -256,7 +256,7 @@ func (s *Server) jobJSON(c echo.Context, status int, job *rivertype.JobRow) erro
 // been abandoned by its process.
 func (s *Server) abandonedAfter(kind string) time.Duration {
 	if s.deps.AbandonedAfter == nil {
-		return jobs.Deps{}.AbandonedAfter(kind)
+		return jobs.DefaultAbandonedAfter(kind)
 	}
 	return s.deps.AbandonedAfter(kind)
 }

@@ -76,6 +76,10 @@ func (d Deps) Timeout(kind string) time.Duration {
 // same timeouts for this to hold across instances.
 func (d Deps) AbandonedAfter(kind string) time.Duration { return d.Timeout(kind) + WindDown }
 
+// DefaultAbandonedAfter is AbandonedAfter with the default timeouts, for a caller that was
+// given none (the API of a process without workers).
+func DefaultAbandonedAfter(kind string) time.Duration { return Deps{}.AbandonedAfter(kind) }
+
 // rescueAfter is Options.RescueAfter, or, when unset, WindDown more than the longest job
 // timeout (11 minutes with the defaults: the re-weight's 10).
 func (d Deps) rescueAfter(opts Options) time.Duration {

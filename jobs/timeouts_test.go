@@ -46,6 +46,9 @@ func TestJobTimeouts(t *testing.T) {
 			if got := d.AbandonedAfter(kind); got != w+WindDown {
 				t.Errorf("%s: AbandonedAfter(%s) = %v, want %v", tc.name, kind, got, w+WindDown)
 			}
+			if got := DefaultAbandonedAfter(kind); tc.name == "defaults" && got != w+WindDown {
+				t.Errorf("DefaultAbandonedAfter(%s) = %v, want %v", kind, got, w+WindDown)
+			}
 			if wt, ok := workers[kind]; ok && wt != w {
 				t.Errorf("%s: the %s worker's timeout is %v, Deps says %v", tc.name, kind, wt, w)
 			}

@@ -1,166 +1,58 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"flag"
+	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/toolgate/toolgate/internal/bench"
-	"github.com/toolgate/toolgate/internal/catalog"
+	"os/exec"
+	"path/filepath"
 )
 
-// benchCommand is one `toolgate bench` subcommand.
-type benchCommand struct {
-	run  command
-	help string
-}
+// benchProgram is the program that holds the benchmarks (cmd/toolgate-bench): toolgate, the
+// served binary, does not link them, nor the Bleve peer and the plotting library they use.
+const benchProgram = "toolgate-bench"
 
-// benchCommands is the registry of `toolgate bench` subcommands: one line per benchmark.
-var benchCommands = map[string]benchCommand{
-	"catalog":   {runBenchCatalog, "time catalog.Parse and Hash of a tool catalog (default: the 5,000-tool ScaleMCP build)"},
-	"search":    {runBenchSearch, "POST /search (hybrid, k=10) over HTTP and the bare KNN query on catalogs of --tools sizes (database toolgate_bench_<n>)"},
-	"peer":      {runBenchPeer, "POST /search next to a Bleve keyword index of the same catalog over HTTP (short and long requests, planned and unplanned), interleaved in --rounds"},
-	"load":      {runBenchLoad, "POST /search from 8, 32 and 128 clients for --duration each on a 50,000-tool catalog, with errors and Go heap"},
-	"ingest":    {runBenchIngest, "time import and PUT /v1/sources/{name}/tools of --tools sizes until lexically searchable (fresh database toolgate_bench_ingest)"},
-	"sync":      {runBenchSync, "time the diff of a sync of a 5,000-tool source, unchanged and 1% changed (temporary source)"},
-	"analytics": {runBenchAnalytics, "GET /admin/analytics/* on a seeded log of --searches searches and --tools tools, before and after the rollup (fresh database toolgate_bench_analytics)"},
-}
+// exitError is the exit code of a program toolgate ran, which has printed its own error.
+type exitError struct{ code int }
 
-// benchFlags are the harness flags every bench subcommand shares.
-type benchFlags struct {
-	warmup      *int
-	runs        *int
-	duration    *string
-	concurrency *string
-	png         *string
-}
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// benchDefaults are a subcommand's defaults of the harness flags, which --help shows.
-type benchDefaults struct {
-	warmup, runs int
-	duration     string // "": --runs decides
-	concurrency  string
-}
-
-// benchDefault are the harness flags' defaults of a subcommand that sets only --runs.
-func benchDefault(runs int) benchDefaults {
-	return benchDefaults{warmup: 3, runs: runs, concurrency: "1"}
-}
-
-func addBenchFlags(fs *flag.FlagSet, d benchDefaults) *benchFlags {
-	return &benchFlags{
-		warmup:      fs.Int("warmup", d.warmup, "unmeasured warm-up operations"),
-		runs:        fs.Int("runs", d.runs, "measured operations per concurrency level"),
-		duration:    fs.String("duration", d.duration, "measure for this long instead of --runs (e.g. 30s)"),
-		concurrency: fs.String("concurrency", d.concurrency, "comma-separated worker counts to run, e.g. 1,2,4"),
-		png:         fs.String("png", "", "write a plot of the results to this PNG file"),
-	}
-}
-
-// options turns the flags into one harness configuration per concurrency level.
-func (f *benchFlags) options() ([]bench.Options, error) {
-	base := bench.Options{Warmup: *f.warmup, Runs: *f.runs}
-	if *f.duration != "" {
-		d, err := time.ParseDuration(*f.duration)
+// runBench runs toolgate-bench with args: the one beside this binary, else the one on PATH.
+// Its own help says where toolgate-bench is, whose help lists the benchmarks.
+func runBench(ctx context.Context, env *cliEnv, args []string) error {
+	path, err := benchPath()
+	if len(args) > 0 && isHelp(args[0]) {
+		writeHelp(env.stdout, "bench", nil)
 		if err != nil {
-			return nil, &usageError{msg: "--duration: " + err.Error()}
-		}
-		base.Duration = d
-	}
-	var out []bench.Options
-	for part := range strings.SplitSeq(*f.concurrency, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 1 {
-			return nil, &usageError{msg: fmt.Sprintf("--concurrency: %q is not a positive worker count", part)}
-		}
-		o := base
-		o.Concurrency = n
-		if err := o.Validate(); err != nil {
-			return nil, &usageError{msg: err.Error()}
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-// writeBenchReport prints a Markdown section: the command, the machine and the table.
-func writeBenchReport(w io.Writer, title string, args []string, m bench.Machine, results []bench.Result) {
-	fmt.Fprintf(w, "### %s\n\nCommand: `toolgate %s`\n\nMachine: %s\n\n%s", title, strings.Join(args, " "), m, bench.Table(results))
-}
-
-// runBenchCatalog times parsing and hashing a whole catalog file, the CPU work of every sync
-// of a large source before any SQL runs.
-func runBenchCatalog(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags("bench catalog", env)
-	file := fs.String("file", "testdata/scalemcp-1000/tools.jsonl", "catalog file in any format catalog.Parse reads")
-	bf := addBenchFlags(fs, benchDefault(30))
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	levels, err := bf.options()
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(*file)
-	if err != nil {
-		return err
-	}
-	tools, err := catalog.Parse(bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	ops := []struct {
-		name string
-		op   bench.Op
-	}{
-		{"parse", func(context.Context, int) error {
-			_, err := catalog.Parse(bytes.NewReader(data))
-			return err
-		}},
-		{"hash", func(context.Context, int) error {
-			for i := range tools {
-				_ = tools[i].Hash()
-			}
+			fmt.Fprintf(env.stdout, "\n%v\n", err)
 			return nil
-		}},
-		{"parse+hash", func(context.Context, int) error {
-			ts, err := catalog.Parse(bytes.NewReader(data))
-			for i := range ts {
-				_ = ts[i].Hash()
-			}
-			return err
-		}},
+		}
+		fmt.Fprintf(env.stdout, "\n%s --help:\n\n", path)
+		args = args[:1]
+	} else if err != nil {
+		return err
 	}
-	var results []bench.Result
-	series := make([]bench.Series, len(ops))
-	for i, o := range ops {
-		series[i].Name = o.name
-		for _, opts := range levels {
-			name := fmt.Sprintf("%s %d tools (%d KiB)", o.name, len(tools), len(data)>>10)
-			r, err := bench.Run(ctx, name, opts, o.op)
-			if err != nil {
-				return err
-			}
-			if r.FirstError != nil {
-				return fmt.Errorf("%s: %w", name, r.FirstError)
-			}
-			env.log.Info("bench catalog", "result", r.String())
-			results = append(results, r)
-			series[i].X = append(series[i].X, float64(opts.Concurrency))
-			series[i].Y = append(series[i].Y, r.Throughput*float64(len(tools)))
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, env.stdout, env.stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return &exitError{code: ee.ExitCode()}
+	}
+	return err
+}
+
+// benchPath finds toolgate-bench beside the running binary or on PATH.
+func benchPath() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), benchProgram)
+		if st, err := os.Stat(beside); err == nil && !st.IsDir() {
+			return beside, nil
 		}
 	}
-	writeBenchReport(env.stdout, "Catalog parsing and hashing", append([]string{"bench", "catalog"}, args...), bench.DescribeMachine(""), results)
-	if *bf.png != "" {
-		if err := bench.LinePNG(*bf.png, "Catalog parse and hash throughput", "workers", "tools per second", series); err != nil {
-			return err
-		}
+	if path, err := exec.LookPath(benchProgram); err == nil {
+		return path, nil
 	}
-	return nil
+	return "", fmt.Errorf("the benchmarks are the program %s, found neither beside toolgate nor on PATH: build it with `make build` or `go build -o bin/%s ./cmd/%s` (docs/benchmarks.md)", benchProgram, benchProgram, benchProgram)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,41 +77,5 @@ func TestDatasetCommand(t *testing.T) {
 		if code, _, _ := runCLI(t, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
-	}
-}
-
-func TestBenchCatalog(t *testing.T) {
-	dir := t.TempDir()
-	file := writeFile(t, dir, "tools.jsonl", `{"name":"a","description":"A.","input_schema":{"type":"object"}}`+"\n"+`{"name":"b","description":"B.","input_schema":{"type":"object"}}`+"\n")
-	plot := filepath.Join(dir, "catalog.png")
-	code, out, errOut := runCLI(t, nil, "bench", "catalog", "--file", file, "--runs", "3", "--warmup", "1", "--concurrency", "1,2", "--png", plot)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{"### Catalog parsing and hashing", "Command: `toolgate bench catalog --file", "Machine: ", "| parse 2 tools (0 KiB) | 1 | 3 | 0 |", "| parse+hash 2 tools (0 KiB) | 2 | 3 | 0 |"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
-	f, err := os.Open(plot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Fatal(err)
-	}
-
-	code, out, _ = runCLI(t, nil, "bench", "--help")
-	if code != 0 || !strings.Contains(out, "catalog") {
-		t.Fatalf("bench --help: exit %d\n%s", code, out)
-	}
-	for _, args := range [][]string{{"bench"}, {"bench", "nope"}, {"bench", "catalog", "--concurrency", "0"}, {"bench", "catalog", "--runs", "0"}, {"bench", "catalog", "--duration", "soon"}} {
-		if code, _, _ := runCLI(t, nil, args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
-	}
-	if code, _, _ := runCLI(t, nil, "bench", "catalog", "--file", filepath.Join(dir, "missing.jsonl")); code != 1 {
-		t.Errorf("missing file: exit %d, want 1", code)
 	}
 }

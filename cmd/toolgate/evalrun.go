@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/vectors"
 	"github.com/toolgate/toolgate/jobs"
@@ -166,7 +167,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	configs := evalConfigs(o, profiles)
 	fmt.Fprintf(env.stderr, "eval: run %s: %d configurations × %d queries of %s (sha256 %.12s)\n",
 		info.ID, len(configs), len(queries), ds.Info.Path, ds.Info.SHA256)
-	embedder := newEmbedder(env.cfg, env.providerObserver())
+	embedder := setup.Embedder(env.cfg, env.providerObserver())
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}
@@ -207,7 +208,7 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	enrichSecs := time.Since(enrichStart).Seconds()
 
 	components := evalComponents(env.cfg, vocabulary)
-	enricher := newEnricher(env.cfg, env.providerObserver()).Model()
+	enricher := setup.Enricher(env.cfg, env.providerObserver()).Model()
 	queryStart := time.Now()
 	var runs []evalLine
 	for _, c := range configs {
@@ -594,7 +595,7 @@ func withDatabase(conn, name string) string {
 func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder, tools []catalog.Tool, questions int) (enrichFailures, error) {
 	var failures enrichFailures
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: env.cfg.SearchLogKeep,
-		SyncTimeout: env.cfg.SyncTimeout, Embedder: embedder, Enricher: newEnricher(env.cfg, env.providerObserver()), Questions: questions,
+		SyncTimeout: env.cfg.SyncTimeout, Embedder: embedder, Enricher: setup.Enricher(env.cfg, env.providerObserver()), Questions: questions,
 		MCPSessionKeep: env.cfg.MCPSessionKeep},
 		jobs.Options{Work: true, MaxWorkers: 2 * runtime.NumCPU(), PollOnly: env.cfg.RiverPollOnly})
 	if err != nil {

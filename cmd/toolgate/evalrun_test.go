@@ -157,10 +157,10 @@ func TestEvalDatasetBadInput(t *testing.T) {
 	// Bad search settings fail in one line, before anything is read or connected to.
 	for _, args := range [][]string{
 		{"eval", dir, "--set", "nope=1"},
-		{"eval", dir, "--set", "k1"},
+		{"eval", dir, "--set", "k_rrf"},
 		{"eval", dir, "--vary", "k_rrf=30,abc"},
 		{"eval", dir, "--set", "candidates=0"},
-		{"eval", dir, "--set", "k1=1", "--vary", "k1=1,2"},
+		{"eval", dir, "--set", "k_rrf=1", "--vary", "k_rrf=1,2"},
 	} {
 		unreachable := map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/x"}
 		if code, _, errOut := runCLI(t, unreachable, args...); code != 2 || strings.Count(errOut, "\n") != 1 {

@@ -106,7 +106,7 @@ func TestEvalSettingKeys(t *testing.T) {
 		want       any
 	}{
 		{"k_rrf", "30", 30.0}, {"weight_vector", "0.5", 0.5}, {"candidates", "7", 7}, {"postings", "1", 1},
-		{"lexical_terms", "3", 3}, {"ef_search", "100", 100}, {"k1", "0.9", 0.9}, {"b", "0", 0.0},
+		{"lexical_terms", "3", 3}, {"ef_search", "100", 100}, {"vector_confidence", "0.9", 0.9}, {"weight_meaning", "0", 0.0},
 		{"embed_timeout", "500ms", "500ms"}, {"rerank_top_n", "10", 10},
 		{"fusion", "dbsf", search.FusionDBSF}, {"query_idf", "true", true},
 	} {
@@ -148,17 +148,17 @@ func TestSettingVariations(t *testing.T) {
 		sets, varies []string
 		want         string
 	}{
-		{[]string{"fusion_method=rrf"}, nil, `--set: unknown search setting "fusion_method" (have b, candidates,`},
+		{[]string{"fusion_method=rrf"}, nil, `--set: unknown search setting "fusion_method" (have candidates,`},
 		{[]string{"fusion=max"}, nil, `--set fusion: "max" is not one of rrf, minmax, dbsf`},
 		{[]string{"query_idf=maybe"}, nil, `--set query_idf: "maybe" is not true or false`},
-		{[]string{"k1"}, nil, `--set: want key=value, got "k1"`},
-		{[]string{"k1=fast"}, nil, `--set k1: "fast" is not a number`},
-		{[]string{"b=2"}, nil, `--set b: 2 is out of range 0..1`},
+		{[]string{"k_rrf"}, nil, `--set: want key=value, got "k_rrf"`},
+		{[]string{"k_rrf=fast"}, nil, `--set k_rrf: "fast" is not a number`},
+		{[]string{"vector_confidence=2"}, nil, `--set vector_confidence: 2 is out of range 0..1`},
 		{[]string{"candidates=0"}, nil, `--set candidates: 0 is out of range 1..1000`},
 		{[]string{"candidates=2.5"}, nil, `--set candidates: "2.5" is not an integer`},
 		{[]string{"embed_timeout=0s"}, nil, `--set embed_timeout: "0s" is not a positive duration`},
-		{[]string{"k1=1", "k1=2"}, nil, `--set: k1 is already given by --set`},
-		{[]string{"k1=1"}, []string{"k1=1,2"}, `--vary: k1 is already given by --set`},
+		{[]string{"k_rrf=1", "k_rrf=2"}, nil, `--set: k_rrf is already given by --set`},
+		{[]string{"k_rrf=1"}, []string{"k_rrf=1,2"}, `--vary: k_rrf is already given by --set`},
 		{nil, []string{"k_rrf=10,abc"}, `--vary k_rrf: "abc" is not a number`},
 		{nil, []string{"k_rrf=10,10"}, `--vary k_rrf: 10 is given twice`},
 		{nil, []string{"k_rrf="}, `--vary: want key=v1,v2,..., got "k_rrf="`},

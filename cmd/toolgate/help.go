@@ -32,10 +32,6 @@ type cliCommand struct {
 var commands map[string]*cliCommand
 
 func init() {
-	benchSubs := make(map[string]*cliCommand, len(benchCommands))
-	for name, b := range benchCommands {
-		benchSubs[name] = &cliCommand{run: b.run, usage: "toolgate bench " + name + " [flags]", about: b.help + " (docs/benchmarks.md)."}
-	}
 	commands = map[string]*cliCommand{
 		"serve": {run: runServe, usage: "toolgate serve [--listen ADDR] [--role all|api|worker] [--no-migrate] [--open]",
 			about: "Run the HTTP API (REST and MCP over /mcp) and the River workers that sync sources, enrich and embed tools. It applies the migrations at start unless told not to; settings come from the environment (README), the flags override them."},
@@ -113,9 +109,8 @@ func init() {
 				"mcp": {run: runDatasetMCP, usage: "toolgate dataset mcp --servers FILE --out DIR [--timeout 60s] [--parallel 4] [--skip-failed]",
 					about: "Start each server of the servers file over stdio, list its tools and write them into DIR/tools.jsonl, named as a sync would name them. An existing queries.jsonl must still fit the new tools."},
 			}},
-		"bench": {usage: "toolgate bench SUBCOMMAND [flags]",
-			about: "Run a benchmark and print its results as a Markdown section (docs/benchmarks.md).",
-			subs:  benchSubs},
+		"bench": {run: runBench, usage: "toolgate bench SUBCOMMAND [flags]",
+			about: "Run a benchmark and print its results as a Markdown section (docs/benchmarks.md). The benchmarks are the program toolgate-bench (cmd/toolgate-bench, built beside toolgate by make build), which this command runs; toolgate bench --help lists them."},
 		"plan": {run: runPlan, usage: planUsage[len("usage: "):],
 			about: "Print the heuristic planner's plan of QUERY as JSON: the rewritten query and the sub-queries it splits into (docs/planning.md)."},
 		"reembed": {run: runReembed, usage: "toolgate reembed [--embedder local|openai] [--model M] [--dims N]",

@@ -41,7 +41,8 @@ commands:
             | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
             | mcp --servers FILE --out DIR: list real MCP servers' tools into tools.jsonl
-  bench     SUBCOMMAND: benchmarks (toolgate bench --help lists them; docs/benchmarks.md)
+  bench     SUBCOMMAND: benchmarks, run by the program toolgate-bench (toolgate bench --help
+            lists them; docs/benchmarks.md)
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
   mcp       serve the MCP gateway (find_tools) over stdio for a local host
@@ -121,6 +122,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 		var ue *usageError
 		var ce *config.Error
+		var xe *exitError
+		if errors.As(err, &xe) {
+			return xe.code
+		}
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "toolgate %s: %v (see toolgate %s --help)\n", path, err, path)
 			return 2

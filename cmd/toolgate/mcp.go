@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/setup"
 )
 
 // runMCP serves the MCP gateway over stdio for a local host (Claude Desktop and the like):
@@ -38,7 +39,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	embedder := newEmbedder(env.cfg, env.providerObserver())
+	embedder := setup.Embedder(env.cfg, env.providerObserver())
 	if err := embed.EnsureSpace(ctx, pool, embedder); err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/setup"
 )
 
 func runMigrateUp(ctx context.Context, env *cliEnv, args []string) error {
@@ -66,19 +66,8 @@ func migrateCommand(ctx context.Context, env *cliEnv, action string, args []stri
 	return nil
 }
 
-// migrateUp applies the migrations, then indexes what they queued for the lexical index
-// (migration 0011 queues the whole catalog), so that the catalog is searchable when the
-// command returns or the server starts.
+// migrateUp applies the migrations and indexes what they queued, so that the catalog is
+// searchable when the command returns or the server starts.
 func migrateUp(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
-	if err := postgres.MigrateUp(ctx, pool); err != nil {
-		return err
-	}
-	st, err := lexical.Flush(ctx, pool)
-	if err != nil {
-		return err
-	}
-	if st.Indexed > 0 {
-		env.log.Info("lexical index built", "tools", st.Indexed)
-	}
-	return nil
+	return setup.MigrateUp(ctx, pool, env.log)
 }

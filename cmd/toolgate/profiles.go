@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/tune"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -172,7 +173,7 @@ func profilesTune(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := tune.Run(ctx, pool, newEmbedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Search: st, Logger: env.log,
+	v, err := tune.Run(ctx, pool, setup.Embedder(env.cfg, nil), queue, started.Tune.ID, tune.RunOptions{Search: st, Logger: env.log,
 		OnProgress: func(phase string, done, total int) {
 			if total > 0 && (time.Since(last) >= time.Second || done == total) {
 				last = time.Now()

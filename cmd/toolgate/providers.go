@@ -2,39 +2,8 @@ package main
 
 import (
 	"github.com/toolgate/toolgate/internal/config"
-	"github.com/toolgate/toolgate/internal/embed"
-	"github.com/toolgate/toolgate/internal/enrich"
-	"github.com/toolgate/toolgate/internal/lexicon"
-	"github.com/toolgate/toolgate/internal/llm"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/internal/provider"
 )
-
-// newEmbedder builds the configured embedder: the built-in local one or an
-// OpenAI-compatible client whose calls obs (may be nil) records.
-func newEmbedder(cfg config.Config, obs *provider.Observer) embed.Embedder {
-	if cfg.Embedder == "openai" {
-		return embed.NewOpenAI(embed.OpenAIConfig{
-			Provider: provider.Config{BaseURL: cfg.EmbedURL, Key: cfg.EmbedKey, Timeout: cfg.LLMTimeout,
-				Concurrency: cfg.EmbedConcurrency, Retries: cfg.ProviderRetries, Observer: obs},
-			Model: cfg.EmbedModel, Dims: cfg.EmbedDims, SendDimensions: cfg.EmbedSendDims, MaxBatch: cfg.EmbedBatch,
-		})
-	}
-	return embed.NewLocal(cfg.EmbedDims)
-}
-
-// newEnricher builds the configured enricher: the built-in heuristic one or an
-// OpenAI-compatible chat model whose calls obs (may be nil) records.
-func newEnricher(cfg config.Config, obs *provider.Observer) enrich.Enricher {
-	if cfg.Enricher == "openai" {
-		return enrich.NewLLM(llm.New(llm.Config{
-			Provider: provider.Config{BaseURL: cfg.LLMURL, Key: cfg.LLMKey, Timeout: cfg.LLMTimeout,
-				Concurrency: cfg.LLMConcurrency, Retries: cfg.ProviderRetries, Observer: obs},
-			Model: cfg.LLMModel,
-		}), cfg.Judge)
-	}
-	return enrich.Heuristic{Lexicon: lexicon.Builtin}
-}
 
 // stdioCommands is the allowlist of the programs mcp_stdio sources may run
 // (TOOLGATE_STDIO_COMMANDS; none when unset).

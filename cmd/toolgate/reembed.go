@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -29,7 +30,7 @@ func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 	if err := env.cfg.Validate(); err != nil {
 		return err
 	}
-	e := newEmbedder(env.cfg, env.providerObserver())
+	e := setup.Embedder(env.cfg, env.providerObserver())
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
 	if err != nil {
 		return err

@@ -3,13 +3,9 @@ package main
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/embed"
-	"github.com/toolgate/toolgate/internal/llm"
-	"github.com/toolgate/toolgate/internal/plan"
-	"github.com/toolgate/toolgate/internal/provider"
-	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/setup"
 )
 
 // newSearch builds the search service from the settings, embedding queries with the same
@@ -33,54 +29,8 @@ func newSearchWith(env *cliEnv, st search.Settings, pool, read *pgxpool.Pool, em
 	return search.New(pool, embedder, st, env.log, opts...)
 }
 
-// searchSettings are the search settings of the configuration: the tuning, the query
-// planner and the reranker.
+// searchSettings are the search settings of the configuration, its provider calls recorded
+// in the process's metrics and traces.
 func searchSettings(env *cliEnv) (search.Settings, error) {
-	c := env.cfg
-	obs := env.providerObserver()
-	heuristic, planner, err := newPlanner(c, obs)
-	if err != nil {
-		return search.Settings{}, err
-	}
-	reranker, err := rerank.New(rerank.Options{Kind: c.Reranker, URL: c.RerankURL, Key: c.RerankKey,
-		Model: c.RerankModel, Style: rerank.Style(c.RerankStyle), Chat: newChat(c, obs), Observer: obs})
-	if err != nil {
-		return search.Settings{}, err
-	}
-	return search.Settings{
-		Fusion: search.Fusion(c.SearchFusion), KRRF: c.SearchKRRF,
-		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector, VectorConfidence: c.SearchVectorConfidence,
-		WeightMeaning: c.SearchWeightMeaning,
-		EfSearch:      c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
-		EmbedTimeout: c.SearchEmbedTimeout, StatementTimeout: c.SearchStmtTimeout, QueryIDF: c.SearchQueryIDF,
-		Planner: planner, DefaultPlan: plan.Mode(c.SearchPlan), DefaultPlanner: heuristic, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
-	}, nil
-}
-
-// newPlanner builds the heuristic planner and the planner of TOOLGATE_PLANNER (the same one
-// unless it is llm). The heuristic planner's vocabulary is the TOOLGATE_PLAN_VOCABULARY
-// file; without one it splits tasks but never by entity.
-func newPlanner(c config.Config, obs *provider.Observer) (*plan.Heuristic, plan.Planner, error) {
-	var aliases map[string]string
-	if c.PlanVocabulary != "" {
-		var err error
-		if aliases, err = plan.LoadVocabulary(c.PlanVocabulary); err != nil {
-			return nil, nil, err
-		}
-	}
-	h := plan.NewHeuristic(aliases)
-	if c.Planner == plan.NameLLM {
-		return h, plan.NewLLM(newChat(c, obs), h, c.PlanTimeout), nil
-	}
-	return h, h, nil
-}
-
-// newChat is the chat client of TOOLGATE_LLM_*, used by the LLM planner and reranker;
-// obs (may be nil) records its calls.
-func newChat(c config.Config, obs *provider.Observer) *llm.Client {
-	return llm.New(llm.Config{
-		Provider: provider.Config{BaseURL: c.LLMURL, Key: c.LLMKey, Timeout: c.LLMTimeout,
-			Concurrency: c.LLMConcurrency, Retries: c.ProviderRetries, Observer: obs},
-		Model: c.LLMModel,
-	})
+	return setup.SearchSettings(env.cfg, env.providerObserver())
 }

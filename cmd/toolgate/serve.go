@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/meaning"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/syncwatch"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -70,7 +71,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	// The metrics exist before the providers, which record their calls in them.
 	m := metrics.New()
 	env.metrics = m
-	embedder := newEmbedder(cfg, env.providerObserver())
+	embedder := setup.Embedder(cfg, env.providerObserver())
 	m.WatchPool("primary", pool)
 	m.WatchJobs(pool, env.log)
 	work := cfg.Role != config.RoleAPI
@@ -87,7 +88,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 		}()
 	}
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
-		Embedder: embedder, Enricher: newEnricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
+		Embedder: embedder, Enricher: setup.Enricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
 		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg),
 		Search: searchSt}

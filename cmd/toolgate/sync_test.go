@@ -77,30 +77,3 @@ func TestSyncCommand(t *testing.T) {
 		t.Fatalf("the refused command ran: %v", err)
 	}
 }
-
-func TestBenchSyncCommand(t *testing.T) {
-	dbURL := pgtest.NewDB(t)
-	getenv := func(k string) string {
-		if k == "DATABASE_URL" {
-			return dbURL
-		}
-		return ""
-	}
-	var out, errOut bytes.Buffer
-	if code := run([]string{"bench", "sync", "--file", "../../testdata/scalemcp-1000/tools.jsonl", "--runs", "2", "--warmup", "0"}, getenv, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	for _, want := range []string{"### Sync diff", "sync diff 5000 tools, no change", "sync diff 5000 tools, 1% changed"} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	pool, err := postgres.Connect(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if srcs, err := db.New(pool).ListSources(context.Background()); err != nil || len(srcs) != 0 {
-		t.Fatalf("temporary source left behind: %d %v", len(srcs), err)
-	}
-}

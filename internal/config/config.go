@@ -11,13 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/catalog"
-	"github.com/toolgate/toolgate/internal/enrich"
-	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/internal/observed"
-	"github.com/toolgate/toolgate/internal/search"
 )
 
 // DefaultDatabaseURL is the cluster made by scripts/pg-setup.sh.
@@ -165,8 +160,8 @@ func (e *Error) Error() string {
 // Load reads the settings through getenv (os.Getenv in production).
 func Load(getenv func(string) string) (Config, error) {
 	r := reader{getenv: getenv}
-	// The search's defaults have one home: search.DefaultSettings.
-	sd := search.DefaultSettings()
+	// The search's defaults are search.DefaultSettings (defaults.go).
+	sd := defaultSearch()
 	c := Config{
 		DatabaseURL:     r.str("DATABASE_URL", DefaultDatabaseURL),
 		DatabaseReadURL: r.str("DATABASE_READ_URL", ""),
@@ -216,24 +211,24 @@ func Load(getenv func(string) string) (Config, error) {
 		LLMTimeout:       r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second),
 		LLMConcurrency:   r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256),
 		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
-		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, enrich.MaxQuestions),
+		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, maxQuestions),
 		Judge:            r.boolean("TOOLGATE_JUDGE", false),
-		ObservedQueries:  r.integer("TOOLGATE_OBSERVED_QUERIES", 0, 0, observed.MaxPerTool),
-		ObservedMinKeys:  r.integer("TOOLGATE_OBSERVED_MIN_KEYS", observed.DefaultMinKeys, 1, observed.MaxMinKeys),
+		ObservedQueries:  r.integer("TOOLGATE_OBSERVED_QUERIES", 0, 0, maxObservedPerTool),
+		ObservedMinKeys:  r.integer("TOOLGATE_OBSERVED_MIN_KEYS", defaultObservedMinKeys, 1, maxObservedMinKeys),
 
 		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
 		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),
 		MCPBindLimit:           r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000),
 		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
-		MCPConnectTimeout:      r.duration("TOOLGATE_MCP_CONNECT_TIMEOUT", gateway.DefaultConnectTimeout),
+		MCPConnectTimeout:      r.duration("TOOLGATE_MCP_CONNECT_TIMEOUT", defaultMCPConnectTimeout),
 		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
 		MCPMaxResponseBytes:    r.integer("TOOLGATE_MCP_MAX_RESPONSE_BYTES", int(mcpclient.DefaultLimits.MaxResponseBytes), 64<<10, 1<<30),
 		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
 		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
 		MCPLabelWindow:         r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute),
-		MCPStreamWriteTimeout:  r.duration("TOOLGATE_MCP_STREAM_WRITE_TIMEOUT", gateway.DefaultStreamWriteTimeout),
-		MCPStreamKeepAlive:     r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", gateway.DefaultStreamKeepAlive),
-		MCPSessionsPerKey:      r.integer("TOOLGATE_MCP_SESSIONS_PER_KEY", gateway.DefaultSessionsPerKey, 1, 100000),
+		MCPStreamWriteTimeout:  r.duration("TOOLGATE_MCP_STREAM_WRITE_TIMEOUT", defaultMCPStreamWriteTimeout),
+		MCPStreamKeepAlive:     r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", defaultMCPStreamKeepAlive),
+		MCPSessionsPerKey:      r.integer("TOOLGATE_MCP_SESSIONS_PER_KEY", defaultMCPSessionsPerKey, 1, 100000),
 
 		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", string(sd.Fusion)),
 		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", sd.KRRF, 0, 10000),
@@ -254,13 +249,13 @@ func Load(getenv func(string) string) (Config, error) {
 		HTTPMaxHeaderBytes:    r.integer("TOOLGATE_HTTP_MAX_HEADER_BYTES", 64<<10, 4<<10, 16<<20),
 		MaxBodyBytes:          r.integer("TOOLGATE_MAX_BODY_BYTES", 64<<10, 1<<10, 64<<20),
 		// at most the catalog parser's own bound
-		MaxCatalogBytes: r.integer("TOOLGATE_MAX_CATALOG_BYTES", catalog.MaxCatalogBytes, 1<<10, catalog.MaxCatalogBytes),
+		MaxCatalogBytes: r.integer("TOOLGATE_MAX_CATALOG_BYTES", maxCatalogBytes, 1<<10, maxCatalogBytes),
 		MaxCatalogTools: r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000),
 	}
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	confidence, meaningWeight := 0.0, 0.0
 	if c.Embedder == "local" {
-		confidence, meaningWeight = search.DefaultVectorConfidence, search.DefaultWeightMeaning
+		confidence, meaningWeight = defaultVectorConfidence, defaultWeightMeaning
 	}
 	c.SearchVectorConfidence = r.float("TOOLGATE_SEARCH_VECTOR_CONFIDENCE", confidence, 0, 1)
 	c.SearchWeightMeaning = r.float("TOOLGATE_SEARCH_WEIGHT_MEANING", meaningWeight, 0, 100)

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
+	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -72,7 +73,7 @@ func runBenchIngest(ctx context.Context, env *cliEnv, args []string) error {
 	deps := jobs.Deps{Pool: pool, Logger: env.log}
 	opts := jobs.Options{}
 	if *enriching > 0 {
-		deps.Embedder, deps.Enricher, deps.Questions = newEmbedder(env.cfg, nil), newEnricher(env.cfg, nil), env.cfg.Questions
+		deps.Embedder, deps.Enricher, deps.Questions = setup.Embedder(env.cfg, nil), setup.Enricher(env.cfg, nil), env.cfg.Questions
 		opts = jobs.Options{Work: true, MaxWorkers: env.cfg.Workers}
 	}
 	rc, err := jobs.NewClient(deps, opts)

@@ -22,7 +22,7 @@ func TestBenchAnalyticsCommand(t *testing.T) {
 		return ""
 	}
 	var out, errOut bytes.Buffer
-	args := []string{"bench", "analytics", "--tools", "60", "--searches", "800", "--days", "3", "--runs", "3", "--warmup", "1", "--live-runs", "1"}
+	args := []string{"analytics", "--tools", "60", "--searches", "800", "--days", "3", "--runs", "3", "--warmup", "1", "--live-runs", "1"}
 	if code := run(args, getenv, &out, &errOut); code != 0 {
 		t.Fatalf("bench analytics: exit %d: %s", code, errOut.String())
 	}
@@ -41,7 +41,7 @@ func TestBenchAnalyticsCommand(t *testing.T) {
 			t.Errorf("no error-free row for the console's %s:\n%s", u, out.String())
 		}
 	}
-	for _, bad := range [][]string{{"bench", "analytics", "--days", "0"}, {"bench", "analytics", "--searches", "-1"}} {
+	for _, bad := range [][]string{{"analytics", "--days", "0"}, {"analytics", "--searches", "-1"}} {
 		if code := run(bad, getenv, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", bad, code)
 		}

@@ -33,7 +33,7 @@ func TestBenchSearchAndLoadCommands(t *testing.T) {
 		}
 	})
 	var out, errOut bytes.Buffer
-	if code := run([]string{"bench", "search", "--tools", "137", "--runs", "10", "--warmup", "1", "--concurrency", "2"}, getenv, &out, &errOut); code != 0 {
+	if code := run([]string{"search", "--tools", "137", "--runs", "10", "--warmup", "1", "--concurrency", "2"}, getenv, &out, &errOut); code != 0 {
 		t.Fatalf("bench search: exit %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"### Search (toolgate bench search)", "| POST /search hybrid k=10, 137 tools | 2 | 10 | 0 |", "| pgvector KNN floor k=10, 137 tools | 2 | 10 | 0 |"} {
@@ -59,7 +59,7 @@ func TestBenchSearchAndLoadCommands(t *testing.T) {
 	if _, err := bc.Exec(ctx, `INSERT INTO search_queue (tool_id) SELECT id FROM tools`); err != nil {
 		t.Fatal(err)
 	}
-	if code := run([]string{"bench", "load", "--tools", "137", "--reuse", "--duration", "500ms", "--warmup", "1", "--concurrency", "2,4"}, getenv, &out, &errOut); code != 0 {
+	if code := run([]string{"load", "--tools", "137", "--reuse", "--duration", "500ms", "--warmup", "1", "--concurrency", "2,4"}, getenv, &out, &errOut); code != 0 {
 		t.Fatalf("bench load: exit %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"### Load (toolgate bench load)", "| Clients | Errors |", "\n| 2 | 0 |  |", "\n| 4 | 0 |  |"} {
@@ -74,7 +74,7 @@ func TestBenchSearchAndLoadCommands(t *testing.T) {
 	if err := bc.QueryRow(ctx, `SELECT count(*) FROM search_queue`).Scan(&queued); err != nil || queued != 0 {
 		t.Errorf("after --reuse: %d tools left in the lexical queue (%v), want 0", queued, err)
 	}
-	for _, args := range [][]string{{"bench", "search", "--tools", "5"}, {"bench", "load", "--duration", "0s"}} {
+	for _, args := range [][]string{{"search", "--tools", "5"}, {"load", "--duration", "0s"}} {
 		if code := run(args, getenv, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", args, code)
 		}

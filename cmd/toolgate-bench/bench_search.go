@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/bench/chart"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
@@ -120,7 +121,7 @@ func benchPartitions(ctx context.Context, pool *pgxpool.Pool) error {
 func benchServer(env *cliEnv, pool *pgxpool.Pool) (string, func(), error) {
 	// Warnings and errors only: an access-log line per request would measure the terminal.
 	log := slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	svc, err := newSearch(env, pool, nil, searchbench.Embedder{})
+	svc, err := newSearch(env, pool, searchbench.Embedder{})
 	if err != nil {
 		return "", nil, err
 	}
@@ -238,7 +239,7 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	var results []bench.Result
-	var series []bench.Series
+	var series []chart.Series
 	var statements []string
 	var pgVersion string
 	for _, n := range sizes {
@@ -266,7 +267,7 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 			{"pgvector KNN floor k=10", func(int) bench.Op { return knnOp(pool) }},
 		}
 		for _, o := range ops {
-			s := bench.Series{Name: fmt.Sprintf("%s, %d tools", o.name, n)}
+			s := chart.Series{Name: fmt.Sprintf("%s, %d tools", o.name, n)}
 			for _, opts := range levels {
 				name := fmt.Sprintf("%s, %d tools", o.name, n)
 				r, err := bench.Run(ctx, name, opts, o.op(opts.Concurrency))
@@ -304,7 +305,7 @@ func runBenchSearch(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "\nThe search statement inside PostgreSQL (search_log timings.db_ms, p50 over the runs above):\n\n"+
 		"| tools | short queries | 40-80-word queries | ratio |\n|---:|---:|---:|---:|\n%s\n", strings.Join(statements, "\n"))
 	if *bf.png != "" {
-		return bench.LinePNG(*bf.png, "Search p95 latency", "concurrent clients", "p95 (ms)", series)
+		return chart.LinePNG(*bf.png, "Search p95 latency", "concurrent clients", "p95 (ms)", series)
 	}
 	return nil
 }
@@ -389,7 +390,7 @@ func runBenchLoad(ctx context.Context, env *cliEnv, args []string) error {
 	var results []bench.Result
 	var heap strings.Builder
 	heap.WriteString("\n| Clients | Errors | First error | Heap in use at start | peak | end | end after GC |\n|---:|---:|---|---:|---:|---:|---:|\n")
-	s := bench.Series{Name: "POST /search hybrid k=10"}
+	s := chart.Series{Name: "POST /search hybrid k=10"}
 	for _, opts := range levels {
 		runtime.GC()
 		h := startHeapSampler()
@@ -417,7 +418,7 @@ func runBenchLoad(ctx context.Context, env *cliEnv, args []string) error {
 	writeBenchReport(env.stdout, "Load (toolgate bench load)", append([]string{"bench", "load"}, args...), bench.DescribeMachine(pgVersion), results)
 	fmt.Fprint(env.stdout, heap.String())
 	if *bf.png != "" {
-		return bench.LinePNG(*bf.png, "Search throughput under load", "concurrent clients", "searches per second", []bench.Series{s})
+		return chart.LinePNG(*bf.png, "Search throughput under load", "concurrent clients", "searches per second", []chart.Series{s})
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestBenchPeerCommand(t *testing.T) {
 		}
 	})
 	var out, errOut bytes.Buffer
-	if code := run([]string{"bench", "peer", "--tools", "139", "--runs", "8", "--warmup", "1", "--rounds", "2", "--concurrency", "1,2"}, getenv, &out, &errOut); code != 0 {
+	if code := run([]string{"peer", "--tools", "139", "--runs", "8", "--warmup", "1", "--rounds", "2", "--concurrency", "1,2"}, getenv, &out, &errOut); code != 0 {
 		t.Fatalf("bench peer: exit %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{
@@ -49,7 +49,7 @@ func TestBenchPeerCommand(t *testing.T) {
 			t.Fatalf("bench peer output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if code := run([]string{"bench", "peer", "--tools", "139", "--rounds", "0"}, getenv, &out, &errOut); code != 2 {
+	if code := run([]string{"peer", "--tools", "139", "--rounds", "0"}, getenv, &out, &errOut); code != 2 {
 		t.Errorf("--rounds 0: exit %d, want 2 (usage)", code)
 	}
 }

@@ -1,0 +1,172 @@
+// Command toolgate-bench runs toolgate's benchmarks and prints each one's results as a
+// Markdown section (docs/benchmarks.md). It is apart from toolgate, the served binary,
+// which thus links neither the Bleve peer nor the plotting library; `toolgate bench
+// SUBCOMMAND` runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/setup"
+)
+
+// command is one benchmark: it parses its own flags from args.
+type command func(ctx context.Context, env *cliEnv, args []string) error
+
+// cliEnv is what every benchmark gets: settings, a logger and the output streams.
+type cliEnv struct {
+	cfg    config.Config
+	log    *slog.Logger
+	stdout io.Writer
+	stderr io.Writer
+	// about is the running benchmark's line of benchCommands, which its --help prints.
+	about string
+}
+
+// usageError is a command line mistake; it is printed with a pointer to --help.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run runs the benchmark args name and returns the exit code: 0, 1 when it failed, 2 for
+// a command line or settings mistake.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "toolgate bench: want a benchmark (%s) (see toolgate bench --help)\n", strings.Join(benchNames(), ", "))
+		return 2
+	}
+	if isHelp(args[0]) || args[0] == "help" {
+		writeUsage(stdout)
+		return 0
+	}
+	b, ok := benchCommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "toolgate bench: unknown benchmark %q (see toolgate bench --help)\n", args[0])
+		return 2
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil && slices.ContainsFunc(args[1:], isHelp) {
+		// Help needs no valid settings: the flags' defaults are then the built-in ones.
+		cfg, err = config.Load(func(string) string { return "" })
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate bench: %v\n", err)
+		return 2
+	}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	var h slog.Handler = slog.NewJSONHandler(stderr, opts)
+	if cfg.LogFormat == "text" {
+		h = slog.NewTextHandler(stderr, opts)
+	}
+	env := &cliEnv{cfg: cfg, log: slog.New(logging.NewHandler(h)), stdout: stdout, stderr: stderr, about: b.help}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = b.run(ctx, env, args[1:])
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "toolgate bench %s: %v (see toolgate bench %s --help)\n", args[0], err, args[0])
+		return 2
+	default:
+		fmt.Fprintf(stderr, "toolgate bench %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+func benchNames() []string {
+	names := make([]string, 0, len(benchCommands))
+	for name := range benchCommands {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// writeUsage lists the benchmarks.
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, "usage: toolgate bench SUBCOMMAND [flags]   (or toolgate-bench SUBCOMMAND [flags])\n\n"+
+		"Run a benchmark and print its results as a Markdown section (docs/benchmarks.md).\n\n"+
+		"subcommands (toolgate bench SUBCOMMAND --help for each):\n")
+	for _, name := range benchNames() {
+		fmt.Fprintf(w, "  %-10s %s\n", name, benchCommands[name].help)
+	}
+}
+
+// newFlags makes a benchmark's flag set that reports errors instead of exiting; -h and
+// --help print its help and flags to stdout.
+func newFlags(name string, env *cliEnv) *flag.FlagSet {
+	fs := flag.NewFlagSet("toolgate "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, "usage: toolgate %s [flags]\n\n%s (docs/benchmarks.md).\n\nflags:\n", name, env.about)
+		fs.SetOutput(env.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args and turns a flag mistake into a usageError; -h and --help print
+// the benchmark's help and return flag.ErrHelp, which exits 0.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	help := fs.Usage
+	// The flag package calls Usage on every mistake too; only a request for help prints it.
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = help
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			help()
+			return err
+		}
+		return &usageError{msg: err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// poolOptions sizes a pool by TOOLGATE_DB_MAX_CONNS.
+func poolOptions(env *cliEnv) []postgres.Option {
+	return []postgres.Option{postgres.WithMaxConns(env.cfg.DBMaxConns)}
+}
+
+// migrateUp applies the migrations and indexes what they queued, as `toolgate migrate up`.
+func migrateUp(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
+	return setup.MigrateUp(ctx, pool, env.log)
+}
+
+// newSearch builds the search service of the settings, embedding queries with embedder.
+func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
+	st, err := setup.SearchSettings(env.cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return search.New(pool, embedder, st, env.log), nil
+}
