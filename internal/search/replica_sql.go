@@ -4,7 +4,7 @@ package search
 
 // searchSQLSHA256 is the SHA-256 of the Search statement (sqlc's text of
 // sql/queries/search.sql) that readOnlySearchSQL was derived from.
-const searchSQLSHA256 = "28db536844c12886c1d269c1e2148517374dafd48790122ad04cd869aea4af76"
+const searchSQLSHA256 = "d40b570c30c3a137f886f769eac78fabd272e255546f473306bc86eecae51f55"
 
 // readOnlySearchSQL is the Search statement for a read replica: its retrieval-log insert
 // is a SELECT of the same rows with search id 0 (internal/search/replicagen says how).
@@ -25,10 +25,8 @@ WITH src AS MATERIALIZED (
     FROM profile_experiments e
     CROSS JOIN LATERAL (
         SELECT CASE WHEN toolgate_ab_bucket(e.id,
-                             CASE WHEN e.unit = 'session' AND $5::text IS NOT NULL
-                                  THEN 'session:' || $5::text
-                                  ELSE coalesce('key:' || $6::bigint,
-                                                'caller:' || coalesce($7::text, '')) END) < e.share
+                             toolgate_ab_unit(e.unit, $5::text, $6::bigint,
+                                              $7::text)) < e.share
                     THEN 'candidate' ELSE 'control' END AS arm
     ) x
     JOIN weight_profiles p ON p.id = CASE x.arm WHEN 'candidate' THEN e.candidate_profile_id ELSE e.control_profile_id END
