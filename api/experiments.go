@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -38,7 +39,15 @@ func (s *Server) listExperiments(c echo.Context) error {
 }
 
 func (s *Server) getExperiment(c echo.Context) error {
-	r, err := experiments.Get(c.Request().Context(), s.deps.Pool, c.Param("name"))
+	maxPerKey := experiments.DefaultMaxPerKey
+	if v := c.QueryParam("max_per_key"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return badRequest("max_per_key must be a positive integer (searches of one search key counted per arm)")
+		}
+		maxPerKey = n
+	}
+	r, err := experiments.GetCapped(c.Request().Context(), s.deps.Pool, c.Param("name"), maxPerKey)
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,18 @@ $$;
 
 
 --
+-- Name: toolgate_ab_unit(text, text, bigint, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_ab_unit(unit text, session_id text, caller_key_id bigint, caller text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce('key:' || caller_key_id, 'caller:' || coalesce(caller, ''))
+           || CASE WHEN unit = 'session' AND session_id IS NOT NULL THEN '/session:' || session_id ELSE '' END
+$$;
+
+
+--
 -- Name: toolgate_analytics_low_score(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -454,6 +466,180 @@ BEGIN
     END LOOP;
     RETURN made;
 END $$;
+
+
+--
+-- Name: toolgate_experiment_arms(bigint, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_experiment_arms(experiment bigint, max_per_key integer) RETURNS TABLE(arm text, units bigint, keys bigint, clusters bigint, rank_clusters bigint, searches bigint, counted bigint, labelled bigint, top_unit text, top_unit_searches bigint, top_key_id bigint, top_key text, top_key_searches bigint, label_rate double precision, label_rate_se double precision, mrr_all double precision, mrr_all_se double precision, mrr_labelled double precision, mrr_labelled_se double precision, mean_rank double precision, mean_rank_se double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH u AS (
+        SELECT * FROM toolgate_experiment_units(experiment, max_per_key)
+    ), c AS (
+        SELECT * FROM toolgate_experiment_clusters(experiment, max_per_key)
+    ), totals AS (
+        SELECT u.arm, count(*) AS units, count(DISTINCT u.key_id) AS keys,
+               sum(u.searches)::bigint AS searches, sum(u.n)::bigint AS counted, sum(u.nl)::bigint AS labelled,
+               sum(u.rr_sum) AS rr_sum, sum(u.rank_sum) AS rank_sum
+        FROM u GROUP BY u.arm
+    ), cl AS (
+        SELECT c.arm, count(*) FILTER (WHERE c.n > 0) AS clusters, count(*) FILTER (WHERE c.nl > 0) AS rank_clusters,
+               sum(c.label_rate_res ^ 2) AS label_rate_ss, sum(c.mrr_all_res ^ 2) AS mrr_all_ss,
+               sum(c.mrr_labelled_res ^ 2) AS mrr_labelled_ss, sum(c.mean_rank_res ^ 2) AS mean_rank_ss
+        FROM c GROUP BY c.arm
+    ), se AS (
+        SELECT a.arm, t.units, t.keys, cl.clusters, cl.rank_clusters, t.searches, t.counted, t.labelled,
+               t.labelled::double precision / nullif(t.counted, 0) AS label_rate,
+               t.rr_sum / nullif(t.counted, 0) AS mrr_all,
+               t.rr_sum / nullif(t.labelled, 0) AS mrr_labelled,
+               t.rank_sum / nullif(t.labelled, 0) AS mean_rank,
+               CASE WHEN cl.clusters >= 2 THEN sqrt(cl.clusters::double precision / (cl.clusters - 1) * cl.label_rate_ss) / t.counted END AS label_rate_se,
+               CASE WHEN cl.clusters >= 2 THEN sqrt(cl.clusters::double precision / (cl.clusters - 1) * cl.mrr_all_ss) / t.counted END AS mrr_all_se,
+               CASE WHEN cl.rank_clusters >= 2 THEN sqrt(cl.rank_clusters::double precision / (cl.rank_clusters - 1) * cl.mrr_labelled_ss) / t.labelled END AS mrr_labelled_se,
+               CASE WHEN cl.rank_clusters >= 2 THEN sqrt(cl.rank_clusters::double precision / (cl.rank_clusters - 1) * cl.mean_rank_ss) / t.labelled END AS mean_rank_se
+        FROM (VALUES ('control'), ('candidate')) AS a (arm)
+        LEFT JOIN totals t ON t.arm = a.arm
+        LEFT JOIN cl ON cl.arm = a.arm
+    )
+    SELECT se.arm, coalesce(se.units, 0), coalesce(se.keys, 0), coalesce(se.clusters, 0), coalesce(se.rank_clusters, 0),
+           coalesce(se.searches, 0), coalesce(se.counted, 0), coalesce(se.labelled, 0),
+           tu.unit, tu.searches, tk.key_id, tk.name, tk.searches,
+           se.label_rate, se.label_rate_se, se.mrr_all, se.mrr_all_se,
+           se.mrr_labelled, se.mrr_labelled_se, se.mean_rank, se.mean_rank_se
+    FROM se
+    LEFT JOIN LATERAL (
+        SELECT u.unit, u.searches FROM u WHERE u.arm = se.arm ORDER BY u.searches DESC, u.unit LIMIT 1
+    ) tu ON true
+    LEFT JOIN LATERAL (
+        SELECT u.key_id, coalesce(k.name, '') AS name, sum(u.searches)::bigint AS searches
+        FROM u LEFT JOIN api_keys k ON k.id = u.key_id
+        WHERE u.arm = se.arm AND u.key_id IS NOT NULL
+        GROUP BY u.key_id, k.name ORDER BY 3 DESC, 2, 1 LIMIT 1
+    ) tk ON true
+$$;
+
+
+--
+-- Name: toolgate_experiment_clusters(bigint, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_experiment_clusters(experiment bigint, max_per_key integer) RETURNS TABLE(arm text, cluster text, n bigint, nl bigint, label_rate_res double precision, mrr_all_res double precision, mrr_labelled_res double precision, mean_rank_res double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH c AS (
+        SELECT u.arm, CASE WHEN u.capped THEN 'key:' || u.key_id ELSE u.unit END AS cluster,
+               sum(u.n)::bigint AS n, sum(u.nl)::bigint AS nl, sum(u.rr_sum) AS rr_sum, sum(u.rank_sum) AS rank_sum
+        FROM toolgate_experiment_units(experiment, max_per_key) u
+        GROUP BY 1, 2
+    ), m AS (
+        SELECT c.*,
+               sum(c.nl::double precision) OVER w / nullif(sum(c.n::double precision) OVER w, 0) AS label_rate,
+               sum(c.rr_sum) OVER w / nullif(sum(c.n::double precision) OVER w, 0) AS mrr_all,
+               sum(c.rr_sum) OVER w / nullif(sum(c.nl::double precision) OVER w, 0) AS mrr_labelled,
+               sum(c.rank_sum) OVER w / nullif(sum(c.nl::double precision) OVER w, 0) AS mean_rank
+        FROM c
+        WINDOW w AS (PARTITION BY c.arm)
+    )
+    SELECT m.arm, m.cluster, m.n, m.nl,
+           m.nl - m.label_rate * m.n, m.rr_sum - m.mrr_all * m.n,
+           CASE WHEN m.nl > 0 THEN m.rr_sum - m.mrr_labelled * m.nl END,
+           CASE WHEN m.nl > 0 THEN m.rank_sum - m.mean_rank * m.nl END
+    FROM m
+$$;
+
+
+--
+-- Name: toolgate_experiment_comparison(bigint, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_experiment_comparison(experiment bigint, max_per_key integer) RETURNS TABLE(control_searches bigint, candidate_searches bigint, label_rate_diff double precision, label_rate_diff_se double precision, mrr_all_diff double precision, mrr_all_diff_se double precision, mrr_labelled_diff double precision, mrr_labelled_diff_se double precision, mean_rank_diff double precision, mean_rank_diff_se double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH a AS (
+        SELECT * FROM toolgate_experiment_arms(experiment, max_per_key)
+    ), c AS (
+        SELECT * FROM toolgate_experiment_clusters(experiment, max_per_key)
+    ), cross_arm AS (
+        SELECT sum(x.label_rate_res * y.label_rate_res) AS label_rate,
+               sum(x.mrr_all_res * y.mrr_all_res) AS mrr_all,
+               sum(x.mrr_labelled_res * y.mrr_labelled_res) AS mrr_labelled,
+               sum(x.mean_rank_res * y.mean_rank_res) AS mean_rank
+        FROM c x JOIN c y ON y.cluster = x.cluster AND y.arm = 'control'
+        WHERE x.arm = 'candidate'
+    ), f AS (
+        -- the CR1 factors' geometric mean, and N_c·N_k, per metric kind
+        SELECT CASE WHEN ca.clusters >= 2 AND ko.clusters >= 2
+                    THEN sqrt(ca.clusters::double precision / (ca.clusters - 1) * ko.clusters / (ko.clusters - 1)) END AS f,
+               CASE WHEN ca.rank_clusters >= 2 AND ko.rank_clusters >= 2
+                    THEN sqrt(ca.rank_clusters::double precision / (ca.rank_clusters - 1) * ko.rank_clusters / (ko.rank_clusters - 1)) END AS fl,
+               ca.counted::double precision * ko.counted AS nn, ca.labelled::double precision * ko.labelled AS nnl
+        FROM a ca, a ko WHERE ca.arm = 'candidate' AND ko.arm = 'control'
+    )
+    -- v − least(v, 0): a variance that rounding made a hair negative is 0, a NULL stays NULL
+    SELECT ko.searches, ca.searches,
+           ca.label_rate - ko.label_rate, sqrt(v.label_rate - least(v.label_rate, 0)),
+           ca.mrr_all - ko.mrr_all, sqrt(v.mrr_all - least(v.mrr_all, 0)),
+           ca.mrr_labelled - ko.mrr_labelled, sqrt(v.mrr_labelled - least(v.mrr_labelled, 0)),
+           ca.mean_rank - ko.mean_rank, sqrt(v.mean_rank - least(v.mean_rank, 0))
+    FROM a ca
+    JOIN a ko ON ko.arm = 'control'
+    CROSS JOIN f
+    CROSS JOIN cross_arm x
+    CROSS JOIN LATERAL (
+        SELECT ca.label_rate_se ^ 2 + ko.label_rate_se ^ 2 - 2 * f.f * coalesce(x.label_rate, 0) / f.nn AS label_rate,
+               ca.mrr_all_se ^ 2 + ko.mrr_all_se ^ 2 - 2 * f.f * coalesce(x.mrr_all, 0) / f.nn AS mrr_all,
+               ca.mrr_labelled_se ^ 2 + ko.mrr_labelled_se ^ 2 - 2 * f.fl * coalesce(x.mrr_labelled, 0) / f.nnl AS mrr_labelled,
+               ca.mean_rank_se ^ 2 + ko.mean_rank_se ^ 2 - 2 * f.fl * coalesce(x.mean_rank, 0) / f.nnl AS mean_rank
+    ) v
+    WHERE ca.arm = 'candidate'
+$$;
+
+
+--
+-- Name: toolgate_experiment_max_per_key(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_experiment_max_per_key() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(nullif(current_setting('toolgate.experiment_max_per_key', true), '')::integer, 200)
+$$;
+
+
+--
+-- Name: toolgate_experiment_units(bigint, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_experiment_units(experiment bigint, max_per_key integer) RETURNS TABLE(arm text, unit text, key_id bigint, capped boolean, searches bigint, n bigint, nl bigint, rr_sum double precision, rank_sum double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH per_search AS (
+        SELECT l.arm, l.id, l.created_at, l.caller_key_id,
+               toolgate_ab_unit(e.unit, l.session_id, l.caller_key_id, l.caller) AS unit,
+               -- a key whose row is gone counts as a search key
+               l.caller_key_id IS NOT NULL AND k.scope IS DISTINCT FROM 'admin' AS capped,
+               (SELECT min(x.rank) FROM search_labels x
+                WHERE x.search_id = l.id AND x.search_created_at = l.created_at) AS best_rank
+        FROM search_log l
+        JOIN profile_experiments e ON e.id = l.experiment_id
+        LEFT JOIN api_keys k ON k.id = l.caller_key_id
+        WHERE l.experiment_id = experiment AND l.arm IS NOT NULL
+    ), counted AS (
+        SELECT p.*,
+               NOT p.capped OR row_number() OVER (PARTITION BY p.arm, p.caller_key_id, p.capped
+                                                  ORDER BY p.created_at DESC, p.id DESC) <= max_per_key AS counted
+        FROM per_search p
+    )
+    SELECT c.arm, c.unit, c.caller_key_id, c.capped, count(*),
+           count(*) FILTER (WHERE c.counted),
+           count(c.best_rank) FILTER (WHERE c.counted),
+           coalesce(sum(1.0::double precision / c.best_rank) FILTER (WHERE c.counted), 0),
+           coalesce(sum(c.best_rank::double precision) FILTER (WHERE c.counted), 0)
+    FROM counted c
+    GROUP BY c.arm, c.unit, c.caller_key_id, c.capped
+$$;
 
 
 --
@@ -1344,188 +1530,47 @@ CREATE TABLE public.profile_experiments (
 
 
 --
--- Name: search_labels; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.search_labels (
-    search_id bigint NOT NULL,
-    search_created_at timestamp with time zone NOT NULL,
-    tool_name text NOT NULL,
-    label_source text NOT NULL,
-    rank integer NOT NULL,
-    delay_ms bigint NOT NULL,
-    tool_source text,
-    success boolean,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT search_labels_delay_ms_check CHECK ((delay_ms >= 0)),
-    CONSTRAINT search_labels_label_source_check CHECK ((label_source = ANY (ARRAY['call'::text, 'feedback'::text]))),
-    CONSTRAINT search_labels_rank_check CHECK ((rank >= 1))
-);
-
-
---
--- Name: search_log_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
-CREATE SEQUENCE public.search_log_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
-
-
---
--- Name: search_log; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.search_log (
-    id bigint DEFAULT nextval('public.search_log_id_seq'::regclass) NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query text NOT NULL,
-    variants text[] DEFAULT '{}'::text[] NOT NULL,
-    mode text NOT NULL,
-    k integer NOT NULL,
-    filters jsonb DEFAULT '{}'::jsonb NOT NULL,
-    profile text,
-    format text,
-    plan jsonb,
-    rerank jsonb,
-    results jsonb DEFAULT '[]'::jsonb NOT NULL,
-    result_count integer DEFAULT 0 NOT NULL,
-    top_score double precision,
-    latency_ms double precision,
-    timings jsonb,
-    caller text,
-    session_id text,
-    caller_key_id bigint,
-    experiment_id bigint,
-    arm text,
-    endpoint text
-)
-PARTITION BY RANGE (created_at);
-
-
---
 -- Name: profile_experiment_arms; Type: VIEW; Schema: public; Owner: -
 --
 
 CREATE VIEW public.profile_experiment_arms AS
- WITH per_search AS (
-         SELECT l.experiment_id,
-            l.arm,
-                CASE
-                    WHEN ((e.unit = 'session'::text) AND (l.session_id IS NOT NULL)) THEN ('session:'::text || l.session_id)
-                    ELSE COALESCE(('key:'::text || l.caller_key_id), ('caller:'::text || COALESCE(l.caller, ''::text)))
-                END AS unit,
-            ( SELECT min(x.rank) AS min
-                   FROM public.search_labels x
-                  WHERE ((x.search_id = l.id) AND (x.search_created_at = l.created_at))) AS best_rank
-           FROM (public.search_log l
-             JOIN public.profile_experiments e ON ((e.id = l.experiment_id)))
-          WHERE (l.experiment_id IS NOT NULL)
-        ), per_unit AS (
-         SELECT p.experiment_id,
-            p.arm,
-            p.unit,
-            count(*) AS n,
-            count(p.best_rank) AS nl,
-            (sum(
-                CASE
-                    WHEN (p.best_rank IS NULL) THEN 0
-                    ELSE 1
-                END))::double precision AS labelled_sum,
-            sum(COALESCE(((1.0)::double precision / (p.best_rank)::double precision), (0)::double precision)) AS rr_sum,
-            COALESCE(sum((p.best_rank)::double precision), (0)::double precision) AS rank_sum
-           FROM per_search p
-          GROUP BY p.experiment_id, p.arm, p.unit
-        ), per_unit_means AS (
-         SELECT u.experiment_id,
-            u.arm,
-            u.unit,
-            u.n,
-            u.nl,
-            u.labelled_sum,
-            u.rr_sum,
-            u.rank_sum,
-            (sum(u.labelled_sum) OVER w / sum((u.n)::double precision) OVER w) AS label_rate,
-            (sum(u.rr_sum) OVER w / sum((u.n)::double precision) OVER w) AS mrr,
-            (sum(u.rank_sum) OVER w / NULLIF(sum((u.nl)::double precision) OVER w, (0)::double precision)) AS mean_rank
-           FROM per_unit u
-          WINDOW w AS (PARTITION BY u.experiment_id, u.arm)
-        ), stats AS (
-         SELECT e.id AS experiment_id,
-            e.name AS experiment,
-            a.arm,
-                CASE a.arm
-                    WHEN 'candidate'::text THEN e.candidate_profile
-                    ELSE e.control_profile
-                END AS profile,
-            count(u.unit) AS units,
-            (COALESCE(sum(u.n), (0)::numeric))::bigint AS searches,
-            (COALESCE(sum(u.nl), (0)::numeric))::bigint AS labelled,
-            count(u.unit) FILTER (WHERE (u.nl > 0)) AS rank_units,
-            min(u.label_rate) AS label_rate,
-            min(u.mrr) AS mrr,
-            min(u.mean_rank) AS mean_rank,
-            sum(((u.labelled_sum - (u.label_rate * (u.n)::double precision)) ^ (2)::double precision)) AS label_rate_ss,
-            sum(((u.rr_sum - (u.mrr * (u.n)::double precision)) ^ (2)::double precision)) AS mrr_ss,
-            sum(((u.rank_sum - (u.mean_rank * (u.nl)::double precision)) ^ (2)::double precision)) FILTER (WHERE (u.nl > 0)) AS mean_rank_ss
-           FROM ((public.profile_experiments e
-             CROSS JOIN ( SELECT 'control'::text AS arm
-                UNION ALL
-                 SELECT 'candidate'::text) a)
-             LEFT JOIN per_unit_means u ON (((u.experiment_id = e.id) AND (u.arm = a.arm))))
-          GROUP BY e.id, e.name, a.arm, e.candidate_profile, e.control_profile
-        ), se AS (
-         SELECT st.experiment_id,
-            st.experiment,
-            st.arm,
-            st.profile,
-            st.units,
-            st.searches,
-            st.labelled,
-            st.rank_units,
-            st.label_rate,
-            st.mrr,
-            st.mean_rank,
-            st.label_rate_ss,
-            st.mrr_ss,
-            st.mean_rank_ss,
-                CASE
-                    WHEN (st.units >= 2) THEN (sqrt((((st.units)::double precision / ((st.units - 1))::double precision) * st.label_rate_ss)) / (st.searches)::double precision)
-                    ELSE NULL::double precision
-                END AS label_rate_se,
-                CASE
-                    WHEN (st.units >= 2) THEN (sqrt((((st.units)::double precision / ((st.units - 1))::double precision) * st.mrr_ss)) / (st.searches)::double precision)
-                    ELSE NULL::double precision
-                END AS mrr_se,
-                CASE
-                    WHEN (st.rank_units >= 2) THEN (sqrt((((st.rank_units)::double precision / ((st.rank_units - 1))::double precision) * st.mean_rank_ss)) / (st.labelled)::double precision)
-                    ELSE NULL::double precision
-                END AS mean_rank_se
-           FROM stats st
-        )
- SELECT se.experiment_id,
-    se.experiment,
-    se.arm,
-    se.profile,
-    se.units,
-    se.searches,
-    se.labelled,
-    se.label_rate,
-    se.label_rate_se,
-    (se.label_rate - ((1.96)::double precision * se.label_rate_se)) AS label_rate_lo,
-    (se.label_rate + ((1.96)::double precision * se.label_rate_se)) AS label_rate_hi,
-    se.mrr,
-    se.mrr_se,
-    (se.mrr - ((1.96)::double precision * se.mrr_se)) AS mrr_lo,
-    (se.mrr + ((1.96)::double precision * se.mrr_se)) AS mrr_hi,
-    se.mean_rank,
-    se.mean_rank_se,
-    (se.mean_rank - ((1.96)::double precision * se.mean_rank_se)) AS mean_rank_lo,
-    (se.mean_rank + ((1.96)::double precision * se.mean_rank_se)) AS mean_rank_hi
-   FROM se;
+ SELECT e.id AS experiment_id,
+    e.name AS experiment,
+    a.arm,
+        CASE a.arm
+            WHEN 'candidate'::text THEN e.candidate_profile
+            ELSE e.control_profile
+        END AS profile,
+    a.units,
+    a.keys,
+    a.clusters,
+    a.rank_clusters,
+    a.searches,
+    a.counted,
+    a.labelled,
+    a.top_unit,
+    a.top_unit_searches,
+    a.top_key_id,
+    a.top_key,
+    a.top_key_searches,
+    a.label_rate,
+    a.label_rate_se,
+    (a.label_rate - ((1.96)::double precision * a.label_rate_se)) AS label_rate_lo,
+    (a.label_rate + ((1.96)::double precision * a.label_rate_se)) AS label_rate_hi,
+    a.mrr_all,
+    a.mrr_all_se,
+    (a.mrr_all - ((1.96)::double precision * a.mrr_all_se)) AS mrr_all_lo,
+    (a.mrr_all + ((1.96)::double precision * a.mrr_all_se)) AS mrr_all_hi,
+    a.mrr_labelled,
+    a.mrr_labelled_se,
+    (a.mrr_labelled - ((1.96)::double precision * a.mrr_labelled_se)) AS mrr_labelled_lo,
+    (a.mrr_labelled + ((1.96)::double precision * a.mrr_labelled_se)) AS mrr_labelled_hi,
+    a.mean_rank,
+    a.mean_rank_se,
+    (a.mean_rank - ((1.96)::double precision * a.mean_rank_se)) AS mean_rank_lo,
+    (a.mean_rank + ((1.96)::double precision * a.mean_rank_se)) AS mean_rank_hi
+   FROM (public.profile_experiments e
+     CROSS JOIN LATERAL public.toolgate_experiment_arms(e.id, public.toolgate_experiment_max_per_key()) a(arm, units, keys, clusters, rank_clusters, searches, counted, labelled, top_unit, top_unit_searches, top_key_id, top_key, top_key_searches, label_rate, label_rate_se, mrr_all, mrr_all_se, mrr_labelled, mrr_labelled_se, mean_rank, mean_rank_se));
 
 
 --
@@ -1533,33 +1578,30 @@ CREATE VIEW public.profile_experiment_arms AS
 --
 
 CREATE VIEW public.profile_experiment_comparison AS
- SELECT c.experiment_id,
-    c.experiment,
-    k.profile AS control,
-    c.profile AS candidate,
-    k.searches AS control_searches,
-    c.searches AS candidate_searches,
+ SELECT e.id AS experiment_id,
+    e.name AS experiment,
+    e.control_profile AS control,
+    e.candidate_profile AS candidate,
+    d.control_searches,
+    d.candidate_searches,
     d.label_rate_diff,
     d.label_rate_diff_se,
     (d.label_rate_diff - ((1.96)::double precision * d.label_rate_diff_se)) AS label_rate_diff_lo,
     (d.label_rate_diff + ((1.96)::double precision * d.label_rate_diff_se)) AS label_rate_diff_hi,
-    d.mrr_diff,
-    d.mrr_diff_se,
-    (d.mrr_diff - ((1.96)::double precision * d.mrr_diff_se)) AS mrr_diff_lo,
-    (d.mrr_diff + ((1.96)::double precision * d.mrr_diff_se)) AS mrr_diff_hi,
+    d.mrr_all_diff,
+    d.mrr_all_diff_se,
+    (d.mrr_all_diff - ((1.96)::double precision * d.mrr_all_diff_se)) AS mrr_all_diff_lo,
+    (d.mrr_all_diff + ((1.96)::double precision * d.mrr_all_diff_se)) AS mrr_all_diff_hi,
+    d.mrr_labelled_diff,
+    d.mrr_labelled_diff_se,
+    (d.mrr_labelled_diff - ((1.96)::double precision * d.mrr_labelled_diff_se)) AS mrr_labelled_diff_lo,
+    (d.mrr_labelled_diff + ((1.96)::double precision * d.mrr_labelled_diff_se)) AS mrr_labelled_diff_hi,
     d.mean_rank_diff,
     d.mean_rank_diff_se,
     (d.mean_rank_diff - ((1.96)::double precision * d.mean_rank_diff_se)) AS mean_rank_diff_lo,
     (d.mean_rank_diff + ((1.96)::double precision * d.mean_rank_diff_se)) AS mean_rank_diff_hi
-   FROM ((public.profile_experiment_arms c
-     JOIN public.profile_experiment_arms k ON (((k.experiment_id = c.experiment_id) AND (k.arm = 'control'::text))))
-     CROSS JOIN LATERAL ( SELECT (c.label_rate - k.label_rate) AS label_rate_diff,
-            sqrt(((c.label_rate_se ^ (2)::double precision) + (k.label_rate_se ^ (2)::double precision))) AS label_rate_diff_se,
-            (c.mrr - k.mrr) AS mrr_diff,
-            sqrt(((c.mrr_se ^ (2)::double precision) + (k.mrr_se ^ (2)::double precision))) AS mrr_diff_se,
-            (c.mean_rank - k.mean_rank) AS mean_rank_diff,
-            sqrt(((c.mean_rank_se ^ (2)::double precision) + (k.mean_rank_se ^ (2)::double precision))) AS mean_rank_diff_se) d)
-  WHERE (c.arm = 'candidate'::text);
+   FROM (public.profile_experiments e
+     CROSS JOIN LATERAL public.toolgate_experiment_comparison(e.id, public.toolgate_experiment_max_per_key()) d(control_searches, candidate_searches, label_rate_diff, label_rate_diff_se, mrr_all_diff, mrr_all_diff_se, mrr_labelled_diff, mrr_labelled_diff_se, mean_rank_diff, mean_rank_diff_se));
 
 
 --
@@ -1775,6 +1817,49 @@ CREATE TABLE public.search_corpus (
 
 
 --
+-- Name: search_log_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.search_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: search_log; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_log (
+    id bigint DEFAULT nextval('public.search_log_id_seq'::regclass) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query text NOT NULL,
+    variants text[] DEFAULT '{}'::text[] NOT NULL,
+    mode text NOT NULL,
+    k integer NOT NULL,
+    filters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    profile text,
+    format text,
+    plan jsonb,
+    rerank jsonb,
+    results jsonb DEFAULT '[]'::jsonb NOT NULL,
+    result_count integer DEFAULT 0 NOT NULL,
+    top_score double precision,
+    latency_ms double precision,
+    timings jsonb,
+    caller text,
+    session_id text,
+    caller_key_id bigint,
+    experiment_id bigint,
+    arm text,
+    endpoint text
+)
+PARTITION BY RANGE (created_at);
+
+
+--
 -- Name: search_daily; Type: VIEW; Schema: public; Owner: -
 --
 
@@ -1834,6 +1919,26 @@ ALTER TABLE public.search_feedback ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+
+--
+-- Name: search_labels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_labels (
+    search_id bigint NOT NULL,
+    search_created_at timestamp with time zone NOT NULL,
+    tool_name text NOT NULL,
+    label_source text NOT NULL,
+    rank integer NOT NULL,
+    delay_ms bigint NOT NULL,
+    tool_source text,
+    success boolean,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT search_labels_delay_ms_check CHECK ((delay_ms >= 0)),
+    CONSTRAINT search_labels_label_source_check CHECK ((label_source = ANY (ARRAY['call'::text, 'feedback'::text]))),
+    CONSTRAINT search_labels_rank_check CHECK ((rank >= 1))
 );
 
 

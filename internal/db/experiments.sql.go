@@ -57,9 +57,11 @@ func (q *Queries) CreateExperiment(ctx context.Context, arg CreateExperimentPara
 }
 
 const experimentArms = `-- name: ExperimentArms :many
-SELECT a.arm, a.profile, a.units, a.searches, a.labelled,
+SELECT a.arm, a.profile, a.units, a.keys, a.clusters, a.searches, a.counted, a.labelled,
+       a.top_unit, a.top_unit_searches, a.top_key_id, a.top_key, a.top_key_searches,
        a.label_rate, a.label_rate_se, a.label_rate_lo, a.label_rate_hi,
-       a.mrr, a.mrr_se, a.mrr_lo, a.mrr_hi,
+       a.mrr_all, a.mrr_all_se, a.mrr_all_lo, a.mrr_all_hi,
+       a.mrr_labelled, a.mrr_labelled_se, a.mrr_labelled_lo, a.mrr_labelled_hi,
        a.mean_rank, a.mean_rank_se, a.mean_rank_lo, a.mean_rank_hi
 FROM profile_experiments e
 LEFT JOIN profile_experiment_arms a ON a.experiment_id = e.id
@@ -68,29 +70,42 @@ ORDER BY a.arm = 'candidate', a.arm
 `
 
 type ExperimentArmsRow struct {
-	Arm         *string       `json:"arm"`
-	Profile     *string       `json:"profile"`
-	Units       pgtype.Int8   `json:"units"`
-	Searches    pgtype.Int8   `json:"searches"`
-	Labelled    pgtype.Int8   `json:"labelled"`
-	LabelRate   pgtype.Float8 `json:"label_rate"`
-	LabelRateSe pgtype.Float8 `json:"label_rate_se"`
-	LabelRateLo pgtype.Float8 `json:"label_rate_lo"`
-	LabelRateHi pgtype.Float8 `json:"label_rate_hi"`
-	Mrr         pgtype.Float8 `json:"mrr"`
-	MrrSe       pgtype.Float8 `json:"mrr_se"`
-	MrrLo       pgtype.Float8 `json:"mrr_lo"`
-	MrrHi       pgtype.Float8 `json:"mrr_hi"`
-	MeanRank    pgtype.Float8 `json:"mean_rank"`
-	MeanRankSe  pgtype.Float8 `json:"mean_rank_se"`
-	MeanRankLo  pgtype.Float8 `json:"mean_rank_lo"`
-	MeanRankHi  pgtype.Float8 `json:"mean_rank_hi"`
+	Arm             *string       `json:"arm"`
+	Profile         *string       `json:"profile"`
+	Units           pgtype.Int8   `json:"units"`
+	Keys            pgtype.Int8   `json:"keys"`
+	Clusters        pgtype.Int8   `json:"clusters"`
+	Searches        pgtype.Int8   `json:"searches"`
+	Counted         pgtype.Int8   `json:"counted"`
+	Labelled        pgtype.Int8   `json:"labelled"`
+	TopUnit         *string       `json:"top_unit"`
+	TopUnitSearches pgtype.Int8   `json:"top_unit_searches"`
+	TopKeyID        pgtype.Int8   `json:"top_key_id"`
+	TopKey          *string       `json:"top_key"`
+	TopKeySearches  pgtype.Int8   `json:"top_key_searches"`
+	LabelRate       pgtype.Float8 `json:"label_rate"`
+	LabelRateSe     pgtype.Float8 `json:"label_rate_se"`
+	LabelRateLo     pgtype.Float8 `json:"label_rate_lo"`
+	LabelRateHi     pgtype.Float8 `json:"label_rate_hi"`
+	MrrAll          pgtype.Float8 `json:"mrr_all"`
+	MrrAllSe        pgtype.Float8 `json:"mrr_all_se"`
+	MrrAllLo        pgtype.Float8 `json:"mrr_all_lo"`
+	MrrAllHi        pgtype.Float8 `json:"mrr_all_hi"`
+	MrrLabelled     pgtype.Float8 `json:"mrr_labelled"`
+	MrrLabelledSe   pgtype.Float8 `json:"mrr_labelled_se"`
+	MrrLabelledLo   pgtype.Float8 `json:"mrr_labelled_lo"`
+	MrrLabelledHi   pgtype.Float8 `json:"mrr_labelled_hi"`
+	MeanRank        pgtype.Float8 `json:"mean_rank"`
+	MeanRankSe      pgtype.Float8 `json:"mean_rank_se"`
+	MeanRankLo      pgtype.Float8 `json:"mean_rank_lo"`
+	MeanRankHi      pgtype.Float8 `json:"mean_rank_hi"`
 }
 
-// The comparison of the experiment's arms (view profile_experiment_arms), control first.
-// The metrics are NULL for an arm without searches, the standard errors (clustered by unit)
-// and intervals below two units. (The join from profile_experiments tells sqlc that they may
-// be NULL.)
+// The experiment's arms, control first (view profile_experiment_arms): each search key
+// counted for at most the cap's searches per arm, the standard errors clustered by search
+// key or, for trusted searches, by unit. The metrics are NULL for an arm without searches,
+// the standard errors and intervals below two clusters. (The join from profile_experiments
+// tells sqlc that they may be NULL.)
 func (q *Queries) ExperimentArms(ctx context.Context, id int64) ([]ExperimentArmsRow, error) {
 	rows, err := q.db.Query(ctx, experimentArms, id)
 	if err != nil {
@@ -104,16 +119,28 @@ func (q *Queries) ExperimentArms(ctx context.Context, id int64) ([]ExperimentArm
 			&i.Arm,
 			&i.Profile,
 			&i.Units,
+			&i.Keys,
+			&i.Clusters,
 			&i.Searches,
+			&i.Counted,
 			&i.Labelled,
+			&i.TopUnit,
+			&i.TopUnitSearches,
+			&i.TopKeyID,
+			&i.TopKey,
+			&i.TopKeySearches,
 			&i.LabelRate,
 			&i.LabelRateSe,
 			&i.LabelRateLo,
 			&i.LabelRateHi,
-			&i.Mrr,
-			&i.MrrSe,
-			&i.MrrLo,
-			&i.MrrHi,
+			&i.MrrAll,
+			&i.MrrAllSe,
+			&i.MrrAllLo,
+			&i.MrrAllHi,
+			&i.MrrLabelled,
+			&i.MrrLabelledSe,
+			&i.MrrLabelledLo,
+			&i.MrrLabelledHi,
 			&i.MeanRank,
 			&i.MeanRankSe,
 			&i.MeanRankLo,
@@ -131,7 +158,8 @@ func (q *Queries) ExperimentArms(ctx context.Context, id int64) ([]ExperimentArm
 
 const experimentComparison = `-- name: ExperimentComparison :one
 SELECT c.label_rate_diff, c.label_rate_diff_se, c.label_rate_diff_lo, c.label_rate_diff_hi,
-       c.mrr_diff, c.mrr_diff_se, c.mrr_diff_lo, c.mrr_diff_hi,
+       c.mrr_all_diff, c.mrr_all_diff_se, c.mrr_all_diff_lo, c.mrr_all_diff_hi,
+       c.mrr_labelled_diff, c.mrr_labelled_diff_se, c.mrr_labelled_diff_lo, c.mrr_labelled_diff_hi,
        c.mean_rank_diff, c.mean_rank_diff_se, c.mean_rank_diff_lo, c.mean_rank_diff_hi
 FROM profile_experiments e
 LEFT JOIN profile_experiment_comparison c ON c.experiment_id = e.id
@@ -139,18 +167,22 @@ WHERE e.id = $1
 `
 
 type ExperimentComparisonRow struct {
-	LabelRateDiff   pgtype.Float8 `json:"label_rate_diff"`
-	LabelRateDiffSe pgtype.Float8 `json:"label_rate_diff_se"`
-	LabelRateDiffLo pgtype.Float8 `json:"label_rate_diff_lo"`
-	LabelRateDiffHi pgtype.Float8 `json:"label_rate_diff_hi"`
-	MrrDiff         pgtype.Float8 `json:"mrr_diff"`
-	MrrDiffSe       pgtype.Float8 `json:"mrr_diff_se"`
-	MrrDiffLo       pgtype.Float8 `json:"mrr_diff_lo"`
-	MrrDiffHi       pgtype.Float8 `json:"mrr_diff_hi"`
-	MeanRankDiff    pgtype.Float8 `json:"mean_rank_diff"`
-	MeanRankDiffSe  pgtype.Float8 `json:"mean_rank_diff_se"`
-	MeanRankDiffLo  pgtype.Float8 `json:"mean_rank_diff_lo"`
-	MeanRankDiffHi  pgtype.Float8 `json:"mean_rank_diff_hi"`
+	LabelRateDiff     pgtype.Float8 `json:"label_rate_diff"`
+	LabelRateDiffSe   pgtype.Float8 `json:"label_rate_diff_se"`
+	LabelRateDiffLo   pgtype.Float8 `json:"label_rate_diff_lo"`
+	LabelRateDiffHi   pgtype.Float8 `json:"label_rate_diff_hi"`
+	MrrAllDiff        pgtype.Float8 `json:"mrr_all_diff"`
+	MrrAllDiffSe      pgtype.Float8 `json:"mrr_all_diff_se"`
+	MrrAllDiffLo      pgtype.Float8 `json:"mrr_all_diff_lo"`
+	MrrAllDiffHi      pgtype.Float8 `json:"mrr_all_diff_hi"`
+	MrrLabelledDiff   pgtype.Float8 `json:"mrr_labelled_diff"`
+	MrrLabelledDiffSe pgtype.Float8 `json:"mrr_labelled_diff_se"`
+	MrrLabelledDiffLo pgtype.Float8 `json:"mrr_labelled_diff_lo"`
+	MrrLabelledDiffHi pgtype.Float8 `json:"mrr_labelled_diff_hi"`
+	MeanRankDiff      pgtype.Float8 `json:"mean_rank_diff"`
+	MeanRankDiffSe    pgtype.Float8 `json:"mean_rank_diff_se"`
+	MeanRankDiffLo    pgtype.Float8 `json:"mean_rank_diff_lo"`
+	MeanRankDiffHi    pgtype.Float8 `json:"mean_rank_diff_hi"`
 }
 
 // Candidate − control of each metric with its standard error and 95% interval (view
@@ -163,10 +195,14 @@ func (q *Queries) ExperimentComparison(ctx context.Context, id int64) (Experimen
 		&i.LabelRateDiffSe,
 		&i.LabelRateDiffLo,
 		&i.LabelRateDiffHi,
-		&i.MrrDiff,
-		&i.MrrDiffSe,
-		&i.MrrDiffLo,
-		&i.MrrDiffHi,
+		&i.MrrAllDiff,
+		&i.MrrAllDiffSe,
+		&i.MrrAllDiffLo,
+		&i.MrrAllDiffHi,
+		&i.MrrLabelledDiff,
+		&i.MrrLabelledDiffSe,
+		&i.MrrLabelledDiffLo,
+		&i.MrrLabelledDiffHi,
 		&i.MeanRankDiff,
 		&i.MeanRankDiffSe,
 		&i.MeanRankDiffLo,
@@ -304,6 +340,17 @@ func (q *Queries) RunningExperiment(ctx context.Context) (ProfileExperiment, err
 		&i.StoppedAt,
 	)
 	return i, err
+}
+
+const setExperimentMaxPerKey = `-- name: SetExperimentMaxPerKey :exec
+SELECT set_config('toolgate.experiment_max_per_key', $1::int::text, true)
+`
+
+// The per-key cap of the report's views for the rest of the transaction
+// (toolgate_experiment_max_per_key).
+func (q *Queries) SetExperimentMaxPerKey(ctx context.Context, maxPerKey int32) error {
+	_, err := q.db.Exec(ctx, setExperimentMaxPerKey, maxPerKey)
+	return err
 }
 
 const stopExperiment = `-- name: StopExperiment :one

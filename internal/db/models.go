@@ -83,25 +83,38 @@ type ProfileExperiment struct {
 }
 
 type ProfileExperimentArm struct {
-	ExperimentID int64   `json:"experiment_id"`
-	Experiment   string  `json:"experiment"`
-	Arm          string  `json:"arm"`
-	Profile      string  `json:"profile"`
-	Units        int64   `json:"units"`
-	Searches     int64   `json:"searches"`
-	Labelled     int64   `json:"labelled"`
-	LabelRate    float64 `json:"label_rate"`
-	LabelRateSe  float64 `json:"label_rate_se"`
-	LabelRateLo  float64 `json:"label_rate_lo"`
-	LabelRateHi  float64 `json:"label_rate_hi"`
-	Mrr          float64 `json:"mrr"`
-	MrrSe        float64 `json:"mrr_se"`
-	MrrLo        float64 `json:"mrr_lo"`
-	MrrHi        float64 `json:"mrr_hi"`
-	MeanRank     float64 `json:"mean_rank"`
-	MeanRankSe   float64 `json:"mean_rank_se"`
-	MeanRankLo   float64 `json:"mean_rank_lo"`
-	MeanRankHi   float64 `json:"mean_rank_hi"`
+	ExperimentID    int64   `json:"experiment_id"`
+	Experiment      string  `json:"experiment"`
+	Arm             string  `json:"arm"`
+	Profile         string  `json:"profile"`
+	Units           int64   `json:"units"`
+	Keys            int64   `json:"keys"`
+	Clusters        int64   `json:"clusters"`
+	RankClusters    int64   `json:"rank_clusters"`
+	Searches        int64   `json:"searches"`
+	Counted         int64   `json:"counted"`
+	Labelled        int64   `json:"labelled"`
+	TopUnit         string  `json:"top_unit"`
+	TopUnitSearches int64   `json:"top_unit_searches"`
+	TopKeyID        int64   `json:"top_key_id"`
+	TopKey          string  `json:"top_key"`
+	TopKeySearches  int64   `json:"top_key_searches"`
+	LabelRate       float64 `json:"label_rate"`
+	LabelRateSe     float64 `json:"label_rate_se"`
+	LabelRateLo     float64 `json:"label_rate_lo"`
+	LabelRateHi     float64 `json:"label_rate_hi"`
+	MrrAll          float64 `json:"mrr_all"`
+	MrrAllSe        float64 `json:"mrr_all_se"`
+	MrrAllLo        float64 `json:"mrr_all_lo"`
+	MrrAllHi        float64 `json:"mrr_all_hi"`
+	MrrLabelled     float64 `json:"mrr_labelled"`
+	MrrLabelledSe   float64 `json:"mrr_labelled_se"`
+	MrrLabelledLo   float64 `json:"mrr_labelled_lo"`
+	MrrLabelledHi   float64 `json:"mrr_labelled_hi"`
+	MeanRank        float64 `json:"mean_rank"`
+	MeanRankSe      float64 `json:"mean_rank_se"`
+	MeanRankLo      float64 `json:"mean_rank_lo"`
+	MeanRankHi      float64 `json:"mean_rank_hi"`
 }
 
 type ProfileExperimentComparison struct {
@@ -115,10 +128,14 @@ type ProfileExperimentComparison struct {
 	LabelRateDiffSe   float64 `json:"label_rate_diff_se"`
 	LabelRateDiffLo   float64 `json:"label_rate_diff_lo"`
 	LabelRateDiffHi   float64 `json:"label_rate_diff_hi"`
-	MrrDiff           float64 `json:"mrr_diff"`
-	MrrDiffSe         float64 `json:"mrr_diff_se"`
-	MrrDiffLo         float64 `json:"mrr_diff_lo"`
-	MrrDiffHi         float64 `json:"mrr_diff_hi"`
+	MrrAllDiff        float64 `json:"mrr_all_diff"`
+	MrrAllDiffSe      float64 `json:"mrr_all_diff_se"`
+	MrrAllDiffLo      float64 `json:"mrr_all_diff_lo"`
+	MrrAllDiffHi      float64 `json:"mrr_all_diff_hi"`
+	MrrLabelledDiff   float64 `json:"mrr_labelled_diff"`
+	MrrLabelledDiffSe float64 `json:"mrr_labelled_diff_se"`
+	MrrLabelledDiffLo float64 `json:"mrr_labelled_diff_lo"`
+	MrrLabelledDiffHi float64 `json:"mrr_labelled_diff_hi"`
 	MeanRankDiff      float64 `json:"mean_rank_diff"`
 	MeanRankDiffSe    float64 `json:"mean_rank_diff_se"`
 	MeanRankDiffLo    float64 `json:"mean_rank_diff_lo"`

@@ -144,10 +144,8 @@ WITH src AS MATERIALIZED (
     FROM profile_experiments e
     CROSS JOIN LATERAL (
         SELECT CASE WHEN toolgate_ab_bucket(e.id,
-                             CASE WHEN e.unit = 'session' AND $5::text IS NOT NULL
-                                  THEN 'session:' || $5::text
-                                  ELSE coalesce('key:' || $6::bigint,
-                                                'caller:' || coalesce($7::text, '')) END) < e.share
+                             toolgate_ab_unit(e.unit, $5::text, $6::bigint,
+                                              $7::text)) < e.share
                     THEN 'candidate' ELSE 'control' END AS arm
     ) x
     JOIN weight_profiles p ON p.id = CASE x.arm WHEN 'candidate' THEN e.candidate_profile_id ELSE e.control_profile_id END
@@ -472,9 +470,9 @@ type SearchRow struct {
 //	exp      the running A/B experiment (docs/experiments.md) and this search's arm, for a
 //	         search that names no profile and runs the vector branch (else no row): the
 //	         candidate when toolgate_ab_bucket(experiment, unit) < share, else the control.
-//	         The unit is the session ('session:' || session_id) or, for unit 'key' and for
-//	         a search without a session, the key ('key:' || caller_key_id, else
-//	         'caller:' || caller); experiments.UnitValue says the same in Go.
+//	         The unit is toolgate_ab_unit: the caller ('key:' || caller_key_id, else
+//	         'caller:' || caller), and for unit 'session' the search's session after it;
+//	         experiments.UnitValue says the same in Go.
 //	pset     the vector set, name and fusion weights of the requested profile, else of the
 //	         experiment arm's profile, else of the active one: the profile that served the
 //	         search.

@@ -1,9 +1,10 @@
 // Package experiments runs A/B experiments between weight profiles (docs/experiments.md):
 // while an experiment runs, the searches that name no profile and run the vector branch are
-// routed, by a stable hash of their unit (MCP session or API key), to a candidate profile's
-// vectors or to a control profile's, and each search_log row records its arm. The arms are
-// compared on the implicit labels (search_labels) with their uncertainty, so that an
-// operator activates a profile on evidence.
+// routed, by a stable hash of their unit (the caller, or one of its sessions), to a candidate
+// profile's vectors or to a control profile's, and each search_log row records its arm. The
+// arms are compared on the implicit labels (search_labels) with their uncertainty, each
+// search key counting as one observation and for a capped number of searches, so that an
+// operator activates a profile on evidence that no single key made.
 //
 // The routing itself is in the Search statement (sql/queries/search.sql, CTE exp), so that a
 // search costs no extra round trip and every process (and a read replica) sees the same
@@ -19,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -36,11 +38,11 @@ import (
 type Unit = db.ExperimentUnit
 
 const (
-	// UnitSession assigns by the search's session (the MCP session of find_tools, or the
-	// session_id of POST /search); a search without one falls back to its key.
+	// UnitSession assigns by the caller's session (the MCP session of find_tools, or the
+	// session_id of POST /search, within the caller's key); a search without one falls back
+	// to its caller.
 	UnitSession = db.ExperimentBySession
-	// UnitKey assigns by the caller's API key; without a key (open mode, stdio), by the
-	// caller's name.
+	// UnitKey assigns by the caller: its API key; without a key (open mode, stdio), its name.
 	UnitKey = db.ExperimentByKey
 )
 
@@ -58,18 +60,20 @@ func Bucket(experimentID int64, unit string) float64 {
 	return float64(binary.BigEndian.Uint64(sum[:8])>>12) / (1 << 52)
 }
 
-// UnitValue is the unit value the Search statement hashes for a search with this session
-// id, API key id (0: none) and caller name: "session:<id>" when the experiment's unit is
-// the session and the search has one, else "key:<key id>", else "caller:<name>".
+// UnitValue is toolgate_ab_unit (sql/functions/experiments.sql), the unit value the Search
+// statement hashes for a search with this session id, API key id (0: none) and caller name:
+// the caller, "key:<key id>" or without a key "caller:<name>", followed by
+// "/session:<session id>" when the experiment's unit is the session and the search has one.
+// A session is thus always one caller's.
 func UnitValue(unit Unit, sessionID string, keyID int64, caller string) string {
-	switch {
-	case unit == UnitSession && sessionID != "":
-		return "session:" + sessionID
-	case keyID != 0:
-		return "key:" + strconv.FormatInt(keyID, 10)
-	default:
-		return "caller:" + caller
+	who := "caller:" + caller
+	if keyID != 0 {
+		who = "key:" + strconv.FormatInt(keyID, 10)
 	}
+	if unit == UnitSession && sessionID != "" {
+		return who + "/session:" + sessionID
+	}
+	return who
 }
 
 // ArmOf is the arm of the experiment that a search of this unit value is routed to.
@@ -266,12 +270,24 @@ func Stop(ctx context.Context, pool *pgxpool.Pool, name string) (Experiment, err
 	return fromRow(row), nil
 }
 
+// DefaultMaxPerKey is the report's per-key cap by default: a search key counts for at most
+// this many searches per arm, its most recent (as a tune's max_per_key, whose default it is).
+const DefaultMaxPerKey = 200
+
+// The report warns (Report.Warnings) when one key or one unit made more than DominantShare
+// of an arm's searches, and when an arm has fewer than FewClusters independent observations.
+const (
+	DominantShare = 0.2
+	FewClusters   = 30
+)
+
 // Estimate is a metric's value with its standard error and 95% confidence interval (normal
-// approximation, value ± 1.96·SE). In an arm, the standard error is clustered by unit
-// (profile_experiment_arms, sql/functions/experiments.sql): the searches of a session (or
-// key) are all in one arm and alike, so the unit, not the search, is the independent
-// observation. Value is nil without observations, SE and CI95 below two units (for the mean
-// rank, two units with a labelled search).
+// approximation, value ± 1.96·SE). In an arm, the standard error is clustered
+// (toolgate_experiment_arms, sql/functions/experiments.sql): the searches of a search key
+// are one observation, however many sessions it made (it chooses them: a REST session_id is
+// the client's), and the searches of a trusted caller's unit (no key, or an admin key) are
+// one. Value is nil without observations, SE and CI95 below two clusters (for the metrics
+// over labelled searches, two clusters with a labelled search).
 type Estimate struct {
 	Value *float64    `json:"value"`
 	SE    *float64    `json:"se"`
@@ -292,43 +308,90 @@ func estimate(v, se, lo, hi pgtype.Float8) Estimate {
 	return e
 }
 
+// TopUnit is the unit that made the most of an arm's searches.
+type TopUnit struct {
+	Unit     string  `json:"unit"`
+	Searches int64   `json:"searches"`
+	Share    float64 `json:"share"` // of the arm's searches
+}
+
+// TopKey is the API key that made the most of an arm's searches.
+type TopKey struct {
+	ID       int64   `json:"id"`
+	Name     string  `json:"name"`
+	Searches int64   `json:"searches"`
+	Share    float64 `json:"share"` // of the arm's searches
+}
+
 // Arm is one arm's searches and label metrics (view profile_experiment_arms).
 type Arm struct {
 	Arm     db.ExperimentArm `json:"arm"`
 	Profile string           `json:"profile"`
-	// Units: the distinct sessions (or keys) whose searches the arm served, over which the
-	// standard errors are clustered. Under about 30 units the intervals are approximate, and
-	// rather too narrow (docs/experiments.md).
-	Units    int64 `json:"units"`
+	// Units: the distinct units (sessions, or callers) whose searches the arm served; Keys:
+	// the distinct API keys among their callers.
+	Units int64 `json:"units"`
+	Keys  int64 `json:"keys"`
+	// Clusters: the independent observations the standard errors are computed over, each
+	// search key and each unit of a trusted caller. Under about 30 the intervals are
+	// approximate, and rather too narrow (docs/experiments.md).
+	Clusters int64 `json:"clusters"`
+	// Searches: logged in the arm; Counted: those the metrics count, after the per-key cap;
+	// Labelled: the counted searches with at least one label.
 	Searches int64 `json:"searches"`
+	Counted  int64 `json:"counted"`
 	Labelled int64 `json:"labelled"`
+	// TopUnit and TopKey: the unit and the API key with the most searches (nil: none).
+	TopUnit *TopUnit `json:"top_unit"`
+	TopKey  *TopKey  `json:"top_key"`
 	// LabelRate: the share of searches with at least one label.
 	LabelRate Estimate `json:"label_rate"`
-	// MRR: the mean over searches of 1/rank of the best-ranked label (0 when unlabelled).
-	MRR Estimate `json:"mrr"`
+	// MRRAll: the mean over all searches of 1/rank of the best-ranked label, 0 when
+	// unlabelled (the label rate and the ranking in one number).
+	MRRAll Estimate `json:"mrr_all"`
+	// MRRLabelled: the same mean over the labelled searches only (as the analytics' MRR).
+	MRRLabelled Estimate `json:"mrr_labelled"`
 	// MeanRank: the mean over labelled searches of the best-ranked label's rank.
 	MeanRank Estimate `json:"mean_rank"`
 }
 
-// Difference is candidate − control of each metric, its standard error
-// sqrt(se_candidate² + se_control²) (the arms' units are disjoint, so the arms are
-// independent) and 95% interval (view profile_experiment_comparison).
+// Difference is candidate − control of each metric, its standard error and 95% interval
+// (view profile_experiment_comparison): sqrt(se_candidate² + se_control² − 2·cov), the
+// covariance coming from the search keys whose sessions went to both arms.
 type Difference struct {
-	LabelRate Estimate `json:"label_rate"`
-	MRR       Estimate `json:"mrr"`
-	MeanRank  Estimate `json:"mean_rank"`
+	LabelRate   Estimate `json:"label_rate"`
+	MRRAll      Estimate `json:"mrr_all"`
+	MRRLabelled Estimate `json:"mrr_labelled"`
+	MeanRank    Estimate `json:"mean_rank"`
 }
 
 // Report is an experiment with the comparison of its arms.
 type Report struct {
 	Experiment
+	// MaxPerKey: the searches of one search key counted per arm, at most (its most recent).
+	MaxPerKey  int        `json:"max_per_key"`
 	Arms       []Arm      `json:"arms"` // control, then candidate
 	Difference Difference `json:"difference"`
+	// Warnings say, in words, what makes the comparison weak: one key or unit making a
+	// large share of an arm, too few independent observations.
+	Warnings []string `json:"warnings"`
 }
 
-// Get returns the experiment with the comparison of its arms as of now.
+// Get returns the experiment with the comparison of its arms as of now, with the default
+// per-key cap.
 func Get(ctx context.Context, pool *pgxpool.Pool, name string) (Report, error) {
-	var rep Report
+	return GetCapped(ctx, pool, name, DefaultMaxPerKey)
+}
+
+// GetCapped returns the experiment with the comparison of its arms as of now, a search key
+// counting for at most maxPerKey searches per arm (0: DefaultMaxPerKey).
+func GetCapped(ctx context.Context, pool *pgxpool.Pool, name string, maxPerKey int) (Report, error) {
+	if maxPerKey == 0 {
+		maxPerKey = DefaultMaxPerKey
+	}
+	if maxPerKey < 1 || maxPerKey > math.MaxInt32 {
+		return Report{}, &InvalidError{Field: "max_per_key", Reason: fmt.Sprintf("%d is not a positive number of searches", maxPerKey)}
+	}
+	rep := Report{MaxPerKey: maxPerKey}
 	// One snapshot for the definition, the arms and the difference.
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -339,6 +402,9 @@ func Get(ctx context.Context, pool *pgxpool.Pool, name string) (Report, error) {
 			return err
 		}
 		rep.Experiment = fromRow(row)
+		if err := q.SetExperimentMaxPerKey(ctx, int32(maxPerKey)); err != nil {
+			return err
+		}
 		arms, err := q.ExperimentArms(ctx, row.ID)
 		if err != nil {
 			return err
@@ -347,23 +413,71 @@ func Get(ctx context.Context, pool *pgxpool.Pool, name string) (Report, error) {
 			if a.Arm == nil {
 				continue
 			}
-			rep.Arms = append(rep.Arms, Arm{Arm: db.ExperimentArm(*a.Arm), Profile: deref(a.Profile), Units: a.Units.Int64, Searches: a.Searches.Int64, Labelled: a.Labelled.Int64,
-				LabelRate: estimate(a.LabelRate, a.LabelRateSe, a.LabelRateLo, a.LabelRateHi),
-				MRR:       estimate(a.Mrr, a.MrrSe, a.MrrLo, a.MrrHi),
-				MeanRank:  estimate(a.MeanRank, a.MeanRankSe, a.MeanRankLo, a.MeanRankHi)})
+			arm := Arm{Arm: db.ExperimentArm(*a.Arm), Profile: deref(a.Profile), Units: a.Units.Int64, Keys: a.Keys.Int64,
+				Clusters: a.Clusters.Int64, Searches: a.Searches.Int64, Counted: a.Counted.Int64, Labelled: a.Labelled.Int64,
+				LabelRate:   estimate(a.LabelRate, a.LabelRateSe, a.LabelRateLo, a.LabelRateHi),
+				MRRAll:      estimate(a.MrrAll, a.MrrAllSe, a.MrrAllLo, a.MrrAllHi),
+				MRRLabelled: estimate(a.MrrLabelled, a.MrrLabelledSe, a.MrrLabelledLo, a.MrrLabelledHi),
+				MeanRank:    estimate(a.MeanRank, a.MeanRankSe, a.MeanRankLo, a.MeanRankHi)}
+			if a.TopUnit != nil && arm.Searches > 0 {
+				arm.TopUnit = &TopUnit{Unit: *a.TopUnit, Searches: a.TopUnitSearches.Int64,
+					Share: float64(a.TopUnitSearches.Int64) / float64(arm.Searches)}
+			}
+			if a.TopKeyID.Valid && arm.Searches > 0 {
+				arm.TopKey = &TopKey{ID: a.TopKeyID.Int64, Name: deref(a.TopKey), Searches: a.TopKeySearches.Int64,
+					Share: float64(a.TopKeySearches.Int64) / float64(arm.Searches)}
+			}
+			rep.Arms = append(rep.Arms, arm)
 		}
 		d, err := q.ExperimentComparison(ctx, row.ID)
 		if err != nil {
 			return err
 		}
 		rep.Difference = Difference{
-			LabelRate: estimate(d.LabelRateDiff, d.LabelRateDiffSe, d.LabelRateDiffLo, d.LabelRateDiffHi),
-			MRR:       estimate(d.MrrDiff, d.MrrDiffSe, d.MrrDiffLo, d.MrrDiffHi),
-			MeanRank:  estimate(d.MeanRankDiff, d.MeanRankDiffSe, d.MeanRankDiffLo, d.MeanRankDiffHi),
+			LabelRate:   estimate(d.LabelRateDiff, d.LabelRateDiffSe, d.LabelRateDiffLo, d.LabelRateDiffHi),
+			MRRAll:      estimate(d.MrrAllDiff, d.MrrAllDiffSe, d.MrrAllDiffLo, d.MrrAllDiffHi),
+			MRRLabelled: estimate(d.MrrLabelledDiff, d.MrrLabelledDiffSe, d.MrrLabelledDiffLo, d.MrrLabelledDiffHi),
+			MeanRank:    estimate(d.MeanRankDiff, d.MeanRankDiffSe, d.MeanRankDiffLo, d.MeanRankDiffHi),
 		}
 		return nil
 	})
-	return rep, err
+	if err != nil {
+		return Report{}, err
+	}
+	rep.Warnings = warnings(rep)
+	return rep, nil
+}
+
+// warnings says what makes the report's comparison weak, arm by arm (an empty list when
+// nothing does).
+func warnings(r Report) []string {
+	out := []string{}
+	for _, a := range r.Arms {
+		if a.Searches == 0 {
+			continue
+		}
+		if k := a.TopKey; k != nil && k.Share > DominantShare {
+			out = append(out, fmt.Sprintf("the %s arm: API key %q (id %d) made %.0f%% of its searches (%d of %d); "+
+				"the comparison counts a search key as one observation and at most %d of its searches",
+				a.Arm, k.Name, k.ID, 100*k.Share, k.Searches, a.Searches, r.MaxPerKey))
+		}
+		if u := a.TopUnit; u != nil && u.Share > DominantShare && (a.TopKey == nil || u.Unit != "key:"+strconv.FormatInt(a.TopKey.ID, 10)) {
+			msg := fmt.Sprintf("the %s arm: unit %q made %.0f%% of its searches (%d of %d)", a.Arm, u.Unit, 100*u.Share, u.Searches, a.Searches)
+			if r.Unit == UnitSession && !strings.Contains(u.Unit, "/session:") {
+				msg += "; searches without a session (POST /search without session_id) are one unit per caller"
+			}
+			out = append(out, msg)
+		}
+		switch {
+		case a.Clusters < 2:
+			out = append(out, fmt.Sprintf("the %s arm has %d independent observation(s) (a search key, or a unit of a caller without one): "+
+				"no standard error or interval", a.Arm, a.Clusters))
+		case a.Clusters < FewClusters:
+			out = append(out, fmt.Sprintf("the %s arm has %d independent observations, under %d: its intervals are approximate, and rather too narrow",
+				a.Arm, a.Clusters, FewClusters))
+		}
+	}
+	return out
 }
 
 func deref(s *string) string {

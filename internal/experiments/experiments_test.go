@@ -114,6 +114,38 @@ func TestBucketMatchesSQL(t *testing.T) {
 	}
 }
 
+// TestUnitValueMatchesSQL: experiments.UnitValue is toolgate_ab_unit, which the Search
+// statement hashes; a session is always its caller's.
+func TestUnitValueMatchesSQL(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	for _, c := range []struct {
+		unit    experiments.Unit
+		session string
+		key     int64
+		caller  string
+		want    string
+	}{
+		{experiments.UnitSession, "s-1", 7, "agent", "key:7/session:s-1"},
+		{experiments.UnitSession, "s-1", 0, "open", "caller:open/session:s-1"},
+		{experiments.UnitSession, "", 7, "agent", "key:7"},
+		{experiments.UnitSession, "", 0, "open", "caller:open"},
+		{experiments.UnitSession, "é ü", 0, "", "caller:/session:é ü"},
+		{experiments.UnitKey, "s-1", 7, "agent", "key:7"},
+		{experiments.UnitKey, "s-1", 0, "open", "caller:open"},
+	} {
+		var sql string
+		err := pool.QueryRow(context.Background(), `SELECT toolgate_ab_unit($1, nullif($2, ''), nullif($3, 0::bigint), $4)`,
+			string(c.unit), c.session, c.key, c.caller).Scan(&sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := experiments.UnitValue(c.unit, c.session, c.key, c.caller); got != c.want || sql != c.want {
+			t.Errorf("%+v: Go %q, SQL %q, want %q", c, got, sql, c.want)
+		}
+	}
+}
+
 // TestAssignmentStablePerSession: every search of a session is in the arm Bucket predicts,
 // reads that arm's profile's vectors and is logged with it; over 400 sessions the
 // candidate's share is near the configured one. Searches that name a profile or run no
@@ -356,9 +388,22 @@ type armValues struct {
 	labelled, rr, ranks [][]float64
 }
 
-// metric is the per-unit values of one metric: label_rate, mrr or mean_rank.
+// metric is the per-unit values of one metric: label_rate, mrr_all, mrr_labelled or
+// mean_rank.
 func (v armValues) metric(name string) [][]float64 {
-	return map[string][][]float64{"label_rate": v.labelled, "mrr": v.rr, "mean_rank": v.ranks}[name]
+	rrl := make([][]float64, len(v.ranks)) // 1/best rank of the labelled searches
+	for u, ranks := range v.ranks {
+		rrl[u] = []float64{}
+		for _, r := range ranks {
+			rrl[u] = append(rrl[u], 1/r)
+		}
+	}
+	return map[string][][]float64{"label_rate": v.labelled, "mrr_all": v.rr, "mrr_labelled": rrl, "mean_rank": v.ranks}[name]
+}
+
+// estimates is the report's estimate of each metric, by name.
+func (a Arm) estimates() map[string]experiments.Estimate {
+	return map[string]experiments.Estimate{"label_rate": a.LabelRate, "mrr_all": a.MRRAll, "mrr_labelled": a.MRRLabelled, "mean_rank": a.MeanRank}
 }
 
 // flat is every search's value of the metric, units ignored.
@@ -370,7 +415,10 @@ func flat(units [][]float64) []float64 {
 	return xs
 }
 
-var metrics = []string{"label_rate", "mrr", "mean_rank"}
+// Arm is a report's arm, with its metrics by name.
+type Arm experiments.Arm
+
+var metrics = []string{"label_rate", "mrr_all", "mrr_labelled", "mean_rank"}
 
 // labelExperiment starts an experiment named name (candidate var-1, half of the sessions),
 // makes searchesOf(i) searches in each session sess-<i> for i < sessions, and labels them
@@ -386,7 +434,7 @@ func labelExperiment(t *testing.T, pool *pgxpool.Pool, s *search.Service, name s
 	agent := auth.Caller{Name: "agent"}
 
 	rep, err := experiments.Get(ctx, pool, name)
-	if err != nil || len(rep.Arms) != 2 || rep.Arms[0].Searches != 0 || rep.Arms[0].LabelRate.Value != nil || rep.Difference.MRR.Value != nil {
+	if err != nil || len(rep.Arms) != 2 || rep.Arms[0].Searches != 0 || rep.Arms[0].LabelRate.Value != nil || rep.Difference.MRRAll.Value != nil {
 		t.Fatalf("report before any search: %+v %v", rep, err)
 	}
 
@@ -493,11 +541,12 @@ func checkReport(t *testing.T, rep experiments.Report, got map[db.ExperimentArm]
 			}
 			hand[a.Arm][metric], ses[a.Arm][metric] = est{m, se}, se
 		}
-		checkEstimate(t, string(a.Arm)+" label_rate", a.LabelRate, hand[a.Arm]["label_rate"].mean, hand[a.Arm]["label_rate"].se)
-		checkEstimate(t, string(a.Arm)+" mrr", a.MRR, hand[a.Arm]["mrr"].mean, hand[a.Arm]["mrr"].se)
-		checkEstimate(t, string(a.Arm)+" mean_rank", a.MeanRank, hand[a.Arm]["mean_rank"].mean, hand[a.Arm]["mean_rank"].se)
+		for metric, est := range Arm(a).estimates() {
+			checkEstimate(t, string(a.Arm)+" "+metric, est, hand[a.Arm][metric].mean, hand[a.Arm][metric].se)
+		}
 	}
-	for metric, d := range map[string]experiments.Estimate{"label_rate": rep.Difference.LabelRate, "mrr": rep.Difference.MRR, "mean_rank": rep.Difference.MeanRank} {
+	d := rep.Difference
+	for metric, d := range map[string]experiments.Estimate{"label_rate": d.LabelRate, "mrr_all": d.MRRAll, "mrr_labelled": d.MRRLabelled, "mean_rank": d.MeanRank} {
 		c, k := hand[experiments.ArmCandidate][metric], hand[experiments.ArmControl][metric]
 		checkEstimate(t, "difference "+metric, d, c.mean-k.mean, math.Sqrt(c.se*c.se+k.se*k.se))
 	}
@@ -566,8 +615,7 @@ func TestComparisonOneSearchPerUnit(t *testing.T) {
 			if !ok || math.Abs(naive-ses[a.Arm][metric]) > 1e-12 {
 				t.Errorf("arm %s %s: clustered se %v, sd/√n %v (ok %v)", a.Arm, metric, ses[a.Arm][metric], naive, ok)
 			}
-			checkEstimate(t, string(a.Arm)+" "+metric+" as sd/√n", map[string]experiments.Estimate{
-				"label_rate": a.LabelRate, "mrr": a.MRR, "mean_rank": a.MeanRank}[metric], m, naive)
+			checkEstimate(t, string(a.Arm)+" "+metric+" as sd/√n", Arm(a).estimates()[metric], m, naive)
 		}
 	}
 }
@@ -677,7 +725,7 @@ func TestComparisonOneUnit(t *testing.T) {
 		if a.Units != 1 || a.Searches != 5 || a.Labelled != 3 {
 			t.Errorf("arm %s: %d units, %d searches, %d labelled, want 1, 5, 3", a.Arm, a.Units, a.Searches, a.Labelled)
 		}
-		for name, est := range map[string]experiments.Estimate{"label_rate": a.LabelRate, "mrr": a.MRR, "mean_rank": a.MeanRank} {
+		for name, est := range Arm(a).estimates() {
 			if est.Value == nil || est.SE != nil || est.CI95 != nil {
 				t.Errorf("arm %s %s from one unit: %+v, want a value and no se or interval", a.Arm, name, est)
 			}
@@ -686,7 +734,7 @@ func TestComparisonOneUnit(t *testing.T) {
 			t.Errorf("arm %s label rate %v, want 0.6", a.Arm, v)
 		}
 	}
-	if d := rep.Difference; d.LabelRate.Value != nil || d.LabelRate.SE != nil || d.MRR.SE != nil || d.MeanRank.SE != nil {
+	if d := rep.Difference; d.LabelRate.Value != nil || d.LabelRate.SE != nil || d.MRRAll.SE != nil || d.MRRLabelled.SE != nil || d.MeanRank.SE != nil {
 		t.Errorf("difference with an empty arm: %+v", d)
 	}
 }

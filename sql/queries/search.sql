@@ -39,9 +39,9 @@
 --   exp      the running A/B experiment (docs/experiments.md) and this search's arm, for a
 --            search that names no profile and runs the vector branch (else no row): the
 --            candidate when toolgate_ab_bucket(experiment, unit) < share, else the control.
---            The unit is the session ('session:' || session_id) or, for unit 'key' and for
---            a search without a session, the key ('key:' || caller_key_id, else
---            'caller:' || caller); experiments.UnitValue says the same in Go.
+--            The unit is toolgate_ab_unit: the caller ('key:' || caller_key_id, else
+--            'caller:' || caller), and for unit 'session' the search's session after it;
+--            experiments.UnitValue says the same in Go.
 --   pset     the vector set, name and fusion weights of the requested profile, else of the
 --            experiment arm's profile, else of the active one: the profile that served the
 --            search.
@@ -96,10 +96,8 @@ WITH src AS MATERIALIZED (
     FROM profile_experiments e
     CROSS JOIN LATERAL (
         SELECT CASE WHEN toolgate_ab_bucket(e.id,
-                             CASE WHEN e.unit = 'session' AND sqlc.narg(session_id)::text IS NOT NULL
-                                  THEN 'session:' || sqlc.narg(session_id)::text
-                                  ELSE coalesce('key:' || sqlc.narg(caller_key_id)::bigint,
-                                                'caller:' || coalesce(sqlc.narg(caller)::text, '')) END) < e.share
+                             toolgate_ab_unit(e.unit, sqlc.narg(session_id)::text, sqlc.narg(caller_key_id)::bigint,
+                                              sqlc.narg(caller)::text)) < e.share
                     THEN 'candidate' ELSE 'control' END AS arm
     ) x
     JOIN weight_profiles p ON p.id = CASE x.arm WHEN 'candidate' THEN e.candidate_profile_id ELSE e.control_profile_id END

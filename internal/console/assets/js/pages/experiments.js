@@ -101,7 +101,8 @@ function reportView(r, status, ctx) {
 
 const metrics = [
   ['label_rate', 'Label rate', v => fmtPct(v, 1)],
-  ['mrr', 'MRR', v => fmtNum(v, 3)],
+  ['mrr_all', 'MRR (all searches)', v => fmtNum(v, 3)],
+  ['mrr_labelled', 'MRR (labelled searches)', v => fmtNum(v, 3)],
   ['mean_rank', 'Mean rank of the label', v => fmtNum(v, 2)],
 ];
 
@@ -120,10 +121,18 @@ function arms(r) {
     {title: 'Arm', cell: a => a.arm},
     {title: 'Profile', cell: a => a.profile},
     {title: 'Units', class: 'num', cell: a => fmtInt(a.units)},
+    {title: 'Keys', class: 'num', cell: a => fmtInt(a.keys)},
+    {title: 'Clusters', class: 'num', cell: a => fmtInt(a.clusters)},
     {title: 'Searches', class: 'num', cell: a => fmtInt(a.searches)},
+    {title: 'Counted', class: 'num', cell: a => fmtInt(a.counted)},
     {title: 'Labelled', class: 'num', cell: a => fmtInt(a.labelled)},
+    {title: 'Top key', cell: a => a.top_key ? `${a.top_key.name} (${fmtPct(a.top_key.share, 0)})` : '–'},
+    {title: 'Top unit', cell: a => a.top_unit ? `${a.top_unit.unit} (${fmtPct(a.top_unit.share, 0)})` : '–'},
     ...metrics.map(([k, title, f]) => ({title, cell: a => estimate(a[k], f)})),
   ], list, {empty: 'No search has been served by this experiment yet.', cls: 'arms'})];
+  if ((r.warnings || []).length > 0) {
+    nodes.unshift(h('ul', {class: 'warnings', id: 'experiment-warnings'}, r.warnings.map(w => h('li', {}, w))));
+  }
   if (list.length === 0) {
     return nodes;
   }
