@@ -36,13 +36,18 @@ func (s *Server) search(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Both branches run inside one statement: the parts timed are the query embedding (the
-	// vector branch's own work), the statement and the whole search.
-	mode := string(resp.Mode)
-	if resp.Timings.Embed > 0 {
-		s.deps.Metrics.ObserveSearch(mode, "embed", resp.Timings.Embed)
+	// Every branch runs inside one statement: the parts timed are the query embedding (the
+	// vector branch's own work), the statement, a plan's merge and the rerank, the log row
+	// and the whole search.
+	mode, t := string(resp.Mode), resp.Timings
+	if t.Embed > 0 {
+		s.deps.Metrics.ObserveSearch(mode, "embed", t.Embed)
 	}
-	s.deps.Metrics.ObserveSearch(mode, "statement", resp.Timings.Statement)
+	s.deps.Metrics.ObserveSearch(mode, "statement", t.Statement)
+	if resp.Plan != nil || resp.Rerank != nil {
+		s.deps.Metrics.ObserveSearch(mode, "rerank", t.Rerank)
+	}
+	s.deps.Metrics.ObserveSearch(mode, "log", t.Log)
 	s.deps.Metrics.ObserveSearch(mode, "total", time.Since(start))
 	s.deps.Metrics.ObserveSearchServed(metrics.EndpointREST, mode, resp.Profile, len(resp.Results))
 	return c.JSON(http.StatusOK, resp)
