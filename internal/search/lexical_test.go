@@ -272,12 +272,14 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, q := range map[string]string{
-		"docs":     `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s', tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys), E'\n' ORDER BY tool_id), '') FROM search_docs`,
-		"postings": `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, tool_id, source_id), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
-		"lexemes":  `SELECT coalesce(string_agg(format('%s|%s', lexeme, df), E'\n' ORDER BY lexeme), '') FROM search_lexemes`,
-		"corpus":   `SELECT format('%s|%s', docs, total_len) FROM search_corpus`,
-		"visible":  `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM tools WHERE enabled AND review_state = 'approved'`,
-		"indexed":  `SELECT coalesce(string_agg(tool_id::text, ',' ORDER BY tool_id), '') FROM search_docs`,
+		"docs":           `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s', tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys), E'\n' ORDER BY tool_id), '') FROM search_docs`,
+		"postings":       `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, tool_id, source_id), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
+		"lexemes":        `SELECT coalesce(string_agg(format('%s|%s', lexeme, df), E'\n' ORDER BY lexeme), '') FROM search_lexemes`,
+		"corpus":         `SELECT format('%s|%s', docs, total_len) FROM search_corpus`,
+		"source_lexemes": `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, source_id, df), E'\n' ORDER BY lexeme, source_id), '') FROM search_source_lexemes`,
+		"source_corpus":  `SELECT coalesce(string_agg(format('%s|%s|%s', source_id, docs, total_len), E'\n' ORDER BY source_id), '') FROM search_source_corpus`,
+		"visible":        `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM tools WHERE enabled AND review_state = 'approved'`,
+		"indexed":        `SELECT coalesce(string_agg(tool_id::text, ',' ORDER BY tool_id), '') FROM search_docs`,
 	} {
 		var s string
 		if err := pool.QueryRow(context.Background(), q).Scan(&s); err != nil {
@@ -291,7 +293,7 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
 // rebuild builds the lexical index from nothing: every tool queued into an empty index.
 func rebuild(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	exec(t, pool, `TRUNCATE search_docs, search_postings, search_lexemes, search_queue`)
+	exec(t, pool, `TRUNCATE search_docs, search_postings, search_lexemes, search_source_lexemes, search_source_corpus, search_queue`)
 	exec(t, pool, `UPDATE search_corpus SET docs = 0, total_len = 0, impact_avgdl = 0`)
 	exec(t, pool, `INSERT INTO search_queue (tool_id) SELECT id FROM tools`)
 	flush(t, pool)
