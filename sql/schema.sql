@@ -1013,26 +1013,43 @@ CREATE FUNCTION public.toolgate_search_refresh(ids bigint[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
-    zeroed text[];
-    avgdl  double precision;
+    zeroed     text[];
+    zeroed_lex text[];
+    zeroed_src bigint[];
+    avgdl      double precision;
 BEGIN
     -- take back what the tools contributed
     WITH old AS (
-        SELECT u.lexeme, count(*) AS n
+        SELECT u.lexeme, d.source_id, count(*) AS n
         FROM search_docs d, unnest(d.lexemes) u (lexeme)
         WHERE d.tool_id = ANY (ids)
-        GROUP BY u.lexeme
+        GROUP BY u.lexeme, d.source_id
     ), dec AS (
-        UPDATE search_lexemes l SET df = l.df - old.n FROM old WHERE l.lexeme = old.lexeme
+        UPDATE search_lexemes l SET df = l.df - o.n
+        FROM (SELECT old.lexeme, sum(old.n) AS n FROM old GROUP BY old.lexeme) o
+        WHERE l.lexeme = o.lexeme
         RETURNING l.lexeme, l.df
+    ), sdec AS (
+        UPDATE search_source_lexemes l SET df = l.df - old.n
+        FROM old WHERE l.lexeme = old.lexeme AND l.source_id = old.source_id
+        RETURNING l.lexeme, l.source_id, l.df
     )
-    SELECT array_agg(lexeme) INTO zeroed FROM dec WHERE df <= 0;
+    SELECT (SELECT array_agg(dec.lexeme) FROM dec WHERE dec.df <= 0),
+           s.lex, s.src
+    INTO zeroed, zeroed_lex, zeroed_src
+    FROM (SELECT array_agg(sdec.lexeme ORDER BY sdec.lexeme, sdec.source_id) AS lex,
+                 array_agg(sdec.source_id ORDER BY sdec.lexeme, sdec.source_id) AS src
+          FROM sdec WHERE sdec.df <= 0) s;
     WITH old AS (
         SELECT d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
     )
     UPDATE search_languages l SET docs = l.docs - old.n FROM old WHERE l.language = old.language;
     WITH gone AS (
-        DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING doc_len
+        DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING source_id, doc_len
+    ), sgone AS (
+        UPDATE search_source_corpus c SET docs = c.docs - g.n, total_len = c.total_len - g.len
+        FROM (SELECT gone.source_id, count(*) AS n, sum(gone.doc_len::float8) AS len FROM gone GROUP BY gone.source_id) g
+        WHERE c.source_id = g.source_id
     )
     UPDATE search_corpus
        SET docs = docs - (SELECT count(*) FROM gone),
@@ -1055,18 +1072,36 @@ BEGIN
        SET impact_avgdl = CASE WHEN docs > 0 THEN total_len / docs ELSE 0 END
      WHERE impact_avgdl = 0;
     SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
+    INSERT INTO search_source_corpus (source_id, docs, total_len)
+    SELECT d.source_id, count(*), sum(d.doc_len::float8) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.source_id
+    ON CONFLICT (source_id) DO UPDATE
+        SET docs = search_source_corpus.docs + EXCLUDED.docs, total_len = search_source_corpus.total_len + EXCLUDED.total_len;
+    -- the sources no indexed tool has any more
+    DELETE FROM search_source_corpus WHERE docs <= 0;
 
     PERFORM toolgate_search_write_postings(ids, avgdl);
 
+    WITH new AS (
+        SELECT u.lexeme, d.source_id, count(*) AS n
+        FROM search_docs d, unnest(d.lexemes) u (lexeme)
+        WHERE d.tool_id = ANY (ids)
+        GROUP BY u.lexeme, d.source_id
+    ), sinc AS (
+        INSERT INTO search_source_lexemes (lexeme, source_id, df)
+        SELECT new.lexeme, new.source_id, new.n FROM new
+        ON CONFLICT (lexeme, source_id) DO UPDATE SET df = search_source_lexemes.df + EXCLUDED.df
+    )
     INSERT INTO search_lexemes (lexeme, df)
-    SELECT u.lexeme, count(*)
-    FROM search_docs d, unnest(d.lexemes) u (lexeme)
-    WHERE d.tool_id = ANY (ids)
-    GROUP BY u.lexeme
+    SELECT new.lexeme, sum(new.n) FROM new GROUP BY new.lexeme
     ON CONFLICT (lexeme) DO UPDATE SET df = search_lexemes.df + EXCLUDED.df;
-    -- the lexemes no document has any more
+    -- the lexemes no document has any more, corpus-wide and in a source
     IF zeroed IS NOT NULL THEN
         DELETE FROM search_lexemes WHERE lexeme = ANY (zeroed) AND df <= 0;
+    END IF;
+    IF zeroed_lex IS NOT NULL THEN
+        DELETE FROM search_source_lexemes l
+        USING unnest(zeroed_lex, zeroed_src) AS z (lexeme, source_id)
+        WHERE l.lexeme = z.lexeme AND l.source_id = z.source_id AND l.df <= 0;
     END IF;
 END $$;
 
@@ -2273,6 +2308,29 @@ CREATE VIEW public.search_slowest AS
 
 
 --
+-- Name: search_source_corpus; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_source_corpus (
+    source_id bigint NOT NULL,
+    docs bigint NOT NULL,
+    total_len double precision NOT NULL
+);
+
+
+--
+-- Name: search_source_lexemes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_source_lexemes (
+    lexeme text NOT NULL,
+    source_id bigint NOT NULL,
+    df integer NOT NULL,
+    CONSTRAINT search_source_lexemes_df_check CHECK ((df >= 0))
+);
+
+
+--
 -- Name: search_stopwords; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2907,6 +2965,22 @@ ALTER TABLE ONLY public.search_rollup_tool_totals
 
 ALTER TABLE ONLY public.search_rollup_tools
     ADD CONSTRAINT search_rollup_tools_pkey PRIMARY KEY (month, tool_name);
+
+
+--
+-- Name: search_source_corpus search_source_corpus_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_source_corpus
+    ADD CONSTRAINT search_source_corpus_pkey PRIMARY KEY (source_id);
+
+
+--
+-- Name: search_source_lexemes search_source_lexemes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_source_lexemes
+    ADD CONSTRAINT search_source_lexemes_pkey PRIMARY KEY (lexeme, source_id);
 
 
 --

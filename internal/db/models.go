@@ -396,6 +396,18 @@ type SearchSlowest struct {
 	Endpoint    interface{}    `json:"endpoint"`
 }
 
+type SearchSourceCorpu struct {
+	SourceID int64   `json:"source_id"`
+	Docs     int64   `json:"docs"`
+	TotalLen float64 `json:"total_len"`
+}
+
+type SearchSourceLexeme struct {
+	Lexeme   string `json:"lexeme"`
+	SourceID int64  `json:"source_id"`
+	Df       int32  `json:"df"`
+}
+
 type SearchStopword struct {
 	Word     string `json:"word"`
 	Language string `json:"language"`

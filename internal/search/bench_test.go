@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
@@ -174,6 +175,18 @@ func BenchmarkSearch(b *testing.B) {
 				})
 			})
 		}
+		// the lexical search of a key restricted to the catalog's source: its statistics are
+		// summed over its allowed sources (search_source_lexemes, search_source_corpus)
+		b.Run(fmt.Sprintf("tools=%d/lexical-restricted", n), func(b *testing.B) {
+			s := search.New(setupOnce(b), nil, served, discard())
+			tenant := auth.Caller{Name: "tenant", KeyID: 7, Scope: auth.ScopeSearch, Sources: []string{"bench"}}
+			runConcurrent(b, func(i int) error {
+				r := short(i)
+				r.Mode = search.ModeLexical
+				_, err := s.Search(context.Background(), tenant, r)
+				return err
+			})
+		})
 		b.Run(fmt.Sprintf("tools=%d/knn-floor", n), func(b *testing.B) {
 			p := setupOnce(b)
 			vecs := make([]pgvector.Vector, len(queries))

@@ -11,9 +11,10 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 )
 
-// embedQuery embeds texts within the EmbedTimeout. A failure fails a vector search
-// (EmbedError); a hybrid search goes on with no query vector, degraded says why.
-func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (vecs []pgvector.Vector, took time.Duration, degraded string, err error) {
+// embedQuery embeds texts within the EmbedTimeout, for a caller who may see the sources
+// allowed (nil: every source). A failure fails a vector search (EmbedError); a hybrid search
+// goes on with no query vector, degraded says why.
+func (s *Service) embedQuery(ctx context.Context, mode Mode, texts, allowed []string) (vecs []pgvector.Vector, took time.Duration, degraded string, err error) {
 	vecs = []pgvector.Vector{}
 	if len(texts) == 0 {
 		return vecs, 0, "", nil
@@ -25,7 +26,7 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 		ectx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	vs, err := s.embed(ectx, texts)
+	vs, err := s.embed(ectx, texts, allowed)
 	if err == nil && len(vs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vs), len(texts))
 	}
@@ -48,8 +49,10 @@ func (s *Service) embedQuery(ctx context.Context, mode Mode, texts []string) (ve
 }
 
 // embed embeds the query texts; an embedder that weights query words by their rarity
-// (embed.Weighted) gets their idf from the lexical index, read where the search reads.
-func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error) {
+// (embed.Weighted) gets their idf from the lexical index, read where the search reads, with
+// the statistics the search scores with (those of the allowed sources only, when allowed is
+// not nil: a word's weight says nothing of a source the caller cannot see).
+func (s *Service) embed(ctx context.Context, texts, allowed []string) ([][]float32, error) {
 	w, ok := s.embedder.(embed.Weighted)
 	if !ok || !s.settings.QueryIDF {
 		return s.embedder.Embed(ctx, texts)
@@ -58,7 +61,7 @@ func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error
 	if s.read != nil {
 		q = db.New(s.read)
 	}
-	rows, err := q.SearchWordIDF(ctx, emptyIfNil(embed.QueryWords(texts)))
+	rows, err := q.SearchWordIDF(ctx, db.SearchWordIDFParams{Words: emptyIfNil(embed.QueryWords(texts)), Allowed: allowed})
 	if err != nil {
 		return nil, fmt.Errorf("query word idf: %w", err)
 	}

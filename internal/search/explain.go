@@ -111,7 +111,7 @@ type ExplainedText struct {
 // search read (the replica, if any), with the statement's per-transaction settings.
 func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *Response, rows []db.SearchRow) error {
 	p := pr.params
-	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs}
+	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, Allowed: p.Allowed}
 	for i, row := range rows {
 		ord := int32(i + 1)
 		args.Names[i] = *row.Name

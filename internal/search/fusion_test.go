@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -103,7 +104,8 @@ func (w weightedEmbedder) EmbedWeighted(ctx context.Context, texts []string, idf
 
 // TestQueryIDF: with QueryIDF the embedder gets each query word's BM25 idf in the lexical
 // index: low for a word many tools have, 0 for an english stop word, the highest for a word
-// no tool has; without it, no weights are read.
+// no tool has; without it, no weights are read. A key restricted to some sources gets the
+// idf of their documents alone.
 func TestQueryIDF(t *testing.T) {
 	t.Parallel()
 	pool, _ := setup(t)
@@ -138,6 +140,27 @@ func TestQueryIDF(t *testing.T) {
 		for w, x := range want {
 			if math.Abs(got[w]-x) > 1e-9 {
 				t.Errorf("idf[%s] = %v, want %v (all: %v)", w, got[w], x, got)
+			}
+		}
+
+		// a key restricted to beta gets the idf of beta's documents alone (beta's tools hold
+		// neither "get" nor "stock" as often as the catalog does)
+		count = func(lexeme string) float64 {
+			var c float64
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM search_docs d JOIN sources s ON s.id = d.source_id
+				WHERE s.name = 'beta' AND ($1 = '' OR $1 = ANY (d.lexemes))`, lexeme).Scan(&c); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		n = count("")
+		want = map[string]float64{"get": idf(count("get")), "stock": idf(count("stock")), "between": 0, "zebras": idf(0)}
+		got = nil
+		beta := auth.WithCaller(ctx, &auth.Caller{Name: "tenant", KeyID: 7, Scope: auth.ScopeSearch, Sources: []string{"beta"}})
+		mustSearch(t, beta, s, search.Request{Query: "get the stock price between zebras", Mode: search.ModeHybrid})
+		for w, x := range want {
+			if math.Abs(got[w]-x) > 1e-9 {
+				t.Errorf("restricted to beta: idf[%s] = %v, want beta's %v (all: %v)", w, got[w], x, got)
 			}
 		}
 	}

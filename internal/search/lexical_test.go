@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	tgcatalog "github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/db"
@@ -25,10 +27,28 @@ import (
 
 // corpus is the lexical index recomputed in Go from the tools' documents alone.
 type corpus struct {
-	tf    map[int64]map[string]float64 // tool -> lexeme -> weighted term frequency
-	dl    map[int64]float64
-	df    map[string]int
-	total float64
+	tf     map[int64]map[string]float64 // tool -> lexeme -> weighted term frequency
+	dl     map[int64]float64
+	df     map[string]int
+	total  float64
+	source map[int64]string // tool -> its source's name
+}
+
+// only is the corpus of the tools of the given sources alone: what a caller restricted to
+// them is scored with.
+func (c corpus) only(sources []string) corpus {
+	out := corpus{tf: map[int64]map[string]float64{}, dl: map[int64]float64{}, df: map[string]int{}, source: map[int64]string{}}
+	for id, src := range c.source {
+		if !slices.Contains(sources, src) {
+			continue
+		}
+		out.tf[id], out.dl[id], out.source[id] = c.tf[id], c.dl[id], src
+		out.total += c.dl[id]
+		for lexeme := range c.tf[id] {
+			out.df[lexeme]++
+		}
+	}
+	return out
 }
 
 // readCorpus reads every searchable tool's document through toolgate_search_document
@@ -40,19 +60,22 @@ type corpus struct {
 func readCorpus(t *testing.T, pool *pgxpool.Pool) corpus {
 	t.Helper()
 	rows, err := pool.Query(context.Background(),
-		`SELECT tool_id, lexemes, tfs FROM toolgate_search_document(ARRAY(SELECT id FROM tools))`)
+		`SELECT d.tool_id, s.name, d.lexemes, d.tfs
+		 FROM toolgate_search_document(ARRAY(SELECT id FROM tools)) d JOIN sources s ON s.id = d.source_id`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	c := corpus{tf: map[int64]map[string]float64{}, dl: map[int64]float64{}, df: map[string]int{}}
+	c := corpus{tf: map[int64]map[string]float64{}, dl: map[int64]float64{}, df: map[string]int{}, source: map[int64]string{}}
 	for rows.Next() {
 		var id int64
+		var src string
 		var lexemes []string
 		var tfs []float32
-		if err := rows.Scan(&id, &lexemes, &tfs); err != nil {
+		if err := rows.Scan(&id, &src, &lexemes, &tfs); err != nil {
 			t.Fatal(err)
 		}
+		c.source[id] = src
 		c.tf[id] = map[string]float64{}
 		c.dl[id] = 0 // a document without lexemes still counts in N
 		for i, lexeme := range lexemes {
@@ -96,6 +119,20 @@ func TestBM25MatchesReference(t *testing.T) {
 	checkBM25(t, pool, search.Settings{KRRF: 60, WeightLexical: 1, WeightVector: 1, EfSearch: 40, Candidates: 50, Postings: 200}, queries)
 }
 
+// A search key restricted to some sources is scored with their statistics alone: N, the
+// average length and the document frequencies of its sources' tools, never another
+// source's (docs/auth.md#search-statistics). Its ranking and every BM25 score equal the
+// reference over its sources' documents; a key allowed every source scores as an
+// unrestricted caller does, and a key allowed none finds nothing.
+func TestBM25MatchesReferenceForRestrictedKeys(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	queries := []string{"latest stock price", "currency amount convert", "email a customer an invoice", "news about the company", "weather forecast"}
+	for _, sources := range [][]string{{"acme"}, {"beta"}, {"acme", "beta"}, {"beta", "no_such_source"}, {}} {
+		checkBM25For(t, pool, search.DefaultSettings(), sources, queries)
+	}
+}
+
 // The queries observed for a tool (internal/observed) are part of its document, in field B:
 // the reference reads them as the indexer does, and the search finds the tool by them with the
 // reference's score.
@@ -128,7 +165,18 @@ func TestBM25ReferenceIncludesObservedQueries(t *testing.T) {
 // BM25 score with the Go reference over the tools' documents.
 func checkBM25(t *testing.T, pool *pgxpool.Pool, settings search.Settings, queries []string) {
 	t.Helper()
+	checkBM25For(t, pool, settings, nil, queries)
+}
+
+// checkBM25For is checkBM25 for a search key restricted to sources (nil: an unrestricted
+// caller), whose reference is the corpus of those sources' tools alone: its N, average
+// length and document frequencies, and its tools only.
+func checkBM25For(t *testing.T, pool *pgxpool.Pool, settings search.Settings, sources []string, queries []string) {
+	t.Helper()
 	ctx := context.Background()
+	if sources != nil {
+		ctx = auth.WithCaller(ctx, &auth.Caller{Name: "tenant", KeyID: 7, Scope: auth.ScopeSearch, Sources: sources})
+	}
 	names := map[int64]string{}
 	rows, err := pool.Query(ctx, `SELECT id, name FROM tools`)
 	if err != nil {
@@ -144,6 +192,9 @@ func checkBM25(t *testing.T, pool *pgxpool.Pool, settings search.Settings, queri
 	}
 	rows.Close()
 	c := readCorpus(t, pool)
+	if sources != nil {
+		c = c.only(sources)
+	}
 	s := search.New(pool, testEmbedder, settings, discard())
 	for _, q := range queries {
 		var terms []string
@@ -168,15 +219,15 @@ func checkBM25(t *testing.T, pool *pgxpool.Pool, settings search.Settings, queri
 		})
 		resp := mustSearch(t, ctx, s, search.Request{Query: q, Mode: search.ModeLexical, K: 100})
 		if len(resp.Results) != min(len(want), 100) {
-			t.Fatalf("%q: %d results, reference %d", q, len(resp.Results), len(want))
+			t.Fatalf("%q (sources %v): %d results, reference %d", q, sources, len(resp.Results), len(want))
 		}
 		for i, r := range resp.Results {
 			if r.Name != names[want[i].id] || math.Abs(r.BM25-want[i].score) > 1e-4*want[i].score {
-				t.Errorf("%q #%d: got %s %.6f, reference %s %.6f", q, i+1,
+				t.Errorf("%q (sources %v) #%d: got %s %.6f, reference %s %.6f", q, sources, i+1,
 					r.Name, r.BM25, names[want[i].id], want[i].score)
 			}
 			if r.LexicalRank == nil || *r.LexicalRank != i+1 {
-				t.Errorf("%q #%d: lexical rank %v", q, i+1, r.LexicalRank)
+				t.Errorf("%q (sources %v) #%d: lexical rank %v", q, sources, i+1, r.LexicalRank)
 			}
 		}
 	}
@@ -210,9 +261,16 @@ func TestBM25MatchesReferenceAfterBulkChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// the BM25 of a key restricted to each source, with its statistics alone, follows too
+	check := func() {
+		t.Helper()
+		checkBM25(t, pool, st, queries)
+		checkBM25For(t, pool, st, []string{"fin"}, queries)
+		checkBM25For(t, pool, st, []string{"generic"}, queries)
+	}
 	importCatalog("fin", fin)
 	importCatalog("generic", generic)
-	checkBM25(t, pool, st, queries)
+	check()
 	var firstAvg float64
 	if err := pool.QueryRow(ctx, `SELECT impact_avgdl FROM search_corpus`).Scan(&firstAvg); err != nil {
 		t.Fatal(err)
@@ -230,16 +288,16 @@ func TestBM25MatchesReferenceAfterBulkChanges(t *testing.T) {
 		changed = append(changed, tl)
 	}
 	importCatalog("fin", changed)
-	checkBM25(t, pool, st, queries)
+	check()
 
 	if _, err := db.New(pool).DeleteSource(ctx, "generic"); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, pool)
-	checkBM25(t, pool, st, queries)
+	check()
 	importCatalog("generic", generic[:25])
 	importCatalog("fin", fin)
-	checkBM25(t, pool, st, queries)
+	check()
 
 	// an import leaves recomputing the impacts to the lexical_index job's flush
 	flush(t, pool)
@@ -272,12 +330,14 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, q := range map[string]string{
-		"docs":     `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s', tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys), E'\n' ORDER BY tool_id), '') FROM search_docs`,
-		"postings": `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, tool_id, source_id), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
-		"lexemes":  `SELECT coalesce(string_agg(format('%s|%s', lexeme, df), E'\n' ORDER BY lexeme), '') FROM search_lexemes`,
-		"corpus":   `SELECT format('%s|%s', docs, total_len) FROM search_corpus`,
-		"visible":  `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM tools WHERE enabled AND review_state = 'approved'`,
-		"indexed":  `SELECT coalesce(string_agg(tool_id::text, ',' ORDER BY tool_id), '') FROM search_docs`,
+		"docs":           `SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s', tool_id, source_id, lexemes, tfs, doc_len, tags, name_keys), E'\n' ORDER BY tool_id), '') FROM search_docs`,
+		"postings":       `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, tool_id, source_id), E'\n' ORDER BY lexeme, tool_id), '') FROM search_postings`,
+		"lexemes":        `SELECT coalesce(string_agg(format('%s|%s', lexeme, df), E'\n' ORDER BY lexeme), '') FROM search_lexemes`,
+		"corpus":         `SELECT format('%s|%s', docs, total_len) FROM search_corpus`,
+		"source_lexemes": `SELECT coalesce(string_agg(format('%s|%s|%s', lexeme, source_id, df), E'\n' ORDER BY lexeme, source_id), '') FROM search_source_lexemes`,
+		"source_corpus":  `SELECT coalesce(string_agg(format('%s|%s|%s', source_id, docs, total_len), E'\n' ORDER BY source_id), '') FROM search_source_corpus`,
+		"visible":        `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM tools WHERE enabled AND review_state = 'approved'`,
+		"indexed":        `SELECT coalesce(string_agg(tool_id::text, ',' ORDER BY tool_id), '') FROM search_docs`,
 	} {
 		var s string
 		if err := pool.QueryRow(context.Background(), q).Scan(&s); err != nil {
@@ -291,7 +351,7 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) map[string]string {
 // rebuild builds the lexical index from nothing: every tool queued into an empty index.
 func rebuild(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	exec(t, pool, `TRUNCATE search_docs, search_postings, search_lexemes, search_queue`)
+	exec(t, pool, `TRUNCATE search_docs, search_postings, search_lexemes, search_source_lexemes, search_source_corpus, search_queue`)
 	exec(t, pool, `UPDATE search_corpus SET docs = 0, total_len = 0, impact_avgdl = 0`)
 	exec(t, pool, `INSERT INTO search_queue (tool_id) SELECT id FROM tools`)
 	flush(t, pool)

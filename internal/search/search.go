@@ -261,7 +261,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 	case s.embedder == nil: // hybrid without an embedding provider: keyword retrieval only
 		vecTexts = nil
 	}
-	vecs, embedTook, degraded, err := s.embedQuery(ctx, r.Mode, vecTexts)
+	vecs, embedTook, degraded, err := s.embedQuery(ctx, r.Mode, vecTexts, allowed)
 	if err != nil {
 		return nil, err
 	}

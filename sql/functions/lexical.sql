@@ -2,7 +2,7 @@
 --
 -- Applied after the migrations by internal/postgres.MigrateUp, whole, whenever its content
 -- changed or a migration ran: every statement here must be re-runnable (CREATE OR REPLACE).
--- The tables are made by the migrations (0004, 0011, 0025).
+-- The tables are made by the migrations (0004, 0011, 0025, 0028).
 --
 -- The lexical document of a tool is one weighted tsvector, in the tool's language (the
 -- configuration toolgate_detect_language chooses, english by default; identifiers always in
@@ -33,8 +33,9 @@
 --      of internal/postgres/locks.go; internal/lexical)
 --      drains the queue: toolgate_search_index claims a batch of queued tools and recomputes
 --      their documents, postings, document frequencies and the corpus totals, set-based.
---      Only the indexer writes search_docs, search_postings, search_lexemes and
---      search_corpus, so it waits for no one but another indexer, and no writer waits for it.
+--      Only the indexer writes search_docs, search_postings, search_lexemes, search_corpus
+--      and the per-source statistics (search_source_lexemes, search_source_corpus, migration
+--      0028), so it waits for no one but another indexer, and no writer waits for it.
 --   3. Postings carry an impact (toolgate_bm25_impact, sql/functions/bm25.sql: the BM25 term
 --      weight at the average document length at write time) that only chooses a term's candidates; scores are
 --      computed exactly at search time. When the average length drifts, the indexer
@@ -219,30 +220,50 @@ LANGUAGE sql AS $$
 $$;
 
 -- Recomputes the index rows of the given tools from the current tools and tool_components
--- rows: idempotent. Called only by the indexer, under its lock.
+-- rows: idempotent. Called only by the indexer, under its lock. The statistics are kept
+-- twice, corpus-wide (search_lexemes, search_corpus) and per source (search_source_lexemes,
+-- search_source_corpus: what a search key restricted to some sources scores with,
+-- docs/auth.md#search-statistics), from the same per-(source, lexeme) counts.
 CREATE OR REPLACE FUNCTION toolgate_search_refresh(ids bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    zeroed text[];
-    avgdl  double precision;
+    zeroed     text[];
+    zeroed_lex text[];
+    zeroed_src bigint[];
+    avgdl      double precision;
 BEGIN
     -- take back what the tools contributed
     WITH old AS (
-        SELECT u.lexeme, count(*) AS n
+        SELECT u.lexeme, d.source_id, count(*) AS n
         FROM search_docs d, unnest(d.lexemes) u (lexeme)
         WHERE d.tool_id = ANY (ids)
-        GROUP BY u.lexeme
+        GROUP BY u.lexeme, d.source_id
     ), dec AS (
-        UPDATE search_lexemes l SET df = l.df - old.n FROM old WHERE l.lexeme = old.lexeme
+        UPDATE search_lexemes l SET df = l.df - o.n
+        FROM (SELECT old.lexeme, sum(old.n) AS n FROM old GROUP BY old.lexeme) o
+        WHERE l.lexeme = o.lexeme
         RETURNING l.lexeme, l.df
+    ), sdec AS (
+        UPDATE search_source_lexemes l SET df = l.df - old.n
+        FROM old WHERE l.lexeme = old.lexeme AND l.source_id = old.source_id
+        RETURNING l.lexeme, l.source_id, l.df
     )
-    SELECT array_agg(lexeme) INTO zeroed FROM dec WHERE df <= 0;
+    SELECT (SELECT array_agg(dec.lexeme) FROM dec WHERE dec.df <= 0),
+           s.lex, s.src
+    INTO zeroed, zeroed_lex, zeroed_src
+    FROM (SELECT array_agg(sdec.lexeme ORDER BY sdec.lexeme, sdec.source_id) AS lex,
+                 array_agg(sdec.source_id ORDER BY sdec.lexeme, sdec.source_id) AS src
+          FROM sdec WHERE sdec.df <= 0) s;
     WITH old AS (
         SELECT d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
     )
     UPDATE search_languages l SET docs = l.docs - old.n FROM old WHERE l.language = old.language;
     WITH gone AS (
-        DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING doc_len
+        DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING source_id, doc_len
+    ), sgone AS (
+        UPDATE search_source_corpus c SET docs = c.docs - g.n, total_len = c.total_len - g.len
+        FROM (SELECT gone.source_id, count(*) AS n, sum(gone.doc_len::float8) AS len FROM gone GROUP BY gone.source_id) g
+        WHERE c.source_id = g.source_id
     )
     UPDATE search_corpus
        SET docs = docs - (SELECT count(*) FROM gone),
@@ -265,18 +286,36 @@ BEGIN
        SET impact_avgdl = CASE WHEN docs > 0 THEN total_len / docs ELSE 0 END
      WHERE impact_avgdl = 0;
     SELECT CASE WHEN docs > 0 THEN total_len / docs ELSE 1 END INTO avgdl FROM search_corpus;
+    INSERT INTO search_source_corpus (source_id, docs, total_len)
+    SELECT d.source_id, count(*), sum(d.doc_len::float8) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.source_id
+    ON CONFLICT (source_id) DO UPDATE
+        SET docs = search_source_corpus.docs + EXCLUDED.docs, total_len = search_source_corpus.total_len + EXCLUDED.total_len;
+    -- the sources no indexed tool has any more
+    DELETE FROM search_source_corpus WHERE docs <= 0;
 
     PERFORM toolgate_search_write_postings(ids, avgdl);
 
+    WITH new AS (
+        SELECT u.lexeme, d.source_id, count(*) AS n
+        FROM search_docs d, unnest(d.lexemes) u (lexeme)
+        WHERE d.tool_id = ANY (ids)
+        GROUP BY u.lexeme, d.source_id
+    ), sinc AS (
+        INSERT INTO search_source_lexemes (lexeme, source_id, df)
+        SELECT new.lexeme, new.source_id, new.n FROM new
+        ON CONFLICT (lexeme, source_id) DO UPDATE SET df = search_source_lexemes.df + EXCLUDED.df
+    )
     INSERT INTO search_lexemes (lexeme, df)
-    SELECT u.lexeme, count(*)
-    FROM search_docs d, unnest(d.lexemes) u (lexeme)
-    WHERE d.tool_id = ANY (ids)
-    GROUP BY u.lexeme
+    SELECT new.lexeme, sum(new.n) FROM new GROUP BY new.lexeme
     ON CONFLICT (lexeme) DO UPDATE SET df = search_lexemes.df + EXCLUDED.df;
-    -- the lexemes no document has any more
+    -- the lexemes no document has any more, corpus-wide and in a source
     IF zeroed IS NOT NULL THEN
         DELETE FROM search_lexemes WHERE lexeme = ANY (zeroed) AND df <= 0;
+    END IF;
+    IF zeroed_lex IS NOT NULL THEN
+        DELETE FROM search_source_lexemes l
+        USING unnest(zeroed_lex, zeroed_src) AS z (lexeme, source_id)
+        WHERE l.lexeme = z.lexeme AND l.source_id = z.source_id AND l.df <= 0;
     END IF;
 END $$;
 

@@ -11,13 +11,15 @@
 --   lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 --                 the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 --                 vector lists (vector_texts).
---   texts, vecs  Search's parameters of the same names.
+--   texts, vecs, allowed  Search's parameters of the same names (allowed: the caller's
+--                 sources, NULL for an unrestricted caller; the statistics are those Search
+--                 scored with, so an idf says nothing of a source the caller cannot see).
 --   vector_set    the vector set the vector branch read (Search's vector_set: the current
 --                 set, at search time, of the profile that served the search).
 --
 --   res      the returned tools; lp, vp the pairs.
 --   qterms   the distinct lexemes of each lexical text; terms: with their idf (NULL: no tool
---            has the lexeme, which scores nothing).
+--            of corpus's sources has the lexeme, which scores nothing).
 --   doc      each returned tool's document (search_docs), kept to the known lexemes of the
 --            texts whose lexical lists held it, with their term frequency (the weighted one
 --            BM25 scores).
@@ -33,8 +35,19 @@
 --   'term'   per returned tool and matched lexeme: value is its idf, tf its term frequency,
 --            fields the fields holding it (variant 0).
 WITH corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
-    FROM search_corpus c
+    -- Search's corpus, with the same caller's allowed sources: its statistics
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl, c.seen
+    FROM (
+        SELECT sc.docs, sc.total_len, NULL::bigint[] AS seen
+        FROM search_corpus sc
+        WHERE sqlc.narg(allowed)::text[] IS NULL
+        UNION ALL
+        SELECT coalesce(sum(ss.docs), 0)::bigint, coalesce(sum(ss.total_len), 0)::float8, a.ids
+        FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (sqlc.narg(allowed)::text[])) AS ids) a
+        LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
+        WHERE sqlc.narg(allowed)::text[] IS NOT NULL
+        GROUP BY a.ids
+    ) c
 ), res AS (
     SELECT r.ord::int AS ord, t.id AS tool_id
     FROM unnest(sqlc.arg(names)::text[]) WITH ORDINALITY AS r (name, ord)
@@ -50,10 +63,14 @@ WITH corpus AS (
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
          toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), terms AS (
-    SELECT q.variant, q.lexeme, toolgate_bm25_idf(c.n, l.df) AS idf
+    SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
     CROSS JOIN corpus c
-    LEFT JOIN search_lexemes l ON l.lexeme = q.lexeme AND l.df > 0
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN c.seen IS NULL THEN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme)
+                    ELSE (SELECT sum(l.df)::int FROM search_source_lexemes l
+                          WHERE l.lexeme = q.lexeme AND l.source_id = ANY (c.seen)) END AS df
+    ) f
 ), doc AS (
     SELECT r.ord, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
     FROM res r

@@ -11,7 +11,9 @@
 --
 --   src      the source ids the request may see: the request's `sources` filter intersected
 --            with the caller's allowed sources (NULL = no restriction). Every branch reads it.
---   corpus   N and the average document length of the lexical index.
+--   corpus   N and the average document length of the lexical index: over every source, or
+--            for a caller restricted to some sources, over those alone (seen: their ids),
+--            so that nothing it computes depends on a tool the caller cannot see.
 --   tg       the intents (1-based) each text serves, as pairs text_variants[i] →
 --            text_groups[i]: texts and vecs are the distinct texts of every intent (or
 --            empty), each searched once, its rankings counted for each intent it serves.
@@ -19,7 +21,7 @@
 --   qterms   the distinct lexemes of each lexical query variant (toolgate_query_lexemes:
 --            stemmed and stop words out by english and every other language the index
 --            holds, and the character pairs of Chinese/Japanese/Korean).
---   qdf      their document frequency (NULL: no tool has the lexeme).
+--   qdf      their document frequency (NULL: no tool has the lexeme), in corpus's sources.
 --   terms    the known ones with their BM25 idf (toolgate_bm25_idf), numbered
 --            from the rarest (rarity 1) per variant, with the postings the terms up to this
 --            one fetch at most (spent: Σ min(df, postings), from the rarest).
@@ -85,8 +87,21 @@ WITH src AS MATERIALIZED (
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
       AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]))
 ), corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
-    FROM search_corpus c
+    -- a caller restricted to some sources (allowed) scores with their statistics alone, the
+    -- sums of search_source_corpus over them (seen: their ids); any other caller with the
+    -- corpus's (seen NULL)
+    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl, c.seen
+    FROM (
+        SELECT sc.docs, sc.total_len, NULL::bigint[] AS seen
+        FROM search_corpus sc
+        WHERE sqlc.narg(allowed)::text[] IS NULL
+        UNION ALL
+        SELECT coalesce(sum(ss.docs), 0)::bigint, coalesce(sum(ss.total_len), 0)::float8, a.ids
+        FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (sqlc.narg(allowed)::text[])) AS ids) a
+        LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
+        WHERE sqlc.narg(allowed)::text[] IS NOT NULL
+        GROUP BY a.ids
+    ) c
 ), tg AS (
     -- which intents each text serves (a text shared by several intents is searched once)
     SELECT t.variant, (sqlc.arg(text_groups)::int[])[t.ord] AS grp
@@ -131,8 +146,13 @@ WITH src AS MATERIALIZED (
          toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
-    SELECT q.variant, q.lexeme, (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme) AS df
+    -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
+    SELECT q.variant, q.lexeme,
+           CASE WHEN c.seen IS NULL THEN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme)
+                ELSE (SELECT sum(l.df)::int FROM search_source_lexemes l
+                      WHERE l.lexeme = q.lexeme AND l.source_id = ANY (c.seen)) END AS df
     FROM qterms q
+    CROSS JOIN corpus c
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, toolgate_bm25_idf(c.n, q.df) AS idf,
            row_number() OVER w AS rarity,
@@ -404,14 +424,28 @@ FROM fb;
 -- name: SearchWordIDF :many
 -- The BM25 idf of each word of a query in the lexical index, for the local embedder's
 -- query weighting (embed.Local.EmbedWeighted): 0 for a word the english configuration
--- drops as a stop word, ln(1 + (N + 0.5) / 0.5) (the rarest) for a word no tool has.
+-- drops as a stop word, ln(1 + (N + 0.5) / 0.5) (the rarest) for a word no tool has. With
+-- the statistics the Search statement scores with: the corpus's, or for a caller restricted
+-- to some sources (allowed), theirs alone.
 SELECT u.word::text AS word,
        CASE WHEN x.lexemes = 0 THEN 0
             ELSE toolgate_bm25_idf(c.docs, coalesce(x.df, 0)) END::float8 AS idf
 FROM unnest(sqlc.arg(words)::text[]) AS u (word)
-CROSS JOIN (SELECT sc.docs::float8 AS docs FROM search_corpus sc) c
+CROSS JOIN (
+    SELECT sc.docs::float8 AS docs, NULL::bigint[] AS seen
+    FROM search_corpus sc
+    WHERE sqlc.narg(allowed)::text[] IS NULL
+    UNION ALL
+    SELECT coalesce(sum(ss.docs), 0)::float8, a.ids
+    FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (sqlc.narg(allowed)::text[])) AS ids) a
+    LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
+    WHERE sqlc.narg(allowed)::text[] IS NOT NULL
+    GROUP BY a.ids
+) c
 CROSS JOIN LATERAL (
-    SELECT count(*) AS lexemes, max(l.df) AS df
+    SELECT count(*) AS lexemes,
+           max(CASE WHEN c.seen IS NULL THEN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = t.lexeme)
+                    ELSE (SELECT sum(l.df)::int FROM search_source_lexemes l
+                          WHERE l.lexeme = t.lexeme AND l.source_id = ANY (c.seen)) END) AS df
     FROM unnest(to_tsvector('english', u.word)) AS t (lexeme, positions, weights)
-    LEFT JOIN search_lexemes l ON l.lexeme = t.lexeme
 ) x;
