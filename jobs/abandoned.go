@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/riverdb"
 	"github.com/toolgate/toolgate/internal/sources"
 )
 
@@ -20,8 +21,8 @@ import (
 // (Deps.AbandonedAfter), no live worker can still be on it, and RetryAbandoned and
 // CancelAbandoned give it back at once. River's JobRetry leaves running jobs alone and its
 // JobCancel only asks their worker to stop, which is gone; so these update River's row as
-// its rescuer does, in a statement that rechecks the state and the attempt's age.
-// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
+// its rescuer does, in a statement that rechecks the state and the attempt's age
+// (internal/riverdb).
 
 // RetryAbandoned makes job available to run now if it is still running with an attempt
 // that began more than after ago, recording why the attempt ended among its errors (River's
@@ -30,15 +31,8 @@ import (
 // It reports whether it retried the job; a job in any other state, or attempted more
 // recently, is left as it is.
 func RetryAbandoned(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobRow, after time.Duration) (bool, error) {
-	tag, err := pool.Exec(ctx, `
-		UPDATE river_job
-		SET state = 'available', scheduled_at = now(),
-		    max_attempts = CASE WHEN attempt >= max_attempts THEN attempt + 1 ELSE max_attempts END,
-		    metadata = metadata - 'cancel_attempted_at',
-		    errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', $3::text, 'trace', ''))
-		WHERE id = $1 AND state = 'running' AND attempted_at < now() - make_interval(secs => $2)`,
-		job.ID, after.Seconds(), "abandoned: the process working this attempt stopped; retried by an operator")
-	if err != nil || tag.RowsAffected() == 0 {
+	retried, err := riverdb.RetryRunning(ctx, pool, job.ID, after, "abandoned: the process working this attempt stopped; retried by an operator")
+	if err != nil || !retried {
 		return false, err
 	}
 	if job.Kind == (SyncArgs{}).Kind() {
@@ -53,14 +47,8 @@ func RetryAbandoned(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobR
 // sync's open run is closed. It reports whether it cancelled the job; an error after that
 // (dropping the set's partition) leaves the job cancelled.
 func CancelAbandoned(ctx context.Context, pool *pgxpool.Pool, job *rivertype.JobRow, after time.Duration) (bool, error) {
-	tag, err := pool.Exec(ctx, `
-		UPDATE river_job
-		SET state = 'cancelled', finalized_at = now(),
-		    metadata = jsonb_set(metadata, '{cancel_attempted_at}', to_jsonb(now())),
-		    errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', $3::text, 'trace', ''))
-		WHERE id = $1 AND state = 'running' AND attempted_at < now() - make_interval(secs => $2)`,
-		job.ID, after.Seconds(), "abandoned: the process working this attempt stopped; cancelled by an operator")
-	if err != nil || tag.RowsAffected() == 0 {
+	cancelled, err := riverdb.CancelRunning(ctx, pool, job.ID, after, "abandoned: the process working this attempt stopped; cancelled by an operator")
+	if err != nil || !cancelled {
 		return false, err
 	}
 	switch job.Kind {

@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/riverdb"
 )
 
 // EnrichToolArgs enriches and embeds one tool definition (enrich.Service.EnrichTool): the
@@ -102,15 +103,8 @@ func (d Deps) enrichService() *enrich.Service {
 // deleted source's jobs would find nothing to do, yet tens of thousands of them would
 // still hold up every other source's enrichment behind them. A running job is left to
 // finish; it finds its tool gone.
-// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
 func DeleteWaitingEnrichJobs(ctx context.Context, tx pgx.Tx, name string) (int64, error) {
-	tag, err := tx.Exec(ctx, `
-		DELETE FROM river_job j
-		USING tools t JOIN sources s ON s.id = t.source_id
-		WHERE s.name = $1 AND j.kind = $2
-		  AND j.state IN ('available', 'scheduled', 'retryable', 'pending')
-		  AND (j.args ->> 'tool_id')::bigint = t.id`, name, EnrichToolArgs{}.Kind())
-	return tag.RowsAffected(), err
+	return riverdb.DeleteWaitingToolJobs(ctx, tx, EnrichToolArgs{}.Kind(), name)
 }
 
 // EnrichJobsFor builds the enrich_tool jobs for the given tools' current definitions.

@@ -8,11 +8,11 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/riverdb"
 )
 
 // ErrorScrubber masks credentials in the text of River job errors. Errors are scrubbed
@@ -63,32 +63,20 @@ func (s *ErrorScrubber) Text(msg string) string {
 // that ErrorScrubber masks, and returns how many jobs it changed. A job whose errors
 // change meanwhile (River appended one) is left for the next pass. `serve` runs it once
 // at start in processes that work jobs; it is idempotent.
-// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
 func ScrubJobErrors(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	s, err := NewErrorScrubber(ctx, pool)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := pool.Query(ctx, `SELECT id, array_to_json(errors)::text FROM river_job WHERE cardinality(errors) > 0`)
-	if err != nil {
-		return 0, err
-	}
-	type jobErrors struct {
-		id   int64
-		errs string
-	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (j jobErrors, err error) {
-		err = r.Scan(&j.id, &j.errs)
-		return j, err
-	})
+	all, err := riverdb.ListJobErrors(ctx, pool)
 	if err != nil {
 		return 0, err
 	}
 	changed := 0
 	for _, j := range all {
 		var errs []map[string]any
-		if err := json.Unmarshal([]byte(j.errs), &errs); err != nil {
-			return changed, fmt.Errorf("errors of job %d: %w", j.id, err)
+		if err := json.Unmarshal([]byte(j.Errors), &errs); err != nil {
+			return changed, fmt.Errorf("errors of job %d: %w", j.ID, err)
 		}
 		dirty := false
 		for _, e := range errs {
@@ -105,13 +93,13 @@ func ScrubJobErrors(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		if err != nil {
 			return changed, err
 		}
-		tag, err := pool.Exec(ctx, `
-			UPDATE river_job SET errors = ARRAY(SELECT jsonb_array_elements($2::jsonb))
-			WHERE id = $1 AND array_to_json(errors)::jsonb = $3::jsonb`, j.id, string(out), j.errs)
+		replaced, err := riverdb.ReplaceJobErrors(ctx, pool, j.ID, j.Errors, string(out))
 		if err != nil {
 			return changed, err
 		}
-		changed += int(tag.RowsAffected())
+		if replaced {
+			changed++
+		}
 	}
 	return changed, nil
 }

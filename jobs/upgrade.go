@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/toolgate/toolgate/internal/enrich"
+	"github.com/toolgate/toolgate/internal/riverdb"
 )
 
 // superseding is an enricher whose outputs replace those of earlier versions of itself
@@ -24,7 +25,6 @@ type superseding interface {
 // cost no provider call (the heuristic enricher's are computed). Running it again, as every
 // start of the workers does, queues only what is still missing, so a restart in the middle
 // of an upgrade completes it. Returns the number of tools queued.
-// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
 func RequeueSuperseded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], e enrich.Enricher) (int, error) {
 	s, ok := e.(superseding)
 	if !ok || len(s.Supersedes()) == 0 {
@@ -32,20 +32,7 @@ func RequeueSuperseded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client
 	}
 	n := 0
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			SELECT t.id FROM tools t
-			WHERE EXISTS (SELECT 1 FROM tool_enrichments x
-			              WHERE x.tool_id = t.id AND x.content_hash = t.content_hash AND x.model = ANY ($1::text[]))
-			  AND NOT EXISTS (SELECT 1 FROM tool_enrichments x
-			                  WHERE x.tool_id = t.id AND x.content_hash = t.content_hash AND x.model = $2)
-			  AND NOT EXISTS (SELECT 1 FROM river_job j
-			                  WHERE j.kind = $3 AND j.state IN ('available', 'scheduled', 'running', 'retryable', 'pending')
-			                    AND (j.args ->> 'tool_id')::bigint = t.id)
-			ORDER BY t.id`, s.Supersedes(), e.Model(), EnrichToolArgs{}.Kind())
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		ids, err := riverdb.ToolsEnrichedOnlyBy(ctx, tx, s.Supersedes(), e.Model(), EnrichToolArgs{}.Kind())
 		if err != nil {
 			return err
 		}

@@ -2,11 +2,12 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/vectors"
@@ -52,7 +53,7 @@ func (w *VectorIndexWorker) Work(ctx context.Context, _ *river.Job[VectorIndexAr
 	if err != nil || !deferred {
 		return err
 	}
-	busy, err := enrichmentUnderway(ctx, w.deps.Pool)
+	busy, err := enrichmentUnderway(ctx)
 	if err != nil {
 		return err
 	}
@@ -67,14 +68,19 @@ func (w *VectorIndexWorker) Work(ctx context.Context, _ *river.Job[VectorIndexAr
 	return err
 }
 
-// enrichmentUnderway says whether an enrich_tool job is waiting to run or running.
-// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
-func enrichmentUnderway(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
-	var busy bool
-	err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
-		WHERE state IN ('available', 'running') AND queue = $1 AND kind = $2)`,
-		QueueEnrich, EnrichToolArgs{}.Kind()).Scan(&busy)
-	return busy, err
+// enrichmentUnderway says whether an enrich_tool job is waiting to run or running, asking
+// the River client working the job.
+func enrichmentUnderway(ctx context.Context) (bool, error) {
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return false, err
+	}
+	res, err := rc.JobList(ctx, river.NewJobListParams().First(1).Queues(QueueEnrich).Kinds(EnrichToolArgs{}.Kind()).
+		States(rivertype.JobStateAvailable, rivertype.JobStateRunning))
+	if err != nil {
+		return false, fmt.Errorf("list waiting enrichments: %w", err)
+	}
+	return len(res.Jobs) > 0, nil
 }
 
 // enqueueVectorIndex asks for a vector_index run after an enrichment committed into a

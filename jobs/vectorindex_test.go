@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/dataset"
@@ -50,7 +51,8 @@ func TestVectorIndexAfterTheEnrichmentBurst(t *testing.T) {
 	}
 
 	// the burst is under way (its jobs wait): the job snoozes and builds nothing
-	err := (&VectorIndexWorker{deps: deps}).Work(ctx, &river.Job[VectorIndexArgs]{JobRow: &rivertype.JobRow{}})
+	wctx := rivertest.WorkContext(ctx, insertClient(t, pool))
+	err := (&VectorIndexWorker{deps: deps}).Work(wctx, &river.Job[VectorIndexArgs]{JobRow: &rivertype.JobRow{}})
 	var snooze *rivertype.JobSnoozeError
 	if !errors.As(err, &snooze) {
 		t.Fatalf("vector_index during the burst: %v, want a snooze", err)

@@ -17,11 +17,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/riverdb"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
 	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/sources"
@@ -173,9 +175,15 @@ func startEnriching(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, rc *ri
 		return err
 	}
 	for {
-		var done int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND state = 'completed'`).Scan(&done); err != nil {
+		counts, err := riverdb.CountJobs(ctx, pool, jobs.EnrichToolArgs{}.Kind())
+		if err != nil {
 			return err
+		}
+		done := 0
+		for _, c := range counts {
+			if c.State == string(rivertype.JobStateCompleted) {
+				done = int(c.Count)
+			}
 		}
 		if done >= min(500, n/2) {
 			env.log.Info("bench ingest: enrichment under way", "tools", n, "enriched", done)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/config"
@@ -25,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/riverdb"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/sources"
@@ -636,7 +639,7 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 		}
 		if done+failed == total {
 			failures.Jobs = failed
-			return failures, enrichFailed(ctx, pool, &failures)
+			return failures, enrichFailed(ctx, pool, rc, &failures)
 		}
 		select {
 		case <-ctx.Done():
@@ -648,12 +651,16 @@ func enrichDataset(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, embedde
 
 // enrichFailed fills in f: the last error of one failed job and the tools stored without a
 // step, from the catalog's records.
-func enrichFailed(ctx context.Context, pool *pgxpool.Pool, f *enrichFailures) error {
+func enrichFailed(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], f *enrichFailures) error {
 	if f.Jobs > 0 {
-		// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
-		if err := pool.QueryRow(ctx, `SELECT coalesce(errors[array_length(errors, 1)]->>'error', '')
-			FROM river_job WHERE kind = 'enrich_tool' AND state IN ('discarded', 'cancelled') ORDER BY id LIMIT 1`).Scan(&f.JobError); err != nil {
+		res, err := rc.JobList(ctx, river.NewJobListParams().First(1).Kinds(jobs.EnrichToolArgs{}.Kind()).
+			States(rivertype.JobStateDiscarded, rivertype.JobStateCancelled))
+		if err != nil {
 			return err
+		}
+		if len(res.Jobs) > 0 && len(res.Jobs[0].Errors) > 0 {
+			errs := res.Jobs[0].Errors
+			f.JobError = errs[len(errs)-1].Error
 		}
 	}
 	// Raw SQL: a report of the evaluation database, read once.
@@ -680,21 +687,15 @@ func enrichFailed(ctx context.Context, pool *pgxpool.Pool, f *enrichFailures) er
 
 // enrichJobCounts counts the enrich_tool jobs by state.
 func enrichJobCounts(ctx context.Context, pool *pgxpool.Pool) (map[string]int, error) {
-	// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
-	rows, err := pool.Query(ctx, `SELECT state::text, count(*) FROM river_job WHERE kind = 'enrich_tool' GROUP BY state`)
+	rows, err := riverdb.CountJobs(ctx, pool, jobs.EnrichToolArgs{}.Kind())
 	if err != nil {
 		return nil, err
 	}
 	counts := map[string]int{}
-	for rows.Next() {
-		var state string
-		var n int
-		if err := rows.Scan(&state, &n); err != nil {
-			return nil, err
-		}
-		counts[state] = n
+	for _, r := range rows {
+		counts[r.State] = int(r.Count)
 	}
-	return counts, rows.Err()
+	return counts, nil
 }
 
 // printEvalRuns prints one configuration's line as a JSON object, several as

@@ -533,7 +533,7 @@ SELECT pg_advisory_xact_lock(74200, $1::int)
 `
 
 // Serializes writers of one source's catalog for the rest of the transaction (key
-// LockSource of internal/postgres/locks.go).
+// locks.Source of internal/locks/locks.go).
 func (q *Queries) LockSource(ctx context.Context, sourceID int32) error {
 	_, err := q.db.Exec(ctx, lockSource, sourceID)
 	return err

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/db"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/locks"
 )
 
 // SpaceMismatchError says the configured embedder is not the one the stored vectors were
@@ -29,7 +29,7 @@ func (e *SpaceMismatchError) Error() string {
 }
 
 // spaceLock serializes the processes that fix or change the embedding space.
-const spaceLock = postgres.LockEmbeddingSpace
+const spaceLock = locks.EmbeddingSpace
 
 // LockSpace takes, until tx ends, the lock that serializes the changes of the stored space.
 func LockSpace(ctx context.Context, tx pgx.Tx) error {

@@ -381,7 +381,7 @@ func (s *Service) store(ctx context.Context, tx pgx.Tx, tool db.Tool, st *steps,
 	if rep.Vectors, err = vectors.Write(ctx, q, tool.ID, tdwaComponents(all, vecs)); err != nil {
 		return err
 	}
-	// The components last (lock order, internal/postgres/locks.go: components before
+	// The components last (lock order, internal/locks/locks.go: components before
 	// vector rows would be as good, but the vector upserts are the slow part and hold
 	// no lock another writer of this tool needs).
 	params := componentParams(tool.ID, s.Embedder.Model(), all, vecs)

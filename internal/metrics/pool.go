@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/riverdb"
 )
 
 // WatchPool exports the statistics of pool, labelled pool=name (primary, replica). Each
@@ -57,8 +59,9 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.canceled, float64(s.CanceledAcquireCount()))
 }
 
-// WatchJobs exports the number of River jobs by kind and state, counted in river_job at
-// scrape time (River's cleaner keeps finished jobs for a day, so the table stays small).
+// WatchJobs exports the number of River jobs by kind and state, counted at scrape time
+// (riverdb.CountJobs; River's cleaner keeps finished jobs for a day, so the table stays
+// small).
 // A failed count is logged and leaves the metric out of that scrape.
 func (m *Metrics) WatchJobs(pool *pgxpool.Pool, log *slog.Logger) {
 	m.reg.MustRegister(&jobCountCollector{pool: pool, log: log})
@@ -79,25 +82,12 @@ func (c *jobCountCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobCoun
 func (c *jobCountCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), jobCountTimeout)
 	defer cancel()
-	// Raw SQL: river_job belongs to River's own migrations, which sqlc does not read.
-	rows, err := c.pool.Query(ctx, `SELECT kind, state::text, count(*) FROM river_job GROUP BY kind, state`)
+	counts, err := riverdb.CountJobs(ctx, c.pool)
 	if err != nil {
 		c.log.Warn("count river jobs for metrics", "err", err)
 		return
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			kind, state string
-			n           int64
-		)
-		if err := rows.Scan(&kind, &state, &n); err != nil {
-			c.log.Warn("count river jobs for metrics", "err", err)
-			return
-		}
-		ch <- prometheus.MustNewConstMetric(jobCount, prometheus.GaugeValue, float64(n), kind, state)
-	}
-	if err := rows.Err(); err != nil {
-		c.log.Warn("count river jobs for metrics", "err", err)
+	for _, n := range counts {
+		ch <- prometheus.MustNewConstMetric(jobCount, prometheus.GaugeValue, float64(n.Count), n.Kind, n.State)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/locks"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/migrations"
 	"github.com/toolgate/toolgate/sql/functions"
@@ -103,10 +104,10 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	name := "tg_template_" + schemaDigest()
 	// Serialize template creation across test processes; other processes wait here and
 	// then find the template ready.
-	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.LockTestTemplate); err != nil {
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, locks.TestTemplate); err != nil {
 		return "", err
 	}
-	defer admin.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, postgres.LockTestTemplate) //nolint:errcheck
+	defer admin.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, locks.TestTemplate) //nolint:errcheck
 
 	var exists bool
 	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)`, name).Scan(&exists); err != nil {

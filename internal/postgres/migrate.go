@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/toolgate/toolgate/internal/locks"
 	"github.com/toolgate/toolgate/migrations"
 	"github.com/toolgate/toolgate/sql/functions"
 )
@@ -212,7 +213,7 @@ func applyFunctions(ctx context.Context, pool *pgxpool.Pool, all bool) error {
 		sum := sha256.Sum256(body)
 		digest := hex.EncodeToString(sum[:])
 		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", LockApplyFunctions); err != nil {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", locks.ApplyFunctions); err != nil {
 				return err
 			}
 			var applied string

@@ -7,7 +7,7 @@
 // Every function that writes runs inside the caller's transaction, which has taken the
 // tool rows it writes for first (LockToolHash, or a re-weight's building set that nobody
 // else fills): the writes here are step 4 of the lock order (docs/architecture.md#lock-order,
-// internal/postgres/locks.go), vector_sets rows FOR KEY SHARE, then tool_vectors rows.
+// internal/locks/locks.go), vector_sets rows FOR KEY SHARE, then tool_vectors rows.
 package vectors
 
 import (

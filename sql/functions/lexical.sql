@@ -29,8 +29,8 @@
 --      of the tools it changed to search_queue (statement-level triggers below). That is the
 --      only index work inside a writer's transaction: an insert into an append-only table,
 --      which waits for nobody.
---   2. One indexer at a time (transaction-level advisory lock 7250011, LockLexicalIndexer
---      of internal/postgres/locks.go; internal/lexical)
+--   2. One indexer at a time (transaction-level advisory lock 7250011, locks.LexicalIndexer
+--      of internal/locks/locks.go; internal/lexical)
 --      drains the queue: toolgate_search_index claims a batch of queued tools and recomputes
 --      their documents, postings, document frequencies and the corpus totals, set-based.
 --      Only the indexer writes search_docs, search_postings, search_lexemes, search_corpus

@@ -79,7 +79,7 @@ DELETE FROM sources WHERE name = $1;
 
 -- name: LockSource :exec
 -- Serializes writers of one source's catalog for the rest of the transaction (key
--- LockSource of internal/postgres/locks.go).
+-- locks.Source of internal/locks/locks.go).
 SELECT pg_advisory_xact_lock(74200, sqlc.arg(source_id)::int);
 
 -- name: LockSourceRow :one

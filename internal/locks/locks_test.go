@@ -1,6 +1,7 @@
-package postgres_test
+package locks_test
 
 import (
+	"go/build"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,23 +10,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/locks"
 )
 
 // TestLockKeysAreListed: every advisory lock key written as a number in the SQL of the
-// migrations, the queries and the functions is one of internal/postgres/locks.go (current
+// migrations, the queries and the functions is one of internal/locks/locks.go (current
 // or retired), Go code writes none as a number (it uses those constants), and only the
 // test template's builder (internal/pgtest) and old migrations take a session-level one.
 func TestLockKeysAreListed(t *testing.T) {
 	known := map[int64]bool{}
-	for _, k := range []int64{postgres.LockSource, postgres.LockTestTemplate, postgres.LockEmbeddingSpace,
-		postgres.LockLexicalIndexer, postgres.LockApplyFunctions} {
+	for _, k := range []int64{locks.Source, locks.TestTemplate, locks.EmbeddingSpace, locks.LexicalIndexer, locks.ApplyFunctions} {
 		if known[k] {
 			t.Errorf("lock key %d listed twice", k)
 		}
 		known[k] = true
 	}
-	for k := range postgres.RetiredLocks {
+	for k := range locks.Retired {
 		if known[k] {
 			t.Errorf("retired lock key %d is also a current one", k)
 		}
@@ -59,7 +59,7 @@ func TestLockKeysAreListed(t *testing.T) {
 			seen++
 			k, _ := strconv.ParseInt(string(m[1]), 10, 64)
 			if !known[k] {
-				t.Errorf("%s: advisory lock key %d is not in internal/postgres/locks.go", path, k)
+				t.Errorf("%s: advisory lock key %d is not in internal/locks/locks.go", path, k)
 			}
 			if ext == ".go" {
 				t.Errorf("%s: advisory lock key %d written as a number; use its constant of locks.go", path, k)
@@ -72,5 +72,19 @@ func TestLockKeysAreListed(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no advisory lock found in SQL: the pattern is wrong")
+	}
+}
+
+// TestImportsNothingOfTheProject: the keys are a leaf, so any package can name one without
+// depending on another package's code.
+func TestImportsNothingOfTheProject(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range pkg.Imports {
+		if strings.HasPrefix(imp, "github.com/toolgate/toolgate/") {
+			t.Errorf("internal/locks imports %s", imp)
+		}
 	}
 }
