@@ -81,8 +81,9 @@ func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSess
 		Instructions: "Call find_tools with what you want to do before using any other tool. " +
 			"The tools it returns are added to your tool list; call them by name" +
 			map[bool]string{true: " or through call_tool(name, arguments, version).", false: "."}[g.opts.CallTool],
-		Logger:             g.log,
-		HasTools:           true,
+		Logger: g.log,
+		// Advertised before any tool is bound; the SDK's default capabilities (logging) kept.
+		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		InitializedHandler: s.persist,
 	})
 	s.server.AddTool(&mcp.Tool{
