@@ -82,8 +82,9 @@ func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSess
 			"The tools it returns are added to your tool list; call them by name" +
 			map[bool]string{true: " or through call_tool(name, arguments, version).", false: "."}[g.opts.CallTool],
 		Logger: g.log,
-		// Advertised before any tool is bound; the SDK's default capabilities (logging) kept.
-		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Tools, with list changes, from the start; no logging: the gateway sends its
+		// clients no log messages (and the protocol has deprecated them).
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		InitializedHandler: s.persist,
 	})
 	s.server.AddTool(&mcp.Tool{
