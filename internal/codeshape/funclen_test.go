@@ -27,7 +27,7 @@ func TestFunctionsAreShort(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() {
-			if rel == "cmd" || rel == "testdata" || (rel != "." && strings.HasPrefix(d.Name(), ".")) {
+			if rel == "cmd" || d.Name() == "testdata" || (rel != "." && strings.HasPrefix(d.Name(), ".")) {
 				return filepath.SkipDir
 			}
 			return nil
