@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian bookworm machine (as root) or an already
-# prepared one: PostgreSQL 15 + pgvector, Go modules, sqlc, Chromium; then formatting, vet, the
-# generated-code check, the tests against the real database, and short fuzz runs.
+# prepared one: PostgreSQL 15 + pgvector, Go modules, sqlc, staticcheck, Chromium; then
+# formatting, vet, staticcheck, the generated-code check, the tests against the real
+# database, and short fuzz runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SQLC_VERSION=v1.31.1
+STATICCHECK_VERSION=v0.8.2 # staticcheck 2026.2.2, which reads Go 1.26 code
 if ! command -v go >/dev/null; then
   echo "test.sh: Go $(sed -n 's/^go //p' go.mod) or newer must be on PATH (https://go.dev/dl/; the project's CI machines have it)" >&2
   exit 1
@@ -17,6 +19,10 @@ sqlc_log=$(mktemp)
 if ! command -v sqlc >/dev/null || [ "$(sqlc version)" != "$SQLC_VERSION" ]; then
   (go install "github.com/sqlc-dev/sqlc/cmd/sqlc@$SQLC_VERSION" >"$sqlc_log" 2>&1 || echo "sqlc install failed" >>"$sqlc_log") &
   sqlc_pid=$!
+fi
+if ! command -v staticcheck >/dev/null || ! staticcheck -version | grep -qF "(${STATICCHECK_VERSION#v})"; then
+  echo "== go install staticcheck@$STATICCHECK_VERSION"
+  go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
 
 ./scripts/pg-setup.sh >/dev/null
@@ -47,12 +53,18 @@ if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
 echo "== go vet"
 go vet ./...
 
+echo "== staticcheck"
+staticcheck ./...
+
 echo "== sqlc diff (generated code must match sql/)"
 if [ -n "${sqlc_pid:-}" ]; then wait "$sqlc_pid"; cat "$sqlc_log"; fi
 sqlc diff
 
 echo "== go test"
 export TOOLGATE_TEST_DATABASE_URL=${TOOLGATE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:${TOOLGATE_PG_PORT:-55432}/postgres?sslmode=disable}
+# The tests that need the npm server installed above skip without it (make test-short on a
+# machine prepared by make pg); here its absence fails them (internal/mcptest.EverythingServer).
+export TOOLGATE_TEST_REQUIRE_NPM=1
 go test -count=1 -timeout 20m ./...
 
 if [ -x scripts/fuzz.sh ]; then

@@ -11,22 +11,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/eval"
+	"github.com/toolgate/toolgate/internal/mcptest"
 )
-
-// everythingServer is the reference MCP server installed by scripts/test.sh.
-const everythingServer = "../../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-
-func everythingPath(t *testing.T) string {
-	t.Helper()
-	path, err := filepath.Abs(everythingServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%v: run scripts/test.sh, which installs @modelcontextprotocol/server-everything with npm", err)
-	}
-	return path
-}
 
 func TestDatasetMCPListsARealServer(t *testing.T) {
 	if testing.Short() {
@@ -36,7 +22,7 @@ func TestDatasetMCPListsARealServer(t *testing.T) {
 	dir := t.TempDir()
 	servers := writeFile(t, dir, "servers.json", `[
 	  {"name":"everything","package":"@modelcontextprotocol/server-everything@2026.8.31","domain":"test",
-	   "command":"node","args":[`+jsonString(everythingPath(t))+`,"stdio"],"env":{"DUMMY_KEY":"dummy"}}
+	   "command":"node","args":[`+jsonString(mcptest.EverythingServer(t))+`,"stdio"],"env":{"DUMMY_KEY":"dummy"}}
 	]`)
 	out := filepath.Join(dir, "ds")
 	code, stdout, errOut := runCLI(t, nil, "dataset", "mcp", "--servers", servers, "--out", out)
@@ -93,7 +79,7 @@ func TestDatasetMCPFailedServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	servers := writeFile(t, dir, "servers.json", `[
-	  {"name":"everything","package":"@modelcontextprotocol/server-everything@2026.8.31","command":"node","args":[`+jsonString(everythingPath(t))+`,"stdio"]},
+	  {"name":"everything","package":"@modelcontextprotocol/server-everything@2026.8.31","command":"node","args":[`+jsonString(mcptest.EverythingServer(t))+`,"stdio"]},
 	  {"name":"broken","package":"broken-mcp@1.0.0","command":"node","args":["-e","process.exit(3)"]}
 	]`)
 	out := filepath.Join(dir, "ds")

@@ -28,7 +28,7 @@ func TestKeysCommand(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 
-	code, out, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin")
+	code, _, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin")
 	if code == 0 || !strings.Contains(stderr, `no source is named "fin"`) {
 		t.Errorf("keys create naming a missing source: exit %d, stderr %q", code, stderr)
 	}
@@ -37,7 +37,7 @@ func TestKeysCommand(t *testing.T) {
 			t.Fatalf("import %s: exit %d: %s", src, code, stderr)
 		}
 	}
-	code, out, stderr = toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin, news", "--rate", "30")
+	code, out, stderr := toolgate("keys", "create", "--name", "first-admin", "--scope", "search", "--sources", "fin, news", "--rate", "30")
 	if code != 0 {
 		t.Fatalf("keys create: exit %d: %s", code, stderr)
 	}

@@ -195,63 +195,11 @@ func Load(getenv func(string) string) (Config, error) {
 		RerankStyle:     r.str("TOOLGATE_RERANK_STYLE", "cohere"),
 		RerankTopN:      r.integer("TOOLGATE_RERANK_TOP_N", sd.RerankTopN, 1, 1000),
 		RerankTimeout:   r.duration("TOOLGATE_RERANK_TIMEOUT", sd.RerankTimeout),
-
-		Embedder:         r.str("TOOLGATE_EMBEDDER", "local"),
-		EmbedDims:        r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000),
-		EmbedSendDims:    r.boolean("TOOLGATE_EMBED_SEND_DIMS", false),
-		EmbedURL:         r.str("TOOLGATE_EMBED_URL", "https://api.openai.com/v1"),
-		EmbedKey:         r.str("TOOLGATE_EMBED_KEY", ""),
-		EmbedModel:       r.str("TOOLGATE_EMBED_MODEL", "text-embedding-3-small"),
-		EmbedBatch:       r.integer("TOOLGATE_EMBED_BATCH", 256, 1, 2048),
-		EmbedConcurrency: r.integer("TOOLGATE_EMBED_CONCURRENCY", 4, 1, 256),
-		Enricher:         r.str("TOOLGATE_ENRICHER", "heuristic"),
-		LLMURL:           r.str("TOOLGATE_LLM_URL", "https://api.openai.com/v1"),
-		LLMKey:           r.str("TOOLGATE_LLM_KEY", ""),
-		LLMModel:         r.str("TOOLGATE_LLM_MODEL", "gpt-4o-mini"),
-		LLMTimeout:       r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second),
-		LLMConcurrency:   r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256),
-		ProviderRetries:  r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20),
-		Questions:        r.integer("TOOLGATE_QUESTIONS", 10, 0, maxQuestions),
-		Judge:            r.boolean("TOOLGATE_JUDGE", false),
-		ObservedQueries:  r.integer("TOOLGATE_OBSERVED_QUERIES", 0, 0, maxObservedPerTool),
-		ObservedMinKeys:  r.integer("TOOLGATE_OBSERVED_MIN_KEYS", defaultObservedMinKeys, 1, maxObservedMinKeys),
-
-		MCPCallTool:            r.boolean("TOOLGATE_MCP_CALL_TOOL", true),
-		MCPUseTool:             r.boolean("TOOLGATE_MCP_USE_TOOL", false),
-		MCPBindLimit:           r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000),
-		MCPCallTimeout:         r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second),
-		MCPConnectTimeout:      r.duration("TOOLGATE_MCP_CONNECT_TIMEOUT", defaultMCPConnectTimeout),
-		MCPUpstreamConcurrency: r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000),
-		MCPMaxResponseBytes:    r.integer("TOOLGATE_MCP_MAX_RESPONSE_BYTES", int(mcpclient.DefaultLimits.MaxResponseBytes), 64<<10, 1<<30),
-		MCPSessionIdle:         r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute),
-		MCPSessionKeep:         r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour),
-		MCPLabelWindow:         r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute),
-		MCPStreamWriteTimeout:  r.duration("TOOLGATE_MCP_STREAM_WRITE_TIMEOUT", defaultMCPStreamWriteTimeout),
-		MCPStreamKeepAlive:     r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", defaultMCPStreamKeepAlive),
-		MCPSessionsPerKey:      r.integer("TOOLGATE_MCP_SESSIONS_PER_KEY", defaultMCPSessionsPerKey, 1, 100000),
-
-		SearchFusion:        r.str("TOOLGATE_SEARCH_FUSION", string(sd.Fusion)),
-		SearchKRRF:          r.float("TOOLGATE_SEARCH_RRF_K", sd.KRRF, 0, 10000),
-		SearchWeightLexical: r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", sd.WeightLexical, 0, 100),
-		SearchWeightVector:  r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", sd.WeightVector, 0, 100),
-		SearchEfSearch:      r.integer("TOOLGATE_SEARCH_EF_SEARCH", sd.EfSearch, 10, 1000),
-		SearchCandidates:    r.integer("TOOLGATE_SEARCH_CANDIDATES", sd.Candidates, 1, 1000),
-		SearchPostings:      r.integer("TOOLGATE_SEARCH_POSTINGS", sd.Postings, 1, 100000),
-		SearchTerms:         r.integer("TOOLGATE_SEARCH_TERMS", sd.LexicalTerms, 1, 1000),
-		SearchEmbedTimeout:  r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", sd.EmbedTimeout),
-		SearchStmtTimeout:   r.durationOrOff("TOOLGATE_SEARCH_STATEMENT_TIMEOUT", sd.StatementTimeout),
-		SearchQueryIDF:      r.boolean("TOOLGATE_SEARCH_QUERY_IDF", sd.QueryIDF),
-		SearchPlan:          r.str("TOOLGATE_SEARCH_PLAN", string(sd.DefaultPlan)),
-
-		HTTPReadHeaderTimeout: r.duration("TOOLGATE_HTTP_READ_HEADER_TIMEOUT", 10*time.Second),
-		HTTPReadTimeout:       r.duration("TOOLGATE_HTTP_READ_TIMEOUT", 60*time.Second),
-		HTTPIdleTimeout:       r.duration("TOOLGATE_HTTP_IDLE_TIMEOUT", 120*time.Second),
-		HTTPMaxHeaderBytes:    r.integer("TOOLGATE_HTTP_MAX_HEADER_BYTES", 64<<10, 4<<10, 16<<20),
-		MaxBodyBytes:          r.integer("TOOLGATE_MAX_BODY_BYTES", 64<<10, 1<<10, 64<<20),
-		// at most the catalog parser's own bound
-		MaxCatalogBytes: r.integer("TOOLGATE_MAX_CATALOG_BYTES", maxCatalogBytes, 1<<10, maxCatalogBytes),
-		MaxCatalogTools: r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000),
 	}
+	r.readProviders(&c)
+	r.readMCP(&c)
+	r.readSearch(&c, sd)
+	r.readLimits(&c)
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	confidence, meaningWeight := 0.0, 0.0
 	if c.Embedder == "local" {
@@ -268,6 +216,74 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, r.err
 	}
 	return c, c.Validate()
+}
+
+// readProviders reads the embedding and LLM providers' settings and the enrichment's.
+func (r *reader) readProviders(c *Config) {
+	c.Embedder = r.str("TOOLGATE_EMBEDDER", "local")
+	c.EmbedDims = r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000)
+	c.EmbedSendDims = r.boolean("TOOLGATE_EMBED_SEND_DIMS", false)
+	c.EmbedURL = r.str("TOOLGATE_EMBED_URL", "https://api.openai.com/v1")
+	c.EmbedKey = r.str("TOOLGATE_EMBED_KEY", "")
+	c.EmbedModel = r.str("TOOLGATE_EMBED_MODEL", "text-embedding-3-small")
+	c.EmbedBatch = r.integer("TOOLGATE_EMBED_BATCH", 256, 1, 2048)
+	c.EmbedConcurrency = r.integer("TOOLGATE_EMBED_CONCURRENCY", 4, 1, 256)
+	c.Enricher = r.str("TOOLGATE_ENRICHER", "heuristic")
+	c.LLMURL = r.str("TOOLGATE_LLM_URL", "https://api.openai.com/v1")
+	c.LLMKey = r.str("TOOLGATE_LLM_KEY", "")
+	c.LLMModel = r.str("TOOLGATE_LLM_MODEL", "gpt-4o-mini")
+	c.LLMTimeout = r.duration("TOOLGATE_LLM_TIMEOUT", 60*time.Second)
+	c.LLMConcurrency = r.integer("TOOLGATE_LLM_CONCURRENCY", 4, 1, 256)
+	c.ProviderRetries = r.integer("TOOLGATE_PROVIDER_RETRIES", 5, 0, 20)
+	c.Questions = r.integer("TOOLGATE_QUESTIONS", 10, 0, maxQuestions)
+	c.Judge = r.boolean("TOOLGATE_JUDGE", false)
+	c.ObservedQueries = r.integer("TOOLGATE_OBSERVED_QUERIES", 0, 0, maxObservedPerTool)
+	c.ObservedMinKeys = r.integer("TOOLGATE_OBSERVED_MIN_KEYS", defaultObservedMinKeys, 1, maxObservedMinKeys)
+}
+
+// readMCP reads the MCP gateway's settings.
+func (r *reader) readMCP(c *Config) {
+	c.MCPCallTool = r.boolean("TOOLGATE_MCP_CALL_TOOL", true)
+	c.MCPUseTool = r.boolean("TOOLGATE_MCP_USE_TOOL", false)
+	c.MCPBindLimit = r.integer("TOOLGATE_MCP_BIND_LIMIT", 32, 1, 1000)
+	c.MCPCallTimeout = r.duration("TOOLGATE_MCP_CALL_TIMEOUT", 30*time.Second)
+	c.MCPConnectTimeout = r.duration("TOOLGATE_MCP_CONNECT_TIMEOUT", defaultMCPConnectTimeout)
+	c.MCPUpstreamConcurrency = r.integer("TOOLGATE_MCP_UPSTREAM_CONCURRENCY", 8, 1, 1000)
+	c.MCPMaxResponseBytes = r.integer("TOOLGATE_MCP_MAX_RESPONSE_BYTES", int(mcpclient.DefaultLimits.MaxResponseBytes), 64<<10, 1<<30)
+	c.MCPSessionIdle = r.duration("TOOLGATE_MCP_SESSION_IDLE", 30*time.Minute)
+	c.MCPSessionKeep = r.duration("TOOLGATE_MCP_SESSION_RETENTION", 7*24*time.Hour)
+	c.MCPLabelWindow = r.durationOrOff("TOOLGATE_MCP_LABEL_WINDOW", 15*time.Minute)
+	c.MCPStreamWriteTimeout = r.duration("TOOLGATE_MCP_STREAM_WRITE_TIMEOUT", defaultMCPStreamWriteTimeout)
+	c.MCPStreamKeepAlive = r.durationOrOff("TOOLGATE_MCP_STREAM_KEEPALIVE", defaultMCPStreamKeepAlive)
+	c.MCPSessionsPerKey = r.integer("TOOLGATE_MCP_SESSIONS_PER_KEY", defaultMCPSessionsPerKey, 1, 100000)
+}
+
+// readSearch reads the search's settings, whose defaults are sd.
+func (r *reader) readSearch(c *Config, sd searchDefaults) {
+	c.SearchFusion = r.str("TOOLGATE_SEARCH_FUSION", string(sd.Fusion))
+	c.SearchKRRF = r.float("TOOLGATE_SEARCH_RRF_K", sd.KRRF, 0, 10000)
+	c.SearchWeightLexical = r.float("TOOLGATE_SEARCH_WEIGHT_LEXICAL", sd.WeightLexical, 0, 100)
+	c.SearchWeightVector = r.float("TOOLGATE_SEARCH_WEIGHT_VECTOR", sd.WeightVector, 0, 100)
+	c.SearchEfSearch = r.integer("TOOLGATE_SEARCH_EF_SEARCH", sd.EfSearch, 10, 1000)
+	c.SearchCandidates = r.integer("TOOLGATE_SEARCH_CANDIDATES", sd.Candidates, 1, 1000)
+	c.SearchPostings = r.integer("TOOLGATE_SEARCH_POSTINGS", sd.Postings, 1, 100000)
+	c.SearchTerms = r.integer("TOOLGATE_SEARCH_TERMS", sd.LexicalTerms, 1, 1000)
+	c.SearchEmbedTimeout = r.duration("TOOLGATE_SEARCH_EMBED_TIMEOUT", sd.EmbedTimeout)
+	c.SearchStmtTimeout = r.durationOrOff("TOOLGATE_SEARCH_STATEMENT_TIMEOUT", sd.StatementTimeout)
+	c.SearchQueryIDF = r.boolean("TOOLGATE_SEARCH_QUERY_IDF", sd.QueryIDF)
+	c.SearchPlan = r.str("TOOLGATE_SEARCH_PLAN", string(sd.DefaultPlan))
+}
+
+// readLimits reads the HTTP server's timeouts and the sizes of what a request may send.
+func (r *reader) readLimits(c *Config) {
+	c.HTTPReadHeaderTimeout = r.duration("TOOLGATE_HTTP_READ_HEADER_TIMEOUT", 10*time.Second)
+	c.HTTPReadTimeout = r.duration("TOOLGATE_HTTP_READ_TIMEOUT", 60*time.Second)
+	c.HTTPIdleTimeout = r.duration("TOOLGATE_HTTP_IDLE_TIMEOUT", 120*time.Second)
+	c.HTTPMaxHeaderBytes = r.integer("TOOLGATE_HTTP_MAX_HEADER_BYTES", 64<<10, 4<<10, 16<<20)
+	c.MaxBodyBytes = r.integer("TOOLGATE_MAX_BODY_BYTES", 64<<10, 1<<10, 64<<20)
+	// at most the catalog parser's own bound
+	c.MaxCatalogBytes = r.integer("TOOLGATE_MAX_CATALOG_BYTES", maxCatalogBytes, 1<<10, maxCatalogBytes)
+	c.MaxCatalogTools = r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000)
 }
 
 // Validate checks settings that may also have been changed by flags.

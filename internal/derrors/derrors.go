@@ -15,6 +15,8 @@
 // mistake converts it where it reads (catalog.ToolNotFoundError, profiles.NotFoundError).
 package derrors
 
+//lint:file-ignore ST1012 the categories are named for what they are (derrors.NotFound, as in pkgsite's derrors): ErrNotFound would only repeat the package's name in every errors.Is.
+
 import (
 	"errors"
 	"net/http"

@@ -13,7 +13,7 @@ func ParseKs(s string) ([]int, error) {
 	for part := range strings.SplitSeq(s, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || k < 1 {
-			return nil, fmt.Errorf("K must be a positive integer, got %q", part)
+			return nil, fmt.Errorf("--k takes positive integers, got %q", part)
 		}
 		ks = append(ks, k)
 	}

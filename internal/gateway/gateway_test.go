@@ -363,6 +363,25 @@ func TestServerInfoVersion(t *testing.T) {
 	}
 }
 
+// The gateway advertises its tools and that their list changes, and no logging: it sends
+// its clients no log messages.
+func TestServerCapabilities(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, pgtest.NewPool(t), gateway.Options{})
+	c := connectHTTP(t, serveGateway(t, g.HTTPHandler(), nil).URL)
+	caps, err := json.Marshal(c.InitializeResult().Capabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(caps, &got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got["tools"]) != `{"listChanged":true}` || got["logging"] != nil {
+		t.Errorf("capabilities %s: want tools with listChanged and no logging", caps)
+	}
+}
+
 func TestCallToolValidatesAndChecksVersion(t *testing.T) {
 	t.Parallel()
 	e := setup(t, gateway.Options{CallTool: true})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
@@ -242,21 +241,12 @@ func deref(p *string) string {
 	return *p
 }
 
-// everythingServer is @modelcontextprotocol/server-everything, installed by scripts/test.sh.
-const everythingServer = "../../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-
 // TestLabelsFromServerEverything drives real traffic: a source that is the reference MCP
 // server over stdio, its tools as it lists them, two sessions that find and call its
 // tools (by name and through call_tool) or only search; the calls are labelled.
 func TestLabelsFromServerEverything(t *testing.T) {
 	t.Parallel()
-	path, err := filepath.Abs(everythingServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%v: run scripts/test.sh, which installs @modelcontextprotocol/server-everything with npm", err)
-	}
+	path := mcptest.EverythingServer(t)
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	cmd := []string{"node", path, "stdio"}

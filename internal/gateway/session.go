@@ -81,8 +81,10 @@ func (g *Gateway) newSession(id string, caller *auth.Caller, bound []db.ListSess
 		Instructions: "Call find_tools with what you want to do before using any other tool. " +
 			"The tools it returns are added to your tool list; call them by name" +
 			map[bool]string{true: " or through call_tool(name, arguments, version).", false: "."}[g.opts.CallTool],
-		Logger:             g.log,
-		HasTools:           true,
+		Logger: g.log,
+		// Tools, with list changes, from the start; no logging: the gateway sends its
+		// clients no log messages (and the protocol has deprecated them).
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		InitializedHandler: s.persist,
 	})
 	s.server.AddTool(&mcp.Tool{

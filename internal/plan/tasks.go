@@ -661,45 +661,60 @@ func (sp *splitter) start(a, b int) (int, int) {
 			return request, -1
 		}
 	case "i", "we", "i'd", "we'd", "i’d", "we’d", "i'm", "i’m", "i've", "i’ve", "you", "im":
-		j := i + 1
-		for at(j) == "also" || at(j) == "really" || at(j) == "just" || at(j) == "still" {
-			j++
-		}
-		switch v := at(j); {
-		case requestVerbs[v]:
-			j++
-		case v == "would" && (at(j+1) == "like" || at(j+1) == "love"):
-			j += 2
-		case (v == "like" || v == "love") && strings.HasSuffix(at(i), "d"): // "I'd like"
-			j++
-		case v == "have" || v == "should" || v == "must":
-			if v == "have" && at(j+1) != "to" {
-				return sp.intro(i, b)
-			}
-			j++
-		case v == "am" && at(j+1) == "looking" && at(j+2) == "for", v == "looking" && at(j+1) == "for":
-			return request, -1
-		default:
+		return sp.subjectFirst(a, i, b, at)
+	}
+	return sp.taskAt(a, i, b, at)
+}
+
+// subjectFirst classifies chunks [a, b) whose first word after the polite ones, chunk i,
+// is their subject: "I want to book", "I'd like the report", "you have to call", "we need
+// a hotel". at(k) is chunk k's word ("" from b on).
+func (sp *splitter) subjectFirst(a, i, b int, at func(int) string) (int, int) {
+	j := i + 1
+	for at(j) == "also" || at(j) == "really" || at(j) == "just" || at(j) == "still" {
+		j++
+	}
+	switch v := at(j); {
+	case requestVerbs[v]:
+		j++
+	case v == "would" && (at(j+1) == "like" || at(j+1) == "love"):
+		j += 2
+	case (v == "like" || v == "love") && strings.HasSuffix(at(i), "d"): // "I'd like"
+		j++
+	case v == "have" || v == "should" || v == "must":
+		if v == "have" && at(j+1) != "to" {
 			return sp.intro(i, b)
 		}
-		if at(j) == "you" {
-			j++
-		}
-		if at(j) != "to" {
-			if j < b {
-				return request, -1
-			}
-			return notTask, -1
-		}
-		i = j + 1
-		if _, ok := verbs[at(i)]; !ok && i < b {
-			// "I'd like to know the weather" asks; "I want to go to Paris" tells.
-			if askVerbs[at(i)] {
-				return request, -1
-			}
-			return notTask, -1
-		}
+		j++
+	case v == "am" && at(j+1) == "looking" && at(j+2) == "for", v == "looking" && at(j+1) == "for":
+		return request, -1
+	default:
+		return sp.intro(i, b)
 	}
+	if at(j) == "you" {
+		j++
+	}
+	if at(j) != "to" {
+		if j < b {
+			return request, -1
+		}
+		return notTask, -1
+	}
+	i = j + 1
+	if _, ok := verbs[at(i)]; !ok && i < b {
+		// "I'd like to know the weather" asks; "I want to go to Paris" tells.
+		if askVerbs[at(i)] {
+			return request, -1
+		}
+		return notTask, -1
+	}
+	return sp.taskAt(a, i, b, at)
+}
+
+// taskAt classifies chunks [a, b) from chunk i, the first word after their openers: a
+// task verb, a question word when nothing opened them, else a task after an introductory
+// phrase or none. at(k) is chunk k's word ("" from b on).
+func (sp *splitter) taskAt(a, i, b int, at func(int) string) (int, int) {
 	if i >= b {
 		return notTask, -1
 	}

@@ -166,56 +166,12 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 	start := time.Now()
 	log.Info("re-weight started", "set", setID, "tools", set.Total)
 
-	scanned := 0
-	for cursor := int64(0); ; {
-		ids, err := q.ListToolIDsAfter(ctx, db.ListToolIDsAfterParams{ID: cursor, Limit: int32(batch)})
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			break
-		}
-		cursor = ids[len(ids)-1]
-		scanned += len(ids)
-		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			tq := db.New(tx)
-			rows, err := tq.ListComponentVectorsMissingFromSet(ctx, db.ListComponentVectorsMissingFromSetParams{ToolIds: ids, SetID: setID})
-			if err != nil {
-				return err
-			}
-			if _, err := vectors.FillSet(ctx, tq, setID, prof, rows); err != nil {
-				return err
-			}
-			return tq.SetBuildProgress(ctx, db.SetBuildProgressParams{ID: setID, Done: int32(scanned)})
-		})
-		if err != nil {
-			return err
-		}
-		if opts.OnProgress != nil {
-			opts.OnProgress(min(scanned, int(set.Total)), int(set.Total))
-		}
-	}
-
-	// Catch-up: tools whose components changed after the set was created (or just before)
-	// are recomputed from their components as they are now.
-	changed, err := q.ListToolsChangedSince(ctx, set.CreatedAt.Add(-catchUpMargin))
-	if err != nil {
+	if err := fillSet(ctx, pool, set, prof, batch, opts.OnProgress); err != nil {
 		return err
 	}
-	for i := 0; i < len(changed); i += batch {
-		ids := changed[i:min(i+batch, len(changed))]
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			tq := db.New(tx)
-			rows, err := tq.ListComponentVectors(ctx, ids)
-			if err != nil {
-				return err
-			}
-			_, err = vectors.ReplaceInSet(ctx, tq, setID, prof, rows)
-			return err
-		})
-		if err != nil {
-			return err
-		}
+	changed, err := catchUp(ctx, pool, set, prof, batch)
+	if err != nil {
+		return err
 	}
 
 	// The partition was filled without an index; build it in bulk now (much faster than
@@ -232,12 +188,73 @@ func Reweight(ctx context.Context, pool *pgxpool.Pool, setID int64, opts Reweigh
 	if err != nil {
 		return err
 	}
-	log.Info("re-weight switched", "set", setID, "retired", old, "tools", set.Total, "catch_up", len(changed),
+	log.Info("re-weight switched", "set", setID, "retired", old, "tools", set.Total, "catch_up", changed,
 		"duration_ms", time.Since(start).Milliseconds())
 	if old != 0 {
 		return deleteSet(ctx, pool, old)
 	}
 	return nil
+}
+
+// fillSet computes the set's vector of every tool that has none in it yet, batch tools a
+// transaction, in id order, recording the progress with each batch.
+func fillSet(ctx context.Context, pool *pgxpool.Pool, set db.VectorSet, prof tdwa.Profile, batch int, onProgress func(done, total int)) error {
+	q := db.New(pool)
+	scanned := 0
+	for cursor := int64(0); ; {
+		ids, err := q.ListToolIDsAfter(ctx, db.ListToolIDsAfterParams{ID: cursor, Limit: int32(batch)})
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		cursor = ids[len(ids)-1]
+		scanned += len(ids)
+		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			tq := db.New(tx)
+			rows, err := tq.ListComponentVectorsMissingFromSet(ctx, db.ListComponentVectorsMissingFromSetParams{ToolIds: ids, SetID: set.ID})
+			if err != nil {
+				return err
+			}
+			if _, err := vectors.FillSet(ctx, tq, set.ID, prof, rows); err != nil {
+				return err
+			}
+			return tq.SetBuildProgress(ctx, db.SetBuildProgressParams{ID: set.ID, Done: int32(scanned)})
+		})
+		if err != nil {
+			return err
+		}
+		if onProgress != nil {
+			onProgress(min(scanned, int(set.Total)), int(set.Total))
+		}
+	}
+}
+
+// catchUp recomputes, from their components as they are now, the set's vectors of the
+// tools whose components changed after the set was created (or just before), and returns
+// how many tools it recomputed.
+func catchUp(ctx context.Context, pool *pgxpool.Pool, set db.VectorSet, prof tdwa.Profile, batch int) (int, error) {
+	changed, err := db.New(pool).ListToolsChangedSince(ctx, set.CreatedAt.Add(-catchUpMargin))
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < len(changed); i += batch {
+		ids := changed[i:min(i+batch, len(changed))]
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			tq := db.New(tx)
+			rows, err := tq.ListComponentVectors(ctx, ids)
+			if err != nil {
+				return err
+			}
+			_, err = vectors.ReplaceInSet(ctx, tq, set.ID, prof, rows)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return len(changed), nil
 }
 
 // switchSet makes the set its profile's current set and retires the previous one, in one

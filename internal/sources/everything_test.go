@@ -2,27 +2,17 @@ package sources_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/sources"
 )
 
-// everythingServer is the reference MCP server installed by scripts/test.sh.
-const everythingServer = "../../.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-
 func TestSyncServerEverythingOverStdio(t *testing.T) {
 	t.Parallel()
-	path, err := filepath.Abs(everythingServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%v: run scripts/test.sh, which installs @modelcontextprotocol/server-everything with npm", err)
-	}
+	path := mcptest.EverythingServer(t)
 	ctx := context.Background()
 	pool, rc := setup(t)
 	src := createSource(t, pool, "everything", mcpclient.KindStdio, mcpclient.Config{Command: "node", Args: []string{path, "stdio"}}, false)

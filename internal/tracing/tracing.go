@@ -134,5 +134,5 @@ func (p *Provider) SQLTracer() pgx.QueryTracer {
 		return nil
 	}
 	return otelpgx.NewTracer(otelpgx.WithTracerProvider(p.TracerProvider),
-		otelpgx.WithMeterProvider(metricnoop.NewMeterProvider()), otelpgx.WithTrimSQLInSpanName())
+		otelpgx.WithMeterProvider(metricnoop.NewMeterProvider()))
 }

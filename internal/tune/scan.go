@@ -63,54 +63,16 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives, 
 		if err != nil {
 			return nil, err
 		}
-		// The batch's tools, then their dot products with every query: the queries are
-		// split among the cores (each query's pools are its own, so no lock is needed).
-		var batchTools []int
-		var batchKinds [][][]float64
-		for start := 0; start < len(rows); {
-			end := start
-			for end < len(rows) && rows[end].ToolID == rows[start].ToolID {
-				end++
-			}
-			kinds, err := kindVectors(rows[start:end], &dims)
-			if err != nil {
-				return nil, err
-			}
-			start = end
-			if kinds == nil {
-				continue
-			}
-			t := newTool(rows[end-1].ToolID, kinds)
-			if !t.anyKind() && !t.concat {
-				continue
-			}
-			for k, v := range kinds[:nKinds] {
-				m.present[k] = m.present[k] || v != nil
-			}
-			batchTools = append(batchTools, len(m.tools))
-			batchKinds = append(batchKinds, kinds)
-			m.tools = append(m.tools, t)
+		batchTools, batchKinds, err := m.addTools(rows, &dims)
+		if err != nil {
+			return nil, err
 		}
 		for _, qv := range vecs {
 			if len(batchTools) > 0 && len(qv) != dims {
 				return nil, fmt.Errorf("query vectors have %d dimensions, the stored components %d: were they embedded by another model?", len(qv), dims)
 			}
 		}
-		var wg sync.WaitGroup
-		workers := min(runtime.GOMAXPROCS(0), max(len(vecs), 1))
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				dots := make([]float64, nKinds+1)
-				for j := w; j < len(vecs); j += workers {
-					for b, ti := range batchTools {
-						offer(ti, m.tools[ti].id, batchKinds[b], vecs[j], forced[j], heaps[j], &found[j], dots)
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		m.offerBatch(batchTools, batchKinds, vecs, forced, heaps, found)
 		scanned += len(ids)
 		if progress != nil {
 			progress(scanned, int(max(total, int64(scanned))))
@@ -119,6 +81,65 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives, 
 			return nil, err
 		}
 	}
+	m.fillPools(positives, heaps, found)
+	return m, nil
+}
+
+// addTools adds the tools of a batch of component vector rows (in tool order) to the
+// model, leaving out a tool with no weightable kind and no concat vector, and returns the
+// added tools' indexes and their per-kind vectors. dims is the vectors' dimensions, set by
+// the first one read (-1 until then).
+func (m *model) addTools(rows []db.ListComponentVectorsRow, dims *int) (batchTools []int, batchKinds [][][]float64, err error) {
+	for start := 0; start < len(rows); {
+		end := start
+		for end < len(rows) && rows[end].ToolID == rows[start].ToolID {
+			end++
+		}
+		kinds, err := kindVectors(rows[start:end], dims)
+		if err != nil {
+			return nil, nil, err
+		}
+		start = end
+		if kinds == nil {
+			continue
+		}
+		t := newTool(rows[end-1].ToolID, kinds)
+		if !t.anyKind() && !t.concat {
+			continue
+		}
+		for k, v := range kinds[:nKinds] {
+			m.present[k] = m.present[k] || v != nil
+		}
+		batchTools = append(batchTools, len(m.tools))
+		batchKinds = append(batchKinds, kinds)
+		m.tools = append(m.tools, t)
+	}
+	return batchTools, batchKinds, nil
+}
+
+// offerBatch offers a batch's tools to every query's pools (offer): the queries are split
+// among the cores (each query's pools are its own, so no lock is needed).
+func (m *model) offerBatch(batchTools []int, batchKinds [][][]float64, vecs [][]float32, forced []map[int64]bool, heaps [][]topK, found [][]candidate) {
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), max(len(vecs), 1))
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dots := make([]float64, nKinds+1)
+			for j := w; j < len(vecs); j += workers {
+				for b, ti := range batchTools {
+					offer(ti, m.tools[ti].id, batchKinds[b], vecs[j], forced[j], heaps[j], &found[j], dots)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fillPools makes each query's pool once every tool is offered: its found forced tools,
+// then the closest tools by each kind, each tool once.
+func (m *model) fillPools(positives []map[int64]bool, heaps [][]topK, found [][]candidate) {
 	for j := range m.queries {
 		m.queries[j].positives = positives[j]
 		seen := map[int]bool{}
@@ -137,7 +158,6 @@ func scan(ctx context.Context, pool *pgxpool.Pool, vecs [][]float32, positives, 
 			}
 		}
 	}
-	return m, nil
 }
 
 // offer computes the query's dot products with the tool's kind vectors and keeps the tool

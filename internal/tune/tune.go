@@ -441,17 +441,77 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 	if err != nil {
 		return View{}, err
 	}
-
-	queryVecs, ntexts, err := embedQueries(ctx, pool, embedder, ls, progress)
+	fz := fusionOf(st)
+	m, ntexts, err := buildModel(ctx, pool, embedder, ls, fz, progress)
 	if err != nil {
 		return View{}, err
+	}
+	// A search none of whose labelled tools has a vector ranks nothing: leave it out.
+	train, unrankedTrain := m.ranked(train)
+	heldOut, unrankedHeld := m.ranked(heldOut)
+	if len(train) < minSplit || len(heldOut) < minSplit {
+		return View{}, &TooFewLabelsError{Searches: len(train) + len(heldOut), Train: len(train), HeldOut: len(heldOut),
+			Need: opts.MinSearches, SinceDays: opts.SinceDays}
+	}
+
+	if err := progress("search", 0, 0); err != nil {
+		return View{}, err
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x746f6f6c67617465))
+	baseW := weightsOf(base.profile, base.fusion.WeightLexical, base.fusion.WeightVector)
+	tuned, shrink, evals, err := searchWeights(ctx, q, m, train, baseW, rng, progress)
+	if err != nil {
+		return View{}, err
+	}
+
+	if err := progress("evaluate", 0, 0); err != nil {
+		return View{}, err
+	}
+	res := resultOf(base, tuned, ls, opts.MaxPerKey)
+	res.Labels.Train, res.Labels.HeldOut, res.Labels.Unranked = len(train), len(heldOut), unrankedTrain+unrankedHeld
+	if res.Train, res.HeldOut, res.Gain, err = m.compare(baseW, tuned, train, heldOut, rng); err != nil {
+		return View{}, err
+	}
+	res.Search.Shrink = shrink
+	res.Search.Fusion, res.Search.Candidates = fz.method, fz.cand
+	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, ntexts, len(m.tools)
+
+	v, err := finish(ctx, pool, queue, id, opts.Profile, &res)
+	if err != nil {
+		return View{}, err
+	}
+	log.Info("tune done", "tune", id, "profile", opts.Profile, "searches", len(ls.searches), "weightings", evals,
+		"weight_lexical", res.Fusion.WeightLexical, "held_out_gain", res.Gain.Mean, "verdict", res.Gain.Verdict, "duration_ms", time.Since(start).Milliseconds())
+	return v, nil
+}
+
+// resultOf is the part of a tune's result known before the evaluation: the tuned and the
+// baseline weights, and the labels the tune used.
+func resultOf(base baseProfile, tuned weighting, ls labelSet, maxPerKey int) Result {
+	res := Result{Weights: tuned.byKind(), Fusion: profiles.Fusion{WeightLexical: tuned.wl, WeightVector: tuned.wv}}
+	res.Baseline.Name, res.Baseline.Strategy, res.Baseline.Weights = base.name, base.profile.Strategy, base.profile.Weights
+	res.Baseline.Fusion = base.fusion
+	res.Labels.Searches, res.Labels.Labels = len(ls.searches), ls.labels
+	res.Labels.MaxPerKey = maxPerKey
+	res.Labels.Keys, res.Labels.MostPerKey = ls.perKey()
+	return res
+}
+
+// buildModel makes the model the weight search scores, for the searches of ls: their
+// queries embedded, their lexical candidates and meaning scores, and each query's pool of
+// tools scanned from the stored component vectors. It also returns how many query texts
+// were embedded.
+func buildModel(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, ls labelSet, fz fusionConfig,
+	progress func(phase string, done, total int) error) (*model, int, error) {
+	queryVecs, ntexts, err := embedQueries(ctx, pool, embedder, ls, progress)
+	if err != nil {
+		return nil, 0, err
 	}
 	texts, textOf := distinctQueries(ls)
 	lexical, err := lexicalScores(ctx, pool, texts, func(done, total int) error { return progress("lexical", done, total) })
 	if err != nil {
-		return View{}, err
+		return nil, 0, err
 	}
-	fz := fusionOf(st)
 	positives := make([]map[int64]bool, len(ls.searches))
 	forced := make([]map[int64]bool, len(ls.searches)) // the labelled tools and the lexical candidates
 	for i, s := range ls.searches {
@@ -472,7 +532,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		err = perr
 	}
 	if err != nil {
-		return View{}, err
+		return nil, 0, err
 	}
 	m.fusion, m.fuser = fz, &fuser{ctx: ctx, pool: pool}
 	queryTexts := make([]string, len(m.queries))
@@ -481,29 +541,26 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		queryTexts[i] = texts[textOf[i]]
 	}
 	if err := m.meaningScores(ctx, pool, queryTexts); err != nil {
-		return View{}, err
+		return nil, 0, err
 	}
 	m.prepare()
-	// A search none of whose labelled tools has a vector ranks nothing: leave it out.
-	train, unrankedTrain := m.ranked(train)
-	heldOut, unrankedHeld := m.ranked(heldOut)
-	if len(train) < minSplit || len(heldOut) < minSplit {
-		return View{}, &TooFewLabelsError{Searches: len(train) + len(heldOut), Train: len(train), HeldOut: len(heldOut),
-			Need: opts.MinSearches, SinceDays: opts.SinceDays}
-	}
+	return m, ntexts, nil
+}
 
-	if err := progress("search", 0, 0); err != nil {
-		return View{}, err
-	}
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x746f6f6c67617465))
-	baseW := weightsOf(base.profile, base.fusion.WeightLexical, base.fusion.WeightVector)
+// searchWeights searches the weighting that ranks the train searches best, from the
+// baseline and every stored TDWA profile, and returns it shrunk towards the baseline by
+// cross-validation (the baseline itself when the labels found nothing better), the shrink,
+// and how many weightings were scored.
+func searchWeights(ctx context.Context, q *db.Queries, m *model, train []int, baseW weighting, rng *rand.Rand,
+	progress func(phase string, done, total int) error) (tuned weighting, shrink float64, evals int, err error) {
 	starts, err := startsOf(ctx, q, baseW)
 	if err != nil {
-		return View{}, err
+		return weighting{}, 0, 0, err
 	}
 	// The search's progress is the weightings scored of fitBudget, recorded at most once a
 	// second (each record is a write); the last record is the phase's end.
 	var lastRecord time.Time
+	var perr error
 	best, shrink, evals := m.fit(train, baseW, starts, rng, func(done, budget int) {
 		if perr == nil && time.Since(lastRecord) >= time.Second {
 			lastRecord = time.Now()
@@ -511,44 +568,28 @@ func Run(ctx context.Context, pool *pgxpool.Pool, embedder embed.Embedder, queue
 		}
 	})
 	if perr != nil {
-		return View{}, perr
+		return weighting{}, 0, 0, perr
 	}
 	if m.fuser.err != nil {
-		return View{}, m.fuser.err
+		return weighting{}, 0, 0, m.fuser.err
 	}
-	tuned := baseW // shrink 0: the labels found nothing better
+	tuned = baseW // shrink 0: the labels found nothing better
 	if shrink > 0 {
 		tuned = weighting{w: rounded(best.w), wl: clampLexical(best.wl, best.wv), wv: best.wv}
 	}
+	return tuned, shrink, evals, nil
+}
 
-	if err := progress("evaluate", 0, 0); err != nil {
-		return View{}, err
-	}
-	res := Result{Weights: tuned.byKind(), Fusion: profiles.Fusion{WeightLexical: tuned.wl, WeightVector: tuned.wv}}
-	res.Baseline.Name, res.Baseline.Strategy, res.Baseline.Weights = base.name, base.profile.Strategy, base.profile.Weights
-	res.Baseline.Fusion = base.fusion
-	res.Labels.Searches, res.Labels.Labels = len(ls.searches), ls.labels
-	res.Labels.MaxPerKey = opts.MaxPerKey
-	res.Labels.Keys, res.Labels.MostPerKey = ls.perKey()
-	res.Labels.Train, res.Labels.HeldOut, res.Labels.Unranked = len(train), len(heldOut), unrankedTrain+unrankedHeld
-	res.Train = Comparison{Baseline: metricsOf(m.reciprocalRanks(baseW, train)), Tuned: metricsOf(m.reciprocalRanks(tuned, train))}
+// compare measures the baseline's and the tuned weights on the train and held-out
+// searches, and the tuned weights' gain on the held-out ones.
+func (m *model) compare(baseW, tuned weighting, train, heldOut []int, rng *rand.Rand) (trainCmp, heldOutCmp Comparison, gain Gain, err error) {
+	trainCmp = Comparison{Baseline: metricsOf(m.reciprocalRanks(baseW, train)), Tuned: metricsOf(m.reciprocalRanks(tuned, train))}
 	baseHeld, tunedHeld := m.reciprocalRanks(baseW, heldOut), m.reciprocalRanks(tuned, heldOut)
-	res.HeldOut = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
+	heldOutCmp = Comparison{Baseline: metricsOf(baseHeld), Tuned: metricsOf(tunedHeld)}
 	if m.fuser.err != nil {
-		return View{}, m.fuser.err
+		return Comparison{}, Comparison{}, Gain{}, m.fuser.err
 	}
-	res.Gain = pairedGain(tunedHeld, baseHeld, rng)
-	res.Search.Shrink = shrink
-	res.Search.Fusion, res.Search.Candidates = fz.method, fz.cand
-	res.Search.Weightings, res.Search.PoolPerKind, res.Search.QueryEmbeddings, res.Search.Tools = evals, poolPerKind, ntexts, len(m.tools)
-
-	v, err := finish(ctx, pool, queue, id, opts.Profile, &res)
-	if err != nil {
-		return View{}, err
-	}
-	log.Info("tune done", "tune", id, "profile", opts.Profile, "searches", len(ls.searches), "weightings", evals,
-		"weight_lexical", res.Fusion.WeightLexical, "held_out_gain", res.Gain.Mean, "verdict", res.Gain.Verdict, "duration_ms", time.Since(start).Milliseconds())
-	return v, nil
+	return trainCmp, heldOutCmp, pairedGain(tunedHeld, baseHeld, rng), nil
 }
 
 // byKind is the weighting as a profile's weights: the positive weights by kind name.

@@ -48,11 +48,35 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, tools, searches, days int, lo
 			FROM generate_series(0, $1::int - 1) i
 			JOIN sources s ON s.name = 'src' || lpad((i % $2::int)::text, 3, '0')`, []any{tools, Sources}},
 		{"profile", `INSERT INTO weight_profiles (name, strategy) VALUES ('tuned', 'tdwa') ON CONFLICT (name) DO NOTHING`, nil},
-		// Result lists for each k (a tenth of the searches, 100 to 20,000), drawn once: each
-		// search takes one. A result's tool
-		// is drawn with a skew toward the low numbers (random()^2.5), its branch ranks are
-		// missing now and then (10% lexical, 15% vector), its BM25 anywhere in [0, 15).
-		{"result lists", `CREATE TEMP TABLE bench_results ON COMMIT PRESERVE ROWS AS
+		{"result lists", seedResultLists, []any{tools, Sources, lists}},
+		{"searches", seedSearches, []any{searches, days, Sources, lists}},
+		{"sequence", `SELECT setval('search_log_id_seq', $1::bigint)`, []any{searches}},
+		{"labels", seedLabels, nil},
+		{"drop result lists", `DROP TABLE bench_results`, nil},
+		{"analyze", `ANALYZE sources, tools, search_log, search_labels`, nil},
+	}
+	conn, err := pool.Acquire(ctx) // the temporary table lives on one connection
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	for _, s := range steps {
+		t := time.Now()
+		tag, err := conn.Exec(ctx, s.sql, s.args...)
+		if err != nil {
+			return fmt.Errorf("seed %s: %w", s.what, err)
+		}
+		logf("%s: %d rows in %s", s.what, tag.RowsAffected(), time.Since(t).Round(time.Millisecond))
+	}
+	logf("seeded in %s", time.Since(t0).Round(time.Second))
+	return nil
+}
+
+// seedResultLists draws the result lists for each k ($3: a tenth of the searches, 100 to
+// 20,000), once: each search takes one. A result's tool (of $1, sources $2) is drawn with
+// a skew toward the low numbers (random()^2.5), its branch ranks are missing now and then
+// (10% lexical, 15% vector), its BM25 anywhere in [0, 15).
+const seedResultLists = `CREATE TEMP TABLE bench_results ON COMMIT PRESERVE ROWS AS
 			SELECT k, j, r.results, r.top
 			FROM (VALUES (5), (10)) ks (k), generate_series(0, $3::int - 1) j,
 			LATERAL (
@@ -66,8 +90,12 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, tools, searches, days int, lo
 			           max(2.5 - p * 0.2) AS top
 			    FROM generate_series(1, k + 0 * j) p
 			    CROSS JOIN LATERAL (SELECT floor(power(random(), 2.5) * $1::int)::int + 0 * p AS i) t
-			) r`, []any{tools, Sources, lists}},
-		{"searches", `INSERT INTO search_log (id, created_at, query, mode, k, filters, profile, format, results, result_count,
+			) r`
+
+// seedSearches writes $1 searches over the last $2 days, each with a result list of
+// bench_results ($4 per k), of sources $3: 65% find_tools, the rest REST, some filtered,
+// some finding nothing, over 40 callers.
+const seedSearches = `INSERT INTO search_log (id, created_at, query, mode, k, filters, profile, format, results, result_count,
 			                        top_score, latency_ms, timings, caller, caller_key_id, session_id, endpoint)
 			SELECT g.n, g.at, g.query, g.mode, g.k, g.filters, g.profile, g.format,
 			       CASE WHEN g.zero THEN '[]' ELSE r.results END, CASE WHEN g.zero THEN 0 ELSE g.k END,
@@ -102,9 +130,11 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, tools, searches, days int, lo
 			        ) a
 			    ) b
 			) g
-			JOIN bench_results r ON r.k = g.k AND r.j = g.j`, []any{searches, days, Sources, lists}},
-		{"sequence", `SELECT setval('search_log_id_seq', $1::bigint)`, []any{searches}},
-		{"labels", `INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms,
+			JOIN bench_results r ON r.k = g.k AND r.j = g.j`
+
+// seedLabels labels about 11% of the searches that found something, as a call (find_tools)
+// or feedback (REST) would: the first result 60% of the time, within a minute.
+const seedLabels = `INSERT INTO search_labels (search_id, search_created_at, tool_name, label_source, rank, delay_ms,
 			                           tool_source, success, created_at)
 			SELECT l.id, l.created_at, l.results -> (x.rank - 1) ->> 'name',
 			       CASE WHEN l.endpoint = 'find_tools' THEN 'call' ELSE 'feedback' END,
@@ -115,26 +145,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, tools, searches, days int, lo
 			    SELECT CASE WHEN random() < 0.6 THEN 1 ELSE 1 + floor(random() * l.result_count)::int END AS rank,
 			           floor(random() * 60000)::bigint + 0 * l.id AS delay
 			) x
-			WHERE l.result_count > 0 AND random() < 0.11`, nil},
-		{"drop result lists", `DROP TABLE bench_results`, nil},
-		{"analyze", `ANALYZE sources, tools, search_log, search_labels`, nil},
-	}
-	conn, err := pool.Acquire(ctx) // the temporary table lives on one connection
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	for _, s := range steps {
-		t := time.Now()
-		tag, err := conn.Exec(ctx, s.sql, s.args...)
-		if err != nil {
-			return fmt.Errorf("seed %s: %w", s.what, err)
-		}
-		logf("%s: %d rows in %s", s.what, tag.RowsAffected(), time.Since(t).Round(time.Millisecond))
-	}
-	logf("seeded in %s", time.Since(t0).Round(time.Second))
-	return nil
-}
+			WHERE l.result_count > 0 AND random() < 0.11`
 
 // partitions makes the monthly partitions of search_log the last days days fall in (the
 // maintenance job makes only the current month's and the next ones).

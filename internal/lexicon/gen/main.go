@@ -49,23 +49,63 @@ func main() {
 	}
 }
 
+// lexicon is what gen writes: the kept synsets, the senses of every lemma and the
+// irregular forms.
+type lexicon struct {
+	synsets map[string]*synset
+	keys    []string       // the kept synsets' keys, sorted: a synset's id is its index
+	id      map[string]int // key -> id
+	lemmas  map[string][]string
+	exc     map[string]string // irregular form -> base
+}
+
 func run(dir, out string) error {
+	lx, err := read(dir)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(zw)
+	lx.write(w)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	log.Printf("wrote %s: %d synsets, %d lemmas, %d irregular forms", out, len(lx.keys), len(lx.lemmas), len(lx.exc))
+	return nil
+}
+
+// read reads the WordNet database in dir and keeps, for every lemma, its first senses and
+// their synsets with their direct hypernyms.
+func read(dir string) (lexicon, error) {
 	synsets := map[string]*synset{}
 	for _, p := range poses {
 		if err := readData(filepath.Join(dir, "data."+p.file), p.letter, synsets); err != nil {
-			return err
+			return lexicon{}, err
 		}
 	}
 	// lemma -> part of speech -> synset keys in sense order
 	senses := map[string]map[string][]string{}
 	for _, p := range poses {
 		if err := readIndex(filepath.Join(dir, "index."+p.file), p.letter, senses); err != nil {
-			return err
+			return lexicon{}, err
 		}
 	}
 	counts, err := readCounts(filepath.Join(dir, "cntlist.rev"))
 	if err != nil {
-		return err
+		return lexicon{}, err
 	}
 	lemmas := orderSenses(senses, counts)
 	keep := map[string]bool{}
@@ -93,40 +133,36 @@ func run(dir, out string) error {
 	exc := map[string]string{}
 	for _, p := range poses {
 		if err := readExceptions(filepath.Join(dir, p.file+".exc"), exc); err != nil {
-			return err
+			return lexicon{}, err
 		}
 	}
+	return lexicon{synsets: synsets, keys: keys, id: id, lemmas: lemmas, exc: exc}, nil
+}
 
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(zw)
+// write writes the lexicon's lines: its synsets (S), lemmas (L) and irregular forms (E),
+// each kind sorted. Errors are w's, reported by its Flush.
+func (lx lexicon) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "# WordNet 3.0 (Princeton University), reduced by internal/lexicon/gen; licence in internal/lexicon/LICENSE-WordNet\n")
 	fmt.Fprintf(w, "# S pos hypernym-ids words gloss-words (the line's order is its id); L lemma synset-ids; E form base\n")
-	for _, k := range keys {
-		s := synsets[k]
+	for _, k := range lx.keys {
+		s := lx.synsets[k]
 		var hs []string
 		for _, h := range s.hypernyms {
-			if j, ok := id[h]; ok {
+			if j, ok := lx.id[h]; ok {
 				hs = append(hs, strconv.Itoa(j))
 			}
 		}
 		fmt.Fprintf(w, "S\t%s\t%s\t%s\t%s\n", k[:1], strings.Join(hs, " "), strings.Join(s.words, " "), strings.Join(s.gloss, " "))
 	}
-	names := make([]string, 0, len(lemmas))
-	for l := range lemmas {
+	names := make([]string, 0, len(lx.lemmas))
+	for l := range lx.lemmas {
 		names = append(names, l)
 	}
 	sort.Strings(names)
 	for _, l := range names {
 		var ids []string
-		for _, k := range lemmas[l] {
-			if j, ok := id[k]; ok {
+		for _, k := range lx.lemmas[l] {
+			if j, ok := lx.id[k]; ok {
 				ids = append(ids, strconv.Itoa(j))
 			}
 		}
@@ -134,25 +170,14 @@ func run(dir, out string) error {
 			fmt.Fprintf(w, "L\t%s\t%s\n", l, strings.Join(ids, " "))
 		}
 	}
-	forms := make([]string, 0, len(exc))
-	for form := range exc {
+	forms := make([]string, 0, len(lx.exc))
+	for form := range lx.exc {
 		forms = append(forms, form)
 	}
 	sort.Strings(forms)
 	for _, form := range forms {
-		fmt.Fprintf(w, "E\t%s\t%s\n", form, exc[form])
+		fmt.Fprintf(w, "E\t%s\t%s\n", form, lx.exc[form])
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	log.Printf("wrote %s: %d synsets, %d lemmas, %d irregular forms", out, len(keys), len(names), len(forms))
-	return nil
 }
 
 // oneWord is a lemma without spaces or underscores, lowercase letters only.

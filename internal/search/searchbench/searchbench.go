@@ -96,7 +96,7 @@ func Catalog(n int, rng *rand.Rand) []Tool {
 	for i := 0; len(out) < n; i++ {
 		v, a, b := verbs[rng.IntN(len(verbs))], nouns[rng.IntN(len(nouns))], nouns[rng.IntN(len(nouns))]
 		var desc []string
-		desc = append(desc, strings.Title(v), "the", a, "of", "a", b) //nolint:staticcheck // ASCII words
+		desc = append(desc, strings.ToUpper(v[:1])+v[1:], "the", a, "of", "a", b)
 		for j := 0; j < 6+rng.IntN(10); j++ {
 			if rng.IntN(2) == 0 {
 				desc = append(desc, common[rng.IntN(len(common))])
