@@ -86,15 +86,6 @@ func (m *model) meaningScores(ctx context.Context, pool *pgxpool.Pool, texts []s
 	return nil
 }
 
-// vectorWeight is the vector list's weight w given its best similarity mx, as the
-// statement's fused CTE computes it: w · min(1, mx / τ) with a confidence τ, else w.
-func (f fusionConfig) vectorWeight(w, mx float64) float64 {
-	if f.confidence <= 0 {
-		return w
-	}
-	return w * min(1, max(mx, 0)/f.confidence)
-}
-
 // lexScore is a tool's BM25 for a query.
 type lexScore struct {
 	id   int64
@@ -362,14 +353,4 @@ func (m *model) reciprocalRanks(wt weighting, split []int) []float64 {
 		out[i] = 1 / float64(rank)
 	}
 	return out
-}
-
-// resize returns s with n zero elements, reusing its storage.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
 }
