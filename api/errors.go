@@ -116,6 +116,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		apiErr := toAPIError(err)
+		closeUnread(c)
 		if apiErr.Status >= 500 {
 			log.Error("request failed", "request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 				"method", c.Request().Method, "path", c.Path(), "err", err)
