@@ -63,7 +63,7 @@ func (s *Server) shareMCPSearch(c echo.Context) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.fair.acquireFor(c, caller, cost)
+	return s.fair.acquireFor(c, caller, cost, mcpShareWait)
 }
 
 // mcpSearchCost is the search cost of a JSON-RPC message that calls find_tools (its limit is

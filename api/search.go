@@ -31,7 +31,7 @@ func (s *Server) search(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	release, err := s.fair.acquireFor(c, caller, searchCost(req))
+	release, err := s.fair.acquireFor(c, caller, searchCost(req), 0)
 	if err != nil {
 		return err
 	}
