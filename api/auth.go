@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"strconv"
@@ -129,12 +130,13 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(key)
 }
 
-// newKeys is the key store of deps: the given one (tests set a clock), or one on the pool.
+// newKeys is the key store of deps: the given one (tests set a clock), or one on the
+// control pool, which searches never hold.
 func newKeys(deps Deps) *auth.Keys {
 	if deps.Keys != nil {
 		return deps.Keys
 	}
-	return auth.NewKeys(deps.Pool, time.Now)
+	return auth.NewKeys(cmp.Or(deps.ControlPool, deps.Pool), time.Now)
 }
 
 // warnOpenMode says loudly, once per server, that nothing is protected.

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"syscall"
 
 	"github.com/labstack/echo/v4"
 
@@ -75,8 +77,23 @@ func toAPIError(err error) *Error {
 			msg = m
 		}
 		return &Error{Status: httpErr.Code, Code: codeOfStatus(httpErr.Code), Message: msg}
+	case connectionLost(err):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the database is unavailable; try again shortly"}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}
+
+// connectionLost reports whether err is a connection lost in the middle of an exchange:
+// the server's end closed (io.ErrUnexpectedEOF, what pgx returns when a PostgreSQL backend
+// is killed mid-query, as by the out-of-memory killer) or reset. It is an outage like the
+// server refusing connections (postgres.IsUnavailable), not a failure of the request. By
+// the time an error reaches toAPIError, every other source of such errors has typed it:
+// a request body read (readBody: 400 or 408), a provider (derrors.Unavailable), an
+// upstream MCP server (*gateway.HTTPError, matched before this); so what is left is the
+// database's.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED)
 }
 
 // notReadyMessage is what the public /readyz says of a readiness failure: the reason,
@@ -116,6 +133,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		apiErr := toAPIError(err)
+		closeUnread(c)
 		if apiErr.Status >= 500 {
 			log.Error("request failed", "request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 				"method", c.Request().Method, "path", c.Path(), "err", err)

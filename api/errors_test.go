@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +67,9 @@ func TestErrorAnswers(t *testing.T) {
 		{search.ErrNoEmbedder, 400, "no_embedder"},
 		{badRequest("x"), 400, "invalid_request"},
 		{pgx.ErrNoRows, 500, "internal"},
+		// a connection lost mid-query (a killed backend): an outage (TestBackendKilledMidSearch)
+		{fmt.Errorf("search: error preprocessing batch (prepare): %w", io.ErrUnexpectedEOF), 503, "unavailable"},
+		{fmt.Errorf("search: %w", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), 503, "unavailable"},
 		{errors.New("boom"), 500, "internal"},
 	} {
 		for _, err := range []error{tc.err, fmt.Errorf("context: %w", tc.err)} {

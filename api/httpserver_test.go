@@ -29,7 +29,13 @@ var (
 // serveLimited serves h with api.NewHTTPServer on a real TCP port and returns its address.
 func serveLimited(t *testing.T, h http.Handler) string {
 	t.Helper()
-	srv := api.NewHTTPServer(h, testServerLimits, slog.New(slog.DiscardHandler))
+	return serveLimitedWith(t, h, testServerLimits)
+}
+
+// serveLimitedWith serves h with api.NewHTTPServer and limits on a real TCP port.
+func serveLimitedWith(t *testing.T, h http.Handler, limits api.ServerLimits) string {
+	t.Helper()
+	srv := api.NewHTTPServer(h, limits, slog.New(slog.DiscardHandler))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -30,6 +31,9 @@ type Limits struct {
 	MaxBodyBytes    int64 // a JSON body (TOOLGATE_MAX_BODY_BYTES)
 	MaxCatalogBytes int64 // a catalog body (TOOLGATE_MAX_CATALOG_BYTES)
 	MaxCatalogTools int   // the tools of a catalog body (TOOLGATE_MAX_CATALOG_TOOLS)
+	// KeySearchUnits are the search units a key may have in flight (fairShare,
+	// TOOLGATE_KEY_SEARCH_UNITS).
+	KeySearchUnits int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -41,6 +45,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxCatalogTools <= 0 {
 		l.MaxCatalogTools = DefaultMaxCatalogTools
+	}
+	if l.KeySearchUnits <= 0 {
+		l.KeySearchUnits = DefaultKeySearchUnits
 	}
 	return l
 }
@@ -61,7 +68,8 @@ func (l Limits) bodyLimitOf(method, path string) int64 {
 }
 
 // limitBody bounds the body of every request by its route's limit before anything reads
-// it: a Content-Length over the limit is refused at once, and any other body is cut at the
+// it: a Content-Length over the limit is refused at once (and the connection closed,
+// trackBody), and any other body is cut at the
 // limit (http.MaxBytesReader), so that no handler ever holds more than its limit in memory.
 // /mcp is left to the gateway, which bounds its bodies itself.
 func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
@@ -126,4 +134,59 @@ func byteSize(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// bodyKey is the echo.Context key of a request's trackedBody.
+const bodyKey = "toolgate.body"
+
+// trackedBody is a request body that knows whether it was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	done bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.done = true
+	}
+	return n, err
+}
+
+// unreadGrace is how long the server still reads a refused body after its answer: enough
+// for a body already on its way to arrive, so that closing does not reset the connection
+// before the client has read the answer.
+const unreadGrace = time.Second
+
+// maxDiscard is net/http's own bound on the rest of a body it reads after the handler
+// to reuse the connection (maxPostHandlerReadBytes); past it net/http closes at once.
+const maxDiscard = 256 << 10
+
+// trackBody notes whether each request's body is read to its end, so that an error answer
+// to a request whose body was left unread closes the connection (closeUnread).
+func trackBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			b := &trackedBody{ReadCloser: r.Body}
+			r.Body = b
+			c.Set(bodyKey, b)
+		}
+		return next(c)
+	}
+}
+
+// closeUnread closes the connection after an error answer to a request whose body was not
+// read to its end (trackBody), the body read for at most unreadGrace more. net/http would
+// otherwise read the rest of the body (up to maxDiscard) after the answer to reuse the
+// connection, and wait for it until the read timeout when it never comes: a
+// Content-Length refused from the header alone, with no body behind it, held its
+// connection for TOOLGATE_HTTP_READ_TIMEOUT.
+func closeUnread(c echo.Context) {
+	b, ok := c.Get(bodyKey).(*trackedBody)
+	if !ok || b.done || c.Request().ContentLength > maxDiscard {
+		return
+	}
+	c.Response().Header().Set(echo.HeaderConnection, "close")
+	_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(unreadGrace))
 }

@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -264,5 +266,33 @@ func TestCatalogToolLimit(t *testing.T) {
 	}
 	if code, e := sendBody(t, srv.URL, "PUT", "/v1/sources/acme/tools", strings.NewReader(catalogOf(3))); code != 200 {
 		t.Fatalf("PUT 3 tools: %d %v", code, e)
+	}
+}
+
+// TestAnnouncedOversizedBodyIsRefusedAtOnce: a Content-Length over the limit, with no body
+// behind it, is answered 413 from the header alone and the connection closed, under the
+// served server's default read timeout (60 s): the server neither waits for the body it
+// refused nor reads it to keep the connection. Sizes under net/http's own discard bound
+// (256 KiB) are the ones it would otherwise wait for.
+func TestAnnouncedOversizedBodyIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := newLimitServer(t, api.Limits{})
+	addr := serveLimitedWith(t, srv.e, api.ServerLimits{})
+	for _, size := range []int{api.DefaultMaxBodyBytes + 1, 100_000, 256 << 10} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", size)
+		got := waitClosed(t, conn)
+		conn.Close()
+		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+		if err != nil {
+			t.Fatalf("Content-Length %d: no answer before the close: %v (%q)", size, err, got)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), `"body_too_large"`) || !resp.Close {
+			t.Errorf("Content-Length %d: %d %s (close %v), want 413 body_too_large and Connection: close", size, resp.StatusCode, body, resp.Close)
+		}
 	}
 }

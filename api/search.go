@@ -31,6 +31,11 @@ func (s *Server) search(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.fair.acquireFor(c, caller, searchCost(req), 0)
+	if err != nil {
+		return err
+	}
+	defer release()
 	start := time.Now()
 	resp, err := s.deps.Search.Search(c.Request().Context(), caller, req)
 	if err != nil {

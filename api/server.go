@@ -3,6 +3,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -31,8 +32,14 @@ type Deps struct {
 	// ReadPool is the read replica searches run on (DATABASE_READ_URL); nil when none.
 	// /readyz checks it too.
 	ReadPool *pgxpool.Pool
-	River    *river.Client[pgx.Tx]
-	Logger   *slog.Logger
+	// ControlPool and ControlReadPool are small pools of their own on the primary and the
+	// replica (TOOLGATE_DB_CONTROL_CONNS) for the key lookups of authentication and for
+	// /readyz, so that both answer while searches hold every connection of Pool and
+	// ReadPool (docs/auth.md#fair-share); nil means Pool and ReadPool.
+	ControlPool     *pgxpool.Pool
+	ControlReadPool *pgxpool.Pool
+	River           *river.Client[pgx.Tx]
+	Logger          *slog.Logger
 	// Metrics is the process's registry, served at /metrics; nil makes a fresh one.
 	Metrics *metrics.Metrics
 	// Tracing exports spans of requests; nil means tracing is off.
@@ -66,6 +73,8 @@ type Server struct {
 	queue jobs.Queue
 	// limits are deps.Limits with the defaults filled in.
 	limits Limits
+	// fair bounds the search units each key has in flight (limits.KeySearchUnits).
+	fair *fairShare
 	// sources owns the sources' life cycle; the handlers decode, call it and encode.
 	sources *sources.Service
 }
@@ -74,12 +83,14 @@ type Server struct {
 func New(deps Deps) *echo.Echo {
 	s := &Server{deps: deps, log: deps.Logger.With("component", "api"), keys: newKeys(deps), queue: jobs.NewQueue(deps.River),
 		limits: deps.Limits.withDefaults()}
+	s.fair = newFairShare(s.limits.KeySearchUnits)
 	s.sources = &sources.Service{Pool: deps.Pool, Queue: s.queue, Commands: deps.Commands, Logger: s.log}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(s.log)
 	e.Use(middleware.RequestID())
+	e.Use(trackBody)
 	// instrumented before Recover and limitBody, so that a panic (500) and a body over the
 	// limit (413) are counted and logged like any other answer
 	s.instrument(e)
@@ -139,9 +150,9 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
 	which := ""
-	err := postgres.Ready(ctx, s.deps.Pool)
+	err := postgres.Ready(ctx, cmp.Or(s.deps.ControlPool, s.deps.Pool))
 	if err == nil && s.deps.ReadPool != nil {
-		if err = postgres.Ready(ctx, s.deps.ReadPool); err != nil {
+		if err = postgres.Ready(ctx, cmp.Or(s.deps.ControlReadPool, s.deps.ReadPool)); err != nil {
 			which = "read replica: "
 		}
 	}

@@ -133,6 +133,7 @@ func TestAbuseRun(t *testing.T) {
 	t.Run("MCP sessions", func(t *testing.T) { c.sessions(t, agents, 200) })
 	t.Run("malicious upstreams", func(t *testing.T) { c.upstreams(t, pool, admin, upstreams) })
 	t.Run("huge and redirecting HTTP upstreams", func(t *testing.T) { c.httpUpstreams(t, pool, admin, agents[0]) })
+	t.Run("heavy search flood", func(t *testing.T) { c.heavyFlood(t, keys, 8, 20*scale) })
 
 	if n := c.server5xx.Load(); n > 0 {
 		t.Errorf("%d answers were 5xx: %v", n, c.samples())
@@ -597,5 +598,113 @@ func (c *abuseClient) httpUpstreams(t *testing.T, pool *pgxpool.Pool, admin, age
 	wg.Wait()
 	if n := reached.Load(); n != 0 {
 		t.Errorf("the redirect's internal location got %d requests", n)
+	}
+}
+
+// heavyFlood runs loops parallel loops of the heaviest legal search (eight variants of
+// 2,000 characters, k = 100, explain), rounds each, on one unlimited key, beside a light
+// caller on another key that asks GET /v1/whoami, a plain search and /readyz in turn: every
+// light request succeeds, the heavy key is refused with 429 concurrency_limited (its
+// share, docs/auth.md#fair-share), never a 5xx. The light caller's latencies are logged,
+// not asserted (docs/auth.md#abuse-run has the measured bound).
+func (c *abuseClient) heavyFlood(t *testing.T, keys *auth.Keys, loops, rounds int) {
+	ctx := context.Background()
+	_, heavy, err := keys.Create(ctx, auth.Spec{Name: "heavy-flood", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, light, err := keys.Create(ctx, auth.Spec{Name: "light-caller", Scope: auth.ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	variant := func(i int) string {
+		return strconv.Quote(strings.Repeat(fmt.Sprintf("stock price revenue weather %d ", i), 100)[:2000])
+	}
+	qs := make([]string, 7)
+	for i := range qs {
+		qs[i] = variant(i + 1)
+	}
+	heavyBody := `{"query":` + variant(0) + `,"queries":[` + strings.Join(qs, ",") + `],"k":100,"explain":true}`
+	do := func(method, path, key, body string) (int, string, time.Duration) {
+		req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s %s: %v", method, path, err)
+			return 0, "", 0
+		}
+		defer resp.Body.Close()
+		var e struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		took := time.Since(start)
+		c.note(method+" "+path, resp.StatusCode)
+		return resp.StatusCode, e.Error.Code, took
+	}
+
+	var heavyOK, heavyRefused, heavyOther atomic.Int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range loops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				switch status, code, _ := do(http.MethodPost, "/search", heavy, heavyBody); {
+				case status == http.StatusOK:
+					heavyOK.Add(1)
+				case status == http.StatusTooManyRequests && code == "concurrency_limited":
+					heavyRefused.Add(1)
+				default:
+					heavyOther.Add(1)
+					t.Errorf("heavy search: %d %q, want 200 or 429 concurrency_limited", status, code)
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	light3 := []struct{ method, path, key, body string }{
+		{http.MethodGet, "/v1/whoami", light, ""},
+		{http.MethodPost, "/search", light, `{"query":"stock price","k":5}`},
+		{http.MethodGet, "/readyz", "", ""},
+	}
+	took := map[string][]time.Duration{}
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+		default:
+			r := light3[i%len(light3)]
+			status, code, d := do(r.method, r.path, r.key, r.body)
+			if status != http.StatusOK {
+				t.Errorf("light caller's %s %s during the flood: %d %q, want 200", r.method, r.path, status, code)
+			}
+			took[r.path] = append(took[r.path], d)
+			continue
+		}
+		break
+	}
+	if heavyRefused.Load() == 0 {
+		t.Errorf("the heavy key was never refused: %d searches answered, %d other", heavyOK.Load(), heavyOther.Load())
+	}
+	t.Logf("heavy key: %d answered, %d refused (429 concurrency_limited)", heavyOK.Load(), heavyRefused.Load())
+	for _, r := range light3 {
+		d := took[r.path]
+		slices.Sort(d)
+		if len(d) == 0 {
+			continue
+		}
+		t.Logf("light caller %s %s: %d requests, p50 %v, p99 %v, max %v", r.method, r.path, len(d),
+			d[len(d)/2].Round(time.Millisecond), d[len(d)*99/100].Round(time.Millisecond), d[len(d)-1].Round(time.Millisecond))
 	}
 }

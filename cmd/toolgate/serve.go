@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,7 +44,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer stopTracing()
-	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, poolOptions(env)...)
+	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL, servePoolOptions(env)...)
 	if err != nil {
 		return err
 	}
@@ -132,15 +133,25 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	var readPool *pgxpool.Pool
 	if cfg.DatabaseReadURL != "" && cfg.Role != config.RoleWorker {
-		if readPool, err = postgres.Connect(ctx, cfg.DatabaseReadURL, poolOptions(env)...); err != nil {
+		if readPool, err = postgres.Connect(ctx, cfg.DatabaseReadURL, servePoolOptions(env)...); err != nil {
 			return fmt.Errorf("read replica (DATABASE_READ_URL): %w", err)
 		}
 		defer readPool.Close()
 		m.WatchPool("replica", readPool)
 		env.log.Info("searches go to the read replica", "replica", config.Redact(cfg.DatabaseReadURL))
 	}
+	control, controlRead, err := controlPools(ctx, env, readPool != nil)
+	if err != nil {
+		return err
+	}
+	defer control.Close()
+	m.WatchPool("control", control)
+	if controlRead != nil {
+		defer controlRead.Close()
+		m.WatchPool("control_replica", controlRead)
+	}
 	searchSvc := newSearchWith(env, searchSt, pool, readPool, embedder)
-	deps := api.Deps{Pool: pool, ReadPool: readPool, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
+	deps := api.Deps{Pool: pool, ReadPool: readPool, ControlPool: control, ControlReadPool: controlRead, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
 		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg)}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
@@ -201,7 +212,41 @@ func serverLimits(cfg config.Config) api.ServerLimits {
 
 // bodyLimits are the settings' limits of request bodies (docs/auth.md#limits).
 func bodyLimits(cfg config.Config) api.Limits {
-	return api.Limits{MaxBodyBytes: int64(cfg.MaxBodyBytes), MaxCatalogBytes: int64(cfg.MaxCatalogBytes), MaxCatalogTools: cfg.MaxCatalogTools}
+	return api.Limits{MaxBodyBytes: int64(cfg.MaxBodyBytes), MaxCatalogBytes: int64(cfg.MaxCatalogBytes), MaxCatalogTools: cfg.MaxCatalogTools,
+		KeySearchUnits: cfg.KeySearchUnits}
+}
+
+// DefaultServeConns is the size of serve's pools when neither TOOLGATE_DB_MAX_CONNS nor the
+// URL's pool_max_conns sets one: measured in docs/scaling.md#pool-size.
+const DefaultServeConns = 12
+
+// servePoolOptions are the options of serve's pools: DefaultServeConns unless the URL or
+// the setting says otherwise (the setting wins), then poolOptions.
+func servePoolOptions(env *cliEnv) []postgres.Option {
+	serveDefault := func(c *pgxpool.Config) {
+		if !strings.Contains(c.ConnString(), "pool_max_conns") {
+			c.MaxConns = DefaultServeConns
+		}
+	}
+	return append([]postgres.Option{serveDefault}, poolOptions(env)...)
+}
+
+// controlPools opens the small pools (TOOLGATE_DB_CONTROL_CONNS) of the key lookups and
+// /readyz on the primary and, when there is one, the replica: searches never take their
+// connections, so a caller is authenticated and readiness answers while searches hold
+// every connection of the main pools (docs/auth.md#fair-share).
+func controlPools(ctx context.Context, env *cliEnv, replica bool) (control, controlRead *pgxpool.Pool, err error) {
+	opts := []postgres.Option{postgres.WithMaxConns(env.cfg.DBControlConns), postgres.WithQueryTracer(env.tracer().SQLTracer())}
+	if control, err = postgres.Connect(ctx, env.cfg.DatabaseURL, opts...); err != nil {
+		return nil, nil, fmt.Errorf("control pool: %w", err)
+	}
+	if replica {
+		if controlRead, err = postgres.Connect(ctx, env.cfg.DatabaseReadURL, opts...); err != nil {
+			control.Close()
+			return nil, nil, fmt.Errorf("control pool of the read replica (DATABASE_READ_URL): %w", err)
+		}
+	}
+	return control, controlRead, nil
 }
 
 // scrubJobErrors rewrites, once at start, the River job errors that were recorded with

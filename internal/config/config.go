@@ -144,6 +144,10 @@ type Config struct {
 	MaxBodyBytes          int           // TOOLGATE_MAX_BODY_BYTES: a JSON request body
 	MaxCatalogBytes       int           // TOOLGATE_MAX_CATALOG_BYTES: a catalog pushed over HTTP
 	MaxCatalogTools       int           // TOOLGATE_MAX_CATALOG_TOOLS: the tools of a catalog pushed over HTTP
+
+	// A key's share of the database (docs/auth.md#fair-share).
+	KeySearchUnits int // TOOLGATE_KEY_SEARCH_UNITS: search units one key may have in flight
+	DBControlConns int // TOOLGATE_DB_CONTROL_CONNS: the pool of key lookups and /readyz
 }
 
 // Error is a setting that cannot be used.
@@ -284,6 +288,8 @@ func (r *reader) readLimits(c *Config) {
 	// at most the catalog parser's own bound
 	c.MaxCatalogBytes = r.integer("TOOLGATE_MAX_CATALOG_BYTES", maxCatalogBytes, 1<<10, maxCatalogBytes)
 	c.MaxCatalogTools = r.integer("TOOLGATE_MAX_CATALOG_TOOLS", 50_000, 1, 1_000_000)
+	c.KeySearchUnits = r.integer("TOOLGATE_KEY_SEARCH_UNITS", 4, 1, 10000)
+	c.DBControlConns = r.integer("TOOLGATE_DB_CONTROL_CONNS", 2, 1, 100)
 }
 
 // Validate checks settings that may also have been changed by flags.
