@@ -45,6 +45,7 @@ var analyticsURLs = []string{
 // MCP server of four tools, and the admin and search keys.
 type analyticsEnv struct {
 	pool          *pgxpool.Pool
+	g             *gateway.Gateway
 	srv           *httptest.Server
 	admin, search string
 }
@@ -90,7 +91,7 @@ func newAnalyticsEnv(t *testing.T) *analyticsEnv {
 	keys := auth.NewKeys(pool, time.Now)
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Gateway: g, Keys: keys, Search: svc}))
 	t.Cleanup(srv.Close)
-	e := &analyticsEnv{pool: pool, srv: srv}
+	e := &analyticsEnv{pool: pool, g: g, srv: srv}
 	for _, k := range []struct {
 		name  string
 		scope auth.Scope
@@ -140,30 +141,23 @@ func (e *analyticsEnv) get(t *testing.T, path string) map[string]any {
 	return out
 }
 
-// waitLabel waits until the gateway wrote the label of tool (written after the call, in
-// the background) and returns the search it labels.
+// waitLabel waits for the gateway's label writes (done after a call, in the background)
+// and returns the search the label of tool labels.
 func (e *analyticsEnv) waitLabel(t *testing.T, tool string) int64 {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var ids []int64
-		rows, err := e.pool.Query(context.Background(), `SELECT search_id FROM search_labels WHERE tool_name = $1`, tool)
-		if err == nil {
-			ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case len(ids) > 1:
-			t.Fatalf("labels of %s: searches %v, want one", tool, ids)
-		case len(ids) == 1:
-			return ids[0]
-		case time.Now().After(deadline):
-			t.Fatalf("no label of %s after 10 s", tool)
-		}
-		time.Sleep(20 * time.Millisecond)
+	e.g.WaitLabels()
+	rows, err := e.pool.Query(context.Background(), `SELECT search_id FROM search_labels WHERE tool_name = $1`, tool)
+	if err != nil {
+		t.Fatal(err)
 	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("labels of %s: searches %v, want one", tool, ids)
+	}
+	return ids[0]
 }
 
 // keysOf returns the sorted keys of the JSON object o.

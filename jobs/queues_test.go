@@ -20,15 +20,21 @@ import (
 )
 
 // blockingEmbedder holds every Embed call until release is closed, counting the calls
-// that started: the enrichment workers are all busy for as long as the test wants.
+// that started and telling the first cap(entered) of them on entered: the enrichment
+// workers are all busy for as long as the test wants.
 type blockingEmbedder struct {
 	embed.Embedder
 	release chan struct{}
+	entered chan struct{}
 	started atomic.Int64
 }
 
 func (b *blockingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	b.started.Add(1)
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
 	select {
 	case <-b.release:
 	case <-ctx.Done():
@@ -44,9 +50,9 @@ func TestSyncRunsAheadOfQueuedEnrichment(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	emb := &blockingEmbedder{Embedder: embed.NewLocal(embed.DefaultLocalDims), release: make(chan struct{})}
-	log := slog.New(slog.DiscardHandler)
 	const workers = 2
+	emb := &blockingEmbedder{Embedder: embed.NewLocal(embed.DefaultLocalDims), release: make(chan struct{}), entered: make(chan struct{}, workers)}
+	log := slog.New(slog.DiscardHandler)
 	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log, Embedder: emb, Enricher: enrich.Heuristic{}, Questions: 1, SyncTimeout: 10 * time.Second},
 		jobs.Options{Work: true, MaxWorkers: workers})
 	if err != nil {
@@ -67,9 +73,11 @@ func TestSyncRunsAheadOfQueuedEnrichment(t *testing.T) {
 	defer close(emb.release) // before Stop: the blocked workers finish
 
 	// Every enrichment worker is busy before the sync is asked for.
-	for deadline := time.Now().Add(time.Minute); emb.started.Load() < workers; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d enrichment workers started", emb.started.Load(), workers)
+	for i := range workers {
+		select {
+		case <-emb.entered:
+		case <-time.After(time.Minute):
+			t.Fatalf("%d of %d enrichment workers started", i, workers)
 		}
 	}
 	upstream := mcptest.NewHTTP(t, []catalog.Tool{mcpTool("ping", "Ping.", schemaQ)}, mcptest.Normal, 0)

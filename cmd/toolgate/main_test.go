@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -126,6 +128,25 @@ func TestMigrateUpIndexesAnUpgradedCatalog(t *testing.T) {
 	}
 	if indexed != 32 || searchable != 32 || queued != 0 {
 		t.Fatalf("after migrate up: %d indexed, %d searchable, %d queued", indexed, searchable, queued)
+	}
+}
+
+// waitReady waits until the server at base (started by the test) answers /readyz with 200,
+// failing the test after a minute (a bound on a hang, not a timing assertion). Readiness
+// is what the server exposes for this; it comes after migrations, so it is polled.
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never became ready: %v", err)
+		}
 	}
 }
 

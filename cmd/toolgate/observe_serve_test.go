@@ -69,20 +69,7 @@ func TestServeRecordsProviderCalls(t *testing.T) {
 		}
 	}()
 	base := "http://" + addr
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitReady(t, base)
 
 	resp, err := http.Post(base+"/search", "application/json", strings.NewReader(`{"query":"stock price of a company"}`))
 	if err != nil {

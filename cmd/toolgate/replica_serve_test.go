@@ -50,17 +50,7 @@ func TestServeSearchesOnTheReadReplica(t *testing.T) {
 		}
 	}()
 	base := "http://" + addr
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve never became ready")
-		}
-	}
+	waitReady(t, base)
 
 	resp, err := http.Post(base+"/search", "application/json", strings.NewReader(`{"query":"stock price","session_id":"replica-test"}`))
 	if err != nil {

@@ -46,20 +46,7 @@ func TestServeHasLimits(t *testing.T) {
 		cancel()
 		<-done
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitReady(t, "http://"+addr)
 
 	// Headers trickled in, one line every 100 ms: the connection is closed, not held.
 	conn, err := net.Dial("tcp", addr)

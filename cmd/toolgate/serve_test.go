@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"testing"
 	"time"
 
@@ -38,28 +39,22 @@ func TestServeShutsDownOnCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, env, nil) }()
 
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitReady(t, "http://"+addr)
 
-	// A request whose body arrives slowly is in flight when the shutdown starts.
+	// A request whose body arrives slowly is in flight when the shutdown starts. It asks
+	// for 100 Continue, which the server sends when the handler starts reading the body: the
+	// client sends the body only then, so once the first part of it is taken the handler is
+	// certainly running.
 	pr, pw := io.Pipe()
+	reading := make(chan struct{})
+	trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
 	answered := make(chan int, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/search", pr)
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", "http://"+addr+"/search", pr)
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		req.Header.Set("Expect", "100-continue")
+		resp, err := client.Do(req)
 		if err != nil {
 			answered <- 0
 			return
@@ -67,10 +62,25 @@ func TestServeShutsDownOnCancel(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
+	select {
+	case <-reading:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler never read the request's body")
+	}
 	pw.Write([]byte(`{"query":"stock`))
-	time.Sleep(200 * time.Millisecond)
 	cancel()
-	time.Sleep(200 * time.Millisecond)
+	// The rest of the body is sent once the shutdown has begun: the port refuses new
+	// connections (the first thing Shutdown does), while the request is still unanswered.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the port still accepts connections 30 s after the cancel")
+		}
+	}
 	pw.Write([]byte(` price"}`))
 	pw.Close()
 

@@ -53,17 +53,7 @@ func TestServeLetsRunningJobsFinish(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, env, nil) }()
 	base := "http://" + addr
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve never became ready")
-		}
-	}
+	waitReady(t, base)
 	req, _ := http.NewRequest(http.MethodPut, base+"/v1/sources/market/tools",
 		strings.NewReader(`{"name":"get_price","description":"Latest stock price of a company"}`))
 	req.Header.Set("Content-Type", "application/x-ndjson")

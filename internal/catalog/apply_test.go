@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -494,17 +493,7 @@ func TestApplyAfterSourceDeletion(t *testing.T) {
 		})
 	}()
 	// Commit the deletion once the sync waits for it.
-	for waiting := false; !waiting; time.Sleep(10 * time.Millisecond) {
-		select {
-		case err := <-done:
-			t.Fatalf("the sync did not wait for the deletion: %v", err)
-		default:
-		}
-		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%LockSourceRow%')`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pgtest.WaitLockWait(t, pool, "LockSourceRow")
 	if err := del.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

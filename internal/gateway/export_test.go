@@ -7,9 +7,6 @@ func (h *HTTPHandler) InMemory() int {
 	return len(h.sessions)
 }
 
-// WaitLabels waits for the implicit-label writes in flight (for tests).
-func (g *Gateway) WaitLabels() { g.labelWG.Wait() }
-
 // InMemoryOf is the number of sessions of key the handler holds in memory, and how many
 // of them are stored (for tests).
 func (h *HTTPHandler) InMemoryOf(key int64) (n, stored int) {

@@ -214,8 +214,13 @@ func (g *Gateway) Close() {
 		h.Close()
 	}
 	g.upstreams.close()
-	g.labelWG.Wait()
+	g.WaitLabels()
 }
+
+// WaitLabels waits for the implicit-label writes of the calls answered so far, each
+// bounded by labelTimeout: once it returns, their labels are in search_labels, except
+// those dropped or failed (logged).
+func (g *Gateway) WaitLabels() { g.labelWG.Wait() }
 
 // EndKeySessions closes the in-memory MCP sessions of a key this process just revoked (the
 // revocation deleted their rows; other instances close theirs on their next sweep).

@@ -1009,6 +1009,7 @@ func TestSessionsPerKeyInMemory(t *testing.T) {
 		}
 	}
 	// Clients that never finish their handshake do not lock the key out for SessionIdle.
+	// HandshakeIdle passing is the thing under test: the sleep is that wait, not ordering.
 	time.Sleep(handshakeIdle + 100*time.Millisecond)
 	if got := initialize(); got != http.StatusOK {
 		t.Fatalf("initialize of key 3 after its handshakes were abandoned: %d, want 200", got)

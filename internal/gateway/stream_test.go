@@ -24,6 +24,7 @@ func TestStandaloneStreamOutlivesWriteTimeout(t *testing.T) {
 	ts.Start()
 	t.Cleanup(ts.Close)
 	c := connectHTTP(t, ts.URL)
+	// The time past the WriteTimeout is the thing under test: the stream must outlive it.
 	time.Sleep(time.Second)
 	find(t, c, "stock price", 1)
 	waitChanged(t, c)
@@ -83,7 +84,8 @@ func TestStreamOfAClientThatStopsReadingIsClosed(t *testing.T) {
 	if err != nil || !strings.Contains(status, "200") {
 		t.Fatalf("GET: %q %v", status, err)
 	}
-	// The client stops reading; the server must give up on it.
+	// The client stops reading; the server must give up on it. Not reading for a while is
+	// the thing under test (the keep-alives fill the socket, a write misses its deadline).
 	time.Sleep(3 * time.Second)
 	_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
 	if _, err := io.Copy(io.Discard, br); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pgvector/pgvector-go"
 
@@ -97,19 +96,17 @@ func TestMeaningsFollowConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	exec(t, pool, `INSERT INTO sources (name, kind) VALUES ('c', 'catalog')`)
+	// A fixed amount of writing, flushed all along: each writer makes its rounds of changes,
+	// the flushers flush until the writers are done.
+	const rounds = 40
 	stop := make(chan struct{})
 	errs := make(chan error, 8)
-	var wg sync.WaitGroup
+	var writers, flushers sync.WaitGroup
 	for w := range 2 {
-		wg.Add(1)
+		writers.Add(1)
 		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			defer writers.Done()
+			for i := range rounds {
 				name := fmt.Sprintf("c__w%d_%d", w, i)
 				for _, q := range []string{
 					`INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
@@ -127,9 +124,9 @@ func TestMeaningsFollowConcurrentWriters(t *testing.T) {
 		}()
 	}
 	for range 2 {
-		wg.Add(1)
+		flushers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer flushers.Done()
 			for {
 				select {
 				case <-stop:
@@ -143,9 +140,9 @@ func TestMeaningsFollowConcurrentWriters(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(3 * time.Second)
+	writers.Wait()
 	close(stop)
-	wg.Wait()
+	flushers.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
@@ -63,19 +62,26 @@ func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
 
 	testfactory.Weights(context.Background(), t, pool, "default", map[string]float64{"name": 1, "question": 0.2})
 	set := testfactory.BeginReweight(context.Background(), t, pool, "default")
+	const readers = 4
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var reads atomic.Int64
 	var newSum atomic.Value
 	bad := make(chan string, 8)
-	for range 4 {
+	// each reader tells, once, that a read it began after the re-weight returned (the
+	// switched state) passed the checks
+	var switched atomic.Bool
+	readAfter := make(chan struct{}, readers)
+	for range readers {
 		wg.Go(func() {
+			told := false
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
+				after := switched.Load()
 				var c int
 				var s float64
 				if err := pool.QueryRow(ctx, read).Scan(&c, &s); err != nil {
@@ -95,6 +101,10 @@ func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
 					return
 				}
 				reads.Add(1)
+				if after && !told {
+					told = true
+					readAfter <- struct{}{}
+				}
 			}
 		})
 	}
@@ -107,7 +117,17 @@ func TestReweightConcurrentReadersSeeOneWholeSet(t *testing.T) {
 			}
 		}
 	}})
-	time.Sleep(50 * time.Millisecond) // let readers observe the switched state too
+	// every reader observes the switched state too, unless one has already failed
+	switched.Store(true)
+waitReaders:
+	for range readers {
+		select {
+		case <-readAfter:
+		case msg := <-bad:
+			t.Error(msg)
+			break waitReaders
+		}
+	}
 	close(stop)
 	wg.Wait()
 	close(bad)

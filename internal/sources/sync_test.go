@@ -525,8 +525,9 @@ func TestSyncPanicRecordsFailure(t *testing.T) {
 }
 
 // A listing past the configured limits (too many tools, too many bytes, a pagination that
-// never ends) fails in bounded time, is recorded as failed with the limit named, and leaves
-// the source's stored tools as they were; within the limits the same server syncs.
+// never ends) fails at its bound, not at the sync's timeout, is recorded as failed with the
+// limit named, and leaves the source's stored tools as they were; within the limits the
+// same server syncs.
 func TestSyncBoundsHostileListings(t *testing.T) {
 	t.Parallel()
 	stored := []catalog.Tool{mcpTool("a", "A.", schemaQ)}
@@ -560,14 +561,13 @@ func TestSyncBoundsHostileListings(t *testing.T) {
 				t.Fatal(err)
 			}
 			setConfig(t, pool, src, c.srv.Config())
-			start := time.Now()
+			// Refused by its bound, not ended by the sync's timeout: unbounded, the listing
+			// would succeed (too many tools or bytes) or run until the timeout error (the
+			// cursors).
 			_, err := sources.SyncWith(ctx, pool, rc, src.ID, sources.SyncOptions{Timeout: timeout, Commands: mcptest.Commands(), Limits: c.limits})
 			var large *mcpclient.ListTooLargeError
 			if !errors.As(err, &large) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want a ListTooLargeError with %q", err, c.want)
-			}
-			if d := time.Since(start); d > timeout/2 {
-				t.Errorf("the bounded listing took %s", d)
 			}
 			run, err := db.New(pool).LastSyncRun(ctx, src.ID)
 			if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, c.want) {

@@ -3,7 +3,6 @@ package vectors_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -144,14 +143,7 @@ func TestFillSetSkipsAToolDeletedMeanwhile(t *testing.T) {
 		done <- db.ExecBatch(db.New(pool).InsertToolVector(ctx, params))
 	}()
 	// the batch waits for the delete in flight
-	var waiting bool
-	for !waiting {
-		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%InsertToolVector%')`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	pgtest.WaitLockWait(t, pool, "InsertToolVector")
 	if err := deleter.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -202,14 +194,7 @@ func TestReplaceInSetSkipsAToolDeletedMeanwhile(t *testing.T) {
 		done <- err
 	}()
 	// the batch waits for the delete in flight
-	var waiting bool
-	for !waiting {
-		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tool_vectors%')`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	pgtest.WaitLockWait(t, pool, "INSERT INTO tool_vectors")
 	if err := deleter.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
