@@ -171,20 +171,26 @@ func trackBody(next echo.HandlerFunc) echo.HandlerFunc {
 			b := &trackedBody{ReadCloser: r.Body}
 			r.Body = b
 			c.Set(bodyKey, b)
+			// net/http decides by the body's own type, when the answer is written, whether
+			// the rest of the body is worth reading: an error answer (written after this
+			// returns) must find it as net/http made it.
+			defer func() { r.Body = b.ReadCloser }()
 		}
 		return next(c)
 	}
 }
 
-// closeUnread closes the connection after an error answer to a request whose body was not
-// read to its end (trackBody), the body read for at most unreadGrace more. net/http would
-// otherwise read the rest of the body (up to maxDiscard) after the answer to reuse the
-// connection, and wait for it until the read timeout when it never comes: a
-// Content-Length refused from the header alone, with no body behind it, held its
-// connection for TOOLGATE_HTTP_READ_TIMEOUT.
+// closeUnread closes the connection after an error answer to a request whose body, of a
+// Content-Length up to maxDiscard, was not read to its end (trackBody), the body read for
+// at most unreadGrace more. net/http would otherwise read the rest of such a body after the
+// answer to reuse the connection, and wait for it until the read timeout when it never
+// comes: a Content-Length refused from the header alone, with no body behind it, held its
+// connection for TOOLGATE_HTTP_READ_TIMEOUT. A larger body net/http does not read (it
+// closes at once); a chunked one is left to net/http, which reads up to maxDiscard of it
+// (a stalled one, like any slow body, until the read timeout).
 func closeUnread(c echo.Context) {
 	b, ok := c.Get(bodyKey).(*trackedBody)
-	if !ok || b.done || c.Request().ContentLength > maxDiscard {
+	if n := c.Request().ContentLength; !ok || b.done || n <= 0 || n > maxDiscard {
 		return
 	}
 	c.Response().Header().Set(echo.HeaderConnection, "close")

@@ -216,16 +216,16 @@ func bodyLimits(cfg config.Config) api.Limits {
 		KeySearchUnits: cfg.KeySearchUnits}
 }
 
-// DefaultServeConns is the size of serve's pools when neither TOOLGATE_DB_MAX_CONNS nor the
+// defaultServeConns is the size of serve's pools when neither TOOLGATE_DB_MAX_CONNS nor the
 // URL's pool_max_conns sets one: measured in docs/scaling.md#pool-size.
-const DefaultServeConns = 12
+const defaultServeConns = 12
 
-// servePoolOptions are the options of serve's pools: DefaultServeConns unless the URL or
+// servePoolOptions are the options of serve's pools: defaultServeConns unless the URL or
 // the setting says otherwise (the setting wins), then poolOptions.
 func servePoolOptions(env *cliEnv) []postgres.Option {
 	serveDefault := func(c *pgxpool.Config) {
 		if !strings.Contains(c.ConnString(), "pool_max_conns") {
-			c.MaxConns = DefaultServeConns
+			c.MaxConns = defaultServeConns
 		}
 	}
 	return append([]postgres.Option{serveDefault}, poolOptions(env)...)
