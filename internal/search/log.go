@@ -14,9 +14,9 @@ import (
 )
 
 // writeLog writes the retrieval log row of an answered search to the primary, once, with
-// its final ranking (merged and reranked), and sets resp.SearchID. The row's only other
-// writer is nobody: the search statement reads. It goes with SearchLogAsync in one batch
-// (one implicit transaction that does not wait for a WAL flush).
+// its final ranking (merged and reranked), and sets resp.SearchID. It is the row's only
+// writer (the search statement only reads), and goes with SearchLogAsync in one batch: one
+// implicit transaction that does not wait for a WAL flush.
 func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) error {
 	start := time.Now()
 	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
