@@ -3,12 +3,16 @@ package search_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/rerank"
@@ -112,5 +116,51 @@ func TestRerankHoldsNoConnection(t *testing.T) {
 		if err != nil {
 			t.Errorf("reranked search: %v", err)
 		}
+	}
+}
+
+// TestStatementTimeout: a search statement that runs past Settings.StatementTimeout (here it
+// waits for a lock another session holds on tools) is cancelled and fails with
+// ErrStatementTimeout, an outage (503), and its connection is free again. The timeout is
+// set with the statement, so it bounds the execution of the statement the connection has
+// prepared (the first search on a connection prepares it first, unbounded).
+func TestStatementTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, url, postgres.WithMaxConns(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	fill(t, pool)
+	st := search.DefaultSettings()
+	st.StatementTimeout = 200 * time.Millisecond
+	s := search.New(pool, testEmbedder, st, discard())
+	req := search.Request{Query: "latest stock price", K: 3, Plan: "none"}
+	mustSearch(t, ctx, s, req) // prepares the statements on the pool's one connection
+
+	locker, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Raw SQL: a lock no production path takes, to hold the statement.
+	if _, err := tx.Exec(ctx, `LOCK TABLE tools IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Search(ctx, search.Internal(), req)
+	if !errors.Is(err, search.ErrStatementTimeout) || !errors.Is(err, derrors.Unavailable) {
+		t.Errorf("search held past its timeout: %v, want ErrStatementTimeout", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if resp := mustSearch(t, ctx, s, req); len(resp.Results) == 0 {
+		t.Errorf("search after the lock: no results")
 	}
 }
