@@ -258,6 +258,43 @@ $$;
 
 
 --
+-- Name: toolgate_bm25_corpus(text[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_bm25_corpus(allowed text[]) RETURNS TABLE(n double precision, avgdl double precision, seen bigint[])
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT c.docs::float8, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END, c.seen
+    FROM (
+        SELECT sc.docs, sc.total_len, NULL::bigint[] AS seen
+        FROM search_corpus sc
+        WHERE allowed IS NULL
+        UNION ALL
+        SELECT coalesce(sum(ss.docs), 0)::bigint, coalesce(sum(ss.total_len), 0)::float8, a.ids
+        FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (allowed)) AS ids) a
+        LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
+        WHERE allowed IS NOT NULL
+        GROUP BY a.ids
+    ) c
+$$;
+
+
+--
+-- Name: toolgate_bm25_df(text, bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_bm25_df(lex text, seen bigint[]) RETURNS bigint
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+BEGIN
+    IF seen IS NULL THEN
+        RETURN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = lex);
+    END IF;
+    RETURN (SELECT sum(l.df) FROM search_source_lexemes l WHERE l.lexeme = lex AND l.source_id = ANY (seen));
+END $$;
+
+
+--
 -- Name: toolgate_bm25_idf(double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 

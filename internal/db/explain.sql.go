@@ -13,19 +13,8 @@ import (
 
 const searchExplain = `-- name: SearchExplain :many
 WITH corpus AS (
-    -- Search's corpus, with the same caller's allowed sources: its statistics
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl, c.seen
-    FROM (
-        SELECT sc.docs, sc.total_len, NULL::bigint[] AS seen
-        FROM search_corpus sc
-        WHERE $1::text[] IS NULL
-        UNION ALL
-        SELECT coalesce(sum(ss.docs), 0)::bigint, coalesce(sum(ss.total_len), 0)::float8, a.ids
-        FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY ($1::text[])) AS ids) a
-        LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
-        WHERE $1::text[] IS NOT NULL
-        GROUP BY a.ids
-    ) c
+    -- Search's statistics, for the same caller's allowed sources
+    SELECT c.n, c.avgdl, c.seen FROM toolgate_bm25_corpus($1::text[]) AS c (n, avgdl, seen)
 ), res AS (
     SELECT r.ord::int AS ord, t.id AS tool_id
     FROM unnest($2::text[]) WITH ORDINALITY AS r (name, ord)
@@ -45,9 +34,7 @@ WITH corpus AS (
     FROM qterms q
     CROSS JOIN corpus c
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN c.seen IS NULL THEN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme)
-                    ELSE (SELECT sum(l.df)::int FROM search_source_lexemes l
-                          WHERE l.lexeme = q.lexeme AND l.source_id = ANY (c.seen)) END AS df
+        SELECT toolgate_bm25_df(q.lexeme, c.seen) AS df
     ) f
 ), doc AS (
     SELECT r.ord, d.doc_len, u.lexeme, d.tfs[u.i] AS tf

@@ -409,8 +409,7 @@ WITH q AS (
     FROM unnest($2::text[]) WITH ORDINALITY AS v (txt, ord),
          toolgate_query_lexemes(v.txt) AS u (lexeme) -- analysed as the search analyses it
 ), corpus AS (
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl
-    FROM search_corpus c
+    SELECT c.n, c.avgdl FROM toolgate_bm25_corpus(NULL) AS c (n, avgdl, seen)
 ), t AS (
     SELECT q.ord, q.lexeme, toolgate_bm25_idf(c.n, l.df) AS idf
     FROM q

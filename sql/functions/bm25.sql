@@ -33,3 +33,39 @@ CREATE OR REPLACE FUNCTION toolgate_bm25_impact(tf real, doc_len real, avgdl dou
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
     SELECT toolgate_bm25_term(tf, doc_len, avgdl)::real
 $$;
+
+-- The statistics a caller scores with: N, the average document length, and the sources they
+-- cover (seen: their ids; NULL for the whole corpus). A caller restricted to some sources
+-- (allowed, by name) scores with theirs alone, the sums of search_source_corpus over them,
+-- so that nothing in its scores depends on a source it cannot see; any other caller (allowed
+-- NULL) with the corpus's, search_corpus.
+CREATE OR REPLACE FUNCTION toolgate_bm25_corpus(allowed text[])
+RETURNS TABLE (n double precision, avgdl double precision, seen bigint[])
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT c.docs::float8, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END, c.seen
+    FROM (
+        SELECT sc.docs, sc.total_len, NULL::bigint[] AS seen
+        FROM search_corpus sc
+        WHERE allowed IS NULL
+        UNION ALL
+        SELECT coalesce(sum(ss.docs), 0)::bigint, coalesce(sum(ss.total_len), 0)::float8, a.ids
+        FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (allowed)) AS ids) a
+        LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
+        WHERE allowed IS NOT NULL
+        GROUP BY a.ids
+    ) c
+$$;
+
+-- The document frequency of a lexeme over the sources seen (toolgate_bm25_corpus's; NULL:
+-- the whole corpus), NULL when none of them has it: one primary-key probe of search_lexemes,
+-- or one primary-key range of search_source_lexemes (lexeme, source_id). PL/pgSQL, not SQL:
+-- a SQL function with a query in it is not inlined, and its body was planned again in every
+-- statement calling it (0.2-0.4 ms a search); PL/pgSQL keeps its plans for the session.
+CREATE OR REPLACE FUNCTION toolgate_bm25_df(lex text, seen bigint[]) RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
+    IF seen IS NULL THEN
+        RETURN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = lex);
+    END IF;
+    RETURN (SELECT sum(l.df) FROM search_source_lexemes l WHERE l.lexeme = lex AND l.source_id = ANY (seen));
+END $$;

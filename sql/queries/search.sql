@@ -87,21 +87,9 @@ WITH src AS MATERIALIZED (
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
       AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]))
 ), corpus AS (
-    -- a caller restricted to some sources (allowed) scores with their statistics alone, the
-    -- sums of search_source_corpus over them (seen: their ids); any other caller with the
-    -- corpus's (seen NULL)
-    SELECT c.docs::float8 AS n, CASE WHEN c.docs > 0 THEN c.total_len / c.docs ELSE 1 END AS avgdl, c.seen
-    FROM (
-        SELECT sc.docs, sc.total_len, NULL::bigint[] AS seen
-        FROM search_corpus sc
-        WHERE sqlc.narg(allowed)::text[] IS NULL
-        UNION ALL
-        SELECT coalesce(sum(ss.docs), 0)::bigint, coalesce(sum(ss.total_len), 0)::float8, a.ids
-        FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (sqlc.narg(allowed)::text[])) AS ids) a
-        LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
-        WHERE sqlc.narg(allowed)::text[] IS NOT NULL
-        GROUP BY a.ids
-    ) c
+    -- the statistics this caller scores with (toolgate_bm25_corpus: its allowed sources',
+    -- else the corpus's)
+    SELECT c.n, c.avgdl, c.seen FROM toolgate_bm25_corpus(sqlc.narg(allowed)::text[]) AS c (n, avgdl, seen)
 ), tg AS (
     -- which intents each text serves (a text shared by several intents is searched once)
     SELECT t.variant, (sqlc.arg(text_groups)::int[])[t.ord] AS grp
@@ -147,10 +135,7 @@ WITH src AS MATERIALIZED (
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
-    SELECT q.variant, q.lexeme,
-           CASE WHEN c.seen IS NULL THEN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = q.lexeme)
-                ELSE (SELECT sum(l.df)::int FROM search_source_lexemes l
-                      WHERE l.lexeme = q.lexeme AND l.source_id = ANY (c.seen)) END AS df
+    SELECT q.variant, q.lexeme, toolgate_bm25_df(q.lexeme, c.seen) AS df
     FROM qterms q
     CROSS JOIN corpus c
 ), terms AS MATERIALIZED (
@@ -429,23 +414,10 @@ FROM fb;
 -- to some sources (allowed), theirs alone.
 SELECT u.word::text AS word,
        CASE WHEN x.lexemes = 0 THEN 0
-            ELSE toolgate_bm25_idf(c.docs, coalesce(x.df, 0)) END::float8 AS idf
+            ELSE toolgate_bm25_idf(c.n, coalesce(x.df, 0)) END::float8 AS idf
 FROM unnest(sqlc.arg(words)::text[]) AS u (word)
-CROSS JOIN (
-    SELECT sc.docs::float8 AS docs, NULL::bigint[] AS seen
-    FROM search_corpus sc
-    WHERE sqlc.narg(allowed)::text[] IS NULL
-    UNION ALL
-    SELECT coalesce(sum(ss.docs), 0)::float8, a.ids
-    FROM (SELECT ARRAY(SELECT x.id FROM sources x WHERE x.name = ANY (sqlc.narg(allowed)::text[])) AS ids) a
-    LEFT JOIN search_source_corpus ss ON ss.source_id = ANY (a.ids)
-    WHERE sqlc.narg(allowed)::text[] IS NOT NULL
-    GROUP BY a.ids
-) c
+CROSS JOIN toolgate_bm25_corpus(sqlc.narg(allowed)::text[]) AS c (n, avgdl, seen)
 CROSS JOIN LATERAL (
-    SELECT count(*) AS lexemes,
-           max(CASE WHEN c.seen IS NULL THEN (SELECT l.df FROM search_lexemes l WHERE l.lexeme = t.lexeme)
-                    ELSE (SELECT sum(l.df)::int FROM search_source_lexemes l
-                          WHERE l.lexeme = t.lexeme AND l.source_id = ANY (c.seen)) END) AS df
+    SELECT count(*) AS lexemes, max(toolgate_bm25_df(t.lexeme, c.seen)) AS df
     FROM unnest(to_tsvector('english', u.word)) AS t (lexeme, positions, weights)
 ) x;
