@@ -61,7 +61,8 @@ func TestSearchEndpoints(t *testing.T) {
 	metricsResp.Body.Close()
 	if !strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="total",mode="lexical"} 1`) ||
 		!strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="statement",mode="lexical"} 1`) ||
-		strings.Contains(string(exposition), `branch="embed"`) {
+		!strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="log",mode="lexical"} 1`) ||
+		strings.Contains(string(exposition), `branch="embed"`) || strings.Contains(string(exposition), `branch="rerank"`) {
 		t.Errorf("/metrics does not count the search:\n%s", exposition)
 	}
 	results := m["results"].([]any)
@@ -90,6 +91,19 @@ func TestSearchEndpoints(t *testing.T) {
 	if lexical == nil || math.Abs(lexical["bm25"].(float64)-explained["bm25"].(float64)) > 1e-9 || explanation["vector"] != nil || explanation["fused_score"] != explained["score"] ||
 		how["fusion"] != "minmax" || how["profile"] != "default" || len(how["texts"].([]any)) != 1 {
 		t.Errorf("explained search: %v", x)
+	}
+	// a planned search's merge is timed too
+	if code, m := post("/search", `{"query":"stock price","k":3,"mode":"lexical","plan":"full"}`); code != 200 || m["plan"] == nil {
+		t.Fatalf("planned search: %d %v", code, m)
+	}
+	metricsResp, err = http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposition, _ = io.ReadAll(metricsResp.Body)
+	metricsResp.Body.Close()
+	if !strings.Contains(string(exposition), `toolgate_search_duration_seconds_count{branch="rerank",mode="lexical"} 1`) {
+		t.Errorf("/metrics does not time the planned search's merge:\n%s", exposition)
 	}
 	if code, m := post("/search", `{"query":"x","explain":"yes"}`); code != 400 {
 		t.Errorf("explain not a boolean: %d %v", code, m)
