@@ -22,12 +22,10 @@ build:
 	go build -o bin/toolgate-bench ./cmd/toolgate-bench
 
 # Regenerates internal/db from sql/queries and migrations (needs sqlc v1.31.1:
-# go install github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1), then what is derived from sqlc's
-# output: internal/search/replica_sql.go, the read-replica Search statement (replicagen,
-# whose test fails when the committed file is stale, as sqlc diff does for sqlc's files).
+# go install github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1); make test's sqlc diff fails when the
+# committed code is stale.
 generate:
 	PATH="$$PATH:$$(go env GOPATH)/bin" sqlc generate
-	go generate ./internal/search
 
 # Rewrites sql/schema.sql, the committed dump of the schema the migrations and sql/functions
 # build (checked by TestSchemaDumpMatchesMigrations in the test suite).
