@@ -3,13 +3,12 @@ package tune
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/meaning"
@@ -171,22 +170,18 @@ const (
 // fused score by tool id, the chunks' groups in order.
 func (f *fuser) fuse(fc fusionConfig, chunks []db.TuneFuseParams, groups []int) []map[int64]float64 {
 	outs := make([][]map[int64]float64, len(chunks))
-	errs := make([]error, len(chunks))
 	if f.err == nil {
-		sem := make(chan struct{}, fuseParallel)
-		var wg sync.WaitGroup
+		var g errgroup.Group
+		g.SetLimit(fuseParallel)
 		for i := range chunks {
 			in := &chunks[i]
 			in.Method, in.KRrf, in.VecConfidence = string(fc.method), fc.kRRF, fc.confidence
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				outs[i], errs[i] = f.fuseOne(in, groups[i])
-			}()
+			g.Go(func() (err error) {
+				outs[i], err = f.fuseOne(in, groups[i])
+				return err
+			})
 		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		if err := g.Wait(); err != nil {
 			f.err = fmt.Errorf("fuse the rankings: %w", err)
 		}
 	}
@@ -241,7 +236,7 @@ func (m *model) lists(q *query, wt weighting, norms []float64, done []bool) (lex
 	}
 	byEntry := func(a, b entry) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(id(a.at), id(b.at))) }
 	sims, has := make([]float64, len(q.pool)), make([]bool, len(q.pool))
-	inVec, inLex := map[int]bool{}, map[int]bool{}
+	inVec, inLex := make([]bool, len(q.pool)), make([]bool, len(q.pool)) // by pool position
 	for j, c := range q.pool {
 		t := &m.tools[c.tool]
 		if !done[c.tool] {
@@ -272,7 +267,7 @@ func (m *model) lists(q *query, wt weighting, norms []float64, done []bool) (lex
 		lex = append(lex, entry{len(q.pool) + k, l.bm25})
 	}
 	if m.fusion.meaning > 0 && q.meaning != nil {
-		seen := map[int]bool{}
+		seen := make([]bool, len(q.pool)+len(q.lexOnly))
 		for _, e := range slices.Concat(lex, vec) {
 			if s, ok := q.meaning[id(e.at)]; ok && !seen[e.at] {
 				seen[e.at] = true
