@@ -420,6 +420,26 @@ func (c *abuseClient) sessions(t *testing.T, keys []string, n int) {
 	}
 }
 
+// createSource creates the source spec with the admin key, and fails the test unless it is
+// created.
+func (c *abuseClient) createSource(t *testing.T, admin string, spec map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(spec)
+	req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/sources", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+admin)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.note("POST /v1/sources", resp.StatusCode)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create source %s: %d %s", spec["name"], resp.StatusCode, msg)
+	}
+}
+
 // upstreams adds each malicious server as a stdio source (its first sync is queued with
 // it) and waits for the syncs: the good tool beside the unstorable name is imported and the
 // name reported as skipped, the oversized listing and the hanging server fail and are
@@ -427,20 +447,7 @@ func (c *abuseClient) sessions(t *testing.T, keys []string, n int) {
 func (c *abuseClient) upstreams(t *testing.T, pool *pgxpool.Pool, admin string, servers map[string]*mcptest.Stdio) {
 	for name, srv := range servers {
 		cfg := srv.Config()
-		body, _ := json.Marshal(map[string]any{"name": name, "kind": "mcp_stdio", "command": cfg.Command, "env": cfg.Env})
-		req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/sources", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+admin)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		c.note("POST /v1/sources", resp.StatusCode)
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("create source %s: %d %s", name, resp.StatusCode, msg)
-		}
+		c.createSource(t, admin, map[string]any{"name": name, "kind": "mcp_stdio", "command": cfg.Command, "env": cfg.Env})
 	}
 	state := func(name string) (string, string) {
 		var st, skipped string
@@ -552,20 +559,7 @@ func (c *abuseClient) httpUpstreams(t *testing.T, pool *pgxpool.Pool, admin, age
 		"bigfiles": {"url": huge.URL},
 		"redirect": {"url": redirect.URL + "?api_key=k-secret", "headers": map[string]string{"Authorization": "Bearer s3cret"}},
 	} {
-		body, _ := json.Marshal(map[string]any{"name": name, "kind": "mcp_http", "url": src["url"], "headers": src["headers"]})
-		req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/sources", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+admin)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		c.note("POST /v1/sources", resp.StatusCode)
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("create source %s: %d %s", name, resp.StatusCode, msg)
-		}
+		c.createSource(t, admin, map[string]any{"name": name, "kind": "mcp_http", "url": src["url"], "headers": src["headers"]})
 	}
 	waitFor(t, "the HTTP upstreams' tools to sync", 2*time.Minute, func() bool {
 		return count(t, pool, `SELECT count(*) FROM tools WHERE name IN ('bigfiles__read_file', 'redirect__read_file')`) == 2
