@@ -95,7 +95,10 @@ export function intervalChart(rows, {format = v => v.toFixed(2), zero = false, l
   const pad = (hi - lo) * 0.08;
   lo -= pad;
   hi += pad;
-  const m = {l: 150, r: 20, t: 8, b: 24};
+  // The left margin holds the longest row label (about 7 px a character at the labels'
+  // size), up to half the chart; a longer label is cut with an ellipsis, whole in its title.
+  const maxLabel = Math.floor((width / 2 - 16) / 7);
+  const m = {l: Math.min(width / 2, Math.max(150, 16 + 7 * Math.max(...rows.map(r => r.label.length)))), r: 20, t: 8, b: 24};
   const rowH = 26;
   const height = m.t + m.b + rowH * rows.length;
   const X = v => m.l + (v - lo) / (hi - lo) * (width - m.l - m.r);
@@ -110,7 +113,8 @@ export function intervalChart(rows, {format = v => v.toFixed(2), zero = false, l
   rows.forEach((r, i) => {
     const y = m.t + rowH * i + rowH / 2;
     const cls = 'series-' + (i % 6);
-    svg.append(s('text', {x: m.l - 10, y: y + 4, class: 'row-label', 'text-anchor': 'end'}, r.label));
+    const shown = r.label.length > maxLabel ? r.label.slice(0, maxLabel - 1) + '…' : r.label;
+    svg.append(s('text', {x: m.l - 10, y: y + 4, class: 'row-label', 'text-anchor': 'end'}, s('title', {}, r.label), shown));
     if (r.value === null || r.value === undefined) {
       svg.append(s('text', {x: m.l + 4, y: y + 4, class: 'tick'}, 'no data'));
       return;

@@ -120,16 +120,19 @@ function profileCharts(d) {
       lineChart(seriesOf(rows, r => r.profile, t, r => r.mrr), {label: 'MRR by profile', yFormat: v => fmtNum(v, 2), width: 580, height: 200})));
 }
 
+// toolTables shows the three lists of /admin/analytics/tools. "Most called" is in the
+// API's order: the most called first, then the most returned. No tool in either the
+// popular or the never-returned list means the catalog has no searchable tool.
 function toolTables(d) {
   const name = t => h('a', {href: '/ui/tool/' + encodeURIComponent(t.name)}, t.name);
   return h('div', {class: 'three'},
-    h('div', {}, h('h3', {}, 'Most returned'), table([
+    h('div', {}, h('h3', {}, 'Most called'), table([
       {title: 'Tool', cell: name},
-      {title: 'Returned', class: 'num', cell: t => fmtInt(t.returned)},
-      {title: 'First', class: 'num', cell: t => fmtInt(t.returned_first)},
       {title: 'Called', class: 'num', cell: t => fmtInt(t.called)},
       {title: 'Succeeded', class: 'num', cell: t => fmtInt(t.succeeded)},
-    ], d.popular, {empty: 'No tool returned yet.'})),
+      {title: 'Returned', class: 'num', cell: t => fmtInt(t.returned)},
+      {title: 'First', class: 'num', cell: t => fmtInt(t.returned_first)},
+    ], d.popular, {empty: 'No tool returned yet.', cls: 'popular'})),
     h('div', {}, h('h3', {}, 'Returned, never called'), table([
       {title: 'Tool', cell: name},
       {title: 'Returned', class: 'num', cell: t => fmtInt(t.returned)},
@@ -137,5 +140,5 @@ function toolTables(d) {
     h('div', {}, h('h3', {}, 'Never returned'), table([
       {title: 'Tool', cell: name},
       {title: 'Source', cell: t => t.source},
-    ], d.never_returned, {empty: 'Every tool was returned at least once.'})));
+    ], d.never_returned, {empty: d.popular.length === 0 ? 'The catalog has no searchable tool.' : 'Every tool was returned at least once.'})));
 }

@@ -6,15 +6,16 @@ import {h, errorBox, notice, section, badge, fmtNum, pre, json, dl} from '../dom
 import {shares} from '../chart.js';
 
 const modes = ['hybrid', 'lexical', 'vector'];
+// defaultK is the Results field's value when the URL has no k.
+const defaultK = 10;
 const plans = [['', 'key default'], ['none', 'none'], ['rewrite', 'rewrite'], ['decompose', 'decompose'], ['full', 'full']];
 
 // requestOf is the POST /search body the URL's parameters ask for.
 function requestOf(p) {
   const body = {query: p.get('q') || ''};
+  // The form shows 10 results when the URL names none: ask for them, not the server's default.
   const k = parseInt(p.get('k') || '', 10);
-  if (k > 0) {
-    body.k = k;
-  }
+  body.k = k > 0 ? k : defaultK;
   if (p.get('mode')) {
     body.mode = p.get('mode');
   }
@@ -44,7 +45,7 @@ function form(p, ctx) {
   const q = h('input', {id: 'q', name: 'q', type: 'search', value: p.get('q') || '', placeholder: 'what the agent needs, e.g. weather in Paris tomorrow', required: true, autofocus: true});
   const sources = h('input', {id: 'sources', name: 'sources', value: p.get('sources') || '', placeholder: 'all'});
   const profile = h('input', {id: 'profile', name: 'profile', value: p.get('profile') || '', placeholder: 'active'});
-  const k = h('input', {id: 'k', name: 'k', type: 'number', min: 1, max: 100, value: p.get('k') || '10'});
+  const k = h('input', {id: 'k', name: 'k', type: 'number', min: 1, max: 100, value: p.get('k') || String(defaultK)});
   const mode = select('mode', modes.map(m => [m, m]), p.get('mode') || 'hybrid');
   const plan = select('plan', plans, p.get('plan') || '');
   const f = h('form', {id: 'search-form', class: 'search-form'},
@@ -56,7 +57,7 @@ function form(p, ctx) {
     const next = new URLSearchParams();
     for (const [name, el] of [['q', q], ['sources', sources], ['profile', profile], ['mode', mode], ['plan', plan], ['k', k]]) {
       const v = el.value.trim();
-      if (v && !(name === 'mode' && v === 'hybrid') && !(name === 'k' && v === '10')) {
+      if (v && !(name === 'mode' && v === 'hybrid') && !(name === 'k' && v === String(defaultK))) {
         next.set(name, v);
       }
     }

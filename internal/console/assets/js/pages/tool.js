@@ -10,7 +10,8 @@ export async function render(root, ctx) {
   ctx.setTitle(`Tool ${name}`);
   const head = h('div', {id: 'tool'});
   const history = h('div', {id: 'history'});
-  root.append(head, section('Definition history', history));
+  const historySection = section('Definition history', history);
+  root.append(head, historySection);
   const opts = {signal: ctx.signal};
   await Promise.all([
     fill(head, () => Promise.all([get('/v1/tools/' + seg(name), opts), get('/admin/profiles', opts)]),
@@ -20,7 +21,9 @@ export async function render(root, ctx) {
         return await get('/v1/tools/' + seg(name) + '/history?limit=20', opts);
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          return {revisions: []};
+          // No such tool: the page shows the tool's 404, and no history section under it.
+          historySection.remove();
+          return null;
         }
         throw err;
       }
@@ -83,14 +86,16 @@ function fieldText(v) {
 }
 
 // components lists the tool's components with the weight the active profile gives their
-// kind, and each kind's share of the tool's vector: weights re-normalised over the kinds
-// the tool has (the questions averaged into one), as TDWA combines them.
+// kind, and each component's share of the tool's vector: weights re-normalised over the
+// kinds the tool has, as TDWA combines them, and a kind's share split evenly between its
+// components (the questions are averaged into one), so that the shares add up to 100%.
 function components(t, active) {
   const weights = active && active.strategy === 'tdwa' ? active.weights : null;
   const kinds = [...new Set(t.components.map(c => c.kind))];
   const weightOf = k => (weights ? weights[k] ?? 0 : null);
   const total = weights ? kinds.reduce((a, k) => a + weightOf(k), 0) : 0;
   const maxW = weights ? Math.max(...Object.values(weights), 0) : 0;
+  const count = k => t.components.filter(c => c.kind === k).length;
   const note = !active ? 'No profile is active.' : weights ?
     `Weights of the active profile ${active.name} (tdwa); the share is the kind's part of this tool's vector.` :
     `The active profile ${active.name} uses the ${active.strategy} strategy, which takes no weights.`;
@@ -102,7 +107,7 @@ function components(t, active) {
       {title: 'Text', cell: c => h('span', {class: 'desc'}, c.text)},
       {title: 'Embedded', cell: c => c.has_embedding ? h('span', {title: c.model || ''}, 'yes') : badge('no', 'warn')},
       {title: 'Weight', cell: c => weights ? h('span', {class: 'weight'}, bar(weightOf(c.kind), maxW, `${c.kind}: ${weightOf(c.kind)}`), ' ', fmtNum(weightOf(c.kind), 2)) : '–'},
-      {title: 'Share', class: 'num', cell: c => weights && total > 0 ? fmtPct(weightOf(c.kind) / total) : '–'},
+      {title: 'Share', class: 'num', cell: c => weights && total > 0 ? fmtPct(weightOf(c.kind) / total / count(c.kind)) : '–'},
     ], t.components, {empty: 'No component yet.', cls: 'components'}),
   ];
 }
@@ -117,6 +122,9 @@ async function act(path, status, ctx) {
 }
 
 function historyTable(data) {
+  if (!data) {
+    return null;
+  }
   return table([
     {title: 'When', cell: r => fmtTime(r.created_at)},
     {title: 'Change', cell: r => r.action},
