@@ -15,6 +15,7 @@ import (
 // function its psql view reads.
 func (s *Server) registerAnalytics(g *echo.Group) {
 	g.GET("/analytics/searches", analyticsHandler(s, "buckets", analytics.Searches))
+	g.GET("/analytics/latency", analyticsHandler(s, "buckets", analytics.Latency))
 	g.GET("/analytics/zero-results", analyticsHandler(s, "queries", analytics.ZeroResults))
 	g.GET("/analytics/low-score", analyticsHandler(s, "queries", analytics.LowScore))
 	g.GET("/analytics/profiles", analyticsHandler(s, "days", analytics.Profiles))

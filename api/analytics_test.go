@@ -33,6 +33,7 @@ import (
 // analyticsURLs are the analytics endpoints, each with valid parameters.
 var analyticsURLs = []string{
 	"/admin/analytics/searches?days=1&bucket=hour",
+	"/admin/analytics/latency?days=1&bucket=hour",
 	"/admin/analytics/zero-results?days=1",
 	"/admin/analytics/low-score?days=1",
 	"/admin/analytics/profiles?days=1",
@@ -283,6 +284,20 @@ func TestAnalyticsSeeWhatAnMCPSessionChose(t *testing.T) {
 	}
 	if start, err := time.Parse(time.RFC3339, fmt.Sprint(b["start"])); err != nil || !start.Equal(start.Truncate(time.Hour)) {
 		t.Errorf("bucket start %v: %v", b["start"], err)
+	}
+	latency := e.get(t, "/admin/analytics/latency?days=1&bucket=hour&endpoint=find_tools")
+	var took float64
+	if err := e.pool.QueryRow(context.Background(), `SELECT latency_ms FROM search_log`).Scan(&took); err != nil {
+		t.Fatal(err)
+	}
+	if l := first(latency, "buckets"); l["searches"] != 1.0 ||
+		!slices.Equal(keysOf(l), []string{"p50_ms", "p95_ms", "p99_ms", "searches", "start"}) {
+		t.Errorf("latency: %v", latency)
+	} else if p50, p99 := l["p50_ms"].(float64), l["p99_ms"].(float64); p50 < took/1.19 || p99 > took*1.19 || p50 > p99 {
+		t.Errorf("latency percentiles of one search of %.2f ms: %v", took, l)
+	}
+	if rest := e.get(t, "/admin/analytics/latency?days=1&endpoint=rest"); len(rest["buckets"].([]any)) != 0 {
+		t.Errorf("latency of rest searches, when there were none: %v", rest)
 	}
 	profiles := e.get(t, "/admin/analytics/profiles?days=1")
 	d := first(profiles, "days")

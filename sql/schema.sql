@@ -91,6 +91,43 @@ $$;
 
 
 --
+-- Name: toolgate_analytics_latency(timestamp with time zone, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_latency(since timestamp with time zone, bucket text, endpoint text) RETURNS TABLE(start timestamp with time zone, searches bigint, p50_ms double precision, p95_ms double precision, p99_ms double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH b AS (
+        SELECT date_trunc(toolgate_analytics_latency.bucket, l.hour, 'UTC') AS start, l.bucket AS b,
+               sum(l.searches)::bigint AS n
+        FROM toolgate_search_latency(since) l
+        WHERE toolgate_analytics_latency.endpoint IS NULL OR l.endpoint = toolgate_analytics_latency.endpoint
+        GROUP BY 1, 2
+    ), c AS (
+        SELECT b.start, b.b, b.n,
+               sum(b.n) OVER (PARTITION BY b.start ORDER BY b.b) - b.n AS below,
+               sum(b.n) OVER (PARTITION BY b.start) AS total,
+               CASE WHEN b.b = 0 THEN 0 ELSE power(2, (b.b - 1) / 4.0) END AS lo,
+               CASE WHEN b.b = 0 THEN 1 WHEN b.b = 64 THEN power(2, 63 / 4.0) ELSE power(2, b.b / 4.0) END AS hi
+        FROM b
+    ), q AS (
+        SELECT c.start, c.total, p.q,
+               min(c.lo + (c.hi - c.lo) * (p.q * c.total - c.below) / c.n) AS ms
+        FROM c CROSS JOIN (VALUES (0.50), (0.95), (0.99)) AS p (q)
+        WHERE c.below + c.n >= p.q * c.total
+          AND c.below < p.q * c.total
+        GROUP BY 1, 2, 3
+    )
+    SELECT q.start, q.total::bigint,
+           round(max(q.ms) FILTER (WHERE q.q = 0.50), 2)::float8,
+           round(max(q.ms) FILTER (WHERE q.q = 0.95), 2)::float8,
+           round(max(q.ms) FILTER (WHERE q.q = 0.99), 2)::float8
+    FROM q
+    GROUP BY 1, 2
+$$;
+
+
+--
 -- Name: toolgate_analytics_low_score(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -440,6 +477,7 @@ BEGIN
         DELETE FROM search_rollup_low WHERE day >= lo AND day < hi;
         DELETE FROM search_rollup_tools WHERE month >= lo AND month < hi;
         DELETE FROM search_rollup_slowest WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_latency WHERE hour >= lo AND hour < hi;
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;
@@ -803,6 +841,17 @@ END $$;
 
 
 --
+-- Name: toolgate_latency_bucket(double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_latency_bucket(ms double precision) RETURNS smallint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN ms < 1 THEN 0 ELSE least(64, 1 + floor(4 * log(2, ms::numeric)))::smallint END
+$$;
+
+
+--
 -- Name: toolgate_list_weight(text, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -976,6 +1025,37 @@ BEGIN
     PERFORM toolgate_search_refresh(ids);
     RETURN ids;
 END $$;
+
+
+--
+-- Name: toolgate_search_latency(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_latency(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, bucket smallint, searches bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT r.hour, r.endpoint, r.bucket, r.searches
+    FROM search_rollup_latency r
+    WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
+    UNION ALL
+    SELECT h.* FROM toolgate_search_latency_of(greatest(since, toolgate_search_rollup_through()), 'infinity') h
+$$;
+
+
+--
+-- Name: toolgate_search_latency_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_latency_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, bucket smallint, searches bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT date_trunc('hour', l.created_at, 'UTC'),
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
+           toolgate_latency_bucket(l.latency_ms), count(*)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.latency_ms IS NOT NULL
+    GROUP BY 1, 2, 3
+$$;
 
 
 --
@@ -1178,7 +1258,7 @@ CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
                         'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
-                        'toolgate_search_slowest_of')
+                        'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
 $$;
 
 
@@ -1204,7 +1284,7 @@ BEGIN
     SELECT * INTO st FROM search_rollup_state FOR UPDATE;
     IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
         TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
-                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest;
+                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest, search_rollup_latency;
         rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
         UPDATE search_rollup_state
            SET through = rolled_through, labels_through = labels_to, rules = digest, updated_at = now();
@@ -1224,6 +1304,8 @@ BEGIN
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
         INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
+        INSERT INTO search_rollup_latency (hour, endpoint, bucket, searches)
+        SELECT * FROM toolgate_search_latency_of(st.through, upto);
         INSERT INTO search_rollup_queries AS r (day, query, searches, zero_result, last_seen)
         SELECT * FROM toolgate_search_queries_of(st.through, upto)
         ON CONFLICT (day, md5(query)) DO UPDATE
@@ -2065,6 +2147,19 @@ CREATE TABLE public.search_languages (
 
 
 --
+-- Name: search_latency_hourly; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_latency_hourly AS
+ SELECT l.start AS hour,
+    l.searches,
+    l.p50_ms,
+    l.p95_ms,
+    l.p99_ms
+   FROM public.toolgate_analytics_latency('-infinity'::timestamp with time zone, 'hour'::text, NULL::text) l(start, searches, p50_ms, p95_ms, p99_ms);
+
+
+--
 -- Name: search_lexemes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2230,6 +2325,18 @@ CREATE TABLE public.search_rollup_hourly (
     low_score bigint NOT NULL,
     labelled bigint NOT NULL,
     rr_sum double precision NOT NULL
+);
+
+
+--
+-- Name: search_rollup_latency; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_latency (
+    hour timestamp with time zone NOT NULL,
+    endpoint text NOT NULL,
+    bucket smallint NOT NULL,
+    searches bigint NOT NULL
 );
 
 
@@ -2970,6 +3077,14 @@ ALTER TABLE ONLY public.search_reimpact_lease
 
 ALTER TABLE ONLY public.search_rollup_hourly
     ADD CONSTRAINT search_rollup_hourly_pkey PRIMARY KEY (hour, endpoint, profile, mode);
+
+
+--
+-- Name: search_rollup_latency search_rollup_latency_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_latency
+    ADD CONSTRAINT search_rollup_latency_pkey PRIMARY KEY (hour, endpoint, bucket);
 
 
 --

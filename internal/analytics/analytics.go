@@ -58,11 +58,14 @@ type Params struct {
 	Days   int
 	Limit  int
 	Bucket Bucket
+	// Endpoint narrows Latency to the searches of one endpoint ("rest", "find_tools" or
+	// "internal"); "" is all of them.
+	Endpoint string
 }
 
-// ParseParams reads days, limit and bucket from query parameters (get returns "" for an
-// absent one): days 1..MaxDays (DefaultDays), limit 1..MaxLimit (DefaultLimit), bucket
-// hour or day (day).
+// ParseParams reads days, limit, bucket and endpoint from query parameters (get returns ""
+// for an absent one): days 1..MaxDays (DefaultDays), limit 1..MaxLimit (DefaultLimit),
+// bucket hour or day (day), endpoint rest, find_tools or internal (all).
 func ParseParams(get func(string) string) (Params, error) {
 	p := Params{Days: DefaultDays, Limit: DefaultLimit, Bucket: BucketDay}
 	var err error
@@ -78,6 +81,12 @@ func ParseParams(get func(string) string) (Params, error) {
 		p.Bucket = b
 	default:
 		return p, &ParamError{Param: "bucket", Reason: fmt.Sprintf("%q is not hour or day", b)}
+	}
+	switch e := get("endpoint"); e {
+	case "", "rest", "find_tools", "internal":
+		p.Endpoint = e
+	default:
+		return p, &ParamError{Param: "endpoint", Reason: fmt.Sprintf("%q is not rest, find_tools or internal", e)}
 	}
 	return p, nil
 }
@@ -124,6 +133,35 @@ func Searches(ctx context.Context, pool *pgxpool.Pool, p Params) ([]SearchBucket
 		for _, r := range rows {
 			out = append(out, SearchBucket{Start: r.Start.UTC(), Endpoint: r.Endpoint, Searches: r.Searches,
 				ZeroResult: r.ZeroResult, Labelled: r.Labelled})
+		}
+		return err
+	})
+	return out, err
+}
+
+// LatencyBucket is the searches of one bucket and the percentiles of their latency in
+// milliseconds (search_log.latency_ms: the embedding, the statement and the rerank), read
+// from the latency histogram: within 19% of the exact percentile.
+type LatencyBucket struct {
+	Start    time.Time `json:"start"`
+	Searches int64     `json:"searches"`
+	P50      float64   `json:"p50_ms"`
+	P95      float64   `json:"p95_ms"`
+	P99      float64   `json:"p99_ms"`
+}
+
+// Latency returns the latency percentiles per bucket, oldest first, of one endpoint's
+// searches or of all (p.Endpoint "").
+func Latency(ctx context.Context, pool *pgxpool.Pool, p Params) ([]LatencyBucket, error) {
+	out := []LatencyBucket{}
+	var endpoint *string
+	if p.Endpoint != "" {
+		endpoint = &p.Endpoint
+	}
+	err := read(ctx, pool, func(q *db.Queries) error {
+		rows, err := q.AnalyticsLatency(ctx, db.AnalyticsLatencyParams{Days: int32(p.Days), Bucket: string(p.Bucket), Endpoint: endpoint})
+		for _, r := range rows {
+			out = append(out, LatencyBucket{Start: r.Start.UTC(), Searches: r.Searches, P50: r.P50Ms, P95: r.P95Ms, P99: r.P99Ms})
 		}
 		return err
 	})

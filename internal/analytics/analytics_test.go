@@ -30,6 +30,7 @@ import (
 // snapshot is every answer of the package over several windows.
 type snapshot struct {
 	Searches    map[string][]analytics.SearchBucket
+	Latency     map[string][]analytics.LatencyBucket
 	ZeroResults map[int][]analytics.ZeroResultQuery
 	LowScore    map[int][]analytics.LowScoreQuery
 	Profiles    map[int][]analytics.ProfileDay
@@ -41,7 +42,7 @@ type snapshot struct {
 func answers(t *testing.T, pool *pgxpool.Pool) snapshot {
 	t.Helper()
 	ctx := context.Background()
-	s := snapshot{Searches: map[string][]analytics.SearchBucket{}, ZeroResults: map[int][]analytics.ZeroResultQuery{},
+	s := snapshot{Searches: map[string][]analytics.SearchBucket{}, Latency: map[string][]analytics.LatencyBucket{}, ZeroResults: map[int][]analytics.ZeroResultQuery{},
 		LowScore: map[int][]analytics.LowScoreQuery{}, Profiles: map[int][]analytics.ProfileDay{},
 		Slowest: map[int][]analytics.SlowSearch{}, TopQueries: map[int][]analytics.TopQuery{}}
 	must := func(err error) {
@@ -57,6 +58,12 @@ func answers(t *testing.T, pool *pgxpool.Pool) snapshot {
 			p.Bucket = b
 			s.Searches[fmt.Sprint(days, b)], err = analytics.Searches(ctx, pool, p)
 			must(err)
+			for _, e := range []string{"", "rest"} {
+				p.Endpoint = e
+				s.Latency[fmt.Sprint(days, b, e)], err = analytics.Latency(ctx, pool, p)
+				must(err)
+			}
+			p.Endpoint = ""
 		}
 		s.ZeroResults[days], err = analytics.ZeroResults(ctx, pool, p)
 		must(err)
@@ -234,6 +241,56 @@ func TestRetentionDropsRollups(t *testing.T) {
 	sameAnswers(t, "after the drop", rolled, fromTheLog(t, pool))
 }
 
+// TestLatencyPercentiles: the percentiles read from the histogram are within its 19% of
+// the exact ones, per endpoint and over all, from the log and from the rollups.
+func TestLatencyPercentiles(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	if err := analyticsbench.Partitions(context.Background(), pool, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Yesterday at noon (UTC): 200 REST searches of 1 to 200 ms, 50 find_tools searches of
+	// 1000 ms.
+	exec(t, pool, `INSERT INTO search_log (created_at, query, mode, k, endpoint, result_count, latency_ms)
+		SELECT date_trunc('day', now(), 'UTC') - interval '12 hours', 'q', 'hybrid', 5, 'rest', 1, i
+		FROM generate_series(1, 200) i`)
+	exec(t, pool, `INSERT INTO search_log (created_at, query, mode, k, endpoint, result_count, latency_ms)
+		SELECT date_trunc('day', now(), 'UTC') - interval '12 hours', 'q', 'hybrid', 5, 'find_tools', 1, 1000
+		FROM generate_series(1, 50) i`)
+	exact := func(endpoint string, q float64) float64 {
+		var v float64
+		if err := pool.QueryRow(context.Background(), `SELECT percentile_cont($2) WITHIN GROUP (ORDER BY latency_ms)
+			FROM search_log WHERE $1 = '' OR endpoint = $1`, endpoint, q).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	check := func(what string) {
+		t.Helper()
+		for _, e := range []string{"", "rest", "find_tools"} {
+			got, err := analytics.Latency(context.Background(), pool, analytics.Params{Days: 2, Bucket: analytics.BucketDay, Endpoint: e})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int64{"": 250, "rest": 200, "find_tools": 50}[e]
+			if len(got) != 1 || got[0].Searches != want {
+				t.Fatalf("%s, endpoint %q: %+v, want one day of %d searches", what, e, got, want)
+			}
+			for q, v := range map[float64]float64{0.5: got[0].P50, 0.95: got[0].P95, 0.99: got[0].P99} {
+				if x := exact(e, q); v < x/1.19 || v > x*1.19 {
+					t.Errorf("%s, endpoint %q: p%v %.2f ms, exact %.2f ms", what, e, q*100, v, x)
+				}
+			}
+		}
+	}
+	check("from the log")
+	rollup(t, pool, analytics.RollupOptions{})
+	if n := count(t, pool, `SELECT count(*) FROM search_rollup_latency`); n == 0 {
+		t.Fatal("no latency rolled up")
+	}
+	check("from the rollups")
+}
+
 // TestParseParams: the defaults, the bounds and the refusals of the query parameters.
 func TestParseParams(t *testing.T) {
 	for _, c := range []struct {
@@ -250,6 +307,8 @@ func TestParseParams(t *testing.T) {
 		{query: map[string]string{"limit": "501"}, bad: "limit"},
 		{query: map[string]string{"limit": "-1"}, bad: "limit"},
 		{query: map[string]string{"bucket": "week"}, bad: "bucket"},
+		{query: map[string]string{"endpoint": "find_tools"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Endpoint: "find_tools"}},
+		{query: map[string]string{"endpoint": "mcp"}, bad: "endpoint"},
 	} {
 		got, err := analytics.ParseParams(func(k string) string { return c.query[k] })
 		var pe *analytics.ParamError

@@ -523,7 +523,7 @@ func TestConsoleOpenMode(t *testing.T) {
 	// Analytics: every section shows its data or its error, none stays loading.
 	b.open(st.url+"/ui/analytics?days=7", "#an-searches")
 	b.settled()
-	for _, id := range []string{"an-searches", "an-profiles", "an-zero", "an-low", "an-top", "an-slowest", "an-tools"} {
+	for _, id := range []string{"an-searches", "an-latency", "an-profiles", "an-zero", "an-low", "an-top", "an-slowest", "an-tools"} {
 		if n := eval[int](b, `document.getElementById('`+id+`').children.length`); n == 0 {
 			t.Errorf("analytics section %s is empty", id)
 		}
@@ -722,7 +722,7 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 	b.open(srv.URL+"/ui/analytics?days=7", "#an-searches figure")
 	b.settled()
 	for sel, want := range map[string]int{
-		"#an-searches polyline": 2, "#an-profiles polyline": 4, "#an-zero tbody tr": 4, "#an-low tbody tr": 3,
+		"#an-searches polyline": 2, "#an-latency polyline": 3, "#an-profiles polyline": 4, "#an-zero tbody tr": 4, "#an-low tbody tr": 3,
 		"#an-top tbody tr": 4, "#an-slowest tbody tr": 3, "#an-tools tbody tr": 7,
 	} {
 		if n := eval[int](b, `document.querySelectorAll('`+sel+`').length`); n != want {

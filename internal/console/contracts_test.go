@@ -20,6 +20,7 @@ func TestContractsMatchTheAPI(t *testing.T) {
 	for name, typ := range map[string]reflect.Type{
 		"search-explain": reflect.TypeFor[search.Response](),
 		"searches":       listAnswer("buckets", reflect.TypeFor[analytics.SearchBucket]()),
+		"latency":        listAnswer("buckets", reflect.TypeFor[analytics.LatencyBucket]()),
 		"zero-results":   listAnswer("queries", reflect.TypeFor[analytics.ZeroResultQuery]()),
 		"low-score":      listAnswer("queries", reflect.TypeFor[analytics.LowScoreQuery]()),
 		"profiles":       listAnswer("days", reflect.TypeFor[analytics.ProfileDay]()),
@@ -40,8 +41,8 @@ func TestContractsMatchTheAPI(t *testing.T) {
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "contracts", "*.json"))
-	if len(files) != 8 {
-		t.Errorf("%d contracts, 8 checked: check the new ones too", len(files))
+	if len(files) != 9 {
+		t.Errorf("%d contracts, 9 checked: check the new ones too", len(files))
 	}
 }
 

@@ -13,6 +13,55 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const analyticsLatency = `-- name: AnalyticsLatency :many
+SELECT l.start::timestamptz AS start, l.searches::bigint AS searches, l.p50_ms::float8 AS p50_ms,
+       l.p95_ms::float8 AS p95_ms, l.p99_ms::float8 AS p99_ms
+FROM toolgate_analytics_latency(toolgate_analytics_since($1::int), $2::text,
+                                $3::text)
+    AS l (start, searches, p50_ms, p95_ms, p99_ms)
+ORDER BY l.start
+`
+
+type AnalyticsLatencyParams struct {
+	Days     int32   `json:"days"`
+	Bucket   string  `json:"bucket"`
+	Endpoint *string `json:"endpoint"`
+}
+
+type AnalyticsLatencyRow struct {
+	Start    time.Time `json:"start"`
+	Searches int64     `json:"searches"`
+	P50Ms    float64   `json:"p50_ms"`
+	P95Ms    float64   `json:"p95_ms"`
+	P99Ms    float64   `json:"p99_ms"`
+}
+
+func (q *Queries) AnalyticsLatency(ctx context.Context, arg AnalyticsLatencyParams) ([]AnalyticsLatencyRow, error) {
+	rows, err := q.db.Query(ctx, analyticsLatency, arg.Days, arg.Bucket, arg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AnalyticsLatencyRow{}
+	for rows.Next() {
+		var i AnalyticsLatencyRow
+		if err := rows.Scan(
+			&i.Start,
+			&i.Searches,
+			&i.P50Ms,
+			&i.P95Ms,
+			&i.P99Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const analyticsLowScore = `-- name: AnalyticsLowScore :many
 SELECT s.query::text AS query, s.endpoint::text AS endpoint, s.mode::text AS mode, s.filters::jsonb AS filters,
        s.searches::bigint AS searches, s.top_score::float8 AS top_score, s.top_bm25::float8 AS top_bm25,

@@ -235,6 +235,14 @@ type SearchLanguage struct {
 	Docs     int64  `json:"docs"`
 }
 
+type SearchLatencyHourly struct {
+	Hour     interface{} `json:"hour"`
+	Searches interface{} `json:"searches"`
+	P50Ms    interface{} `json:"p50_ms"`
+	P95Ms    interface{} `json:"p95_ms"`
+	P99Ms    interface{} `json:"p99_ms"`
+}
+
 type SearchLexeme struct {
 	Lexeme string `json:"lexeme"`
 	Df     int32  `json:"df"`
@@ -325,6 +333,13 @@ type SearchRollupHourly struct {
 	LowScore   int64     `json:"low_score"`
 	Labelled   int64     `json:"labelled"`
 	RrSum      float64   `json:"rr_sum"`
+}
+
+type SearchRollupLatency struct {
+	Hour     time.Time `json:"hour"`
+	Endpoint string    `json:"endpoint"`
+	Bucket   int16     `json:"bucket"`
+	Searches int64     `json:"searches"`
 }
 
 type SearchRollupLow struct {

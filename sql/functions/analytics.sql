@@ -185,6 +185,27 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WHERE s.r <= n
 $$;
 
+-- The latency histogram's bucket of a search that took ms milliseconds: 0 below 1 ms, then
+-- bucket i from 2^((i-1)/4) to 2^(i/4) ms (each 19% wider than the last), up to bucket 64
+-- from 55 s on. A percentile read from the buckets (toolgate_analytics_latency) is within
+-- 19% of the exact one.
+CREATE OR REPLACE FUNCTION toolgate_latency_bucket(ms double precision)
+RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN ms < 1 THEN 0 ELSE least(64, 1 + floor(4 * log(2, ms::numeric)))::smallint END
+$$;
+
+-- Per hour, endpoint and latency bucket: searches.
+CREATE OR REPLACE FUNCTION toolgate_search_latency_of(from_ts timestamptz, to_ts timestamptz)
+RETURNS TABLE (hour timestamptz, endpoint text, bucket smallint, searches bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT date_trunc('hour', l.created_at, 'UTC'),
+           toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
+           toolgate_latency_bucket(l.latency_ms), count(*)
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.latency_ms IS NOT NULL
+    GROUP BY 1, 2, 3
+$$;
+
 -- The digest of the rules and of the *_of functions: the rollups are valid only for the
 -- definitions they were computed with.
 CREATE OR REPLACE FUNCTION toolgate_search_rollup_rules()
@@ -195,7 +216,7 @@ RETURNS text LANGUAGE sql STABLE AS $$
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
                         'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
-                        'toolgate_search_slowest_of')
+                        'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
 $$;
 
 -- Where the rollups end and the log is read: search_rollup_state.through, or -infinity
@@ -225,6 +246,16 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT h.* FROM toolgate_search_hourly_of(greatest(since, toolgate_search_rollup_through()), 'infinity') h
 $$;
 
+CREATE OR REPLACE FUNCTION toolgate_search_latency(since timestamptz)
+RETURNS TABLE (hour timestamptz, endpoint text, bucket smallint, searches bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT r.hour, r.endpoint, r.bucket, r.searches
+    FROM search_rollup_latency r
+    WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
+    UNION ALL
+    SELECT h.* FROM toolgate_search_latency_of(greatest(since, toolgate_search_rollup_through()), 'infinity') h
+$$;
+
 -- ---------------------------------------------------------------------------------------
 -- The answers: GET /admin/analytics/* and the views below.
 
@@ -235,6 +266,43 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT date_trunc(bucket, h.hour, 'UTC'), h.endpoint,
            sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint
     FROM toolgate_search_hourly(since) h
+    GROUP BY 1, 2
+$$;
+
+-- Per bucket ('hour' or 'day'): searches and the 50th, 95th and 99th percentile of their
+-- latency in milliseconds, read from the latency histogram (linear within the bucket the
+-- percentile falls in; the last bucket gives its lower bound), of one endpoint or of all
+-- (endpoint NULL).
+CREATE OR REPLACE FUNCTION toolgate_analytics_latency(since timestamptz, bucket text, endpoint text)
+RETURNS TABLE (start timestamptz, searches bigint, p50_ms double precision, p95_ms double precision,
+               p99_ms double precision)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    WITH b AS (
+        SELECT date_trunc(toolgate_analytics_latency.bucket, l.hour, 'UTC') AS start, l.bucket AS b,
+               sum(l.searches)::bigint AS n
+        FROM toolgate_search_latency(since) l
+        WHERE toolgate_analytics_latency.endpoint IS NULL OR l.endpoint = toolgate_analytics_latency.endpoint
+        GROUP BY 1, 2
+    ), c AS (
+        SELECT b.start, b.b, b.n,
+               sum(b.n) OVER (PARTITION BY b.start ORDER BY b.b) - b.n AS below,
+               sum(b.n) OVER (PARTITION BY b.start) AS total,
+               CASE WHEN b.b = 0 THEN 0 ELSE power(2, (b.b - 1) / 4.0) END AS lo,
+               CASE WHEN b.b = 0 THEN 1 WHEN b.b = 64 THEN power(2, 63 / 4.0) ELSE power(2, b.b / 4.0) END AS hi
+        FROM b
+    ), q AS (
+        SELECT c.start, c.total, p.q,
+               min(c.lo + (c.hi - c.lo) * (p.q * c.total - c.below) / c.n) AS ms
+        FROM c CROSS JOIN (VALUES (0.50), (0.95), (0.99)) AS p (q)
+        WHERE c.below + c.n >= p.q * c.total
+          AND c.below < p.q * c.total
+        GROUP BY 1, 2, 3
+    )
+    SELECT q.start, q.total::bigint,
+           round(max(q.ms) FILTER (WHERE q.q = 0.50), 2)::float8,
+           round(max(q.ms) FILTER (WHERE q.q = 0.95), 2)::float8,
+           round(max(q.ms) FILTER (WHERE q.q = 0.99), 2)::float8
+    FROM q
     GROUP BY 1, 2
 $$;
 
@@ -396,6 +464,12 @@ SELECT h.hour, h.endpoint, h.profile, h.mode, h.searches, h.zero_result, h.low_s
 FROM toolgate_search_hourly('-infinity')
     AS h (hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum);
 
+-- Per hour: searches and their latency percentiles (from the histogram, within 19%),
+-- over every endpoint. Unlike search_daily, it reads the rollups.
+CREATE OR REPLACE VIEW search_latency_hourly AS
+SELECT l.start AS hour, l.searches, l.p50_ms, l.p95_ms, l.p99_ms
+FROM toolgate_analytics_latency('-infinity', 'hour', NULL) AS l (start, searches, p50_ms, p95_ms, p99_ms);
+
 -- Queries that found nothing.
 CREATE OR REPLACE VIEW search_zero_result_queries AS
 SELECT z.query, z.searches, z.last_seen, z.endpoint, z.filters
@@ -529,7 +603,7 @@ BEGIN
     SELECT * INTO st FROM search_rollup_state FOR UPDATE;
     IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
         TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
-                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest;
+                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest, search_rollup_latency;
         rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
         UPDATE search_rollup_state
            SET through = rolled_through, labels_through = labels_to, rules = digest, updated_at = now();
@@ -549,6 +623,8 @@ BEGIN
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
         INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
+        INSERT INTO search_rollup_latency (hour, endpoint, bucket, searches)
+        SELECT * FROM toolgate_search_latency_of(st.through, upto);
         INSERT INTO search_rollup_queries AS r (day, query, searches, zero_result, last_seen)
         SELECT * FROM toolgate_search_queries_of(st.through, upto)
         ON CONFLICT (day, md5(query)) DO UPDATE
@@ -639,6 +715,7 @@ BEGIN
         DELETE FROM search_rollup_low WHERE day >= lo AND day < hi;
         DELETE FROM search_rollup_tools WHERE month >= lo AND month < hi;
         DELETE FROM search_rollup_slowest WHERE day >= lo AND day < hi;
+        DELETE FROM search_rollup_latency WHERE hour >= lo AND hour < hi;
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;

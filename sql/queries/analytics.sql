@@ -10,6 +10,14 @@ FROM toolgate_analytics_searches(toolgate_analytics_since(sqlc.arg(days)::int), 
     AS s (start, endpoint, searches, zero_result, labelled)
 ORDER BY s.start, s.endpoint;
 
+-- name: AnalyticsLatency :many
+SELECT l.start::timestamptz AS start, l.searches::bigint AS searches, l.p50_ms::float8 AS p50_ms,
+       l.p95_ms::float8 AS p95_ms, l.p99_ms::float8 AS p99_ms
+FROM toolgate_analytics_latency(toolgate_analytics_since(sqlc.arg(days)::int), sqlc.arg(bucket)::text,
+                                sqlc.narg(endpoint)::text)
+    AS l (start, searches, p50_ms, p95_ms, p99_ms)
+ORDER BY l.start;
+
 -- name: AnalyticsZeroResults :many
 SELECT z.query::text AS query, z.endpoint::text AS endpoint, z.filters::jsonb AS filters,
        z.searches::bigint AS searches, z.last_seen::timestamptz AS last_seen

@@ -30,7 +30,7 @@ const Sources = 100
 // last days days and their labels, then analyzes the tables. logf reports progress.
 func Seed(ctx context.Context, pool *pgxpool.Pool, tools, searches, days int, logf func(format string, args ...any)) error {
 	t0 := time.Now()
-	if err := partitions(ctx, pool, days); err != nil {
+	if err := Partitions(ctx, pool, days); err != nil {
 		return err
 	}
 	lists := min(20000, max(100, searches/10))
@@ -147,9 +147,9 @@ const seedLabels = `INSERT INTO search_labels (search_id, search_created_at, too
 			) x
 			WHERE l.result_count > 0 AND random() < 0.11`
 
-// partitions makes the monthly partitions of search_log the last days days fall in (the
+// Partitions makes the monthly partitions of search_log the last days days fall in (the
 // maintenance job makes only the current month's and the next ones).
-func partitions(ctx context.Context, pool *pgxpool.Pool, days int) error {
+func Partitions(ctx context.Context, pool *pgxpool.Pool, days int) error {
 	// Raw SQL: the partitions' bounds in the server's time zone, as
 	// toolgate_ensure_search_log_partitions computes them.
 	rows, err := pool.Query(ctx, `SELECT 'search_log_' || to_char(m, 'YYYYMM'), m::date::text, (m + interval '1 month')::date::text

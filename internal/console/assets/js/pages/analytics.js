@@ -45,6 +45,7 @@ export async function render(root, ctx) {
   const bucket = days <= 2 ? 'hour' : 'day';
   const parts = {
     searches: h('div', {id: 'an-searches'}),
+    latency: h('div', {id: 'an-latency'}),
     profiles: h('div', {id: 'an-profiles'}),
     zero: h('div', {id: 'an-zero'}),
     low: h('div', {id: 'an-low'}),
@@ -54,6 +55,7 @@ export async function render(root, ctx) {
   };
   root.append(
     section('Searches over time', parts.searches),
+    section('Latency', parts.latency),
     section('Label rate and MRR by profile', parts.profiles),
     section('Zero-result queries', parts.zero),
     section('Low-score queries', parts.low),
@@ -63,6 +65,7 @@ export async function render(root, ctx) {
   const a = (path, params) => () => get('/admin/analytics/' + path + query(params), opts);
   await Promise.all([
     fill(parts.searches, a('searches', {days, bucket}), searches),
+    fill(parts.latency, a('latency', {days, bucket}), latency),
     fill(parts.profiles, a('profiles', {days}), profileCharts),
     fill(parts.zero, a('zero-results', {days, limit: LIMIT}), d => table([
       {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
@@ -110,13 +113,26 @@ function searches(d) {
   ];
 }
 
+// latency draws the 50th, 95th and 99th percentile of every search's latency per bucket.
+function latency(d) {
+  const rows = d.buckets || [];
+  const t = r => new Date(r.start).getTime();
+  const series = [['p50', r => r.p50_ms], ['p95', r => r.p95_ms], ['p99', r => r.p99_ms]]
+    .map(([name, v]) => ({name, points: rows.map(r => [t(r), v(r)])}));
+  return [
+    h('p', {class: 'muted'}, 'Time of the query embedding, the search statement and the rerank, every endpoint; read from a histogram, within 19% of the exact percentile.'),
+    lineChart(rows.length ? series : [], {label: 'latency percentiles', yFormat: v => fmtDuration(v), width: 1200}),
+  ];
+}
+
 function profileCharts(d) {
   const rows = d.days || [];
   const t = r => new Date(r.day + 'T00:00:00Z').getTime();
   return h('div', {class: 'two'},
     h('div', {}, h('h3', {}, 'Label rate'),
       lineChart(seriesOf(rows, r => r.profile, t, r => r.label_rate), {label: 'label rate by profile', yFormat: v => fmtPct(v, 0), width: 580, height: 200})),
-    h('div', {}, h('h3', {}, 'MRR'),
+    h('div', {}, h('h3', {}, 'MRR of labelled searches'),
+      h('p', {class: 'muted'}, 'The mean of 1 / rank of the tool the agent used, over the searches it used one of. An experiment also shows the MRR of all its searches, an unlabelled one counting 0.'),
       lineChart(seriesOf(rows, r => r.profile, t, r => r.mrr), {label: 'MRR by profile', yFormat: v => fmtNum(v, 2), width: 580, height: 200})));
 }
 
