@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -53,6 +54,66 @@ type jobView struct {
 	Metadata    json.RawMessage          `json:"metadata"`
 	// Progress of a job that reports it (re-weights: done/total tools); absent otherwise.
 	Progress *jobs.JobProgress `json:"progress,omitempty"`
+	// Subject names what the args' id stands for (a sync's source, an enrichment's tool, a
+	// re-weight's or a tune's profile); absent when the args carry none or it is gone.
+	Subject *jobSubject `json:"subject,omitempty"`
+}
+
+// jobSubject is the thing a job works on: kind source, tool, profile or tune (the profile
+// a tune creates), and its name.
+type jobSubject struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// subjectIDs are the ids job args carry (jobs.SyncArgs, EnrichArgs, ReweightArgs, TuneArgs).
+type subjectIDs struct {
+	SourceID int64 `json:"source_id"`
+	ToolID   int64 `json:"tool_id"`
+	SetID    int64 `json:"set_id"`
+	TuneID   int64 `json:"tune_id"`
+}
+
+// nameSubjects sets the Subject of each view whose args carry an id, in one query.
+func (s *Server) nameSubjects(ctx context.Context, views []jobView) error {
+	ids := make([]subjectIDs, len(views))
+	var p db.JobSubjectsParams
+	for i, v := range views {
+		if json.Unmarshal(v.Args, &ids[i]) != nil {
+			continue // args of another shape carry no subject
+		}
+		for _, x := range []struct {
+			id   int64
+			list *[]int64
+		}{{ids[i].SourceID, &p.SourceIds}, {ids[i].ToolID, &p.ToolIds}, {ids[i].SetID, &p.SetIds}, {ids[i].TuneID, &p.TuneIds}} {
+			if x.id != 0 {
+				*x.list = append(*x.list, x.id)
+			}
+		}
+	}
+	if len(p.SourceIds)+len(p.ToolIds)+len(p.SetIds)+len(p.TuneIds) == 0 {
+		return nil
+	}
+	rows, err := db.New(s.deps.Pool).JobSubjects(ctx, p)
+	if err != nil {
+		return err
+	}
+	type key struct {
+		kind string
+		id   int64
+	}
+	names := make(map[key]string, len(rows))
+	for _, r := range rows {
+		names[key{r.Kind, r.ID}] = r.Name
+	}
+	for i := range views {
+		for _, k := range []key{{"source", ids[i].SourceID}, {"tool", ids[i].ToolID}, {"profile", ids[i].SetID}, {"tune", ids[i].TuneID}} {
+			if name, ok := names[k]; ok && k.id != 0 {
+				views[i].Subject = &jobSubject{Kind: k.kind, Name: name}
+			}
+		}
+	}
+	return nil
 }
 
 // viewJob shows j with its errors scrubbed of credentials by sc (jobs.ErrorScrubber: rows
@@ -126,6 +187,9 @@ func (s *Server) listJobs(c echo.Context) error {
 	}{Jobs: make([]jobView, 0, len(res.Jobs))}
 	for _, j := range res.Jobs {
 		out.Jobs = append(out.Jobs, viewJob(j, sc))
+	}
+	if err := s.nameSubjects(c.Request().Context(), out.Jobs); err != nil {
+		return err
 	}
 	if len(res.Jobs) == limit && res.LastCursor != nil {
 		next, err := res.LastCursor.MarshalText()
@@ -240,7 +304,9 @@ func (s *Server) scrubbedJob(ctx context.Context, job *rivertype.JobRow) (jobVie
 	if err != nil {
 		return jobView{}, err
 	}
-	return viewJob(job, sc), nil
+	v := []jobView{viewJob(job, sc)}
+	err = s.nameSubjects(ctx, v)
+	return v[0], err
 }
 
 // jobJSON answers with one job (scrubbedJob).

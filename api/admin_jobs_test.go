@@ -20,10 +20,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/profiles"
+	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -376,5 +378,65 @@ func TestRetryAndCancelAbandonedJobs(t *testing.T) {
 	// A cancelled job is finished: cancelling again changes nothing, retrying runs it again.
 	if got := decodeAs[jobJSON](t, opsDo(t, e, http.MethodPost, "/admin/jobs/"+reweight+"/cancel", nil), http.StatusOK); got.State != "cancelled" {
 		t.Fatalf("second cancel: %+v", got)
+	}
+}
+
+// TestJobsNameTheirSubject: a job whose args carry a source's or a tool's id is shown with
+// that source's or tool's name, in the list and alone; a job whose subject is gone, or
+// whose args carry none, has no subject.
+func TestJobsNameTheirSubject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.DiscardHandler)
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := jobs.NewQueue(rc)
+	testfactory.MCPSource(ctx, t, pool, "crm", &testfactory.SourceOpts{Interval: "off", Queue: queue})
+	_, res := testfactory.Catalog(ctx, t, pool, "acme", []catalog.Tool{testfactory.Tool("get_weather", "Weather.")}, &testfactory.CatalogOpts{Queue: queue})
+	if len(res.Changed) != 1 {
+		t.Fatalf("catalog: %+v", res)
+	}
+	e := api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true})
+
+	type subjectJSON struct {
+		ID      int64           `json:"id"`
+		Kind    string          `json:"kind"`
+		Args    json.RawMessage `json:"args"`
+		Subject *struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"subject"`
+	}
+	list := decodeAs[struct {
+		Jobs []subjectJSON `json:"jobs"`
+	}](t, opsDo(t, e, http.MethodGet, "/admin/jobs?kind=sync_source,enrich_tool", nil), http.StatusOK)
+	got := map[string]string{}
+	for _, j := range list.Jobs {
+		if j.Subject == nil {
+			t.Fatalf("job %d (%s, %s) has no subject", j.ID, j.Kind, j.Args)
+		}
+		got[j.Kind] = j.Subject.Kind + " " + j.Subject.Name
+	}
+	if len(list.Jobs) != 2 || got["sync_source"] != "source crm" || got["enrich_tool"] != "tool acme__get_weather" {
+		t.Fatalf("subjects: %v of %+v", got, list.Jobs)
+	}
+
+	// Alone, and once its tool is gone.
+	var enrichID int64
+	for _, j := range list.Jobs {
+		if j.Kind == "enrich_tool" {
+			enrichID = j.ID
+		}
+	}
+	path := "/admin/jobs/" + strconv.FormatInt(enrichID, 10)
+	if one := decodeAs[subjectJSON](t, opsDo(t, e, http.MethodGet, path, nil), http.StatusOK); one.Subject == nil || one.Subject.Name != "acme__get_weather" {
+		t.Fatalf("one job: %+v", one)
+	}
+	testfactory.Catalog(ctx, t, pool, "acme", nil, nil)
+	if one := decodeAs[subjectJSON](t, opsDo(t, e, http.MethodGet, path, nil), http.StatusOK); one.Subject != nil {
+		t.Fatalf("a job whose tool is gone: subject %+v", one.Subject)
 	}
 }

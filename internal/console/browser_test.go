@@ -503,10 +503,17 @@ func TestConsoleOpenMode(t *testing.T) {
 	}
 	id := strconv.FormatInt(jobID, 10)
 	b.open(st.url+"/ui/jobs?state=available", "#job-summary table")
+	// Cancel asks first; its Cancel leaves the job alone.
 	b.click(`button.cancel[data-job="` + id + `"]`)
+	b.wait(`//span[@class="question"][contains(., "Cancel job ` + id + ` (reweight of var-1)?")]`)
+	b.click(`button.cancel-confirm`)
+	b.wait(`button.cancel[data-job="` + id + `"]`)
+	b.click(`button.cancel[data-job="` + id + `"]`)
+	b.click(`button.confirm`)
 	b.wait(`//div[@id="status"]/div[contains(., "Job ` + id + ` (reweight) is now cancelled")]`)
 	b.open(st.url+"/ui/jobs?state=cancelled", `button.retry[data-job="`+id+`"]`)
 	b.click(`button.retry[data-job="` + id + `"]`)
+	b.click(`button.confirm`)
 	b.wait(`//div[@id="status"]/div[contains(., "Job ` + id + ` (reweight) is now available")]`)
 	var state string
 	if err := st.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, jobID).Scan(&state); err != nil || state != "available" {
@@ -516,6 +523,13 @@ func TestConsoleOpenMode(t *testing.T) {
 	b.wait("#job-list table")
 	if got := b.text("#job-list td .err-text"); !strings.Contains(got, "127.0.0.1:1") {
 		t.Errorf("failed sync's error shown: %q", got)
+	}
+	// The failed sync is shown with its source's name and when it is tried again.
+	if got := b.text("#job-list td a.subject"); got != "legacy" {
+		t.Errorf("failed sync's subject: %q", got)
+	}
+	if got := b.text("#job-list td .next-attempt"); got == "" {
+		t.Error("failed sync's next attempt not shown")
 	}
 	b.settled()
 	b.shot("jobs")

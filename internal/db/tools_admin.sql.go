@@ -10,6 +10,58 @@ import (
 	"time"
 )
 
+const jobSubjects = `-- name: JobSubjects :many
+SELECT 'source'::text AS kind, s.id, s.name FROM sources s WHERE s.id = ANY ($1::bigint[])
+UNION ALL
+SELECT 'tool', t.id, t.name FROM tools t WHERE t.id = ANY ($2::bigint[])
+UNION ALL
+SELECT 'profile', v.id, p.name FROM vector_sets v JOIN weight_profiles p ON p.id = v.profile_id
+WHERE v.id = ANY ($3::bigint[])
+UNION ALL
+SELECT 'tune', u.id, u.profile FROM profile_tunes u WHERE u.id = ANY ($4::bigint[])
+`
+
+type JobSubjectsParams struct {
+	SourceIds []int64 `json:"source_ids"`
+	ToolIds   []int64 `json:"tool_ids"`
+	SetIds    []int64 `json:"set_ids"`
+	TuneIds   []int64 `json:"tune_ids"`
+}
+
+type JobSubjectsRow struct {
+	Kind string `json:"kind"`
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// The names behind the ids River jobs carry in their args (GET /admin/jobs): sources of
+// syncs, tools of enrichments, the profiles of re-weights' vector sets, the profiles tunes
+// create. An id that is gone has no row.
+func (q *Queries) JobSubjects(ctx context.Context, arg JobSubjectsParams) ([]JobSubjectsRow, error) {
+	rows, err := q.db.Query(ctx, jobSubjects,
+		arg.SourceIds,
+		arg.ToolIds,
+		arg.SetIds,
+		arg.TuneIds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JobSubjectsRow{}
+	for rows.Next() {
+		var i JobSubjectsRow
+		if err := rows.Scan(&i.Kind, &i.ID, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const setToolEnabled = `-- name: SetToolEnabled :one
 
 UPDATE tools SET enabled = $1, updated_at = now()

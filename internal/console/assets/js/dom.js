@@ -86,6 +86,22 @@ export function button(text, onClick, attrs = {}) {
   return h('button', {type: 'button', ...attrs, on: {click: onClick}}, text);
 }
 
+// confirmButton is a button whose action runs only once confirmed: a click replaces it with
+// the question and a confirming and a cancelling button (classes confirm and cancel-confirm).
+export function confirmButton(text, question, onConfirm, attrs = {}) {
+  const wrap = h('span', {class: 'confirmable'});
+  const ask = button(text, () => {
+    const yes = button(text, async () => {
+      wrap.replaceChildren(h('span', {class: 'muted'}, '…'));
+      await onConfirm();
+    }, {class: 'confirm danger'});
+    const no = button('Cancel', () => wrap.replaceChildren(ask), {class: 'cancel-confirm'});
+    wrap.replaceChildren(h('span', {class: 'question'}, question), ' ', yes, ' ', no);
+  }, attrs);
+  wrap.append(ask);
+  return wrap;
+}
+
 // table makes a table of rows; columns are {title, cell(row) -> node or text, class}.
 export function table(columns, rows, {empty = 'Nothing to show.', cls = ''} = {}) {
   if (!rows || rows.length === 0) {

@@ -3,7 +3,7 @@
 // retry and cancel buttons.
 
 import {get, post, query} from '../api.js';
-import {h, fill, table, section, badge, button, errorBox, notice, fmtTime, fmtInt, compact} from '../dom.js';
+import {h, fill, table, section, badge, confirmButton, errorBox, notice, fmtTime, fmtInt, compact} from '../dom.js';
 
 const states = ['available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded'];
 const failures = 'retryable,discarded';
@@ -43,6 +43,16 @@ function summaryTable(counts) {
   ], kinds, {empty: 'The queue is empty.', cls: 'summary'});
 }
 
+// waiting is a state whose job runs again at its scheduled_at.
+const waiting = st => st === 'retryable' || st === 'scheduled';
+
+// subject is what a job works on, linked to its page where it has one.
+function subject(sj) {
+  const href = {source: '/ui/catalog/', tool: '/ui/tool/'}[sj.kind];
+  const name = href ? h('a', {href: href + encodeURIComponent(sj.name), class: 'subject'}, sj.name) : h('span', {class: 'subject'}, sj.name);
+  return [h('span', {class: 'muted'}, sj.kind + ' '), name];
+}
+
 function lastError(j) {
   const errs = j.errors || [];
   if (errs.length === 0) {
@@ -53,15 +63,16 @@ function lastError(j) {
 }
 
 function jobTable(d, p, status, reload) {
-  const act = (j, action) => button(action === 'retry' ? 'Retry' : 'Cancel', async () => {
-    try {
-      const r = await post(`/admin/jobs/${j.id}/${action}`);
-      status.replaceChildren(notice(`Job ${r.id} (${r.kind}) is now ${r.state}.`, 'ok'));
-      reload();
-    } catch (err) {
-      status.replaceChildren(errorBox(err));
-    }
-  }, {class: action, 'data-job': String(j.id)});
+  const act = (j, action) => confirmButton(action === 'retry' ? 'Retry' : 'Cancel',
+    `${action === 'retry' ? 'Retry' : 'Cancel'} job ${j.id} (${j.kind}${j.subject ? ' of ' + j.subject.name : ''})?`, async () => {
+      try {
+        const r = await post(`/admin/jobs/${j.id}/${action}`);
+        status.replaceChildren(notice(`Job ${r.id} (${r.kind}) is now ${r.state}.`, 'ok'));
+        reload();
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    }, {class: action, 'data-job': String(j.id)});
   const finished = st => st === 'completed' || st === 'discarded' || st === 'cancelled';
   return [
     table([
@@ -70,8 +81,9 @@ function jobTable(d, p, status, reload) {
       {title: 'State', cell: j => badge(j.state, stateKind(j.state))},
       {title: 'Attempt', class: 'num', cell: j => `${j.attempt} / ${j.max_attempts}`},
       {title: 'Created', cell: j => fmtTime(j.created_at)},
+      {title: 'Next attempt', cell: j => waiting(j.state) ? h('span', {class: 'next-attempt'}, fmtTime(j.scheduled_at)) : ''},
       {title: 'Last error', cell: lastError},
-      {title: 'Args', cell: j => h('code', {title: compact(j.args, 4000)}, compact(j.args, 60))},
+      {title: 'Of', cell: j => j.subject ? subject(j.subject) : h('code', {title: compact(j.args, 4000)}, compact(j.args, 60))},
       {title: '', cell: j => h('span', {class: 'actions'},
         j.state === 'available' ? null : act(j, 'retry'), ' ',
         finished(j.state) ? null : act(j, 'cancel'))},
