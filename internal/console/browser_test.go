@@ -624,7 +624,7 @@ func TestConsoleKeys(t *testing.T) {
 	b.do("forget", chromedp.Click(chromedp.CSS("#forget")))
 	useKey(adminKey)
 	b.wait(`//span[@id="who"][text()="ops · admin key"]`)
-	if links := navLinks(); strings.Join(links, ",") != "Search,Catalog,Analytics,Profiles,Experiments,Jobs" {
+	if links := navLinks(); strings.Join(links, ",") != "Search,Catalog,Analytics,Profiles,Experiments,Jobs,Keys" {
 		t.Errorf("navigation of an admin key: %v", links)
 	}
 	b.open(st.url+"/ui/catalog", "#sources table")
@@ -632,6 +632,48 @@ func TestConsoleKeys(t *testing.T) {
 	if names := eval[[]string](b, `[...document.querySelectorAll('#tools tbody td:first-child')].map(e => e.textContent)`); strings.Join(names, ",") != "acme__get_weather" {
 		t.Errorf("acme's tools named like weather: %v", names)
 	}
+
+	// Keys: create a search key over fin from the form, use it, revoke it.
+	b.open(st.url+"/ui/keys", "table.keys")
+	b.do("create a key", chromedp.SendKeys(chromedp.CSS("#key-name"), "fin-agent"),
+		chromedp.SendKeys(chromedp.CSS("#key-sources"), "fin"), chromedp.Click(chromedp.CSS("#key-create")))
+	b.wait("#new-key")
+	created := b.text("#new-key")
+	b.wait(`//table[contains(@class,"keys")]//td[text()="fin-agent"]`)
+	searchAs := func(key string) (int, []string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, st.url+"/search", strings.NewReader(`{"query":"weather","k":20}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Results []struct {
+				Source string `json:"source"`
+			} `json:"results"`
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		var srcs []string
+		for _, r := range out.Results {
+			srcs = append(srcs, r.Source)
+		}
+		return resp.StatusCode, srcs
+	}
+	if code, srcs := searchAs(created); code != http.StatusOK || len(srcs) == 0 || slices.ContainsFunc(srcs, func(s string) bool { return s != "fin" }) {
+		t.Fatalf("search with the key made in the console: %d, sources %v", code, srcs)
+	}
+	prefix := eval[string](b, `[...document.querySelectorAll('table.keys tbody tr')].find(r => r.cells[0].textContent === 'fin-agent').cells[1].textContent`)
+	b.click(`button.revoke[data-key="` + prefix + `"]`)
+	b.wait(`//span[@class="question"][contains(., "Revoke fin-agent")]`)
+	b.click("button.confirm")
+	b.wait(`//div[@id="status"]/div[contains(., "Key fin-agent (` + prefix + `) revoked.")]`)
+	if code, _ := searchAs(created); code != http.StatusUnauthorized {
+		t.Errorf("search with the revoked key: %d, want 401", code)
+	}
+	b.shot("keys")
 }
 
 // TestConsoleRendersTheContracts shows the search page's explanations and the analytics
