@@ -86,6 +86,27 @@ export function button(text, onClick, attrs = {}) {
   return h('button', {type: 'button', ...attrs, on: {click: onClick}}, text);
 }
 
+// every calls f every ms milliseconds, each call after the previous one finished, until
+// signal aborts (the page is left).
+export function every(signal, ms, f) {
+  const tick = async () => {
+    if (signal.aborted) {
+      return;
+    }
+    try {
+      await f();
+    } catch (err) {
+      if (err.name === 'AbortError') {
+        return;
+      }
+    }
+    if (!signal.aborted) {
+      setTimeout(tick, ms);
+    }
+  };
+  setTimeout(tick, ms);
+}
+
 // confirmButton is a button whose action runs only once confirmed: a click replaces it with
 // the question and a confirming and a cancelling button (classes confirm and cancel-confirm).
 export function confirmButton(text, question, onConfirm, attrs = {}) {
@@ -141,9 +162,12 @@ export function loading() {
 
 // fill replaces the children of node by what render(data) makes of the answer of call,
 // or by the error box of its failure. An aborted call (the page was left) changes nothing.
-export async function fill(node, call, render) {
-  clear(node);
-  node.append(loading());
+// A quiet fill (a refresh) keeps the old children until the answer is there.
+export async function fill(node, call, render, {quiet = false} = {}) {
+  if (!quiet) {
+    clear(node);
+    node.append(loading());
+  }
   let data;
   try {
     data = await call();

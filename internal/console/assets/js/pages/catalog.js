@@ -1,8 +1,8 @@
 // Catalog: /ui/catalog (the sources) and /ui/catalog/<source>?q=&review_state=&after=&runs_before=
 // (one source: its review queue, its tools page by page, its sync runs).
 
-import {get, post, seg, query} from '../api.js';
-import {h, fill, table, section, badge, progress, button, errorBox, notice, fmtTime, fmtInt, fmtDuration, dl, compact} from '../dom.js';
+import {api, get, post, seg, query} from '../api.js';
+import {h, fill, table, section, badge, progress, button, confirmButton, errorBox, notice, fmtTime, fmtInt, fmtDuration, dl, compact, every} from '../dom.js';
 
 const PAGE = 50;
 const RUNS = 20;
@@ -28,12 +28,36 @@ function pendingBadge(s) {
   return s.fully_enriched && s.tools ? [' ', badge('fully enriched', 'ok')] : null;
 }
 
+// busy is a source whose numbers are still moving: a sync queued or running, tools waiting
+// to be enriched, embedded or indexed.
+function busy(s) {
+  if (!s.last_sync && s.kind !== 'catalog') {
+    return true; // its first sync is queued
+  }
+  const st = s.last_sync && s.last_sync.state;
+  return st === 'running' || st === 'queued' || s.pending > 0 || s.indexed < s.tools;
+}
+
+// REFRESH is how often a page with something in progress reads it again (ms).
+const REFRESH = 2000;
+
 export async function renderSources(root, ctx) {
   ctx.setTitle('Catalog');
-  root.append(h('h1', {}, 'Catalog'));
+  const status = h('div', {class: 'status', id: 'status'});
+  root.append(h('h1', {}, 'Catalog'), status);
   const body = h('div', {id: 'sources'});
-  root.append(body);
-  await fill(body, () => get('/v1/sources', {signal: ctx.signal}), data => table([
+  root.append(body, section('Add a source', addSourceForm(status, ctx)));
+  let moving = false;
+  const load = quiet => fill(body, () => get('/v1/sources', {signal: ctx.signal}), data => {
+    moving = data.sources.some(busy);
+    return sourceTable(data);
+  }, {quiet});
+  await load(false);
+  every(ctx.signal, REFRESH, () => moving && load(true));
+}
+
+function sourceTable(data) {
+  return table([
     {title: 'Source', cell: s => h('a', {href: '/ui/catalog/' + seg(s.name), class: 'source-link'}, s.name)},
     {title: 'Kind', cell: s => s.kind},
     {title: 'Tools', class: 'num', cell: s => fmtInt(s.tools)},
@@ -42,7 +66,77 @@ export async function renderSources(root, ctx) {
     {title: 'Indexed', cell: s => progress(s.indexed, s.tools)},
     {title: 'Last sync', cell: s => syncState(s.last_sync)},
     {title: 'Review', cell: s => s.review_mode ? badge('review mode', 'warn') : ''},
-  ], data.sources, {empty: 'No source yet: import a catalog (toolgate import) or add an MCP server (POST /v1/sources).'}));
+  ], data.sources, {empty: 'No source yet: add one below, or import a catalog with toolgate import.'});
+}
+
+// lines splits a text field into its non-empty lines.
+const lines = v => v.split('\n').map(x => x.trim()).filter(Boolean);
+
+// addSourceForm creates an MCP source (HTTP or stdio: its first sync is queued) or a catalog
+// source with its tools (a JSON array, or one tool per line), then opens its page.
+function addSourceForm(status, ctx) {
+  const kind = h('select', {id: 'src-kind', name: 'kind'},
+    [['mcp_http', 'MCP server over HTTP'], ['mcp_stdio', 'MCP server over stdio'], ['catalog', 'catalog (pushed tools)']]
+      .map(([v, l]) => h('option', {value: v}, l)));
+  const name = h('input', {id: 'src-name', name: 'name', required: true, placeholder: 'a-z 0-9 -', pattern: '[a-z0-9-]{1,32}'});
+  const url = h('input', {id: 'src-url', name: 'url', placeholder: 'https://host/mcp', size: 40});
+  const headers = h('textarea', {id: 'src-headers', name: 'headers', rows: 2, placeholder: 'Authorization: Bearer …'});
+  const command = h('input', {id: 'src-command', name: 'command', placeholder: 'npx'});
+  const args = h('textarea', {id: 'src-args', name: 'args', rows: 2, placeholder: 'one argument per line'});
+  const env = h('textarea', {id: 'src-env', name: 'env', rows: 2, placeholder: 'NAME=value, one per line'});
+  const tools = h('textarea', {id: 'src-tools', name: 'tools', rows: 4, cols: 60, placeholder: '{"name":"get_weather","description":"…","input_schema":{"type":"object"}}'});
+  const interval = h('input', {id: 'src-interval', name: 'interval', placeholder: 'default, or 10m, or off', size: 12});
+  const review = h('input', {id: 'src-review', name: 'review_mode', type: 'checkbox'});
+  const only = (k, ...nodes) => nodes.map(n => h('label', {'data-kind': k}, n[0], n[1]));
+  const f = h('form', {id: 'source-form', class: 'grid-form'},
+    h('label', {}, 'Kind', kind), h('label', {}, 'Name', name),
+    only('mcp_http', ['URL', url], ['Headers', headers]),
+    only('mcp_stdio', ['Command', command], ['Arguments', args], ['Environment', env]),
+    only('catalog', ['Tools', tools]),
+    only('mcp', ['Sync interval', interval], ['Review mode', review]),
+    h('button', {type: 'submit', id: 'src-create'}, 'Add source'));
+  const show = () => {
+    for (const l of f.querySelectorAll('label[data-kind]')) {
+      const k = l.dataset.kind;
+      l.hidden = !(k === kind.value || (k === 'mcp' && kind.value !== 'catalog'));
+    }
+  };
+  kind.addEventListener('change', show);
+  show();
+  f.addEventListener('submit', async e => {
+    e.preventDefault();
+    const body = {name: name.value.trim(), kind: kind.value};
+    try {
+      if (kind.value === 'catalog') {
+        const text = tools.value.trim();
+        body.tools = text.startsWith('[') ? JSON.parse(text) : lines(text).map(l => JSON.parse(l));
+      } else {
+        if (interval.value.trim()) {
+          body.interval = interval.value.trim();
+        }
+        body.review_mode = review.checked;
+      }
+      if (kind.value === 'mcp_http') {
+        body.url = url.value.trim();
+        body.headers = Object.fromEntries(lines(headers.value).map(l => [l.slice(0, l.indexOf(':')).trim(), l.slice(l.indexOf(':') + 1).trim()]));
+      }
+      if (kind.value === 'mcp_stdio') {
+        body.command = command.value.trim();
+        body.args = lines(args.value);
+        body.env = Object.fromEntries(lines(env.value).map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      }
+    } catch (err) {
+      status.replaceChildren(errorBox({code: 'invalid_input', message: `tools: not JSON (${err.message})`}));
+      return;
+    }
+    try {
+      await post('/v1/sources', body);
+      ctx.navigate('/ui/catalog/' + seg(body.name));
+    } catch (err) {
+      status.replaceChildren(errorBox(err));
+    }
+  });
+  return f;
 }
 
 export async function renderSource(root, ctx) {
@@ -65,16 +159,30 @@ export async function renderSource(root, ctx) {
     loadReview();
     loadTools();
   };
-  const loadHead = () => fill(head, () => get(base, opts), src => sourceHead(src, status));
+  let moving = false;
+  const loadHead = quiet => fill(head, () => get(base, opts), src => {
+    moving = busy(src);
+    return sourceHead(src, status, ctx, () => loadHead(true));
+  }, {quiet});
   const loadReview = () => fill(review, () => get('/v1/tools' + query({source: name, review_state: 'pending', limit: PAGE}), opts),
     data => reviewQueue(data, status, decided));
-  const loadTools = () => fill(tools, () => get('/v1/tools' + query({source: name, review_state: p.get('review_state'), q: p.get('q'),
-    after: p.get('after'), limit: PAGE}), opts), data => toolPage(data, name, p));
-  await Promise.all([loadHead(), loadReview(), loadTools(),
-    fill(runs, () => get(base + '/runs' + query({limit: RUNS, before: p.get('runs_before')}), opts), data => runTable(data, name, p))]);
+  const loadTools = quiet => fill(tools, () => get('/v1/tools' + query({source: name, review_state: p.get('review_state'), q: p.get('q'),
+    after: p.get('after'), limit: PAGE}), opts), data => toolPage(data, name, p), {quiet});
+  const loadRuns = quiet => fill(runs, () => get(base + '/runs' + query({limit: RUNS, before: p.get('runs_before')}), opts),
+    data => runTable(data, name, p), {quiet});
+  await Promise.all([loadHead(false), loadReview(), loadTools(false), loadRuns(false)]);
+  // While a sync or the enrichment is in progress the page follows it, and once more after.
+  every(ctx.signal, REFRESH, async () => {
+    if (moving) {
+      await Promise.all([loadHead(true), loadTools(true), loadRuns(true)]);
+      if (!moving) {
+        loadReview();
+      }
+    }
+  });
 }
 
-function sourceHead(src, status) {
+function sourceHead(src, status, ctx, saved) {
   const cfg = src.config || {};
   const where = cfg.url || [cfg.command, ...(cfg.args || [])].filter(Boolean).join(' ');
   const nodes = [dl([
@@ -91,8 +199,38 @@ function sourceHead(src, status) {
         status.replaceChildren(errorBox(err));
       }
     }, {id: 'sync-now'})));
+    nodes.push(settingsForm(src, status, saved));
   }
+  nodes.push(h('p', {}, confirmButton('Delete source', `Delete ${src.name} and its ${fmtInt(src.tools)} tools? What was learned about them goes too.`, async () => {
+    try {
+      await api('DELETE', '/v1/sources/' + seg(src.name));
+      ctx.navigate('/ui/catalog');
+    } catch (err) {
+      status.replaceChildren(errorBox(err));
+    }
+  }, {id: 'delete-source', class: 'cancel'})));
   return nodes;
+}
+
+// settingsForm changes an MCP source's sync interval and review mode (PATCH), then calls
+// saved.
+function settingsForm(src, status, saved) {
+  const interval = h('input', {id: 'set-interval', value: src.interval || '', size: 10});
+  const review = h('input', {id: 'set-review', type: 'checkbox', checked: src.review_mode});
+  const f = h('form', {id: 'source-settings', class: 'inline-form'},
+    h('label', {}, 'Sync interval ', interval), h('label', {}, review, ' review mode'),
+    h('button', {type: 'submit', id: 'set-save'}, 'Save'));
+  f.addEventListener('submit', async e => {
+    e.preventDefault();
+    try {
+      await api('PATCH', '/v1/sources/' + seg(src.name), {interval: interval.value.trim(), review_mode: review.checked});
+      status.replaceChildren(notice(`Settings of ${src.name} saved.`, 'ok'));
+      saved();
+    } catch (err) {
+      status.replaceChildren(errorBox(err));
+    }
+  });
+  return f;
 }
 
 function decide(tool, action, status, decided) {
