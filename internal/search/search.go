@@ -137,8 +137,9 @@ func DefaultSettings() Settings {
 		WeightMemory: DefaultWeightMemory, MemoryNeighbors: DefaultMemoryNeighbors, MemoryMinSimilarity: DefaultMemoryMinSimilarity}
 }
 
-// The memory branch's defaults (docs/learning.md), chosen on the traffic half of
-// testdata/mcp-traffic (docs/eval.md#learning-curve).
+// The memory branch's defaults (docs/learning.md): set by hand with the built-in local
+// embedder (a memory votes from cosine 0.5 on, its list weighs at most as much as the
+// vector branch); no learning curve has measured them yet (docs/learning.md#settings).
 const (
 	DefaultWeightMemory        = 1.0
 	DefaultMemoryNeighbors     = 10
