@@ -195,3 +195,45 @@ func TestRevokedKeyStopsTeaching(t *testing.T) {
 		t.Fatalf("%d memories after a sweep, want 0", n)
 	}
 }
+
+// TestDeletedToolAndSourceDropMemories: a tool's memories go with the tool, and a source's
+// tools' with the source; a changed definition keeps them.
+func TestDeletedToolAndSourceDropMemories(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	a := e.key(t, auth.Spec{Name: "a"})
+	traffic, _ := split(e.uses)
+	testfactory.LabelsAs(ctx, t, e.search, a, "src", traffic)
+	e.sweep(t)
+	count := func(where string) int {
+		var n int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories m JOIN tools t ON t.id = m.tool_id `+where).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	total := count("")
+	if total == 0 || count(`WHERE t.name = 'src__archive_invoice'`) == 0 {
+		t.Fatalf("%d memories, none of src__archive_invoice", total)
+	}
+	if _, err := e.pool.Exec(ctx, `UPDATE tools SET description = 'changed', content_hash = 'x' WHERE name = 'src__archive_invoice'`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(""); n != total {
+		t.Fatalf("%d memories after a definition changed, want %d", n, total)
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM tools WHERE name = 'src__archive_invoice'`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&left); err != nil || left >= total {
+		t.Fatalf("%d memories after the tool was deleted (of %d), want fewer", left, total)
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM sources WHERE name = 'src'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d memories after the source was deleted, want 0", left)
+	}
+}
