@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/sources"
 )
@@ -19,7 +20,32 @@ func (s *Server) registerAdmin(g *echo.Group) {
 	g.DELETE("/keys/:prefix", s.revokeKey)
 	g.POST("/tools/:name/disable", s.setToolEnabled(false))
 	g.POST("/tools/:name/enable", s.setToolEnabled(true))
+	g.GET("/tools/:name/memories", s.listMemories)
+	g.DELETE("/tools/:name/memories", s.forgetMemories)
 }
+
+// listMemories is GET /admin/tools/{name}/memories: what the tool learned, every tenant's
+// memories of it (docs/learning.md).
+func (s *Server) listMemories(c echo.Context) error {
+	list, err := s.memories().List(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tool": c.Param("name"), "memories": list})
+}
+
+// forgetMemories is DELETE /admin/tools/{name}/memories: the tool forgets what it learned,
+// and the searches until now teach it nothing again.
+func (s *Server) forgetMemories(c echo.Context) error {
+	n, err := s.memories().Forget(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tool": c.Param("name"), "removed": n})
+}
+
+// memories is the memory service for listing and removal (neither embeds).
+func (s *Server) memories() *memory.Service { return &memory.Service{Pool: s.deps.Pool, Logger: s.log} }
 
 // createKeyRequest is the body of POST /admin/keys.
 type createKeyRequest struct {
@@ -30,6 +56,8 @@ type createKeyRequest struct {
 	RatePerMin *int `json:"rate_per_min"`
 	// Plan is the query plan of the key's searches that ask for none.
 	Plan plan.Mode `json:"plan"`
+	// Tenant is the search key's tenant (docs/learning.md); absent: a tenant of its own.
+	Tenant string `json:"tenant"`
 }
 
 func (s *Server) createKey(c echo.Context) error {
@@ -37,7 +65,8 @@ func (s *Server) createKey(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	spec := auth.Spec{Name: req.Name, Scope: req.Scope, Sources: req.Sources, RatePerMin: auth.DefaultRatePerMin, Plan: req.Plan}
+	spec := auth.Spec{Name: req.Name, Scope: req.Scope, Sources: req.Sources, RatePerMin: auth.DefaultRatePerMin, Plan: req.Plan,
+		Tenant: req.Tenant}
 	if req.RatePerMin != nil {
 		spec.RatePerMin = *req.RatePerMin
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,6 +36,10 @@ type whoamiView struct {
 	Name    string   `json:"name"`
 	Kind    string   `json:"kind"`
 	Sources []string `json:"sources"`
+	// Tenant is whom the caller's searches teach (docs/learning.md): "" for the operator
+	// (open mode, an admin key), whose searches teach every tenant; "key:<name>" for a
+	// search key of no tenant.
+	Tenant string `json:"tenant"`
 }
 
 func (s *Server) whoami(c echo.Context) error {
@@ -46,5 +51,9 @@ func (s *Server) whoami(c echo.Context) error {
 	if s.deps.Open {
 		kind = "open"
 	}
-	return c.JSON(http.StatusOK, whoamiView{Name: caller.Name, Kind: kind, Sources: caller.Sources})
+	tenant := caller.Tenant
+	if strings.HasPrefix(tenant, "key:") {
+		tenant = "key:" + caller.Name // named by the key, not by its internal id
+	}
+	return c.JSON(http.StatusOK, whoamiView{Name: caller.Name, Kind: kind, Sources: caller.Sources, Tenant: tenant})
 }

@@ -73,6 +73,12 @@ type Deps struct {
 	// ObservedMinKeys is how many distinct API keys must have searched a query before it
 	// is observed (TOOLGATE_OBSERVED_MIN_KEYS); 0 is observed.DefaultMinKeys.
 	ObservedMinKeys int
+	// Memory runs the memory_sweep job (internal/memory): on when the memory branch is
+	// (TOOLGATE_MEMORY_WEIGHT > 0).
+	Memory bool
+	// MemoryPerTool is the most memories kept per tool and tenant (TOOLGATE_MEMORY_PER_TOOL);
+	// 0 is memory.DefaultMaxPerTool.
+	MemoryPerTool int
 }
 
 // Options tunes the River client.
@@ -126,6 +132,7 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &TuneWorker{deps: deps})
 	river.AddWorker(workers, &LexicalIndexWorker{deps: deps})
 	river.AddWorker(workers, &ObservedQueriesWorker{deps: deps})
+	river.AddWorker(workers, &MemorySweepWorker{deps: deps})
 	river.AddWorker(workers, &SearchRollupWorker{deps: deps})
 	river.AddWorker(workers, &VectorIndexWorker{deps: deps})
 
@@ -182,6 +189,11 @@ func NewClient(deps Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(observedEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return ObservedQueriesArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "observed_queries"}))
+		}
+		if deps.Memory {
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(memoryEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return MemorySweepArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "memory_sweep"}))
 		}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Pool), cfg)

@@ -812,6 +812,33 @@ $$;
 
 
 --
+-- Name: toolgate_index_memories(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_index_memories() RETURNS boolean
+    LANGUAGE plpgsql
+    SET maintenance_work_mem TO '256MB'
+    AS $$
+DECLARE
+    dims integer;
+BEGIN
+    IF to_regclass('tool_memories') IS NULL THEN
+        RETURN false; -- a schema before migration 0035
+    END IF;
+    IF to_regclass('tool_memories_hnsw') IS NOT NULL THEN
+        RETURN true;
+    END IF;
+    SELECT atttypmod INTO dims FROM pg_attribute WHERE attrelid = 'tool_memories'::regclass AND attname = 'embedding';
+    IF dims IS NULL OR dims < 1 OR dims > 2000 THEN
+        RETURN false;
+    END IF;
+    CREATE INDEX tool_memories_hnsw ON tool_memories USING hnsw (embedding vector_cosine_ops)
+        WITH (m = 16, ef_construction = 32);
+    RETURN true;
+END $$;
+
+
+--
 -- Name: toolgate_index_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -890,6 +917,26 @@ CREATE FUNCTION public.toolgate_query_lexemes(txt text) RETURNS SETOF text
     WHERE c.cfg = 'english'::regconfig
        OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
 $$;
+
+
+--
+-- Name: toolgate_retype_memories(integer, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_retype_memories(dims integer, keep boolean) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF to_regclass('tool_memories') IS NULL THEN
+        RETURN;
+    END IF;
+    IF NOT keep THEN
+        UPDATE tool_memories SET embedding = NULL WHERE embedding IS NOT NULL;
+    END IF;
+    DROP INDEX IF EXISTS tool_memories_hnsw;
+    EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE vector(%s)', dims);
+    PERFORM toolgate_index_memories();
+END $$;
 
 
 --
@@ -1572,10 +1619,12 @@ CREATE TABLE public.api_keys (
     revoked_at timestamp with time zone,
     last_used_at timestamp with time zone,
     plan text,
+    tenant text,
     CONSTRAINT api_keys_admin_every_source CHECK (((scope <> 'admin'::text) OR (sources IS NULL))),
     CONSTRAINT api_keys_plan_check CHECK ((plan = ANY (ARRAY['none'::text, 'rewrite'::text, 'decompose'::text, 'full'::text]))),
     CONSTRAINT api_keys_rate_per_min_check CHECK (((rate_per_min IS NULL) OR (rate_per_min > 0))),
-    CONSTRAINT api_keys_scope_check CHECK ((scope = ANY (ARRAY['search'::text, 'admin'::text])))
+    CONSTRAINT api_keys_scope_check CHECK ((scope = ANY (ARRAY['search'::text, 'admin'::text]))),
+    CONSTRAINT api_keys_tenant_check CHECK (((tenant IS NULL) OR (tenant ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)))
 );
 
 
@@ -1630,6 +1679,22 @@ CREATE TABLE public.mcp_sessions (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_seen_at timestamp with time zone DEFAULT now() NOT NULL,
     caller_key_id bigint
+);
+
+
+--
+-- Name: memory_sweep; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memory_sweep (
+    singleton boolean DEFAULT true NOT NULL,
+    labels_until timestamp with time zone DEFAULT '1970-01-01 00:00:00+00'::timestamp with time zone NOT NULL,
+    sweeping_until timestamp with time zone,
+    after_tool bigint DEFAULT 0 NOT NULL,
+    min_keys integer,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_sweep_min_keys_check CHECK ((min_keys > 0)),
+    CONSTRAINT memory_sweep_singleton_check CHECK (singleton)
 );
 
 
@@ -2653,6 +2718,50 @@ CREATE TABLE public.tool_meanings (
 
 
 --
+-- Name: tool_memories; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memories (
+    id bigint NOT NULL,
+    tool_id bigint NOT NULL,
+    tenant text NOT NULL,
+    key_id bigint,
+    norm text NOT NULL,
+    query text NOT NULL,
+    embedding public.vector,
+    searches integer NOT NULL,
+    labelled_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT tool_memories_check CHECK (((tenant = ''::text) = (key_id IS NULL))),
+    CONSTRAINT tool_memories_searches_check CHECK ((searches > 0))
+);
+
+
+--
+-- Name: tool_memories_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.tool_memories ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.tool_memories_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: tool_memory_forgets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memory_forgets (
+    tool_id bigint NOT NULL,
+    forgotten_at timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: tool_revisions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2877,6 +2986,14 @@ ALTER TABLE ONLY public.mcp_session_tools
 
 ALTER TABLE ONLY public.mcp_sessions
     ADD CONSTRAINT mcp_sessions_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: memory_sweep memory_sweep_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_sweep
+    ADD CONSTRAINT memory_sweep_pkey PRIMARY KEY (singleton);
 
 
 --
@@ -3192,6 +3309,22 @@ ALTER TABLE ONLY public.tool_meanings
 
 
 --
+-- Name: tool_memories tool_memories_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memories
+    ADD CONSTRAINT tool_memories_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: tool_memory_forgets tool_memory_forgets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_forgets
+    ADD CONSTRAINT tool_memory_forgets_pkey PRIMARY KEY (tool_id);
+
+
+--
 -- Name: tool_revisions tool_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3452,6 +3585,20 @@ CREATE INDEX sync_runs_source_started ON public.sync_runs USING btree (source_id
 
 
 --
+-- Name: tool_memories_identity; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX tool_memories_identity ON public.tool_memories USING btree (tool_id, tenant, COALESCE(key_id, (0)::bigint), norm);
+
+
+--
+-- Name: tool_memories_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tool_memories_key ON public.tool_memories USING btree (key_id) WHERE (key_id IS NOT NULL);
+
+
+--
 -- Name: tool_revisions_pending; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3596,6 +3743,30 @@ ALTER TABLE ONLY public.tool_components
 
 ALTER TABLE ONLY public.tool_enrichments
     ADD CONSTRAINT tool_enrichments_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_memories tool_memories_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memories
+    ADD CONSTRAINT tool_memories_key_id_fkey FOREIGN KEY (key_id) REFERENCES public.api_keys(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_memories tool_memories_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memories
+    ADD CONSTRAINT tool_memories_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_memory_forgets tool_memory_forgets_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_forgets
+    ADD CONSTRAINT tool_memory_forgets_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
 
 
 --

@@ -21,11 +21,12 @@ func keysCreate(ctx context.Context, env *cliEnv, args []string) error {
 	sources := fs.String("sources", "", "comma-separated sources the key may see (default: every source)")
 	rate := fs.Int("rate", auth.DefaultRatePerMin, "requests per minute; 0 for unlimited")
 	planMode := fs.String("plan", "", "query plan of the key's searches that ask for none: none, rewrite, decompose or full")
+	tenant := fs.String("tenant", "", "the search key's tenant: keys of one tenant learn from one another's searches (default: a tenant of its own)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *name == "" || *scope == "" || fs.NArg() > 0 {
-		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE]"}
+		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE] [--tenant NAME]"}
 	}
 	pool, err := openReady(ctx, env)
 	if err != nil {
@@ -33,7 +34,7 @@ func keysCreate(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer pool.Close()
 	keys := auth.NewKeys(pool, time.Now)
-	spec := auth.Spec{Name: *name, Scope: auth.Scope(*scope), RatePerMin: *rate, Plan: plan.Mode(*planMode)}
+	spec := auth.Spec{Name: *name, Scope: auth.Scope(*scope), RatePerMin: *rate, Plan: plan.Mode(*planMode), Tenant: *tenant}
 	if *sources != "" {
 		for src := range strings.SplitSeq(*sources, ",") {
 			spec.Sources = append(spec.Sources, strings.TrimSpace(src))
@@ -55,7 +56,7 @@ func keysList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, _ []string) 
 		return err
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPREFIX\tSCOPE\tSOURCES\tRATE/MIN\tPLAN\tCREATED\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "NAME\tPREFIX\tSCOPE\tSOURCES\tRATE/MIN\tPLAN\tTENANT\tCREATED\tLAST USED\tREVOKED")
 	for _, k := range list {
 		srcs := "*"
 		if k.Sources != nil {
@@ -69,7 +70,11 @@ func keysList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, _ []string) 
 		if k.Plan != "" {
 			keyPlan = string(k.Plan)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Prefix, k.Scope, srcs, rate, keyPlan,
+		tenant := "-" // its own
+		if k.Tenant != nil {
+			tenant = *k.Tenant
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Prefix, k.Scope, srcs, rate, keyPlan, tenant,
 			k.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
 	}
 	return tw.Flush()

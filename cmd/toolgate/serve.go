@@ -90,7 +90,8 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: setup.Enricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
-		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
+		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys,
+		Memory: cfg.MemoryWeight > 0, MemoryPerTool: cfg.MemoryPerTool, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
 		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg),
 		Search: searchSt}
 	rc, err := jobs.NewClient(jobDeps,

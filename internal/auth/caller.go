@@ -26,6 +26,10 @@ type Caller struct {
 	Scope Scope
 	// Sources limits the sources the caller may see; nil means every source.
 	Sources []string
+	// Tenant is whom the caller's searches teach and who learns from them (the memory
+	// branch, docs/learning.md): its key's tenant, "key:<id>" for a key of no tenant, and ""
+	// for the operator (no key, an admin key), whose searches teach every tenant.
+	Tenant string
 	// Plan is the query plan of the caller's searches that do not ask for one (its key's
 	// default); empty means none.
 	Plan plan.Mode

@@ -116,17 +116,24 @@ type Spec struct {
 	RatePerMin int
 	// Plan is the query plan of the key's searches that ask for none ("" or none: no plan).
 	Plan plan.Mode
+	// Tenant groups search keys whose searches teach one another (docs/learning.md); ""
+	// makes the key a tenant of its own. An admin key has none: its searches are the
+	// operator's and teach every tenant.
+	Tenant string
 }
 
 // Key is a stored key, without its secret.
 type Key struct {
-	ID         int64      `json:"-"`
-	Name       string     `json:"name"`
-	Prefix     string     `json:"prefix"`
-	Scope      Scope      `json:"scope"`
-	Sources    []string   `json:"sources"`
-	RatePerMin int        `json:"rate_per_min,omitempty"`
-	Plan       plan.Mode  `json:"plan,omitempty"`
+	ID         int64     `json:"-"`
+	Name       string    `json:"name"`
+	Prefix     string    `json:"prefix"`
+	Scope      Scope     `json:"scope"`
+	Sources    []string  `json:"sources"`
+	RatePerMin int       `json:"rate_per_min,omitempty"`
+	Plan       plan.Mode `json:"plan,omitempty"`
+	// Tenant is the key's tenant; null for a key that is a tenant of its own (and for an
+	// admin key, whose searches are the operator's).
+	Tenant     *string    `json:"tenant"`
 	CreatedAt  time.Time  `json:"created_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
@@ -160,6 +167,16 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 		// promise a limit it cannot hold.
 		return Key{}, "", &InvalidSpecError{"sources", "an admin key sees every source and cannot be limited to some; give a search key the sources"}
 	}
+	if s.Tenant != "" && !validName.MatchString(s.Tenant) {
+		return Key{}, "", &InvalidSpecError{"tenant", fmt.Sprintf("%q: want 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit", s.Tenant)}
+	}
+	if s.Scope == ScopeAdmin && s.Tenant != "" {
+		return Key{}, "", &InvalidSpecError{"tenant", "an admin key's searches are the operator's and teach every tenant; give a search key the tenant"}
+	}
+	var tenant *string
+	if s.Tenant != "" {
+		tenant = &s.Tenant
+	}
 	sources, err := k.checkSources(ctx, s.Sources)
 	if err != nil {
 		return Key{}, "", err
@@ -182,7 +199,7 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 	hash := sha256.Sum256([]byte(secretText))
 	row, err := db.New(k.pool).CreateAPIKey(ctx, db.CreateAPIKeyParams{
 		Name: s.Name, Prefix: prefix, SecretHash: hash[:], Scope: string(s.Scope), Sources: sources, RatePerMin: rate,
-		Plan: keyPlan,
+		Plan: keyPlan, Tenant: tenant,
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "api_keys_active_name" {
@@ -316,7 +333,7 @@ func (k *Keys) Revoke(ctx context.Context, ref string) ([]Key, error) {
 		if rows, err = db.New(tx).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{Now: k.now(), Ref: ref}); err != nil {
 			return err
 		}
-		return endSessions(ctx, tx, rows...)
+		return endKey(ctx, tx, rows...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("revoke API key: %w", err)
@@ -339,7 +356,7 @@ func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
 		if row, err = db.New(tx).RevokeAPIKeyByPrefix(ctx, db.RevokeAPIKeyByPrefixParams{Now: k.now(), Prefix: prefix}); err != nil {
 			return err
 		}
-		return endSessions(ctx, tx, row)
+		return endKey(ctx, tx, row)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Key{}, ErrKeyNotFound
@@ -350,10 +367,13 @@ func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
 	return toKey(row), nil
 }
 
-// endSessions deletes the MCP sessions of revoked keys. The gateway owns a session by its
-// key's id and rebuilds one only from its row, so no instance serves these sessions again;
-// an instance holding one in memory closes it when its sweep finds the row gone.
-func endSessions(ctx context.Context, tx pgx.Tx, keys ...db.ApiKey) error {
+// endKey deletes the MCP sessions and the memories of revoked keys. The gateway owns a
+// session by its key's id and rebuilds one only from its row, so no instance serves these
+// sessions again; an instance holding one in memory closes it when its sweep finds the row
+// gone. The memories go in the same transaction, so that no search after the revocation
+// learns from the key (the memory sweep drops the global ones the key helped make
+// k-anonymous at its next run).
+func endKey(ctx context.Context, tx pgx.Tx, keys ...db.ApiKey) error {
 	ids := make([]int64, len(keys))
 	for i, key := range keys {
 		ids[i] = key.ID
@@ -361,18 +381,35 @@ func endSessions(ctx context.Context, tx pgx.Tx, keys ...db.ApiKey) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := db.New(tx).DeleteMCPSessionsOfKeys(ctx, ids)
+	q := db.New(tx)
+	if _, err := q.DeleteMemoriesOfKeys(ctx, ids); err != nil {
+		return err
+	}
+	_, err := q.DeleteMCPSessionsOfKeys(ctx, ids)
 	return err
 }
 
 // Caller is the caller a verified key makes.
 func (key Key) Caller() *Caller {
-	return &Caller{Name: key.Name, KeyID: key.ID, Scope: key.Scope, Sources: key.Sources, Plan: key.Plan}
+	return &Caller{Name: key.Name, KeyID: key.ID, Scope: key.Scope, Sources: key.Sources, Plan: key.Plan,
+		Tenant: key.tenantOf()}
+}
+
+// tenantOf is the tenant the key's searches teach and learn in: "" (the operator's) for an
+// admin key, its tenant, else "key:<id>" (no tenant name has a ':').
+func (key Key) tenantOf() string {
+	switch {
+	case key.Scope == ScopeAdmin:
+		return ""
+	case key.Tenant != nil:
+		return *key.Tenant
+	}
+	return "key:" + strconv.FormatInt(key.ID, 10)
 }
 
 func toKey(r db.ApiKey) Key {
 	k := Key{ID: r.ID, Name: r.Name, Prefix: r.Prefix, Scope: Scope(r.Scope), Sources: r.Sources,
-		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt, Tenant: r.Tenant}
 	if r.RatePerMin.Valid {
 		k.RatePerMin = int(r.RatePerMin.Int32)
 	}

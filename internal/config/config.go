@@ -133,7 +133,17 @@ type Config struct {
 	// SearchWeightMeaning is TOOLGATE_SEARCH_WEIGHT_MEANING: search.DefaultWeightMeaning with
 	// the local embedder, 0 (off) with a configured one.
 	SearchWeightMeaning float64
-	SearchPlan          string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
+	// MemoryWeight is TOOLGATE_MEMORY_WEIGHT: the memory branch's fusion weight (0: off, and
+	// no memory_sweep job), docs/learning.md.
+	MemoryWeight float64
+	// MemoryNeighbors is TOOLGATE_MEMORY_NEIGHBORS: the nearest memories that vote per text.
+	MemoryNeighbors int
+	// MemoryMinSimilarity is TOOLGATE_MEMORY_MIN_SIMILARITY: the least cosine similarity of
+	// a memory that votes.
+	MemoryMinSimilarity float64
+	// MemoryPerTool is TOOLGATE_MEMORY_PER_TOOL: the most memories kept per tool and tenant.
+	MemoryPerTool int
+	SearchPlan    string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
 
 	// Limits of the HTTP server and of request bodies (docs/auth.md#limits; their defaults
 	// are those of api.ServerLimits and api.Limits).
@@ -276,6 +286,10 @@ func (r *reader) readSearch(c *Config, sd searchDefaults) {
 	c.SearchStmtTimeout = r.durationOrOff("TOOLGATE_SEARCH_STATEMENT_TIMEOUT", sd.StatementTimeout)
 	c.SearchQueryIDF = r.boolean("TOOLGATE_SEARCH_QUERY_IDF", sd.QueryIDF)
 	c.SearchPlan = r.str("TOOLGATE_SEARCH_PLAN", string(sd.DefaultPlan))
+	c.MemoryWeight = r.float("TOOLGATE_MEMORY_WEIGHT", sd.WeightMemory, 0, 100)
+	c.MemoryNeighbors = r.integer("TOOLGATE_MEMORY_NEIGHBORS", sd.MemoryNeighbors, 1, 1000)
+	c.MemoryMinSimilarity = r.float("TOOLGATE_MEMORY_MIN_SIMILARITY", sd.MemoryMinSimilarity, -1, 1)
+	c.MemoryPerTool = r.integer("TOOLGATE_MEMORY_PER_TOOL", defaultMemoryPerTool, 1, maxMemoryPerTool)
 }
 
 // readLimits reads the HTTP server's timeouts and the sizes of what a request may send.

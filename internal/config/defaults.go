@@ -15,13 +15,16 @@ type searchDefaults struct {
 	LexicalTerms, RerankTopN                      int
 	EmbedTimeout, StatementTimeout, RerankTimeout time.Duration
 	QueryIDF                                      bool
+	WeightMemory, MemoryMinSimilarity             float64
+	MemoryNeighbors                               int
 }
 
 // defaultSearch is search.DefaultSettings.
 func defaultSearch() searchDefaults {
 	return searchDefaults{Fusion: "minmax", KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: "decompose",
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second,
-		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
+		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second,
+		WeightMemory: 1, MemoryNeighbors: 10, MemoryMinSimilarity: 0.5}
 }
 
 const (
@@ -37,6 +40,11 @@ const (
 	maxObservedPerTool     = 100
 	defaultObservedMinKeys = 3
 	maxObservedMinKeys     = 1000
+
+	// defaultMemoryPerTool and maxMemoryPerTool are memory.DefaultMaxPerTool and
+	// memory.MaxMaxPerTool.
+	defaultMemoryPerTool = 50
+	maxMemoryPerTool     = 1000
 
 	// The gateway's defaults: gateway.DefaultConnectTimeout, DefaultStreamWriteTimeout,
 	// DefaultStreamKeepAlive and DefaultSessionsPerKey.

@@ -6,6 +6,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -34,6 +35,11 @@ func TestDefaultsAreTheirOwners(t *testing.T) {
 		{"search statement timeout", c.SearchStmtTimeout, sd.StatementTimeout},
 		{"search query IDF", c.SearchQueryIDF, sd.QueryIDF},
 		{"search plan", c.SearchPlan, string(sd.DefaultPlan)},
+		{"memory weight", c.MemoryWeight, sd.WeightMemory},
+		{"memory neighbors", c.MemoryNeighbors, sd.MemoryNeighbors},
+		{"memory min similarity", c.MemoryMinSimilarity, sd.MemoryMinSimilarity},
+		{"memory per tool", c.MemoryPerTool, memory.DefaultMaxPerTool},
+		{"max memory per tool", maxMemoryPerTool, memory.MaxMaxPerTool},
 		{"rerank top n", c.RerankTopN, sd.RerankTopN},
 		{"rerank timeout", c.RerankTimeout, sd.RerankTimeout},
 		// the defaults with the built-in local embedder, the default one

@@ -42,9 +42,9 @@ func (q *Queries) CountAPIKeyUse(ctx context.Context, arg CountAPIKeyUseParams) 
 
 const createAPIKey = `-- name: CreateAPIKey :one
 
-INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan
+INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan, tenant)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant
 `
 
 type CreateAPIKeyParams struct {
@@ -55,6 +55,7 @@ type CreateAPIKeyParams struct {
 	Sources    []string    `json:"sources"`
 	RatePerMin pgtype.Int4 `json:"rate_per_min"`
 	Plan       *string     `json:"plan"`
+	Tenant     *string     `json:"tenant"`
 }
 
 // Access control: API keys and their rate-limit counters.
@@ -67,6 +68,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 		arg.Sources,
 		arg.RatePerMin,
 		arg.Plan,
+		arg.Tenant,
 	)
 	var i ApiKey
 	err := row.Scan(
@@ -81,6 +83,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 		&i.RevokedAt,
 		&i.LastUsedAt,
 		&i.Plan,
+		&i.Tenant,
 	)
 	return i, err
 }
@@ -104,6 +107,19 @@ DELETE FROM mcp_sessions WHERE caller_key_id = ANY($1::bigint[])
 // Ends the MCP sessions of revoked keys (their bound tools go with them).
 func (q *Queries) DeleteMCPSessionsOfKeys(ctx context.Context, keyIds []int64) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteMCPSessionsOfKeys, keyIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteMemoriesOfKeys = `-- name: DeleteMemoriesOfKeys :execrows
+DELETE FROM tool_memories WHERE key_id = ANY($1::bigint[])
+`
+
+// A revoked key's memories (tool_memories): what its searches taught stops counting at once.
+func (q *Queries) DeleteMemoriesOfKeys(ctx context.Context, keyIds []int64) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteMemoriesOfKeys, keyIds)
 	if err != nil {
 		return 0, err
 	}
@@ -136,7 +152,7 @@ func (q *Queries) ExistingSourceNames(ctx context.Context, names []string) ([]st
 }
 
 const getAPIKeyByPrefix = `-- name: GetAPIKeyByPrefix :one
-SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan FROM api_keys WHERE prefix = $1
+SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant FROM api_keys WHERE prefix = $1
 `
 
 func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (ApiKey, error) {
@@ -154,12 +170,13 @@ func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (ApiKey,
 		&i.RevokedAt,
 		&i.LastUsedAt,
 		&i.Plan,
+		&i.Tenant,
 	)
 	return i, err
 }
 
 const listAPIKeys = `-- name: ListAPIKeys :many
-SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan FROM api_keys ORDER BY created_at, id
+SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant FROM api_keys ORDER BY created_at, id
 `
 
 func (q *Queries) ListAPIKeys(ctx context.Context) ([]ApiKey, error) {
@@ -183,6 +200,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ApiKey, error) {
 			&i.RevokedAt,
 			&i.LastUsedAt,
 			&i.Plan,
+			&i.Tenant,
 		); err != nil {
 			return nil, err
 		}
@@ -197,7 +215,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ApiKey, error) {
 const revokeAPIKey = `-- name: RevokeAPIKey :many
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1::timestamptz)
 WHERE prefix = $2 OR (name = $2 AND revoked_at IS NULL)
-RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan
+RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant
 `
 
 type RevokeAPIKeyParams struct {
@@ -228,6 +246,7 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) ([]A
 			&i.RevokedAt,
 			&i.LastUsedAt,
 			&i.Plan,
+			&i.Tenant,
 		); err != nil {
 			return nil, err
 		}
@@ -242,7 +261,7 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) ([]A
 const revokeAPIKeyByPrefix = `-- name: RevokeAPIKeyByPrefix :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1::timestamptz)
 WHERE prefix = $2
-RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan
+RETURNING id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant
 `
 
 type RevokeAPIKeyByPrefixParams struct {
@@ -265,6 +284,7 @@ func (q *Queries) RevokeAPIKeyByPrefix(ctx context.Context, arg RevokeAPIKeyByPr
 		&i.RevokedAt,
 		&i.LastUsedAt,
 		&i.Plan,
+		&i.Tenant,
 	)
 	return i, err
 }

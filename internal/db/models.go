@@ -24,6 +24,7 @@ type ApiKey struct {
 	RevokedAt  *time.Time  `json:"revoked_at"`
 	LastUsedAt *time.Time  `json:"last_used_at"`
 	Plan       *string     `json:"plan"`
+	Tenant     *string     `json:"tenant"`
 }
 
 type ApiKeyRate struct {
@@ -53,6 +54,15 @@ type McpSessionTool struct {
 	SessionID string    `json:"session_id"`
 	ToolName  string    `json:"tool_name"`
 	BoundAt   time.Time `json:"bound_at"`
+}
+
+type MemorySweep struct {
+	Singleton     bool        `json:"singleton"`
+	LabelsUntil   time.Time   `json:"labels_until"`
+	SweepingUntil *time.Time  `json:"sweeping_until"`
+	AfterTool     int64       `json:"after_tool"`
+	MinKeys       pgtype.Int4 `json:"min_keys"`
+	UpdatedAt     time.Time   `json:"updated_at"`
 }
 
 type ObservedQueryForget struct {
@@ -546,6 +556,24 @@ type ToolEnrichment struct {
 type ToolMeaning struct {
 	ToolID  int64                 `json:"tool_id"`
 	Meaning pgvector.SparseVector `json:"meaning"`
+}
+
+type ToolMemory struct {
+	ID         int64            `json:"id"`
+	ToolID     int64            `json:"tool_id"`
+	Tenant     string           `json:"tenant"`
+	KeyID      pgtype.Int8      `json:"key_id"`
+	Norm       string           `json:"norm"`
+	Query      string           `json:"query"`
+	Embedding  *pgvector.Vector `json:"embedding"`
+	Searches   int32            `json:"searches"`
+	LabelledAt time.Time        `json:"labelled_at"`
+	CreatedAt  time.Time        `json:"created_at"`
+}
+
+type ToolMemoryForget struct {
+	ToolID      int64     `json:"tool_id"`
+	ForgottenAt time.Time `json:"forgotten_at"`
 }
 
 type ToolRevision struct {

@@ -174,9 +174,34 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT $11::int
     ) n
+), mten AS (
+    SELECT ''::text AS tenant
+    UNION ALL
+    SELECT coalesce(k.tenant, 'key:' || k.id)
+    FROM api_keys k
+    WHERE k.id = $6::bigint AND k.scope <> 'admin'
+), mem AS (
+    SELECT n.variant, n.tool_id, max(n.sim) AS sim
+    FROM (
+        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim
+        FROM unnest($9::vector[]) WITH ORDINALITY AS q (v, ord)
+        CROSS JOIN LATERAL (
+            SELECT m.tool_id, m.embedding <=> q.v AS dist
+            FROM tool_memories m
+            WHERE $12::float8 > 0
+              AND m.tenant IN (SELECT tenant FROM mten)
+            ORDER BY m.embedding <=> q.v
+            LIMIT $13::int
+        ) x
+    ) n
+    WHERE n.sim >= $14::float8
+      AND (SELECT d.source_id IN (SELECT id FROM src)
+                  AND ($10::text[] IS NULL OR d.tags && $10::text[])
+           FROM search_docs d WHERE d.tool_id = n.tool_id)
+    GROUP BY n.variant, n.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest($12::text[]) WITH ORDINALITY AS v (txt, ord),
+    FROM unnest($15::text[]) WITH ORDINALITY AS v (txt, ord),
          toolgate_query_lexemes(v.txt) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
@@ -187,7 +212,7 @@ WITH src AS MATERIALIZED (
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, toolgate_bm25_idf(c.n, q.df) AS idf,
            row_number() OVER w AS rarity,
-           sum(least(q.df, $13::int)) OVER w AS spent
+           sum(least(q.df, $16::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
@@ -199,10 +224,10 @@ WITH src AS MATERIALIZED (
         SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
-        LIMIT $13::int
+        LIMIT $16::int
     ) p
-    WHERE t.rarity <= $14::int
-       OR t.spent <= $14::int * $13::int
+    WHERE t.rarity <= $17::int
+       OR t.spent <= $17::int * $16::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -213,11 +238,15 @@ WITH src AS MATERIALIZED (
            OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $10::text[])
         GROUP BY f.variant, f.tool_id
     ) x
-    WHERE x.r <= $15::int
+    WHERE x.r <= $18::int
     UNION
     -- a score-based fusion also scores the vector branch's candidates exactly (lex)
     SELECT v.variant, v.tool_id FROM vec v
-    WHERE $16::text <> 'rrf' AND v.variant <= cardinality($12::text[])
+    WHERE $19::text <> 'rrf' AND v.variant <= cardinality($15::text[])
+    UNION
+    -- and the memory branch's
+    SELECT r.variant, r.tool_id FROM mem r
+    WHERE $19::text <> 'rrf' AND r.variant <= cardinality($15::text[])
 ), lex AS (
     SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
@@ -256,23 +285,23 @@ WITH src AS MATERIALIZED (
         WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
         LIMIT 1
     ) tv
-    WHERE $16::text <> 'rrf' AND l.rank <= $11::int
+    WHERE $19::text <> 'rrf' AND l.rank <= $11::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), mng AS (
     SELECT c.variant, c.tool_id, -(tm.meaning <#> q.m) AS sim
     FROM (SELECT l.variant, l.tool_id FROM lex l WHERE l.rank <= $11::int
           UNION
           SELECT v.variant, v.tool_id FROM vec v) c
-    JOIN unnest($17::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
+    JOIN unnest($20::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
     CROSS JOIN LATERAL (
         SELECT x.meaning FROM tool_meanings x WHERE x.tool_id = c.tool_id LIMIT 1
     ) tm
     -- a text none of whose words the lexicon knows has the zero vector: no say
-    WHERE $18::float8 > 0 AND l2_norm(q.m) > 0
+    WHERE $21::float8 > 0 AND l2_norm(q.m) > 0
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($19::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($20::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($22::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($23::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -286,8 +315,8 @@ WITH src AS MATERIALIZED (
     GROUP BY q.grp, a.tool_id
 ), wb AS (
     -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
-    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $21::float8) AS w_lex,
-           coalesce((SELECT p.weight_vector FROM pset p), $22::float8) AS w_vec
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $24::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), $25::float8) AS w_vec
 ), branches AS (
     -- every branch's candidates per text with their rank, score (BM25, cosine similarity)
     -- and branch weight, once per intent the text serves
@@ -296,7 +325,7 @@ WITH src AS MATERIALIZED (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
         WHERE l.rank <= $11::int
-           OR ($16::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+           OR ($19::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
         SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, (SELECT w_vec FROM wb)
         FROM vec v
@@ -305,8 +334,12 @@ WITH src AS MATERIALIZED (
         FROM vecx x
         UNION ALL
         SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
-               m.sim, $18::float8
+               m.sim, $21::float8
         FROM mng m
+        UNION ALL
+        SELECT 'r', r.variant, r.tool_id, row_number() OVER (PARTITION BY r.variant ORDER BY r.sim DESC, r.tool_id),
+               r.sim, $12::float8 * max(r.sim) OVER (PARTITION BY r.variant)
+        FROM mem r
     ) b
     JOIN tg ON tg.variant = b.variant
 ), fusedb AS (
@@ -315,8 +348,8 @@ WITH src AS MATERIALIZED (
     FROM (SELECT array_agg(b.grp) AS g, array_agg(b.branch) AS br, array_agg(b.variant::int) AS v,
                  array_agg(b.tool_id) AS t, array_agg(b.rank) AS r, array_agg(b.score) AS s, array_agg(b.wb) AS w
           FROM branches b) a
-    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $16::text,
-                                     $23::float8, $24::float8)
+    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $19::text,
+                                     $26::float8, $27::float8)
         AS f (grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share,
               lexical_texts, vector_texts)
 ), fused AS (
@@ -335,7 +368,7 @@ WITH src AS MATERIALIZED (
         FROM fused f
         LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
     ) x
-    WHERE x.pos <= $25::int
+    WHERE x.pos <= $28::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -367,7 +400,12 @@ SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(
        (SELECT w.w_lex FROM wb w)::float8 AS weight_lexical, (SELECT w.w_vec FROM wb w)::float8 AS weight_vector,
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        coalesce(r.meaning_share, 0)::float8 AS meaning_share,
-       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
+       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts,
+       -- the fused score less the other branches' shares (toolgate_fuse sums every branch)
+       (CASE WHEN EXISTS (SELECT 1 FROM mem m WHERE m.tool_id = r.tool_id)
+             THEN greatest(r.score - coalesce(r.lexical_share, 0) - coalesce(r.vector_share, 0)
+                           - coalesce(r.meaning_share, 0), 0)
+             ELSE 0 END)::float8 AS memory_share
 FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
@@ -386,6 +424,9 @@ type SearchParams struct {
 	Vecs          []pgvector.Vector       `json:"vecs"`
 	Tags          []string                `json:"tags"`
 	Cand          int32                   `json:"cand"`
+	WMemory       float64                 `json:"w_memory"`
+	MemoryK       int32                   `json:"memory_k"`
+	MemoryMinSim  float64                 `json:"memory_min_sim"`
 	Texts         []string                `json:"texts"`
 	Postings      int32                   `json:"postings"`
 	LexicalTerms  int32                   `json:"lexical_terms"`
@@ -431,6 +472,7 @@ type SearchRow struct {
 	MeaningShare  float64         `json:"meaning_share"`
 	LexicalTexts  []int32         `json:"lexical_texts"`
 	VectorTexts   []int32         `json:"vector_texts"`
+	MemoryShare   float64         `json:"memory_share"`
 }
 
 // The whole search in one read-only statement: a bounded Okapi BM25 lexical branch, a
@@ -467,7 +509,8 @@ type SearchRow struct {
 //	         share idf·impact of a partial score. A long query's common words choose no
 //	         candidates, so this work stops growing with the query's length.
 //	shortlist per variant, the `shortlist` tools with the best partial scores (tags filter
-//	         applied): the only ones scored exactly.
+//	         applied): the only ones scored exactly; with a score fusion, also the vector
+//	         and memory branches' candidates.
 //	lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
 //	         from the tool's document (search_docs: sorted lexemes and term frequencies, one
 //	         row read per tool), Σ idf · toolgate_bm25_term(tf, dl, avgdl), ranked per
@@ -484,6 +527,14 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
+//	mten     the tenants whose memories the search reads (docs/learning.md): the operator's
+//	         ('') and, for a search key, the key's own tenant (api_keys.tenant, else
+//	         'key:' || id); an admin key's and a keyless search read the operator's alone.
+//	mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
+//	         memories of those tenants (HNSW cosine KNN over tool_memories, the queries of
+//	         past searches an agent then used a tool of), kept from memory_min_sim
+//	         similarity on, of searchable tools of allowed sources and tags; per tool its
+//	         best similarity. Nothing another tenant taught is read.
 //	qnames   the name keys the query and each variant name, per intent: the keys of their
 //	         identifier-form words and of the whole text without request words ("use the
 //	         search tool" → "search"), computed in Go (internal/search/names.go).
@@ -500,8 +551,10 @@ type SearchRow struct {
 //	wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
 //	         w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 //	         τ weighs w_vec · m / τ (a branch that found nothing close has less say).
-//	branches each branch's candidates per text (l lexical, v vector, m meaning) with their
-//	         rank, score and branch weight, once per intent the text serves.
+//	branches each branch's candidates per text (l lexical, v vector, m meaning, r memory)
+//	         with their rank, score and branch weight, once per intent the text serves. A
+//	         memory list weighs w_memory times its best similarity (a request only loosely
+//	         like a past one is steered less).
 //	fused    per intent, toolgate_fuse (sql/functions/fusion.sql): the sum over branches and
 //	         the intent's texts of each candidate's share of each list, by the fusion method;
 //	         best rank per branch and best BM25 score over the texts; for explanations
@@ -516,7 +569,7 @@ type SearchRow struct {
 // whose result columns are NULL or 0, every row carrying the experiment arm
 // (NULL when the search is in no experiment), and the profile that served the search and
 // the vector set it read (pset; ” and 0 when there is none: no profile is active), and the
-// fusion weights it used (wb).
+// fusion weights it used (wb); memory_share is the memory branch's part of a score.
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
 // a branch's share is 0 and its texts NULL when none of its lists held the tool.
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
@@ -532,6 +585,9 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Vecs,
 		arg.Tags,
 		arg.Cand,
+		arg.WMemory,
+		arg.MemoryK,
+		arg.MemoryMinSim,
 		arg.Texts,
 		arg.Postings,
 		arg.LexicalTerms,
@@ -583,6 +639,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 			&i.MeaningShare,
 			&i.LexicalTexts,
 			&i.VectorTexts,
+			&i.MemoryShare,
 		); err != nil {
 			return nil, err
 		}

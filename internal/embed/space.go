@@ -94,6 +94,10 @@ func Rebuild(ctx context.Context, tx pgx.Tx, e Embedder) error {
 	if err := q.DeleteAllToolVectors(ctx); err != nil {
 		return err
 	}
+	// the memories keep their texts; the memory sweep embeds them again in the new space
+	if _, err := tx.Exec(ctx, "SELECT toolgate_retype_memories($1, false)", e.Dims()); err != nil {
+		return err
+	}
 	return setSpace(ctx, tx, e)
 }
 
@@ -112,6 +116,8 @@ func setSpace(ctx context.Context, tx pgx.Tx, e Embedder) error {
 		"SELECT toolgate_drop_vector_indexes()",
 		fmt.Sprintf("ALTER TABLE tool_vectors ALTER COLUMN embedding TYPE vector(%d)", e.Dims()),
 		"SELECT toolgate_index_vector_partition(id) FROM vector_sets WHERE state = 'ready'",
+		// the memories' embeddings (docs/learning.md), in the same space
+		fmt.Sprintf("SELECT toolgate_retype_memories(%d, true)", e.Dims()),
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {

@@ -197,6 +197,10 @@ func (s *Service) Forget(ctx context.Context, source string) (ForgetReport, erro
 	if err := q.ForgetSourceObserved(ctx, src.ID); err != nil {
 		return rep, err
 	}
+	// the same searches were the memories of the source's tools (internal/memory)
+	if _, err := q.DeleteSourceMemories(ctx, src.ID); err != nil {
+		return rep, err
+	}
 	ids, err := q.ListSourceToolsWithObserved(ctx, src.ID)
 	if err != nil || len(ids) == 0 {
 		return rep, err

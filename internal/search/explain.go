@@ -24,6 +24,8 @@ type Explanation struct {
 	Lexical *LexicalExplanation `json:"lexical"`
 	Vector  *VectorExplanation  `json:"vector"`
 	Meaning *MeaningExplanation `json:"meaning"`
+	// Memory is the memory branch's part (docs/learning.md); nil when no memory voted.
+	Memory *MemoryExplanation `json:"memory"`
 	// Task is the plan's intent whose ranking gave the tool its score (nil without a plan).
 	Task *TaskExplanation `json:"task"`
 }
@@ -67,6 +69,24 @@ type MeaningExplanation struct {
 	Share float64 `json:"share"`
 }
 
+// MemoryExplanation is the memory branch's part of a score: what it added to the fused
+// score, and the caller's own tenant's memories of the tool nearest to the query (the
+// operator's, for the operator). A memory another tenant taught, or a global one a search
+// key did not teach itself, adds to the share but is never shown.
+type MemoryExplanation struct {
+	Share    float64       `json:"share"`
+	Memories []MemoryMatch `json:"memories"`
+}
+
+// MemoryMatch is a memory of the tool and its cosine similarity to the query.
+type MemoryMatch struct {
+	Query      string  `json:"query"`
+	Similarity float64 `json:"similarity"`
+}
+
+// memoriesShown is how many memories per result explain shows.
+const memoriesShown = 3
+
 // TaskExplanation names a plan's intent: its index in Plan.Intents (as Result.Intent) and
 // its query.
 type TaskExplanation struct {
@@ -97,6 +117,8 @@ type BranchWeights struct {
 	Vector  float64 `json:"vector"`
 	// Meaning is the settings' meaning weight (0: the branch is off); profiles have none.
 	Meaning float64 `json:"meaning"`
+	// Memory is the settings' memory weight (0: the branch is off or did not run).
+	Memory float64 `json:"memory"`
 }
 
 // ExplainedText is one text a search ran, for one intent.
@@ -130,6 +152,10 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 	out, err := qp.SearchExplain(ctx, args)
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
+	}
+	memories, err := s.memoryTexts(ctx, to, pr, rows)
+	if err != nil {
+		return err
 	}
 	bm25 := make([]float64, len(rows)) // BM25 is never negative
 	sim := make([]*float64, len(rows)) // a cosine similarity may be
@@ -166,6 +192,9 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 		if row.MeaningShare != 0 {
 			e.Meaning = &MeaningExplanation{Share: row.MeaningShare}
 		}
+		if row.MemoryShare != 0 {
+			e.Memory = &MemoryExplanation{Share: row.MemoryShare, Memories: emptyIfNil(memories[*row.Name])}
+		}
 		if pr.plan != nil && row.Grp >= 1 && int(row.Grp) <= len(pr.plan.Intents) {
 			e.Task = &TaskExplanation{Intent: int(row.Grp) - 1, Text: pr.plan.Intents[row.Grp-1].Query}
 		}
@@ -177,6 +206,9 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 	if len(p.Meanings) > 0 { // the branch ran
 		weights.Meaning = p.WMeaning
 	}
+	if len(p.Vecs) > 0 {
+		weights.Memory = p.WMemory
+	}
 	if len(rows) > 0 {
 		weights.Lexical, weights.Vector = rows[0].WeightLexical, rows[0].WeightVector
 	}
@@ -187,4 +219,28 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 	}
 	resp.Explain = x
 	return nil
+}
+
+// memoryTexts are, per returned tool name whose score the memory branch added to, the
+// caller's own tenant's memories nearest to the query's first vector.
+func (s *Service) memoryTexts(ctx context.Context, to batcher, pr *prepared, rows []db.SearchRow) (map[string][]MemoryMatch, error) {
+	var names []string
+	for _, row := range rows {
+		if row.MemoryShare != 0 {
+			names = append(names, *row.Name)
+		}
+	}
+	if len(names) == 0 || len(pr.params.Vecs) == 0 {
+		return nil, nil
+	}
+	out, err := db.New(newPipeline(to)).MemoryTexts(ctx, db.MemoryTextsParams{
+		Vec: pr.params.Vecs[0], Names: names, Tenant: pr.tenant, PerTool: memoriesShown})
+	if err != nil {
+		return nil, fmt.Errorf("explain: memories: %w", err)
+	}
+	m := make(map[string][]MemoryMatch)
+	for _, x := range out {
+		m[x.Name] = append(m[x.Name], MemoryMatch{Query: x.Query, Similarity: x.Sim})
+	}
+	return m, nil
 }

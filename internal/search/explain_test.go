@@ -179,7 +179,11 @@ func TestExplainIsTrueToTheRanking(t *testing.T) {
 			if len(resp.Results) == 0 {
 				t.Fatalf("%s %q: no result", fusion, r.Query)
 			}
-			if resp.Explain.Fusion != fusion || resp.Explain.Weights != (search.BranchWeights{Lexical: 1.5, Vector: 1}) || resp.Explain.Profile != "default" {
+			weights := search.BranchWeights{Lexical: 1.5, Vector: 1, Memory: search.DefaultWeightMemory}
+			if r.Mode == search.ModeLexical {
+				weights.Memory = 0 // no query vector: the memory branch did not run
+			}
+			if resp.Explain.Fusion != fusion || resp.Explain.Weights != weights || resp.Explain.Profile != "default" {
 				t.Errorf("%s %q: explain %+v", fusion, r.Query, resp.Explain)
 			}
 			var e *hashEmbedder

@@ -213,7 +213,8 @@ func TestProfileFusionWeights(t *testing.T) {
 	for _, c := range []struct {
 		profile string
 		want    search.BranchWeights
-	}{{"", search.BranchWeights{Lexical: 3, Vector: 0.5}}, {"plain", search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}}} {
+	}{{"", search.BranchWeights{Lexical: 3, Vector: 0.5, Memory: st.WeightMemory}},
+		{"plain", search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector, Memory: st.WeightMemory}}} {
 		resp := mustSearch(t, ctx, s, search.Request{Query: "stock price", Mode: search.ModeHybrid, K: 5, Plan: "none", Profile: c.profile, Explain: true})
 		if resp.Explain.Weights != c.want {
 			t.Errorf("profile %q: explained weights %+v, want %+v", c.profile, resp.Explain.Weights, c.want)

@@ -81,9 +81,18 @@ type Settings struct {
 	// (internal/meaning): the offline default's notion of meaning, for the built-in local
 	// embedder (DefaultWeightMeaning); a model's embeddings carry meaning already.
 	WeightMeaning float64
-	EfSearch      int // hnsw.ef_search for the vector branch (raised to the candidates when below)
-	Candidates    int // ranked candidates per branch and variant fed to fusion (at least k)
-	Postings      int // per query term, the top postings by impact the lexical branch scores
+	// WeightMemory is the weight of the memory branch (0: off): the queries of the caller's
+	// tenant's and the operator's past searches that led an agent to a tool, nearest to the
+	// request's vector, vote for that tool (docs/learning.md). A memory list weighs
+	// WeightMemory times its best similarity.
+	WeightMemory float64
+	// MemoryNeighbors is how many nearest memories per query text vote.
+	MemoryNeighbors int
+	// MemoryMinSimilarity is the least cosine similarity of a memory that votes.
+	MemoryMinSimilarity float64
+	EfSearch            int // hnsw.ef_search for the vector branch (raised to the candidates when below)
+	Candidates          int // ranked candidates per branch and variant fed to fusion (at least k)
+	Postings            int // per query term, the top postings by impact the lexical branch scores
 	// LexicalTerms is how many of a query variant's rarest terms choose the lexical
 	// candidates (each its top Postings); every term still scores them.
 	LexicalTerms int
@@ -124,8 +133,18 @@ type Settings struct {
 func DefaultSettings() Settings {
 	return Settings{Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: plan.ModeDecompose,
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second,
-		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second}
+		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second,
+		WeightMemory: DefaultWeightMemory, MemoryNeighbors: DefaultMemoryNeighbors, MemoryMinSimilarity: DefaultMemoryMinSimilarity}
 }
+
+// The memory branch's defaults (docs/learning.md): set by hand with the built-in local
+// embedder (a memory votes from cosine 0.5 on, its list weighs at most as much as the
+// vector branch); no learning curve has measured them yet (docs/learning.md#settings).
+const (
+	DefaultWeightMemory        = 1.0
+	DefaultMemoryNeighbors     = 10
+	DefaultMemoryMinSimilarity = 0.5
+)
 
 // DefaultVectorConfidence is VectorConfidence with the built-in local embedder, chosen on the
 // development half of testdata/mcp-paraphrase (docs/search.md#vector-confidence).
@@ -296,6 +315,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		TextVariants: qt.textVariants, TextGroups: qt.textGroups, Tags: r.Tags, Profile: optional(r.Profile), Vecs: vecs,
 		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector, VecConfidence: st.VectorConfidence,
 		Meanings: meanings, WMeaning: st.WeightMeaning,
+		WMemory: st.WeightMemory, MemoryK: int32(max(st.MemoryNeighbors, 1)), MemoryMinSim: st.MemoryMinSimilarity,
 		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
 	}
 	entry := db.InsertSearchLogParams{
@@ -303,7 +323,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Format: string(r.Format), Plan: planJSON, Caller: optional(callerName), CallerKeyID: callerKey,
 		SessionID: optional(r.SessionID), Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)),
 	}
-	return &prepared{req: r, plan: p, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
+	return &prepared{req: r, plan: p, tenant: c.Tenant, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
 		config: db.SearchSetConfigParams{EfSearch: strconv.Itoa(max(st.EfSearch, cand)), StatementTimeout: statementTimeout(st.StatementTimeout)},
 		params: params, log: entry, degraded: degraded, embed: embedTook}, nil
 }
@@ -424,6 +444,7 @@ type prepared struct {
 	texts    []string   // the distinct texts of the intents (params.TextVariants index them)
 	n        int        // ranked tools per intent: k, or the reranker's top N
 	rerankOn bool
+	tenant   string                   // the caller's tenant (auth.Caller.Tenant): explain shows its memories alone
 	config   db.SearchSetConfigParams // the statement's per-transaction settings
 	params   db.SearchParams
 	log      db.InsertSearchLogParams // the log row, but for what the search decides

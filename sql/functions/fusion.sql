@@ -35,7 +35,7 @@ $$;
 
 -- The fused scores of the candidates of lists given as parallel arrays, one element per
 -- candidate of a list: the group it is fused in (grps: a search's intent, a tune's labelled
--- query), its branch ('l' lexical, 'v' vector, 'm' meaning), the text whose list holds it
+-- query), its branch ('l' lexical, 'v' vector, 'm' meaning, 'r' memory), the text whose list holds it
 -- (variants), the tool, its rank in the list (NULL: scored without being ranked, which only a
 -- score fusion counts), its score (BM25, cosine similarity) and its branch's weight. A list
 -- is the candidates of one (group, branch, variant). Per group and tool: the sum of its

@@ -1,8 +1,8 @@
 -- Access control: API keys and their rate-limit counters.
 
 -- name: CreateAPIKey :one
-INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan, tenant)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 RETURNING *;
 
 -- name: GetAPIKeyByPrefix :one
@@ -22,6 +22,10 @@ RETURNING *;
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, sqlc.arg(now)::timestamptz)
 WHERE prefix = sqlc.arg(prefix)
 RETURNING *;
+
+-- name: DeleteMemoriesOfKeys :execrows
+-- A revoked key's memories (tool_memories): what its searches taught stops counting at once.
+DELETE FROM tool_memories WHERE key_id = ANY(sqlc.arg(key_ids)::bigint[]);
 
 -- name: DeleteMCPSessionsOfKeys :execrows
 -- Ends the MCP sessions of revoked keys (their bound tools go with them).

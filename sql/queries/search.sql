@@ -33,7 +33,8 @@
 --            share idf·impact of a partial score. A long query's common words choose no
 --            candidates, so this work stops growing with the query's length.
 --   shortlist per variant, the `shortlist` tools with the best partial scores (tags filter
---            applied): the only ones scored exactly.
+--            applied): the only ones scored exactly; with a score fusion, also the vector
+--            and memory branches' candidates.
 --   lex      Okapi BM25 of the shortlisted tools over ALL the variant's terms, computed exactly
 --            from the tool's document (search_docs: sorted lexemes and term frequencies, one
 --            row read per tool), Σ idf · toolgate_bm25_term(tf, dl, avgdl), ranked per
@@ -50,6 +51,14 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
+--   mten     the tenants whose memories the search reads (docs/learning.md): the operator's
+--            ('') and, for a search key, the key's own tenant (api_keys.tenant, else
+--            'key:' || id); an admin key's and a keyless search read the operator's alone.
+--   mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
+--            memories of those tenants (HNSW cosine KNN over tool_memories, the queries of
+--            past searches an agent then used a tool of), kept from memory_min_sim
+--            similarity on, of searchable tools of allowed sources and tags; per tool its
+--            best similarity. Nothing another tenant taught is read.
 --   qnames   the name keys the query and each variant name, per intent: the keys of their
 --            identifier-form words and of the whole text without request words ("use the
 --            search tool" → "search"), computed in Go (internal/search/names.go).
@@ -66,8 +75,10 @@
 --   wb       the fusion weights of the branches: the profile's, else the settings' w_lex and
 --            w_vec. With vec_confidence τ > 0, a vector list whose best similarity m is below
 --            τ weighs w_vec · m / τ (a branch that found nothing close has less say).
---   branches each branch's candidates per text (l lexical, v vector, m meaning) with their
---            rank, score and branch weight, once per intent the text serves.
+--   branches each branch's candidates per text (l lexical, v vector, m meaning, r memory)
+--            with their rank, score and branch weight, once per intent the text serves. A
+--            memory list weighs w_memory times its best similarity (a request only loosely
+--            like a past one is steered less).
 --   fused    per intent, toolgate_fuse (sql/functions/fusion.sql): the sum over branches and
 --            the intent's texts of each candidate's share of each list, by the fusion method;
 --            best rank per branch and best BM25 score over the texts; for explanations
@@ -81,7 +92,7 @@
 -- whose result columns are NULL or 0, every row carrying the experiment arm
 -- (NULL when the search is in no experiment), and the profile that served the search and
 -- the vector set it read (pset; '' and 0 when there is none: no profile is active), and the
--- fusion weights it used (wb).
+-- fusion weights it used (wb); memory_share is the memory branch's part of a score.
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -128,6 +139,31 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT sqlc.arg(cand)::int
     ) n
+), mten AS (
+    SELECT ''::text AS tenant
+    UNION ALL
+    SELECT coalesce(k.tenant, 'key:' || k.id)
+    FROM api_keys k
+    WHERE k.id = sqlc.narg(caller_key_id)::bigint AND k.scope <> 'admin'
+), mem AS (
+    SELECT n.variant, n.tool_id, max(n.sim) AS sim
+    FROM (
+        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim
+        FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+        CROSS JOIN LATERAL (
+            SELECT m.tool_id, m.embedding <=> q.v AS dist
+            FROM tool_memories m
+            WHERE sqlc.arg(w_memory)::float8 > 0
+              AND m.tenant IN (SELECT tenant FROM mten)
+            ORDER BY m.embedding <=> q.v
+            LIMIT sqlc.arg(memory_k)::int
+        ) x
+    ) n
+    WHERE n.sim >= sqlc.arg(memory_min_sim)::float8
+      AND (SELECT d.source_id IN (SELECT id FROM src)
+                  AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
+           FROM search_docs d WHERE d.tool_id = n.tool_id)
+    GROUP BY n.variant, n.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
@@ -172,6 +208,10 @@ WITH src AS MATERIALIZED (
     -- a score-based fusion also scores the vector branch's candidates exactly (lex)
     SELECT v.variant, v.tool_id FROM vec v
     WHERE sqlc.arg(fusion)::text <> 'rrf' AND v.variant <= cardinality(sqlc.arg(texts)::text[])
+    UNION
+    -- and the memory branch's
+    SELECT r.variant, r.tool_id FROM mem r
+    WHERE sqlc.arg(fusion)::text <> 'rrf' AND r.variant <= cardinality(sqlc.arg(texts)::text[])
 ), lex AS (
     SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
@@ -261,6 +301,10 @@ WITH src AS MATERIALIZED (
         SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
                m.sim, sqlc.arg(w_meaning)::float8
         FROM mng m
+        UNION ALL
+        SELECT 'r', r.variant, r.tool_id, row_number() OVER (PARTITION BY r.variant ORDER BY r.sim DESC, r.tool_id),
+               r.sim, sqlc.arg(w_memory)::float8 * max(r.sim) OVER (PARTITION BY r.variant)
+        FROM mem r
     ) b
     JOIN tg ON tg.variant = b.variant
 ), fusedb AS (
@@ -323,7 +367,12 @@ SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(
        (SELECT w.w_lex FROM wb w)::float8 AS weight_lexical, (SELECT w.w_vec FROM wb w)::float8 AS weight_vector,
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        coalesce(r.meaning_share, 0)::float8 AS meaning_share,
-       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts
+       r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts,
+       -- the fused score less the other branches' shares (toolgate_fuse sums every branch)
+       (CASE WHEN EXISTS (SELECT 1 FROM mem m WHERE m.tool_id = r.tool_id)
+             THEN greatest(r.score - coalesce(r.lexical_share, 0) - coalesce(r.vector_share, 0)
+                           - coalesce(r.meaning_share, 0), 0)
+             ELSE 0 END)::float8 AS memory_share
 FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true

@@ -1,0 +1,302 @@
+// Package memory keeps what each tenant's searches taught: the query of a search after
+// which an agent used a tool becomes a memory of that tool (tool_memories: tenant, tool,
+// query text and its embedding), and the search statement's memory branch lets the caller's
+// tenant's memories and the operator's vote for the tools they led to, by how close the new
+// request is to them (sql/queries/search.sql, CTEs mten and mem; docs/learning.md).
+//
+// Whose memory: a search key's searches teach its tenant (auth.Spec.Tenant, else the key
+// alone); searches without a key and with an admin key are the operator's and teach every
+// tenant; a query that MinKeys distinct search keys asked is k-anonymous and teaches every
+// tenant too (the rule of internal/observed). Nothing one tenant taught is read by another
+// tenant's search.
+//
+// The memories are derived state: Sweep recomputes a tool's from the labels
+// (MemoriesWanted in sql/queries/memory.sql), so a revoked key, a failed call, a forgotten
+// source or tool and the threshold all apply at the next sweep; a revocation also deletes
+// the key's memories at once (auth.Keys.Revoke), and deleting a tool deletes its memories
+// (ON DELETE CASCADE).
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+)
+
+const (
+	// MaxChars is the longest query kept (characters, whitespace collapsed): a longer one is
+	// a whole task pasted in, not the words of a request.
+	MaxChars = 200
+	// DefaultMaxPerTool is TOOLGATE_MEMORY_PER_TOOL's default: the most recently labelled
+	// memories kept per tool and tenant.
+	DefaultMaxPerTool = 50
+	// MaxMaxPerTool bounds TOOLGATE_MEMORY_PER_TOOL.
+	MaxMaxPerTool = 1000
+	// DefaultMinKeys is the k of the k-anonymity rule when none is given (as
+	// observed.DefaultMinKeys, TOOLGATE_OBSERVED_MIN_KEYS).
+	DefaultMinKeys = 3
+	// sweepMargin: a label's created_at is its transaction's start, so one committed just
+	// after a sweep read the labels may carry an earlier time (internal/observed).
+	sweepMargin = time.Minute
+	// defaultBatch is how many tools a sweep refreshes between two records of its progress.
+	defaultBatch = 100
+)
+
+// Service writes, lists and removes memories.
+type Service struct {
+	Pool *pgxpool.Pool
+	// Embedder embeds the memories as the search embeds a query (with the idf weights of
+	// the whole index for an embed.Weighted embedder when QueryIDF); nil: Sweep does
+	// nothing (List and Forget need none).
+	Embedder embed.Embedder
+	QueryIDF bool
+	// MaxPerTool is the most memories kept per tool and tenant; 0 is DefaultMaxPerTool.
+	MaxPerTool int
+	// MinKeys is how many distinct search keys make a query global; 0 is DefaultMinKeys.
+	MinKeys int
+	Logger  *slog.Logger
+
+	batch int // tools per batch of a sweep; 0 is defaultBatch
+}
+
+// SweepStats is what one Sweep did.
+type SweepStats struct {
+	Tools    int // tools refreshed
+	Added    int // memories written
+	Removed  int // memories deleted
+	Embedded int // texts embedded
+}
+
+func (s *Service) minKeys() int    { return cmp.Or(s.MinKeys, DefaultMinKeys) }
+func (s *Service) maxPerTool() int { return cmp.Or(s.MaxPerTool, DefaultMaxPerTool) }
+
+// Sweep refreshes the memories of every tool labelled since the last sweep (less a margin),
+// of every tool with memories not yet embedded, and of every tool with memories when a key
+// was revoked since or the threshold is not the last sweep's, a batch at a time in id order,
+// recording its progress so that a sweep cut short resumes.
+func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
+	var st SweepStats
+	if s.Embedder == nil {
+		return st, nil
+	}
+	q := db.New(s.Pool)
+	sw, err := q.StartMemorySweep(ctx)
+	if err != nil {
+		return st, err
+	}
+	after, batch, minKeys := sw.AfterTool, cmp.Or(s.batch, defaultBatch), s.minKeys()
+	all := !sw.MinKeys.Valid || int(sw.MinKeys.Int32) != minKeys
+	for {
+		ids, err := q.ListMemoryToolsToRefresh(ctx, db.ListMemoryToolsToRefreshParams{
+			Since: sw.LabelsUntil.Add(-sweepMargin), AllTools: all, AfterTool: after, N: int32(batch)})
+		if err != nil {
+			return st, err
+		}
+		for _, id := range ids {
+			if err := s.Refresh(ctx, id, &st); err != nil {
+				return st, fmt.Errorf("memories of tool %d: %w", id, err)
+			}
+		}
+		if len(ids) < batch {
+			break
+		}
+		after = ids[len(ids)-1]
+		if err := q.SetMemorySweepProgress(ctx, after); err != nil {
+			return st, err
+		}
+	}
+	if err := q.FinishMemorySweep(ctx, int32(minKeys)); err != nil {
+		return st, err
+	}
+	if st.Tools > 0 && s.Logger != nil {
+		s.Logger.Debug("memories swept", "tools", st.Tools, "added", st.Added, "removed", st.Removed, "embedded", st.Embedded)
+	}
+	return st, nil
+}
+
+// rowKey names a memory: its tenant, teaching key (0: none) and normalized text.
+type rowKey struct {
+	tenant string
+	key    int64
+	norm   string
+}
+
+// Refresh makes the tool's memories equal to MemoriesWanted: it embeds the texts it lacks
+// with no connection held, then writes the difference in one transaction that keeps the
+// embedding space from changing (a reembed clears the embeddings, and the next sweep
+// embeds them again).
+func (s *Service) Refresh(ctx context.Context, toolID int64, st *SweepStats) error {
+	q := db.New(s.Pool)
+	want, err := q.MemoriesWanted(ctx, db.MemoriesWantedParams{ToolID: toolID, MaxChars: MaxChars,
+		MinKeys: int32(s.minKeys()), MaxN: int32(s.maxPerTool())})
+	if err != nil {
+		return err
+	}
+	have, err := q.ListToolMemoryRows(ctx, toolID)
+	if err != nil {
+		return err
+	}
+	st.Tools++
+	stored := make(map[rowKey]db.ListToolMemoryRowsRow, len(have))
+	for _, h := range have {
+		stored[rowKey{h.Tenant, h.KeyID.Int64, h.Norm}] = h
+	}
+	// the texts to embed: new memories, and stored ones without an embedding
+	var texts []string
+	index := map[string]int{}
+	need := func(text string) {
+		if _, ok := index[text]; !ok {
+			index[text] = len(texts)
+			texts = append(texts, text)
+		}
+	}
+	for _, w := range want {
+		if h, ok := stored[rowKey{w.Tenant, w.KeyID, w.Norm}]; !ok || !h.Embedded {
+			need(w.Text)
+		}
+	}
+	vecs, err := s.embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	st.Embedded += len(texts)
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := embed.CheckSpace(ctx, tx, s.Embedder); err != nil {
+			return err
+		}
+		tq := db.New(tx)
+		kept := map[int64]bool{}
+		for _, w := range want {
+			var vec *pgvector.Vector
+			if i, ok := index[w.Text]; ok {
+				v := pgvector.NewVector(vecs[i])
+				vec = &v
+			}
+			h, ok := stored[rowKey{w.Tenant, w.KeyID, w.Norm}]
+			if !ok {
+				err := tq.InsertToolMemory(ctx, db.InsertToolMemoryParams{ToolID: toolID, Tenant: w.Tenant,
+					KeyID: pgtype.Int8{Int64: w.KeyID, Valid: w.KeyID != 0}, Norm: w.Norm, Query: w.Text,
+					Embedding: vec, Searches: w.Searches, LabelledAt: w.LabelledAt})
+				if err != nil {
+					return err
+				}
+				st.Added++
+				continue
+			}
+			kept[h.ID] = true
+			if h.Query != w.Text || h.Searches != w.Searches || !h.LabelledAt.Equal(w.LabelledAt) || vec != nil {
+				if err := tq.UpdateToolMemory(ctx, db.UpdateToolMemoryParams{ID: h.ID, Query: w.Text,
+					Searches: w.Searches, LabelledAt: w.LabelledAt, Embedding: vec}); err != nil {
+					return err
+				}
+			}
+		}
+		var gone []int64
+		for _, h := range have {
+			if !kept[h.ID] {
+				gone = append(gone, h.ID)
+			}
+		}
+		if len(gone) > 0 {
+			st.Removed += len(gone)
+			return tq.DeleteToolMemoriesByID(ctx, gone)
+		}
+		return nil
+	})
+}
+
+// embed embeds texts as the search embeds a query: an embed.Weighted embedder gets the
+// idf of their words over the whole index (internal/search, Service.embed).
+func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	w, ok := s.Embedder.(embed.Weighted)
+	if !ok || !s.QueryIDF {
+		return s.Embedder.Embed(ctx, texts)
+	}
+	words := embed.QueryWords(texts)
+	if words == nil {
+		words = []string{}
+	}
+	rows, err := db.New(s.Pool).SearchWordIDF(ctx, db.SearchWordIDFParams{Words: words})
+	if err != nil {
+		return nil, fmt.Errorf("query word idf: %w", err)
+	}
+	idf := make(map[string]float64, len(rows))
+	for _, r := range rows {
+		idf[r.Word] = r.Idf
+	}
+	return w.EmbedWeighted(ctx, texts, idf)
+}
+
+// Memory is one memory of a tool, as GET /admin/tools/{name}/memories lists it.
+type Memory struct {
+	// Tenant is whose it is: "" the operator's or global (k-anonymous), "key:<name>" a
+	// key of no tenant, else the tenant's name.
+	Tenant string `json:"tenant"`
+	// Key is the key whose searches taught it (empty for a global memory).
+	Key        string    `json:"key,omitempty"`
+	Query      string    `json:"query"`
+	Searches   int       `json:"searches"`
+	LabelledAt time.Time `json:"labelled_at"`
+}
+
+// List returns what the named tool learned: every tenant's memories of it, the most
+// recently labelled first (a *catalog.ToolNotFoundError when there is no such tool).
+func (s *Service) List(ctx context.Context, tool string) ([]Memory, error) {
+	q := db.New(s.Pool)
+	t, err := toolByName(ctx, q, tool)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.ListToolMemories(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Memory, len(rows))
+	for i, r := range rows {
+		m := Memory{Tenant: r.Tenant, Query: r.Query, Searches: int(r.Searches), LabelledAt: r.LabelledAt}
+		if r.KeyName != nil {
+			m.Key = *r.KeyName
+			if strings.HasPrefix(r.Tenant, "key:") {
+				// a key of its own: named by its key, not its internal id
+				m.Tenant = "key:" + *r.KeyName
+			}
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// Forget removes what the named tool learned, every tenant's, and makes the searches until
+// now teach it nothing again. It returns how many memories it deleted.
+func (s *Service) Forget(ctx context.Context, tool string) (int64, error) {
+	q := db.New(s.Pool)
+	t, err := toolByName(ctx, q, tool)
+	if err != nil {
+		return 0, err
+	}
+	return q.ForgetToolMemories(ctx, t.ID)
+}
+
+func toolByName(ctx context.Context, q *db.Queries, name string) (db.Tool, error) {
+	t, err := q.GetToolByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, &catalog.ToolNotFoundError{Name: name}
+	}
+	return t, err
+}

@@ -1,0 +1,239 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/lexical"
+	"github.com/toolgate/toolgate/internal/memory"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/testfactory"
+)
+
+type env struct {
+	pool   *pgxpool.Pool
+	keys   *auth.Keys
+	search *search.Service
+	memory *memory.Service
+	uses   []testfactory.Use
+}
+
+// setup makes the misleading catalog (descriptions that point at another tool: the names
+// alone tell the tools apart), enriched with the local embedder, and its services.
+func setup(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	tools, uses := testfactory.MisleadingCatalog()
+	_, res := testfactory.Catalog(ctx, t, pool, "src", tools, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), res.Changed...)
+	if _, err := lexical.Flush(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	emb := embed.NewLocal(384)
+	st := search.DefaultSettings()
+	st.QueryIDF = true
+	return &env{pool: pool, keys: auth.NewKeys(pool, time.Now), uses: uses,
+		search: search.New(pool, emb, st, log),
+		memory: &memory.Service{Pool: pool, Embedder: emb, QueryIDF: true, Logger: log}}
+}
+
+func (e *env) key(t *testing.T, spec auth.Spec) auth.Caller {
+	t.Helper()
+	spec.Scope = cmpScope(spec.Scope)
+	k, _, err := e.keys.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *k.Caller()
+}
+
+func cmpScope(s auth.Scope) auth.Scope {
+	if s == "" {
+		return auth.ScopeSearch
+	}
+	return s
+}
+
+func (e *env) sweep(t *testing.T) memory.SweepStats {
+	t.Helper()
+	st, err := e.memory.Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// rankings are the results (name and score) of each query for caller, as one text: two
+// equal texts are the same answers.
+func (e *env) rankings(t *testing.T, c auth.Caller, uses []testfactory.Use) (string, int) {
+	t.Helper()
+	var b strings.Builder
+	top := 0
+	for _, u := range uses {
+		resp, err := e.search.Search(context.Background(), c, search.Request{Query: u.Query, K: 5, Plan: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.Results {
+			fmt.Fprintf(&b, "%s %.12f|", r.Name, r.Score)
+		}
+		b.WriteString("\n")
+		if len(resp.Results) > 0 && resp.Results[0].Name == "src__"+u.Tools[0] {
+			top++
+		}
+	}
+	return b.String(), top
+}
+
+// split: the first phrasing of each job is the traffic, the third the test.
+func split(uses []testfactory.Use) (traffic, test []testfactory.Use) {
+	for i, u := range uses {
+		switch i % 3 {
+		case 0:
+			traffic = append(traffic, u)
+		case 2:
+			test = append(test, u)
+		}
+	}
+	return traffic, test
+}
+
+// TestOwnTrafficImprovesOwnSearch: one search key's labelled searches, once swept, lift its
+// own searches worded otherwise at once (no other key asked anything), while another key's
+// answers stay the same to the last digit.
+func TestOwnTrafficImprovesOwnSearch(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.key(t, auth.Spec{Name: "a"})
+	b := e.key(t, auth.Spec{Name: "b"})
+	traffic, test := split(e.uses)
+	_, aBefore := e.rankings(t, a, test)
+	bBefore, _ := e.rankings(t, b, test)
+
+	if n := testfactory.LabelsAs(context.Background(), t, e.search, a, "src", traffic); n < len(traffic)/2 {
+		t.Fatalf("%d of %d traffic searches labelled", n, len(traffic))
+	}
+	if st := e.sweep(t); st.Added == 0 {
+		t.Fatalf("sweep %+v: no memory written", st)
+	}
+	_, aAfter := e.rankings(t, a, test)
+	bAfter, _ := e.rankings(t, b, test)
+	t.Logf("key a: %d → %d of %d test requests answered first", aBefore, aAfter, len(test))
+	if aAfter <= aBefore || aAfter < len(test)*9/10 {
+		t.Errorf("key a: %d → %d of %d first, want a gain to at least 90%% from its own traffic", aBefore, aAfter, len(test))
+	}
+	if bAfter != bBefore {
+		t.Errorf("key b's answers changed after key a's traffic:\nbefore %s\nafter  %s", bBefore, bAfter)
+	}
+}
+
+// TestTenantSharesAndOperatorTeachesAll: keys of one tenant learn from each other; the
+// operator's (keyless) traffic teaches every tenant.
+func TestTenantSharesAndOperatorTeachesAll(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a1 := e.key(t, auth.Spec{Name: "a1", Tenant: "acme"})
+	a2 := e.key(t, auth.Spec{Name: "a2", Tenant: "acme"})
+	other := e.key(t, auth.Spec{Name: "other", Tenant: "globex"})
+	traffic, test := split(e.uses)
+	half := len(traffic) / 2
+	_, a2Before := e.rankings(t, a2, test[:half])
+	otherBefore, _ := e.rankings(t, other, test)
+	testfactory.LabelsAs(context.Background(), t, e.search, a1, "src", traffic[:half])
+	e.sweep(t)
+	_, a2After := e.rankings(t, a2, test[:half])
+	if a2After <= a2Before {
+		t.Errorf("a2, same tenant as a1: %d → %d first, want a gain", a2Before, a2After)
+	}
+	if otherAfter, _ := e.rankings(t, other, test); otherAfter != otherBefore {
+		t.Errorf("another tenant's answers changed after acme's traffic")
+	}
+	// the operator's traffic on the other half reaches globex
+	_, oBefore := e.rankings(t, other, test[half:])
+	testfactory.Labels(context.Background(), t, e.search, "src", traffic[half:])
+	e.sweep(t)
+	if _, oAfter := e.rankings(t, other, test[half:]); oAfter <= oBefore {
+		t.Errorf("globex after the operator's traffic: %d → %d first, want a gain", oBefore, oAfter)
+	}
+}
+
+// TestRevokedKeyStopsTeaching: a revoked key's memories are gone at once, without a sweep.
+func TestRevokedKeyStopsTeaching(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.key(t, auth.Spec{Name: "a"})
+	traffic, _ := split(e.uses)
+	testfactory.LabelsAs(context.Background(), t, e.search, a, "src", traffic)
+	if st := e.sweep(t); st.Added == 0 {
+		t.Fatalf("sweep %+v: no memory written", st)
+	}
+	if _, err := e.keys.Revoke(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM tool_memories`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d memories after the only teaching key was revoked (%v), want 0", n, err)
+	}
+	// a later sweep does not bring them back
+	e.sweep(t)
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM tool_memories`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d memories after a sweep, want 0", n)
+	}
+}
+
+// TestDeletedToolAndSourceDropMemories: a tool's memories go with the tool, and a source's
+// tools' with the source; a changed definition keeps them.
+func TestDeletedToolAndSourceDropMemories(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	a := e.key(t, auth.Spec{Name: "a"})
+	traffic, _ := split(e.uses)
+	testfactory.LabelsAs(ctx, t, e.search, a, "src", traffic)
+	e.sweep(t)
+	count := func(where string) int {
+		var n int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories m JOIN tools t ON t.id = m.tool_id `+where).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	total := count("")
+	if total == 0 || count(`WHERE t.name = 'src__archive_invoice'`) == 0 {
+		t.Fatalf("%d memories, none of src__archive_invoice", total)
+	}
+	if _, err := e.pool.Exec(ctx, `UPDATE tools SET description = 'changed', content_hash = 'x' WHERE name = 'src__archive_invoice'`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(""); n != total {
+		t.Fatalf("%d memories after a definition changed, want %d", n, total)
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM tools WHERE name = 'src__archive_invoice'`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&left); err != nil || left >= total {
+		t.Fatalf("%d memories after the tool was deleted (of %d), want fewer", left, total)
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM sources WHERE name = 'src'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d memories after the source was deleted, want 0", left)
+	}
+}

@@ -1,0 +1,156 @@
+-- Memories: the queries of labelled searches as retrieval keys of the tool the agent then
+-- used, per tenant (migration 0035, internal/memory, docs/learning.md). The search statement
+-- reads them (sql/queries/search.sql, CTEs mten and mem).
+
+-- name: MemoriesWanted :many
+-- The memories tool tool_id should have now, from the searches labelled with it
+-- (search_labels: a call, or a feedback; not one whose call or feedback said it failed)
+-- that returned it, trimmed and with runs of whitespace made one space, grouped
+-- case-insensitively (norm), at most max_chars characters; a group shows its most recent
+-- spelling.
+--
+-- Whose: a search without a key or with an admin key is the operator's (tenant '', no key);
+-- a search key's is its tenant's (api_keys.tenant, else 'key:' || id), one row per key.
+-- A query that min_keys distinct search keys asked becomes global too (tenant '', no key):
+-- k-anonymous, it shows no one key's words and no one tenant can plant it alone.
+--
+-- Limits: a key's searches count only while it is not revoked and may still see the tool's
+-- source; searches made before the tool's memories or its source's observed queries were
+-- removed are forgotten. Per tenant, the most recently labelled max_n.
+WITH hits AS (
+    SELECT DISTINCT ON (l.id) l.id, l.created_at, x.created_at AS labelled_at,
+           CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN NULL ELSE k.id END AS key_id,
+           CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN '' ELSE coalesce(k.tenant, 'key:' || k.id) END AS tenant,
+           btrim(regexp_replace(l.query, '\s+', ' ', 'g')) AS text
+    FROM tools t
+    JOIN sources s ON s.id = t.source_id
+    JOIN search_labels x ON x.tool_name = t.name
+    JOIN search_log l ON l.id = x.search_id AND l.created_at = x.search_created_at
+    LEFT JOIN api_keys k ON k.id = l.caller_key_id
+    LEFT JOIN observed_query_forgets f ON f.source_id = t.source_id
+    LEFT JOIN tool_memory_forgets mf ON mf.tool_id = t.id
+    WHERE t.id = sqlc.arg(tool_id)::bigint
+      AND x.success IS DISTINCT FROM false
+      AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
+      AND (mf.forgotten_at IS NULL OR l.created_at > mf.forgotten_at)
+      AND (l.caller_key_id IS NULL
+           OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
+    ORDER BY l.id, x.created_at DESC
+), kept AS (
+    SELECT * FROM hits WHERE text <> '' AND char_length(text) <= sqlc.arg(max_chars)::int
+), groups AS (
+    SELECT tenant, key_id, lower(text) AS norm, count(*) AS searches, max(labelled_at) AS last,
+           (array_agg(text ORDER BY created_at DESC, id DESC))[1] AS text
+    FROM kept
+    GROUP BY tenant, key_id, lower(text)
+    UNION ALL
+    SELECT '', NULL, lower(text), count(*), max(labelled_at), (array_agg(text ORDER BY created_at DESC, id DESC))[1]
+    FROM kept
+    WHERE key_id IS NOT NULL
+    GROUP BY lower(text)
+    HAVING count(DISTINCT key_id) >= sqlc.arg(min_keys)::int
+), merged AS (
+    -- an operator's query that is also k-anonymous is one global row
+    SELECT tenant, key_id, norm, sum(searches)::int AS searches, max(last) AS last,
+           (array_agg(text ORDER BY last DESC))[1] AS text
+    FROM groups
+    GROUP BY tenant, key_id, norm
+)
+SELECT m.tenant::text AS tenant, coalesce(m.key_id, 0)::bigint AS key_id, m.norm::text AS norm, m.text::text AS text,
+       m.searches::int AS searches, m.last::timestamptz AS labelled_at
+FROM (SELECT g.*, row_number() OVER (PARTITION BY g.tenant ORDER BY g.last DESC, g.norm) AS r FROM merged g) m
+WHERE m.r <= sqlc.arg(max_n)::int
+ORDER BY m.tenant, m.key_id NULLS FIRST, m.norm;
+
+-- name: ListToolMemoryRows :many
+-- The memories tool tool_id has, for the sweep's diff.
+SELECT id, tenant, key_id, norm, query, searches, labelled_at, (embedding IS NOT NULL)::boolean AS embedded
+FROM tool_memories WHERE tool_id = $1;
+
+-- name: InsertToolMemory :exec
+INSERT INTO tool_memories (tool_id, tenant, key_id, norm, query, embedding, searches, labelled_at)
+VALUES (sqlc.arg(tool_id), sqlc.arg(tenant), sqlc.narg(key_id), sqlc.arg(norm), sqlc.arg(query),
+        sqlc.arg(embedding), sqlc.arg(searches), sqlc.arg(labelled_at));
+
+-- name: UpdateToolMemory :exec
+-- A memory whose spelling, count or label time changed; embedding NULL keeps the stored one.
+UPDATE tool_memories
+   SET query = sqlc.arg(query), searches = sqlc.arg(searches), labelled_at = sqlc.arg(labelled_at),
+       embedding = coalesce(sqlc.narg(embedding), embedding)
+WHERE id = sqlc.arg(id);
+
+-- name: DeleteToolMemoriesByID :exec
+DELETE FROM tool_memories WHERE id = ANY(sqlc.arg(ids)::bigint[]);
+
+-- name: StartMemorySweep :one
+-- The sweep to run: the one in progress (cut short, it resumes), or a new one up to now.
+UPDATE memory_sweep
+   SET sweeping_until = coalesce(sweeping_until, clock_timestamp()), updated_at = now()
+RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool, min_keys;
+
+-- name: SetMemorySweepProgress :exec
+UPDATE memory_sweep SET after_tool = $1, updated_at = now();
+
+-- name: FinishMemorySweep :exec
+UPDATE memory_sweep
+   SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
+       min_keys = sqlc.arg(min_keys)::int, updated_at = now();
+
+-- name: ListMemoryToolsToRefresh :many
+-- Up to n tools after after_tool (by id) whose memories may have changed: those with a
+-- label written after since; those with memories not yet embedded (the space changed);
+-- and every tool that has memories when all (the threshold changed) or when a key was
+-- revoked after since (the global memories it helped make k-anonymous may go).
+SELECT u.id::bigint AS id FROM (
+    SELECT t.id
+    FROM search_labels x JOIN tools t ON t.name = x.tool_name
+    WHERE x.created_at > sqlc.arg(since)::timestamptz
+    UNION
+    SELECT m.tool_id FROM tool_memories m WHERE m.embedding IS NULL
+    UNION
+    SELECT m.tool_id
+    FROM tool_memories m
+    WHERE sqlc.arg(all_tools)::boolean
+       OR EXISTS (SELECT 1 FROM api_keys k WHERE k.revoked_at > sqlc.arg(since)::timestamptz)
+) u
+WHERE u.id > sqlc.arg(after_tool)::bigint
+ORDER BY u.id
+LIMIT sqlc.arg(n)::int;
+
+-- name: ListToolMemories :many
+-- What a tool learned (GET /admin/tools/{name}/memories): every tenant's memories of it,
+-- the most recently labelled first.
+SELECT m.tenant, m.query, m.searches, m.labelled_at, k.name AS key_name
+FROM tool_memories m
+LEFT JOIN api_keys k ON k.id = m.key_id
+WHERE m.tool_id = $1
+ORDER BY m.labelled_at DESC, m.id DESC;
+
+-- name: ForgetToolMemories :execrows
+-- Removes what a tool learned: its memories go, and the searches until now teach it nothing
+-- again (tool_memory_forgets).
+WITH mark AS (
+    INSERT INTO tool_memory_forgets AS f (tool_id, forgotten_at) VALUES ($1, now())
+    ON CONFLICT ON CONSTRAINT tool_memory_forgets_pkey DO UPDATE SET forgotten_at = excluded.forgotten_at
+)
+DELETE FROM tool_memories m WHERE m.tool_id = $1;
+
+-- name: DeleteSourceMemories :execrows
+-- The memories of a source's tools (its observed queries removed: the same searches are
+-- forgotten, observed_query_forgets).
+DELETE FROM tool_memories m USING tools t WHERE t.id = m.tool_id AND t.source_id = $1;
+
+-- name: MemoryTexts :many
+-- For explain: one tenant's memories of the named tools nearest to a query vector, at most
+-- per_tool per tool, with their similarity.
+SELECT x.name::text AS name, x.query, x.sim::float8 AS sim
+FROM (
+    SELECT t.name, m.query, 1 - (m.embedding <=> sqlc.arg(vec)::vector) AS sim,
+           row_number() OVER (PARTITION BY m.tool_id ORDER BY m.embedding <=> sqlc.arg(vec)::vector, m.id) AS r
+    FROM tools t
+    JOIN tool_memories m ON m.tool_id = t.id
+    WHERE t.name = ANY(sqlc.arg(names)::text[]) AND m.tenant = sqlc.arg(tenant)::text
+      AND m.embedding IS NOT NULL
+) x
+WHERE x.r <= sqlc.arg(per_tool)::int
+ORDER BY x.name, x.sim DESC;
