@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/eval"
 	"github.com/toolgate/toolgate/internal/evalrun"
 	"github.com/toolgate/toolgate/internal/plan"
@@ -35,11 +36,11 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	return printEvalRuns(env, runs, o.Ks, asJSON)
 }
 
-// usageOf is err as a usageError when it is an option the caller got wrong.
+// usageOf is err as a cli.UsageError when it is an option the caller got wrong.
 func usageOf(err error) error {
 	var oe *evalrun.OptionError
 	if errors.As(err, &oe) {
-		return &usageError{msg: oe.Msg}
+		return &cli.UsageError{Msg: oe.Msg}
 	}
 	return err
 }
@@ -61,23 +62,23 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 	perQuery := fs.String("per-query", "", "write each query's ranked results and the rank of each gold tool to FILE, one JSON line per query and configuration")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
-	if err := parseFlags(fs, rest); err != nil {
+	if err := cli.Parse(fs, rest); err != nil {
 		return o, false, err
 	}
 	if dir == "" && fs.NArg() == 1 {
 		dir = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return o, false, &usageError{msg: evalUsage}
+		return o, false, &cli.UsageError{Msg: evalUsage}
 	}
 	if dir == "" {
-		return o, false, &usageError{msg: evalUsage}
+		return o, false, &cli.UsageError{Msg: evalUsage}
 	}
 	ks, err := eval.ParseKs(*k)
 	if err != nil {
-		return o, false, &usageError{msg: "--k: " + err.Error()}
+		return o, false, &cli.UsageError{Msg: "--k: " + err.Error()}
 	}
 	if ks[len(ks)-1] > search.MaxK {
-		return o, false, &usageError{msg: fmt.Sprintf("--k: at most %d", search.MaxK)}
+		return o, false, &cli.UsageError{Msg: fmt.Sprintf("--k: at most %d", search.MaxK)}
 	}
 	switch m := search.Mode(*mode); m {
 	case search.ModeHybrid, search.ModeLexical, search.ModeVector:
@@ -85,7 +86,7 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 	case "all":
 		o.Modes = []search.Mode{search.ModeLexical, search.ModeVector, search.ModeHybrid}
 	default:
-		return o, false, &usageError{msg: fmt.Sprintf("--mode: %q is not hybrid, lexical, vector or all", *mode)}
+		return o, false, &cli.UsageError{Msg: fmt.Sprintf("--mode: %q is not hybrid, lexical, vector or all", *mode)}
 	}
 	if *profile == "all" {
 		o.AllProfiles = true
@@ -99,7 +100,7 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 		}
 		pm, err := plan.ParseMode(strings.TrimSpace(p))
 		if err != nil {
-			return o, false, &usageError{msg: "--plan: " + err.Error()}
+			return o, false, &cli.UsageError{Msg: "--plan: " + err.Error()}
 		}
 		o.Plans = append(o.Plans, pm)
 	}
@@ -107,13 +108,13 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 		return o, false, usageOf(err)
 	}
 	if *questions < 0 || *questions > 50 {
-		return o, false, &usageError{msg: "--questions must be 0 to 50"}
+		return o, false, &cli.UsageError{Msg: "--questions must be 0 to 50"}
 	}
 	if *limit < 0 {
-		return o, false, &usageError{msg: "--queries-limit must not be negative"}
+		return o, false, &cli.UsageError{Msg: "--queries-limit must not be negative"}
 	}
 	if *perQuery != "" && *perQuery == *outFile {
-		return o, false, &usageError{msg: "--per-query and --out must be different files"}
+		return o, false, &cli.UsageError{Msg: "--per-query and --out must be different files"}
 	}
 	o.Dir, o.Ks, o.Questions, o.QueriesLimit, o.Out, o.PerQuery, o.Keep = dir, ks, *questions, *limit, *outFile, *perQuery, *keep
 	return o, *asJSON, nil

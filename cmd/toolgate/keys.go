@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/plan"
 )
 
@@ -21,11 +22,11 @@ func keysCreate(ctx context.Context, env *cliEnv, args []string) error {
 	sources := fs.String("sources", "", "comma-separated sources the key may see (default: every source)")
 	rate := fs.Int("rate", auth.DefaultRatePerMin, "requests per minute; 0 for unlimited")
 	planMode := fs.String("plan", "", "query plan of the key's searches that ask for none: none, rewrite, decompose or full")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *name == "" || *scope == "" || fs.NArg() > 0 {
-		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE]"}
+		return &cli.UsageError{Msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE]"}
 	}
 	pool, err := openReady(ctx, env)
 	if err != nil {
