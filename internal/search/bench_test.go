@@ -53,7 +53,8 @@ func benchDB(b testing.TB, n int) *pgxpool.Pool {
 
 // runConcurrent runs b.N calls of op from TOOLGATE_BENCH_CLIENTS clients (default 8) and
 // reports latency percentiles, throughput and the CPU time per call of this process (the
-// search's Go: the clients are a loop) and of pool's PostgreSQL backends.
+// search's Go: the clients are a loop) and of pool's PostgreSQL backends (their own work;
+// the WAL writer's and the checkpointer's are not counted).
 func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	clients := 8
 	if s := os.Getenv("TOOLGATE_BENCH_CLIENTS"); s != "" {
@@ -97,7 +98,7 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	goCPU, pgCPU := processCPU(b)-goCPU0, backendsCPU(b, pool)-pgCPU0
+	goCPU, pgCPU := processCPU(b)-goCPU0, usedSince(pgCPU0, backendsCPU(b, pool))
 	if firstErr != nil {
 		b.Fatal(firstErr)
 	}
@@ -122,11 +123,24 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// backendsCPU is the CPU time the PostgreSQL backends of pool's database have used, read
-// from /proc (the server runs on this machine): the pool's connections, which a benchmark
-// keeps open from start to end, and those of nobody else on a benchmark's own database.
-func backendsCPU(b *testing.B, pool *pgxpool.Pool) time.Duration {
-	rows, err := pool.Query(context.Background(), `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+// backendsCPU reads the CPU time each client backend of pool's database has used so far
+// (from /proc: the server runs on this machine). The pool opens all its connections first,
+// so that the backends a run uses are those read before it.
+func backendsCPU(b *testing.B, pool *pgxpool.Pool) map[int32]time.Duration {
+	ctx := context.Background()
+	var conns []*pgxpool.Conn
+	for range pool.Config().MaxConns {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	rows, err := pool.Query(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,20 +148,34 @@ func backendsCPU(b *testing.B, pool *pgxpool.Pool) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var ticks int64
+	out := make(map[int32]time.Duration, len(pids))
 	for _, pid := range pids {
 		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			continue // a backend that ended
 		}
-		// the fields after the command's closing parenthesis; utime and stime are the 14th and 15th
+		// the fields after the command's closing parenthesis: utime and stime are the 14th
+		// and 15th of the line, in clock ticks (USER_HZ, 100)
 		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+		var ticks int64
 		for _, i := range []int{11, 12} {
 			n, _ := strconv.ParseInt(f[i], 10, 64)
 			ticks += n
 		}
+		out[pid] = time.Duration(ticks) * time.Second / 100
 	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+	return out
+}
+
+// usedSince is the CPU time the backends of before used up to after.
+func usedSince(before, after map[int32]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range after {
+		if t0, ok := before[pid]; ok {
+			d += t - t0
+		}
+	}
+	return d
 }
 
 // servedSettings are the search settings serve runs with the built-in embedder: the defaults
