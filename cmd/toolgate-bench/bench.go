@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/chart"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/cli"
 )
 
 // benchCommand is one benchmark: what runs it and the one line its --help and the list
@@ -71,7 +72,7 @@ func (f *benchFlags) options() ([]bench.Options, error) {
 	if *f.duration != "" {
 		d, err := time.ParseDuration(*f.duration)
 		if err != nil {
-			return nil, &usageError{msg: "--duration: " + err.Error()}
+			return nil, &cli.UsageError{Msg: "--duration: " + err.Error()}
 		}
 		base.Duration = d
 	}
@@ -79,12 +80,12 @@ func (f *benchFlags) options() ([]bench.Options, error) {
 	for part := range strings.SplitSeq(*f.concurrency, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 1 {
-			return nil, &usageError{msg: fmt.Sprintf("--concurrency: %q is not a positive worker count", part)}
+			return nil, &cli.UsageError{Msg: fmt.Sprintf("--concurrency: %q is not a positive worker count", part)}
 		}
 		o := base
 		o.Concurrency = n
 		if err := o.Validate(); err != nil {
-			return nil, &usageError{msg: err.Error()}
+			return nil, &cli.UsageError{Msg: err.Error()}
 		}
 		out = append(out, o)
 	}

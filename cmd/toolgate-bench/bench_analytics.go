@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/analytics"
 	"github.com/toolgate/toolgate/internal/analytics/analyticsbench"
 	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -70,7 +71,7 @@ func runBenchAnalytics(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *tools < 1 || *searches < 1 || *days < 1 || *days > analytics.MaxDays || *liveRuns < 0 {
-		return &usageError{msg: fmt.Sprintf("--tools and --searches must be positive, --days from 1 to %d, --live-runs at least 0", analytics.MaxDays)}
+		return &cli.UsageError{Msg: fmt.Sprintf("--tools and --searches must be positive, --days from 1 to %d, --live-runs at least 0", analytics.MaxDays)}
 	}
 	levels, err := bf.options()
 	if err != nil {

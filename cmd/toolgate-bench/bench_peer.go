@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/blevepeer"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
 )
 
@@ -85,7 +86,7 @@ func runBenchPeer(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *rounds < 1 {
-		return &usageError{msg: "--rounds: at least 1"}
+		return &cli.UsageError{Msg: "--rounds: at least 1"}
 	}
 	levels, err := bf.options()
 	if err != nil {

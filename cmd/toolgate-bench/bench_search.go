@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/chart"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
@@ -213,7 +214,7 @@ func parseSizes(s string) ([]int, error) {
 	for part := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 10 {
-			return nil, &usageError{msg: fmt.Sprintf("--tools: %q is not a catalog size of at least 10", part)}
+			return nil, &cli.UsageError{Msg: fmt.Sprintf("--tools: %q is not a catalog size of at least 10", part)}
 		}
 		out = append(out, n)
 	}
@@ -371,7 +372,7 @@ func runBenchLoad(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if levels[0].Duration == 0 {
-		return &usageError{msg: "--duration: bench load needs a duration"}
+		return &cli.UsageError{Msg: "--duration: bench load needs a duration"}
 	}
 	if _, err := parseSizes(strconv.Itoa(*n)); err != nil {
 		return err

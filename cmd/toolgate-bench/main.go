@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/logging"
@@ -39,11 +39,6 @@ type cliEnv struct {
 	// about is the running benchmark's line of benchCommands, which its --help prints.
 	about string
 }
-
-// usageError is a command line mistake; it is printed with a pointer to --help.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
@@ -82,18 +77,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	env := &cliEnv{cfg: cfg, log: slog.New(logging.NewHandler(h)), stdout: stdout, stderr: stderr, about: b.help}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = b.run(ctx, env, args[1:])
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "toolgate bench %s: %v (see toolgate bench %s --help)\n", args[0], err, args[0])
-		return 2
-	default:
-		fmt.Fprintf(stderr, "toolgate bench %s: %v\n", args[0], err)
-		return 1
-	}
+	return cli.Exit(stderr, "toolgate bench "+args[0], b.run(ctx, env, args[1:]))
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
@@ -120,34 +104,22 @@ func writeUsage(w io.Writer) {
 // newFlags makes a benchmark's flag set that reports errors instead of exiting; -h and
 // --help print its help and flags to stdout.
 func newFlags(name string, env *cliEnv) *flag.FlagSet {
-	fs := flag.NewFlagSet("toolgate "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	return cli.NewFlags("toolgate "+name, func(fs *flag.FlagSet) {
 		fmt.Fprintf(env.stdout, "usage: toolgate %s [flags]\n\n%s (docs/benchmarks.md).\n\nflags:\n", name, env.about)
 		fs.SetOutput(env.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	}
-	return fs
+	})
 }
 
-// parseFlags parses args and turns a flag mistake into a usageError; -h and --help print
-// the benchmark's help and return flag.ErrHelp, which exits 0.
+// parseFlags parses a benchmark's flags (cli.Parse): benchmarks take no positional
+// arguments.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	help := fs.Usage
-	// The flag package calls Usage on every mistake too; only a request for help prints it.
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	fs.Usage = help
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			help()
-			return err
-		}
-		return &usageError{msg: err.Error()}
+	if err := cli.Parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }

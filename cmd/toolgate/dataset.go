@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/eval"
 )
@@ -26,17 +27,17 @@ func runDatasetScaleMCP(_ context.Context, env *cliEnv, rest []string) error {
 	multiTool := fs.Int("multi-tool", d.MultiTool, "multi-tool queries (one company)")
 	multiCompany := fs.Int("multi-company", d.MultiCompany, "multi-company queries (one function)")
 	multiHop := fs.Int("multi-hop", d.MultiHop, "multi-hop queries (several functions and companies)")
-	if err := parseFlags(fs, rest); err != nil {
+	if err := cli.Parse(fs, rest); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() > 0 {
-		return &usageError{msg: datasetUsage}
+		return &cli.UsageError{Msg: datasetUsage}
 	}
 	if *single < 0 || *multiTool < 0 || *multiCompany < 0 || *multiHop < 0 {
-		return &usageError{msg: "query counts must not be negative"}
+		return &cli.UsageError{Msg: "query counts must not be negative"}
 	}
 	if *companies < 1 || *companies > dataset.MaxCompanies() {
-		return &usageError{msg: fmt.Sprintf("--companies must be 1 to %d", dataset.MaxCompanies())}
+		return &cli.UsageError{Msg: fmt.Sprintf("--companies must be 1 to %d", dataset.MaxCompanies())}
 	}
 	ds, err := dataset.Build(*companies, dataset.QueryOptions{Seed: *seed, Single: *single, MultiTool: *multiTool, MultiCompany: *multiCompany, MultiHop: *multiHop})
 	if err != nil {
@@ -61,14 +62,14 @@ func runDatasetMCP(ctx context.Context, env *cliEnv, rest []string) error {
 	timeout := fs.Duration("timeout", 60*time.Second, "time to start one server and list its tools")
 	parallel := fs.Int("parallel", 4, "servers listed at the same time")
 	skipFailed := fs.Bool("skip-failed", false, "write the tools of the servers that listed even if some failed")
-	if err := parseFlags(fs, rest); err != nil {
+	if err := cli.Parse(fs, rest); err != nil {
 		return err
 	}
 	if *serversFile == "" || *out == "" || fs.NArg() > 0 {
-		return &usageError{msg: datasetUsage}
+		return &cli.UsageError{Msg: datasetUsage}
 	}
 	if *timeout <= 0 || *parallel < 1 {
-		return &usageError{msg: "--timeout and --parallel must be positive"}
+		return &cli.UsageError{Msg: "--timeout and --parallel must be positive"}
 	}
 	servers, err := dataset.ReadServers(*serversFile)
 	if err != nil {

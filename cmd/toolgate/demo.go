@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -23,12 +24,12 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("demo", env)
 	listen := fs.String("listen", env.cfg.ListenAddr, "HTTP listen address")
 	n := fs.Int("companies", 1000, fmt.Sprintf("companies in the demo catalog, 5 tools each (1-%d)", dataset.MaxCompanies()))
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	companies, err := dataset.Companies(*n)
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &cli.UsageError{Msg: err.Error()}
 	}
 	env.cfg.ListenAddr = *listen
 	env.cfg.Open = true // the demo is for local use: no keys to make first

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/eval"
 )
 
@@ -17,11 +18,11 @@ func runEvalCalls(_ context.Context, env *cliEnv, args []string) error {
 	goldPath := fs.String("gold", "", "gold traces (JSON lines)")
 	predPath := fs.String("pred", "", "predicted traces (JSON lines)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *goldPath == "" || *predPath == "" || fs.NArg() > 0 {
-		return &usageError{msg: "usage: toolgate eval calls --gold FILE --pred FILE [--json]"}
+		return &cli.UsageError{Msg: "usage: toolgate eval calls --gold FILE --pred FILE [--json]"}
 	}
 	gold, err := readTraces(*goldPath)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich/enrichtest"
 	"github.com/toolgate/toolgate/internal/eval"
+	"github.com/toolgate/toolgate/internal/evalrun"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
@@ -222,16 +223,16 @@ func evalDataset(t *testing.T, companies int) string {
 	return dir
 }
 
-// readEvalLines reads an --out file: one evalLine per line.
-func readEvalLines(t *testing.T, path string) []evalLine {
+// readEvalLines reads an --out file: one evalrun.Line per line.
+func readEvalLines(t *testing.T, path string) []evalrun.Line {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []evalLine
+	var out []evalrun.Line
 	for i, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
-		var l evalLine
+		var l evalrun.Line
 		if err := json.Unmarshal([]byte(line), &l); err != nil {
 			t.Fatalf("line %d is not a report: %v\n%s", i+1, err, line)
 		}
@@ -268,7 +269,7 @@ func TestEvalOutFile(t *testing.T) {
 	if want := []string{"lexical / postings=1", "lexical / postings=30", "lexical / plan decompose / postings=1", "lexical / plan decompose / postings=30"}; !slices.Equal(labels, want) {
 		t.Fatalf("labels %q, want %q", labels, want)
 	}
-	reported := settingsRecord(search.DefaultSettings(), nil)
+	reported := evalrun.SettingsRecord(search.DefaultSettings(), nil)
 	for i, l := range lines {
 		if l.Run == nil || l.Run.ID != lines[0].Run.ID || l.Run.Toolgate.Version == "" || !slices.Contains(l.Run.Args, "--vary") {
 			t.Fatalf("line %d run %+v", i+1, l.Run)
@@ -324,7 +325,7 @@ func TestEvalOutFile(t *testing.T) {
 	}
 	// stdout has the same reports.
 	var printed struct {
-		Runs []evalLine `json:"runs"`
+		Runs []evalrun.Line `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &printed); err != nil || len(printed.Runs) != 4 ||
 		printed.Runs[3].Label != lines[3].Label || !maps.Equal(printed.Runs[3].Metrics, lines[3].Metrics) {
@@ -444,7 +445,7 @@ func TestEvalPlannedSearchesPerK(t *testing.T) {
 		}
 	})
 	var all struct {
-		Runs []evalLine `json:"runs"`
+		Runs []evalrun.Line `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &all); err != nil || len(all.Runs) != 2 {
 		t.Fatalf("stdout (%v): %s", err, stdout)
@@ -457,7 +458,7 @@ func TestEvalPlannedSearchesPerK(t *testing.T) {
 		t.Fatalf("with a vocabulary: outcome %v, warnings %v, planner %v", outcome, planned["warnings"], planner)
 	}
 
-	pool, err := postgres.Connect(ctx, withDatabase(live, m[1]))
+	pool, err := postgres.Connect(ctx, evalrun.DatabaseURL(live, m[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +521,7 @@ func TestEvalDefaultPlanAndPerQuery(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval: exit %d: %s", code, errOut)
 	}
-	var rep evalLine
+	var rep evalrun.Line
 	if err := json.Unmarshal([]byte(stdout), &rep.Report); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
@@ -537,7 +538,7 @@ func TestEvalDefaultPlanAndPerQuery(t *testing.T) {
 	}
 	var recall5 float64
 	for i, line := range lines {
-		var q perQueryLine
+		var q evalrun.PerQueryLine
 		if err := json.Unmarshal([]byte(line), &q); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/experiments"
 )
 
@@ -19,11 +20,11 @@ func experimentsStart(ctx context.Context, env *cliEnv, args []string) error {
 	control := fs.String("control", "", "the profile it is compared with (default: the active profile)")
 	share := fs.Float64("share", 0, "share of the units routed to the candidate, in (0, 1) (required)")
 	unit := fs.String("unit", string(experiments.UnitSession), "what a search is assigned by: session or key")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if name == "" || fs.NArg() > 0 {
-		return &usageError{msg: "want experiments start NAME --candidate P [--control P] --share F [--unit session|key]"}
+		return &cli.UsageError{Msg: "want experiments start NAME --candidate P [--control P] --share F [--unit session|key]"}
 	}
 	pool, err := openReady(ctx, env)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -232,7 +233,7 @@ func withPool(name string, nargs int, run func(context.Context, *cliEnv, *pgxpoo
 			return err
 		}
 		if len(args) != nargs {
-			return &usageError{msg: "want " + lookup(name).usage}
+			return &cli.UsageError{Msg: "want " + lookup(name).usage}
 		}
 		pool, err := openReady(ctx, env)
 		if err != nil {

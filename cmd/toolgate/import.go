@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
@@ -15,14 +16,14 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("import", env)
 	source := fs.String("source", "", "catalog source to replace (created when missing)")
 	file, args := leadingArg(args)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if file == "" && fs.NArg() == 1 {
 		file = fs.Arg(0)
 	}
 	if file == "" || *source == "" || fs.NArg() > 1 {
-		return &usageError{msg: "want FILE --source NAME"}
+		return &cli.UsageError{Msg: "want FILE --source NAME"}
 	}
 	f, err := os.Open(file)
 	if err != nil {

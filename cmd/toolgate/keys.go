@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/plan"
 )
 
@@ -22,11 +23,11 @@ func keysCreate(ctx context.Context, env *cliEnv, args []string) error {
 	rate := fs.Int("rate", auth.DefaultRatePerMin, "requests per minute; 0 for unlimited")
 	planMode := fs.String("plan", "", "query plan of the key's searches that ask for none: none, rewrite, decompose or full")
 	tenant := fs.String("tenant", "", "the search key's tenant: keys of one tenant learn from one another's searches (default: a tenant of its own)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *name == "" || *scope == "" || fs.NArg() > 0 {
-		return &usageError{msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE] [--tenant NAME]"}
+		return &cli.UsageError{Msg: "want --name NAME --scope admin|search [--sources a,b] [--rate N] [--plan MODE] [--tenant NAME]"}
 	}
 	pool, err := openReady(ctx, env)
 	if err != nil {

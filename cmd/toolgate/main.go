@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/internal/metrics"
@@ -68,11 +69,6 @@ type cliEnv struct {
 	metrics *metrics.Metrics
 }
 
-// usageError is a command line mistake; it is printed with a pointer to --help.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
@@ -116,27 +112,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	env := &cliEnv{cfg: cfg, log: newLogger(cfg, stderr), stdout: stdout, stderr: stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := c.run(ctx, env, rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		var ue *usageError
-		var ce *config.Error
-		var xe *exitError
-		if errors.As(err, &xe) {
-			return xe.code
-		}
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "toolgate %s: %v (see toolgate %s --help)\n", path, err, path)
-			return 2
-		}
-		fmt.Fprintf(stderr, "toolgate %s: %v\n", path, err)
-		if errors.As(err, &ce) {
-			return 2
-		}
-		return 1
+	err = c.run(ctx, env, rest)
+	var xe *exitError
+	if errors.As(err, &xe) {
+		return xe.code
 	}
-	return 0
+	code := cli.Exit(stderr, "toolgate "+path, err)
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return 2 // a setting the command reads itself
+	}
+	return code
 }
 
 // newLogger is the process's logger: text or JSON lines on w (TOOLGATE_LOG_FORMAT; auto is
@@ -153,37 +139,14 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 // the command's path in the command table ("keys create"): -h and --help print its help
 // and flags to stdout.
 func newFlags(name string, env *cliEnv) *flag.FlagSet {
-	fs := flag.NewFlagSet("toolgate "+name, flag.ContinueOnError)
-	// run prints a flag mistake once, with a pointer to --help; the flag package would
-	// print it and the whole usage as well.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() { writeHelp(env.stdout, name, fs) }
-	return fs
-}
-
-// parseFlags parses args and turns a flag mistake into a usageError; -h and --help print
-// the command's help and return flag.ErrHelp, which exits 0.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	help := fs.Usage
-	// The flag package calls Usage on every mistake too; only a request for help prints it.
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	fs.Usage = help
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			help()
-			return err
-		}
-		return &usageError{msg: err.Error()}
-	}
-	return nil
+	return cli.NewFlags("toolgate "+name, func(fs *flag.FlagSet) { writeHelp(env.stdout, name, fs) })
 }
 
 // parseArgs parses the arguments of a subcommand that has no flags, so that it answers
 // --help like the others, and returns its positional arguments.
 func parseArgs(name string, env *cliEnv, args []string) ([]string, error) {
 	fs := newFlags(name, env)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
 	return fs.Args(), nil

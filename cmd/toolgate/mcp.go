@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -20,7 +21,7 @@ import (
 // one session, the host's. Logs go to stderr; stdout carries the protocol.
 func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("mcp", env)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	// Logs go to stderr and there is no /metrics here, but traces may be exported.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/setup"
 )
@@ -23,7 +24,7 @@ func runMigrateDown(ctx context.Context, env *cliEnv, args []string) error {
 		if len(args) > 0 {
 			n, err := strconv.Atoi(args[0])
 			if err != nil || n < 1 {
-				return &usageError{msg: fmt.Sprintf("down %q: want a positive number of steps", args[0])}
+				return &cli.UsageError{Msg: fmt.Sprintf("down %q: want a positive number of steps", args[0])}
 			}
 			steps = n
 		}
@@ -44,7 +45,7 @@ func migrateCommand(ctx context.Context, env *cliEnv, action string, args []stri
 		return err
 	}
 	if len(args) > maxArgs {
-		return &usageError{msg: "want " + lookup("migrate "+action).usage}
+		return &cli.UsageError{Msg: "want " + lookup("migrate "+action).usage}
 	}
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/profiles"
 	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/tune"
@@ -81,11 +82,11 @@ func profilesReweight(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("profiles reweight", env)
 	wait := fs.Bool("wait", false, "re-weight in this process and print progress instead of queueing a job")
 	batch := fs.Int("batch", profiles.ReweightBatch, "tools per transaction (with --wait)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if name == "" || fs.NArg() > 0 || *batch <= 0 {
-		return &usageError{msg: "want profiles reweight NAME [--wait] [--batch N>0]"}
+		return &cli.UsageError{Msg: "want profiles reweight NAME [--wait] [--batch N>0]"}
 	}
 	pool, err := openReady(ctx, env)
 	if err != nil {
@@ -139,11 +140,11 @@ func profilesTune(ctx context.Context, env *cliEnv, args []string) error {
 	fs.IntVar(&opts.MaxPerKey, "max-per-key", 0, "the most labelled searches of one search key used (0: a tenth of --max-searches)")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the random starting points and the bootstrap")
 	wait := fs.Bool("wait", false, "tune in this process and print progress instead of queueing a job")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if name == "" || fs.NArg() > 0 {
-		return &usageError{msg: "want profiles tune NEW [--baseline P] [--since-days N] [--holdout F] [--min-searches N] [--max-searches N] [--max-per-key N] [--seed N] [--wait]"}
+		return &cli.UsageError{Msg: "want profiles tune NEW [--baseline P] [--since-days N] [--holdout F] [--min-searches N] [--max-searches N] [--max-per-key N] [--seed N] [--wait]"}
 	}
 	pool, err := openReady(ctx, env)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -20,11 +21,11 @@ func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 	embedder := fs.String("embedder", env.cfg.Embedder, "local or openai (TOOLGATE_EMBEDDER)")
 	model := fs.String("model", env.cfg.EmbedModel, "embedding model of the openai embedder (TOOLGATE_EMBED_MODEL)")
 	dims := fs.Int("dims", env.cfg.EmbedDims, "vector length (TOOLGATE_EMBED_DIMS)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return &usageError{msg: "reembed takes no arguments"}
+		return &cli.UsageError{Msg: "reembed takes no arguments"}
 	}
 	env.cfg.Embedder, env.cfg.EmbedModel, env.cfg.EmbedDims = *embedder, *model, *dims
 	if err := env.cfg.Validate(); err != nil {

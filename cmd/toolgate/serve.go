@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
@@ -31,7 +32,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	role := fs.String("role", string(env.cfg.Role), "all, api or worker (TOOLGATE_ROLE)")
 	noMigrate := fs.Bool("no-migrate", !env.cfg.AutoMigrate, "do not apply migrations at start (TOOLGATE_AUTO_MIGRATE=false)")
 	open := fs.Bool("open", env.cfg.Open, "open mode: no API key needed, every caller is admin (TOOLGATE_OPEN); local use only")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	env.cfg.ListenAddr, env.cfg.Role, env.cfg.AutoMigrate = *listen, config.Role(*role), !*noMigrate

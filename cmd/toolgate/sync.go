@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/sources"
@@ -16,14 +17,14 @@ func runSync(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("sync", env)
 	timeout := fs.Duration("timeout", env.cfg.SyncTimeout, "bound on connecting and listing (TOOLGATE_SYNC_TIMEOUT)")
 	name, args := leadingArg(args)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if name == "" && fs.NArg() == 1 {
 		name = fs.Arg(0)
 	}
 	if name == "" || fs.NArg() > 1 || *timeout <= 0 {
-		return &usageError{msg: "want NAME [--timeout 1m]"}
+		return &cli.UsageError{Msg: "want NAME [--timeout 1m]"}
 	}
 	pool, err := postgres.Connect(ctx, env.cfg.DatabaseURL)
 	if err != nil {

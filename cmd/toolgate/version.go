@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli"
 )
 
 // runVersion prints the binary's version on one line.
@@ -14,7 +16,7 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if len(args) > 0 {
-		return &usageError{msg: "version takes no arguments"}
+		return &cli.UsageError{Msg: "version takes no arguments"}
 	}
 	fmt.Fprintf(env.stdout, "toolgate %s\n", buildVersion())
 	return nil

@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -9,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
@@ -49,8 +52,10 @@ func benchDB(b testing.TB, n int) *pgxpool.Pool {
 }
 
 // runConcurrent runs b.N calls of op from TOOLGATE_BENCH_CLIENTS clients (default 8) and
-// reports latency percentiles and throughput.
-func runConcurrent(b *testing.B, op func(i int) error) {
+// reports latency percentiles, throughput and the CPU time per call of this process (the
+// search's Go: the clients are a loop) and of pool's PostgreSQL backends (their own work;
+// the WAL writer's and the checkpointer's are not counted).
+func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	clients := 8
 	if s := os.Getenv("TOOLGATE_BENCH_CLIENTS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -64,6 +69,7 @@ func runConcurrent(b *testing.B, op func(i int) error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
+	goCPU0, pgCPU0 := processCPU(b), backendsCPU(b, pool)
 	b.ResetTimer()
 	start := time.Now()
 	for c := 0; c < clients; c++ {
@@ -92,6 +98,7 @@ func runConcurrent(b *testing.B, op func(i int) error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	goCPU, pgCPU := processCPU(b)-goCPU0, usedSince(pgCPU0, backendsCPU(b, pool))
 	if firstErr != nil {
 		b.Fatal(firstErr)
 	}
@@ -103,6 +110,72 @@ func runConcurrent(b *testing.B, op func(i int) error) {
 	b.ReportMetric(pct(0.95), "p95-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(goCPU.Microseconds())/1000/float64(b.N), "go-cpu-ms/op")
+	b.ReportMetric(float64(pgCPU.Microseconds())/1000/float64(b.N), "pg-cpu-ms/op")
+}
+
+// processCPU is the CPU time, user and system, this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// backendsCPU reads the CPU time each client backend of pool's database has used so far
+// (from /proc: the server runs on this machine). The pool opens all its connections first,
+// so that the backends a run uses are those read before it.
+func backendsCPU(b *testing.B, pool *pgxpool.Pool) map[int32]time.Duration {
+	ctx := context.Background()
+	var conns []*pgxpool.Conn
+	for range pool.Config().MaxConns {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	rows, err := pool.Query(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(map[int32]time.Duration, len(pids))
+	for _, pid := range pids {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // a backend that ended
+		}
+		// the fields after the command's closing parenthesis: utime and stime are the 14th
+		// and 15th of the line, in clock ticks (USER_HZ, 100)
+		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+		var ticks int64
+		for _, i := range []int{11, 12} {
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+		out[pid] = time.Duration(ticks) * time.Second / 100
+	}
+	return out
+}
+
+// usedSince is the CPU time the backends of before used up to after.
+func usedSince(before, after map[int32]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range after {
+		if t0, ok := before[pid]; ok {
+			d += t - t0
+		}
+	}
+	return d
 }
 
 // servedSettings are the search settings serve runs with the built-in embedder: the defaults
@@ -169,7 +242,7 @@ func BenchmarkSearch(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("tools=%d/%s", n, c.name), func(b *testing.B) {
 				s := search.New(setupOnce(b), c.embedder, c.settings, discard())
-				runConcurrent(b, func(i int) error {
+				runConcurrent(b, pool, func(i int) error {
 					_, err := s.Search(context.Background(), callerOf(context.Background()), c.request(i))
 					return err
 				})
@@ -180,7 +253,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d/lexical-restricted", n), func(b *testing.B) {
 			s := search.New(setupOnce(b), nil, served, discard())
 			tenant := auth.Caller{Name: "tenant", KeyID: 7, Scope: auth.ScopeSearch, Sources: []string{"bench"}}
-			runConcurrent(b, func(i int) error {
+			runConcurrent(b, pool, func(i int) error {
 				r := short(i)
 				r.Mode = search.ModeLexical
 				_, err := s.Search(context.Background(), tenant, r)
@@ -193,7 +266,7 @@ func BenchmarkSearch(b *testing.B) {
 			for i, q := range queries {
 				vecs[i] = pgvector.NewVector(searchbench.Vector(q))
 			}
-			runConcurrent(b, func(i int) error {
+			runConcurrent(b, pool, func(i int) error {
 				rows, err := p.Query(context.Background(), searchbench.KNNFloor, vecs[i%len(vecs)])
 				if err != nil {
 					return err

@@ -9,14 +9,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/rerank"
 )
 
 // writeLog writes the retrieval log row of an answered search to the primary, once, with
 // its final ranking (merged and reranked), and sets resp.SearchID. It is the row's only
-// writer (the search statement only reads), and goes with SearchLogAsync in one batch: one
-// implicit transaction that does not wait for a WAL flush.
+// writer (the search statement only reads); the row goes in a batch with the rows of the
+// searches that finish meanwhile (logWriter), which does not wait for a WAL flush.
 func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) error {
 	start := time.Now()
 	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
@@ -44,11 +43,7 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) er
 	if x := resp.Experiment; x != nil {
 		entry.ExperimentID, entry.Arm = pgtype.Int8{Int64: x.ID, Valid: true}, optional(string(x.Arm))
 	}
-	qp := db.New(newPipeline(s.pool))
-	if err := qp.SearchLogAsync(ctx); err != nil {
-		return err
-	}
-	if resp.SearchID, err = qp.InsertSearchLog(ctx, entry); err != nil {
+	if resp.SearchID, err = s.logs.write(ctx, entry); err != nil {
 		return err
 	}
 	resp.Timings.Log = time.Since(start)

@@ -81,13 +81,33 @@ func (p *pipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Ro
 	return oneRow{rows: rows, err: err}
 }
 
-// SendBatch sends b after the queued statements.
+// SendBatch sends the queued statements and b as one batch and returns b's results: the
+// queued statements' results are read first, and an error of one of them is every result's.
 func (p *pipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	all := p.pending
 	p.pending = &pgx.Batch{}
+	queued := all.Len()
 	all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
-	return p.to.SendBatch(ctx, all)
+	br := p.to.SendBatch(ctx, all)
+	for range queued {
+		if _, err := br.Exec(); err != nil {
+			return failedBatch{BatchResults: br, err: errors.Join(err, br.Close())}
+		}
+	}
+	return br
 }
+
+// failedBatch is the results of a batch, closed, whose queued statements failed: err, for
+// each.
+type failedBatch struct {
+	pgx.BatchResults
+	err error
+}
+
+func (f failedBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, f.err }
+func (f failedBatch) Query() (pgx.Rows, error)         { return nil, f.err }
+func (f failedBatch) QueryRow() pgx.Row                { return oneRow{err: f.err} }
+func (f failedBatch) Close() error                     { return f.err }
 
 var _ db.DBTX = (*pipeline)(nil)
 

@@ -173,6 +173,7 @@ type Service struct {
 	settings Settings
 	log      *slog.Logger
 	metrics  *metrics.Metrics // counts feedback labels; nil counts nothing
+	logs     *logWriter       // the retrieval log's rows, on the primary
 }
 
 // Option configures a Service.
@@ -195,7 +196,8 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, settings Settings, logger 
 		// a zero budget would choose no lexical candidates at all
 		settings.LexicalTerms = DefaultSettings().LexicalTerms
 	}
-	s := &Service{pool: pool, embedder: embedder, settings: settings, log: logger.With("component", "search")}
+	s := &Service{pool: pool, embedder: embedder, settings: settings, log: logger.With("component", "search"),
+		logs: newLogWriter(pool, settings.StatementTimeout)}
 	for _, o := range opts {
 		o(s)
 	}

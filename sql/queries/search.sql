@@ -378,9 +378,10 @@ LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
 ORDER BY r.grp, r.pos;
 
--- name: InsertSearchLog :one
+-- name: InsertSearchLog :batchone
 -- The retrieval log row of an answered search, written to the primary once its final
--- ranking is known (after SearchLogAsync, in the same batch): the results by position, each
+-- ranking is known, together with the rows of the searches that finished meanwhile (one
+-- batch after SearchLogAsync: one round trip, one transaction; search.logWriter): the results by position, each
 -- {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
 -- reranker rerank_score} (search.logJSON), the rerank decision, and the experiment arm and
 -- serving profile the Search statement chose (its exp and pset CTEs).

@@ -1,4 +1,4 @@
-package main
+package evalrun
 
 import (
 	"bufio"
@@ -21,27 +21,27 @@ import (
 	"github.com/toolgate/toolgate/internal/eval"
 )
 
-// evalLine is one configuration's result as `toolgate eval` writes it, one JSON object per
+// Line is one configuration's result as `toolgate eval` writes it, one JSON object per
 // line of --out (and per element of --json): the run it belongs to, the configuration's
 // label, and its report (metrics, config, dataset).
-type evalLine struct {
-	Run   *evalRunInfo `json:"run"`
-	Label string       `json:"label"`
+type Line struct {
+	Run   *RunInfo `json:"run"`
+	Label string   `json:"label"`
 	eval.Report
 }
 
-// evalRunInfo identifies one invocation of `toolgate eval`: every line it writes carries it.
-type evalRunInfo struct {
+// RunInfo identifies one invocation of `toolgate eval`: every line it writes carries it.
+type RunInfo struct {
 	ID        string    `json:"id"`
 	StartedAt time.Time `json:"started_at"`
 	Args      []string  `json:"args"`
 	Toolgate  buildInfo `json:"toolgate"`
 }
 
-func newEvalRunInfo(ctx context.Context, args []string) *evalRunInfo {
+func newRunInfo(ctx context.Context, args []string) *RunInfo {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &evalRunInfo{ID: hex.EncodeToString(b), StartedAt: time.Now().UTC().Truncate(time.Second),
+	return &RunInfo{ID: hex.EncodeToString(b), StartedAt: time.Now().UTC().Truncate(time.Second),
 		Args: append([]string{}, args...), Toolgate: toolgateBuild(ctx)}
 }
 
@@ -158,7 +158,7 @@ func checkEvalOut(path string, ds eval.DatasetInfo) error {
 			continue
 		}
 		var prev struct {
-			Run     *evalRunInfo      `json:"run"`
+			Run     *RunInfo          `json:"run"`
 			Dataset *eval.DatasetInfo `json:"dataset"`
 		}
 		if err := json.Unmarshal(line, &prev); err != nil || prev.Run == nil || prev.Dataset == nil {
@@ -191,7 +191,7 @@ func jsonLine(v any) ([]byte, error) {
 }
 
 // write appends l as one line, in one write, and syncs the file.
-func (o *evalOut) write(l evalLine) error {
+func (o *evalOut) write(l Line) error {
 	line, err := jsonLine(l)
 	if err != nil {
 		return err
@@ -228,8 +228,8 @@ func createPerQueryOut(path string) (*perQueryOut, error) {
 	return &perQueryOut{f: f}, nil
 }
 
-// perQueryLine is one line of the --per-query file.
-type perQueryLine struct {
+// PerQueryLine is one line of the --per-query file.
+type PerQueryLine struct {
 	Run    string `json:"run"`
 	Config string `json:"config"`
 	eval.QueryOutcome
@@ -241,7 +241,7 @@ func (o *perQueryOut) writer(run, config string) func(eval.QueryOutcome) error {
 		return nil
 	}
 	return func(q eval.QueryOutcome) error {
-		line, err := jsonLine(perQueryLine{Run: run, Config: config, QueryOutcome: q})
+		line, err := jsonLine(PerQueryLine{Run: run, Config: config, QueryOutcome: q})
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package main
+package evalrun
 
 import (
 	"context"
@@ -18,6 +18,15 @@ import (
 	"github.com/toolgate/toolgate/internal/search"
 )
 
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func defaultConfig(t *testing.T) config.Config {
 	t.Helper()
 	c, err := config.Load(func(string) string { return "" })
@@ -31,7 +40,7 @@ func defaultConfig(t *testing.T) config.Config {
 // a field added later (a fusion method, a new weight) is reported by reflection, and one
 // that holds a component eval does not describe fails here.
 func TestEvalSettingsRecord(t *testing.T) {
-	rec := settingsRecord(search.DefaultSettings(), evalComponents(defaultConfig(t), 0))
+	rec := SettingsRecord(search.DefaultSettings(), evalComponents(defaultConfig(t), 0))
 	typ := reflect.TypeFor[search.Settings]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
@@ -65,7 +74,7 @@ func TestEvalSettingsRecord(t *testing.T) {
 		K      float64
 		Fusion interface{ Fuse() }
 	}
-	if got := settingsRecord(withComponent{K: 1}, nil)["fusion"]; got != unreported+"interface { Fuse() }" {
+	if got := SettingsRecord(withComponent{K: 1}, nil)["fusion"]; got != unreported+"interface { Fuse() }" {
 		t.Fatalf("undescribed component reported as %v", got)
 	}
 }
@@ -83,7 +92,7 @@ func TestSettingName(t *testing.T) {
 // and a new value shows under that key and nowhere else.
 func TestEvalSettingKeys(t *testing.T) {
 	components := evalComponents(defaultConfig(t), 0)
-	def := settingsRecord(search.DefaultSettings(), components)
+	def := SettingsRecord(search.DefaultSettings(), components)
 	for key := range evalSettingKeys {
 		v, ok := def[key]
 		if !ok {
@@ -97,7 +106,7 @@ func TestEvalSettingKeys(t *testing.T) {
 		if err := evalSettingKeys[key](&st, fmt.Sprint(v)); err != nil {
 			t.Errorf("--set %s=%v (the reported default): %v", key, v, err)
 		}
-		if got := settingsRecord(st, components); !reflect.DeepEqual(got, def) {
+		if got := SettingsRecord(st, components); !reflect.DeepEqual(got, def) {
 			t.Errorf("--set %s=%v changed the record: %v", key, v, got)
 		}
 	}
@@ -110,8 +119,8 @@ func TestEvalSettingKeys(t *testing.T) {
 		{"embed_timeout", "500ms", "500ms"}, {"rerank_top_n", "10", 10},
 		{"fusion", "dbsf", search.FusionDBSF}, {"query_idf", "true", true},
 	} {
-		st := applySettings(search.DefaultSettings(), []settingChange{{c.key, c.value}})
-		got := settingsRecord(st, components)
+		st := applySettings(search.DefaultSettings(), []SettingChange{{c.key, c.value}})
+		got := SettingsRecord(st, components)
 		if got[c.key] != c.want {
 			t.Errorf("--set %s=%s: reported %v, want %v", c.key, c.value, got[c.key], c.want)
 		}
@@ -124,11 +133,11 @@ func TestEvalSettingKeys(t *testing.T) {
 }
 
 func TestSettingVariations(t *testing.T) {
-	base, vars, err := settingVariations([]string{"candidates=30"}, []string{"k_rrf=10,60", "weight_vector=0, 0.5,1"})
+	base, vars, err := ParseSettings([]string{"candidates=30"}, []string{"k_rrf=10,60", "weight_vector=0, 0.5,1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(base) != 1 || base[0] != (settingChange{"candidates", "30"}) {
+	if len(base) != 1 || base[0] != (SettingChange{"candidates", "30"}) {
 		t.Fatalf("base %v", base)
 	}
 	var labels []string
@@ -140,7 +149,7 @@ func TestSettingVariations(t *testing.T) {
 	if !reflect.DeepEqual(labels, want) {
 		t.Fatalf("variations %q, want %q", labels, want)
 	}
-	if _, vars, err := settingVariations(nil, nil); err != nil || len(vars) != 1 || vars[0] != nil {
+	if _, vars, err := ParseSettings(nil, nil); err != nil || len(vars) != 1 || vars[0] != nil {
 		t.Fatalf("no --vary: %v, %v; want one configuration without changes", vars, err)
 	}
 
@@ -164,8 +173,8 @@ func TestSettingVariations(t *testing.T) {
 		{nil, []string{"k_rrf="}, `--vary: want key=v1,v2,..., got "k_rrf="`},
 		{nil, []string{"nope=1,2"}, `--vary: unknown search setting "nope"`},
 	} {
-		_, _, err := settingVariations(c.sets, c.varies)
-		var ue *usageError
+		_, _, err := ParseSettings(c.sets, c.varies)
+		var ue *OptionError
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("set %q vary %q: %v, want a one-line usage error starting %q", c.sets, c.varies, err, c.want)
 		}
@@ -247,8 +256,8 @@ func TestOpenEvalOut(t *testing.T) {
 		t.Fatal("opened a file in a missing directory")
 	}
 	path = filepath.Join(dir, "results.jsonl")
-	line := func(info eval.DatasetInfo) evalLine {
-		return evalLine{Run: newEvalRunInfo(context.Background(), nil), Label: "x", Report: eval.Report{NQueries: 1, Dataset: &info}}
+	line := func(info eval.DatasetInfo) Line {
+		return Line{Run: newRunInfo(context.Background(), nil), Label: "x", Report: eval.Report{NQueries: 1, Dataset: &info}}
 	}
 	for range 2 { // a new file, then the same dataset again
 		out, err := openEvalOut(path, ds)

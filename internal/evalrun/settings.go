@@ -1,4 +1,4 @@
-package main
+package evalrun
 
 import (
 	"fmt"
@@ -108,24 +108,30 @@ func oneOf[T ~string](values ...T) func(string) (T, error) {
 	}
 }
 
-// settingChange is one key=value of --set or --vary, already checked.
-type settingChange struct {
+// OptionError is an option of a run that cannot be used (an unknown setting or profile, a
+// bad value): the caller's mistake, which a command reports as a usage error.
+type OptionError struct{ Msg string }
+
+func (e *OptionError) Error() string { return e.Msg }
+
+// SettingChange is one key=value of --set or --vary, already checked.
+type SettingChange struct {
 	key, value string
 }
 
-// settingVariations reads the --set flags (applied to every configuration) and the --vary
+// ParseSettings reads the --set flags (applied to every configuration) and the --vary
 // flags (the cartesian product of their values: one extra configuration each) into the
 // base changes and the list of variations, in the order given (the first --vary varies
 // slowest). Unknown keys, bad values, a key given twice and a key both set and varied fail
 // here, before the dataset is read.
-func settingVariations(sets, varies []string) (base []settingChange, variations [][]settingChange, err error) {
+func ParseSettings(sets, varies []string) (base []SettingChange, variations [][]SettingChange, err error) {
 	seen := map[string]string{}
 	use := func(flag, key string) error {
 		if _, ok := evalSettingKeys[key]; !ok {
-			return &usageError{msg: fmt.Sprintf("%s: unknown search setting %q (have %s)", flag, key, strings.Join(evalSettingNames(), ", "))}
+			return &OptionError{Msg: fmt.Sprintf("%s: unknown search setting %q (have %s)", flag, key, strings.Join(SettingNames(), ", "))}
 		}
 		if prev, dup := seen[key]; dup {
-			return &usageError{msg: fmt.Sprintf("%s: %s is already given by %s", flag, key, prev)}
+			return &OptionError{Msg: fmt.Sprintf("%s: %s is already given by %s", flag, key, prev)}
 		}
 		seen[key] = flag
 		return nil
@@ -133,7 +139,7 @@ func settingVariations(sets, varies []string) (base []settingChange, variations 
 	check := func(flag, key, value string) error {
 		scratch := search.DefaultSettings()
 		if err := evalSettingKeys[key](&scratch, value); err != nil {
-			return &usageError{msg: fmt.Sprintf("%s %s: %v", flag, key, err)}
+			return &OptionError{Msg: fmt.Sprintf("%s %s: %v", flag, key, err)}
 		}
 		return nil
 	}
@@ -141,7 +147,7 @@ func settingVariations(sets, varies []string) (base []settingChange, variations 
 		key, value, ok := strings.Cut(s, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if !ok || key == "" {
-			return nil, nil, &usageError{msg: fmt.Sprintf("--set: want key=value, got %q", s)}
+			return nil, nil, &OptionError{Msg: fmt.Sprintf("--set: want key=value, got %q", s)}
 		}
 		if err := use("--set", key); err != nil {
 			return nil, nil, err
@@ -149,14 +155,14 @@ func settingVariations(sets, varies []string) (base []settingChange, variations 
 		if err := check("--set", key, value); err != nil {
 			return nil, nil, err
 		}
-		base = append(base, settingChange{key, value})
+		base = append(base, SettingChange{key, value})
 	}
-	variations = [][]settingChange{nil}
+	variations = [][]SettingChange{nil}
 	for _, v := range varies {
 		key, list, ok := strings.Cut(v, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" || strings.TrimSpace(list) == "" {
-			return nil, nil, &usageError{msg: fmt.Sprintf("--vary: want key=v1,v2,..., got %q", v)}
+			return nil, nil, &OptionError{Msg: fmt.Sprintf("--vary: want key=v1,v2,..., got %q", v)}
 		}
 		if err := use("--vary", key); err != nil {
 			return nil, nil, err
@@ -168,14 +174,14 @@ func settingVariations(sets, varies []string) (base []settingChange, variations 
 				return nil, nil, err
 			}
 			if slices.Contains(values, value) {
-				return nil, nil, &usageError{msg: fmt.Sprintf("--vary %s: %s is given twice", key, value)}
+				return nil, nil, &OptionError{Msg: fmt.Sprintf("--vary %s: %s is given twice", key, value)}
 			}
 			values = append(values, value)
 		}
-		next := make([][]settingChange, 0, len(variations)*len(values))
+		next := make([][]SettingChange, 0, len(variations)*len(values))
 		for _, prefix := range variations {
 			for _, value := range values {
-				next = append(next, append(slices.Clip(prefix), settingChange{key, value}))
+				next = append(next, append(slices.Clip(prefix), SettingChange{key, value}))
 			}
 		}
 		variations = next
@@ -183,8 +189,8 @@ func settingVariations(sets, varies []string) (base []settingChange, variations 
 	return base, variations, nil
 }
 
-// evalSettingNames lists the keys of evalSettingKeys, sorted.
-func evalSettingNames() []string {
+// SettingNames lists the keys of evalSettingKeys, sorted.
+func SettingNames() []string {
 	names := make([]string, 0, len(evalSettingKeys))
 	for k := range evalSettingKeys {
 		names = append(names, k)
@@ -194,7 +200,7 @@ func evalSettingNames() []string {
 }
 
 // applySettings returns st with the changes applied (they were checked when parsed).
-func applySettings(st search.Settings, changes ...[]settingChange) search.Settings {
+func applySettings(st search.Settings, changes ...[]SettingChange) search.Settings {
 	for _, list := range changes {
 		for _, c := range list {
 			if err := evalSettingKeys[c.key](&st, c.value); err != nil {
@@ -206,7 +212,7 @@ func applySettings(st search.Settings, changes ...[]settingChange) search.Settin
 }
 
 // changesLabel is how a variation names its configuration: "k_rrf=30 postings=10".
-func changesLabel(changes []settingChange) string {
+func changesLabel(changes []SettingChange) string {
 	parts := make([]string, len(changes))
 	for i, c := range changes {
 		parts[i] = c.key + "=" + c.value
@@ -218,11 +224,11 @@ func changesLabel(changes []settingChange) string {
 // (an interface, a function) that has no description. TestEvalSettingsRecord fails on it.
 const unreported = "unreported: "
 
-// settingsRecord is every field of st (a search.Settings) for the report's config.search,
+// SettingsRecord is every field of st (a search.Settings) for the report's config.search,
 // under its settingName: values as they are (durations as text, "2s"), and components (the
 // planner, the reranker: interfaces) by their entry in described. It reads the fields by
 // reflection, so a field added to search.Settings is reported without a change here.
-func settingsRecord[S any](st S, described map[string]any) map[string]any {
+func SettingsRecord[S any](st S, described map[string]any) map[string]any {
 	v := reflect.ValueOf(st)
 	t := v.Type()
 	out := make(map[string]any, t.NumField())
@@ -277,7 +283,7 @@ func settingName(f string) string {
 }
 
 // evalComponents describes the components of search.Settings that eval builds from the
-// configuration, for settingsRecord: the planner (which one, its vocabulary file and size,
+// configuration, for SettingsRecord: the planner (which one, its vocabulary file and size,
 // its model) and the reranker. vocabulary is the number of entries of the planner's
 // vocabulary (0 without one).
 func evalComponents(c config.Config, vocabulary int) map[string]any {
