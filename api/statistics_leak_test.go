@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +192,45 @@ func TestRestrictedKeyWordOracleLeaksNothing(t *testing.T) {
 	// the probe word, in beta's tools only
 	x.putBeta(t, append(beta, numbered(3, "payroll_%d", "Payroll export %d.")...))
 	sameResults(t, "the probe word in beta's tools", without, x.lexical(t, x.alpha, query))
+}
+
+// explainedTerms are the lexemes the explanation of key's lexical search for query lists
+// for its text.
+func (x tenants) explainedTerms(t *testing.T, key, query string) []string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "mode": "lexical", "plan": "none", "explain": true})
+	r := do(t, x.h, http.MethodPost, "/search", key, string(body))
+	if r.status != http.StatusOK {
+		t.Fatalf("search %q: %d %v", query, r.status, r.body)
+	}
+	texts := r.body["explain"].(map[string]any)["texts"].([]any)
+	var terms []string
+	for _, term := range texts[0].(map[string]any)["terms"].([]any) {
+		terms = append(terms, term.(string))
+	}
+	slices.Sort(terms)
+	return terms
+}
+
+// TestRestrictedKeyQueryLanguagesLeakNothing: a key restricted to alpha, whose tools are
+// English, has its query analysed in English alone, however many languages other sources
+// hold: the terms its explanation lists are the same before and after an admin adds German
+// tools to beta, while the admin's gain the German stems. Before, every query was analysed
+// in every language of the index, and the restricted key's terms showed beta's German.
+func TestRestrictedKeyQueryLanguagesLeakNothing(t *testing.T) {
+	t.Parallel()
+	alpha := numbered(5, "weather_report_%d", "Get the weather report of city %d.")
+	beta := numbered(5, "book_room_%d", "Book meeting room %d for a team.")
+	x := newTenants(t, alpha, beta)
+	const query = "Wettervorhersagen Temperaturen weather"
+
+	before := x.explainedTerms(t, x.alpha, query)
+	adminBefore := x.explainedTerms(t, x.admin, query)
+	x.putBeta(t, append(beta, testfactory.Tool("get_forecast", "Ruft die aktuellen Wettervorhersagen für eine Stadt ab und gibt die Temperaturen zurück.")))
+	if after := x.explainedTerms(t, x.alpha, query); !slices.Equal(before, after) {
+		t.Errorf("the restricted key's terms changed with beta's German tool: %v, then %v", before, after)
+	}
+	if after := x.explainedTerms(t, x.admin, query); !slices.Contains(after, "wettervorhersag") || slices.Equal(adminBefore, after) {
+		t.Errorf("the admin's terms %v (before %v), want the German stem wettervorhersag among them", after, adminBefore)
+	}
 }

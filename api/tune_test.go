@@ -65,7 +65,7 @@ func TestTuneEndpoints(t *testing.T) {
 		}
 		for _, r := range resp["results"].([]any) {
 			if name := "ws__" + u.Tools[0]; r.(map[string]any)["name"] == name {
-				path := fmt.Sprintf("/search/%v/feedback", resp["search_id"])
+				path := fmt.Sprintf("/search/%d/feedback", int64(resp["search_id"].(float64)))
 				if code, resp := call(t, srv, "POST", path, fmt.Sprintf(`{"tools":[{"name":%q,"success":true}]}`, name)); code >= 300 {
 					t.Fatalf("feedback: %d %v", code, resp)
 				}

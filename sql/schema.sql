@@ -910,9 +910,21 @@ $$;
 CREATE FUNCTION public.toolgate_query_lexemes(txt text) RETURNS SETOF text
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
+    SELECT toolgate_query_lexemes(txt, NULL)
+$$;
+
+
+--
+-- Name: toolgate_query_lexemes(text, bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_query_lexemes(txt text, seen bigint[]) RETURNS SETOF text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
     SELECT DISTINCT u.lexeme
     FROM (SELECT 'english'::regconfig AS cfg
-          UNION SELECT l.language::regconfig FROM search_languages l) c
+          UNION SELECT l.language::regconfig FROM search_languages l WHERE seen IS NULL
+          UNION SELECT l.language::regconfig FROM search_source_languages l WHERE l.source_id = ANY (seen)) c
     CROSS JOIN LATERAL unnest(toolgate_text_vector(c.cfg, txt)) AS u (lexeme, positions, weights)
     WHERE c.cfg = 'english'::regconfig
        OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
@@ -1048,6 +1060,29 @@ CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zon
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
 $$;
+
+
+--
+-- Name: toolgate_search_id(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_id(seq bigint) RETURNS bigint
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+DECLARE
+    secret text := (SELECT key FROM search_id_key);
+    half   constant bigint := 67108863; -- 2^26 - 1
+    l      bigint := (seq >> 26) & half;
+    r      bigint := seq & half;
+    t      bigint;
+BEGIN
+    FOR i IN 1..8 LOOP
+        t := r;
+        r := l # (('x' || left(md5(secret || ':' || i || ':' || r), 8))::bit(32)::bigint & half);
+        l := t;
+    END LOOP;
+    RETURN (1::bigint << 52) | (l << 26) | r;
+END $$;
 
 
 --
@@ -1205,9 +1240,15 @@ BEGIN
                  array_agg(sdec.source_id ORDER BY sdec.lexeme, sdec.source_id) AS src
           FROM sdec WHERE sdec.df <= 0) s;
     WITH old AS (
-        SELECT d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
+        SELECT d.source_id, d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids)
+        GROUP BY d.source_id, d.language
+    ), ldec AS (
+        UPDATE search_source_languages l SET docs = l.docs - old.n
+        FROM old WHERE l.source_id = old.source_id AND l.language = old.language
     )
-    UPDATE search_languages l SET docs = l.docs - old.n FROM old WHERE l.language = old.language;
+    UPDATE search_languages l SET docs = l.docs - o.n
+    FROM (SELECT old.language, sum(old.n) AS n FROM old GROUP BY old.language) o
+    WHERE l.language = o.language;
     WITH gone AS (
         DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING source_id, doc_len
     ), sgone AS (
@@ -1227,6 +1268,10 @@ BEGIN
     SELECT d.language, count(*) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
     ON CONFLICT (language) DO UPDATE SET docs = search_languages.docs + EXCLUDED.docs;
     DELETE FROM search_languages WHERE docs <= 0;
+    INSERT INTO search_source_languages (source_id, language, docs)
+    SELECT d.source_id, d.language, count(*) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.source_id, d.language
+    ON CONFLICT (source_id, language) DO UPDATE SET docs = search_source_languages.docs + EXCLUDED.docs;
+    DELETE FROM search_source_languages WHERE docs <= 0;
     UPDATE search_corpus
        SET docs = docs + s.n, total_len = total_len + s.len, name_words = greatest(name_words, s.words)
       FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len,
@@ -2052,7 +2097,7 @@ CREATE SEQUENCE public.search_log_id_seq
 --
 
 CREATE TABLE public.search_log (
-    id bigint DEFAULT nextval('public.search_log_id_seq'::regclass) NOT NULL,
+    id bigint DEFAULT public.toolgate_search_id(nextval('public.search_log_id_seq'::regclass)) NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     query text NOT NULL,
     variants text[] DEFAULT '{}'::text[] NOT NULL,
@@ -2138,6 +2183,17 @@ ALTER TABLE public.search_feedback ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+
+--
+-- Name: search_id_key; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_id_key (
+    only_row boolean DEFAULT true NOT NULL,
+    key text NOT NULL,
+    CONSTRAINT search_id_key_only_row_check CHECK (only_row)
 );
 
 
@@ -2524,6 +2580,17 @@ CREATE TABLE public.search_source_corpus (
     source_id bigint NOT NULL,
     docs bigint NOT NULL,
     total_len double precision NOT NULL
+);
+
+
+--
+-- Name: search_source_languages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_source_languages (
+    source_id bigint NOT NULL,
+    language text NOT NULL,
+    docs bigint NOT NULL
 );
 
 
@@ -3117,6 +3184,14 @@ ALTER TABLE ONLY public.search_feedback
 
 
 --
+-- Name: search_id_key search_id_key_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_id_key
+    ADD CONSTRAINT search_id_key_pkey PRIMARY KEY (only_row);
+
+
+--
 -- Name: search_labels search_labels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3242,6 +3317,14 @@ ALTER TABLE ONLY public.search_rollup_tools
 
 ALTER TABLE ONLY public.search_source_corpus
     ADD CONSTRAINT search_source_corpus_pkey PRIMARY KEY (source_id);
+
+
+--
+-- Name: search_source_languages search_source_languages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_source_languages
+    ADD CONSTRAINT search_source_languages_pkey PRIMARY KEY (source_id, language);
 
 
 --

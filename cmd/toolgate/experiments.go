@@ -63,9 +63,26 @@ func experimentsList(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args 
 }
 
 // experimentsShow prints the experiment and the comparison of its arms as JSON, as
-// GET /admin/experiments/{name} answers.
-func experimentsShow(ctx context.Context, env *cliEnv, pool *pgxpool.Pool, args []string) error {
-	r, err := experiments.Get(ctx, pool, args[0])
+// GET /admin/experiments/{name}?max_per_key=N answers.
+func experimentsShow(ctx context.Context, env *cliEnv, args []string) error {
+	name, args := leadingArg(args)
+	fs := newFlags("experiments show", env)
+	maxPerKey := fs.Int("max-per-key", experiments.DefaultMaxPerKey, "the searches of one search key counted per arm, at most")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if name == "" || fs.NArg() > 0 {
+		return &cli.UsageError{Msg: "want experiments show NAME [--max-per-key N]"}
+	}
+	if *maxPerKey < 1 {
+		return cli.Usagef("--max-per-key %d: want a positive number of searches", *maxPerKey)
+	}
+	pool, err := openReady(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	r, err := experiments.GetCapped(ctx, pool, name, *maxPerKey)
 	if err != nil {
 		return err
 	}

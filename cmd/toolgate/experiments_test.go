@@ -51,6 +51,16 @@ func TestExperimentsCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.Name != "q-test" || len(rep.Arms) != 2 || rep.Arms[0].Arm != "control" {
 		t.Errorf("show: exit %d %q %v", code, out, err)
 	}
+	var capped struct {
+		MaxPerKey int `json:"max_per_key"`
+	}
+	code, out, stderr = toolgate("experiments", "show", "q-test", "--max-per-key", "4")
+	if err := json.Unmarshal([]byte(out), &capped); code != 0 || err != nil || capped.MaxPerKey != 4 {
+		t.Errorf("show --max-per-key 4: exit %d %q %q %v", code, out, stderr, err)
+	}
+	if code, _, stderr := toolgate("experiments", "show", "q-test", "--max-per-key", "0"); code != 2 || !strings.Contains(stderr, "max-per-key") {
+		t.Errorf("show --max-per-key 0: exit %d %q, want 2 (usage)", code, stderr)
+	}
 	if code, out, _ := toolgate("experiments", "stop", "q-test"); code != 0 || !strings.Contains(out, "experiment q-test stopped") {
 		t.Errorf("stop: exit %d %q", code, out)
 	}

@@ -127,7 +127,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			return fmt.Errorf("start workers: %w", err)
 		}
 		go func() {
-			syncwatch.New(pool, jobs.NewQueue(rc), env.log, cfg.SyncTimeout, stdioCommands(cfg)).Run(ctx)
+			syncwatch.New(pool, jobs.NewQueue(rc), env.log, cfg.SyncTimeout, stdioCommands(cfg), listLimits(cfg)).Run(ctx)
 			close(watchDone)
 		}()
 	} else {

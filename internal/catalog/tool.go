@@ -44,6 +44,10 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Refused, when set, is why the definition could not be read from its server, which
+	// gave only the name: Validate refuses the tool with it, so that a sync skips and
+	// reports the tool and keeps its stored definition.
+	Refused string `json:"-"`
 }
 
 // InvalidToolError says why a tool definition was rejected.
@@ -145,6 +149,8 @@ func (t *Tool) Validate() error {
 		return &InvalidToolError{Name: t.Name, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
+	case t.Refused != "":
+		return bad("%s", t.Refused)
 	case t.Name == "":
 		return bad("name is missing")
 	case len(t.Name) > MaxOriginalNameLen:

@@ -214,6 +214,11 @@ type SearchFeedback struct {
 	CreatedAt time.Time   `json:"created_at"`
 }
 
+type SearchIDKey struct {
+	OnlyRow bool   `json:"only_row"`
+	Key     string `json:"key"`
+}
+
 type SearchLabel struct {
 	SearchID        int64       `json:"search_id"`
 	SearchCreatedAt time.Time   `json:"search_created_at"`
@@ -425,6 +430,12 @@ type SearchSourceCorpu struct {
 	SourceID int64   `json:"source_id"`
 	Docs     int64   `json:"docs"`
 	TotalLen float64 `json:"total_len"`
+}
+
+type SearchSourceLanguage struct {
+	SourceID int64  `json:"source_id"`
+	Language string `json:"language"`
+	Docs     int64  `json:"docs"`
 }
 
 type SearchSourceLexeme struct {

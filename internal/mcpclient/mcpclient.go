@@ -408,7 +408,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode/100 == 2 && mediaType == "application/json":
-		body, n, err := readBounded(resp.Body, resp.ContentLength, t.maxResponse)
+		parts, n, err := readBounded(resp.Body, resp.ContentLength, t.maxResponse)
 		resp.Body.Close()
 		if err != nil {
 			if errors.As(err, new(*ResponseTooLargeError)) && req != nil {
@@ -416,10 +416,18 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp.Body, resp.ContentLength = io.NopCloser(body), n
+		if msg, changed := trimDeepTools(parts); changed {
+			parts, n = [][]byte{msg}, int64(len(msg))
+		}
+		readers := make([]io.Reader, len(parts))
+		for i, p := range parts {
+			readers[i] = bytes.NewReader(p)
+		}
+		resp.Body, resp.ContentLength = io.NopCloser(io.MultiReader(readers...)), n
 	case mediaType == "text/event-stream":
 		if req != nil {
-			resp.Body = requestBody{ReadCloser: resp.Body, req: req, limit: t.maxResponse}
+			body := requestBody{ReadCloser: resp.Body, req: req, limit: t.maxResponse}
+			resp.Body = readCloser{Reader: streamEvents(body, t.maxResponse), Closer: body}
 		}
 	default:
 		resp.Body = boundedBody{ReadCloser: resp.Body, read: &atomic.Int64{}, limit: t.maxResponse}
@@ -438,11 +446,17 @@ func refuseRedirect(r *http.Request, _ []*http.Request) error {
 	return &RedirectError{Status: r.Response.StatusCode}
 }
 
+// readCloser reads from Reader and closes Closer.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // readBounded reads a whole body of at most limit bytes; size is its announced length (-1:
 // unknown), refused at once when over the limit. The body is kept in chunks of at most 1 MiB
 // rather than one buffer grown by doubling: an answer refused at the limit has taken no more
 // than the limit, not two or three times it.
-func readBounded(r io.Reader, size, limit int64) (io.Reader, int64, error) {
+func readBounded(r io.Reader, size, limit int64) ([][]byte, int64, error) {
 	if size > limit {
 		return nil, 0, &ResponseTooLargeError{Limit: limit}
 	}
@@ -452,7 +466,7 @@ func readBounded(r io.Reader, size, limit int64) (io.Reader, int64, error) {
 		next = size + 1
 	}
 	var (
-		parts []io.Reader
+		parts [][]byte
 		read  int64
 	)
 	for {
@@ -462,10 +476,10 @@ func readBounded(r io.Reader, size, limit int64) (io.Reader, int64, error) {
 		if read > limit {
 			return nil, 0, &ResponseTooLargeError{Limit: limit}
 		}
-		parts = append(parts, bytes.NewReader(buf[:n]))
+		parts = append(parts, buf[:n])
 		switch {
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			return io.MultiReader(parts...), read, nil
+			return parts, read, nil
 		case err != nil:
 			return nil, 0, err
 		}
@@ -654,6 +668,10 @@ func List(ctx context.Context, kind db.SourceKind, cfg Config, timeout time.Dura
 
 func convert(t *mcp.Tool) (catalog.Tool, error) {
 	ct := catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+	if _, deep := t.Meta[deepToolMeta]; deep {
+		ct.Refused = fmt.Sprintf("its definition nests objects and arrays more than %d levels deep, past which its server's answer cannot be read", maxDepth-3)
+		return ct, nil
+	}
 	var err error
 	if ct.InputSchema, err = marshalOptional(t.InputSchema); err != nil {
 		return ct, fmt.Errorf("tool %q input schema: %w", t.Name, err)

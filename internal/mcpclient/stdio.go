@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -59,7 +60,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	p := &serverProcess{cmd: t.cmd, stdin: stdinW, stdout: stdoutR, exited: exited, terminate: t.terminate}
-	return (&mcp.IOTransport{Reader: serverOutput{p: p, budget: t.budget}, Writer: p, MaxLineLength: int(t.maxLine)}).Connect(ctx)
+	out := serverLines{Reader: stdioLines(serverOutput{p: p, budget: t.budget}, t.maxLine)}
+	return (&mcp.IOTransport{Reader: out, Writer: p, MaxLineLength: int(t.maxLine)}).Connect(ctx)
 }
 
 // serverProcess is a running stdio server: its stdin, its stdout and its exit.
@@ -91,6 +93,12 @@ func (o serverOutput) Read(b []byte) (int, error) {
 	return n, err
 }
 func (serverOutput) Close() error { return nil }
+
+// serverLines is the server's output, line by line through trimDeepTools. Closing it does
+// nothing, as closing serverOutput.
+type serverLines struct{ io.Reader }
+
+func (serverLines) Close() error { return nil }
 
 func (p *serverProcess) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 

@@ -46,6 +46,10 @@ const (
 	// EnvTools: the server lists one tool per variable of its own environment, named as
 	// the variable, with no value shown (stdio only).
 	EnvTools Behavior = "env_tools"
+	// Raw: the server speaks MCP by hand, without the go-sdk, and lists its tools as they
+	// are written, on one page: definitions the go-sdk's server refuses to serve (a schema
+	// nested past its depth limit) included (stdio only; over HTTP see NewRawHTTP).
+	Raw Behavior = "raw"
 )
 
 // FailNULLen is the length of the error message of FailNUL.
@@ -238,6 +242,10 @@ func RunIfChild() {
 			name, _, _ := strings.Cut(kv, "=")
 			tools = append(tools, catalog.Tool{Name: name, Description: "A variable of the server's environment.", InputSchema: json.RawMessage(`{"type":"object"}`)})
 		}
+	}
+	if b == Raw {
+		serveRaw(tools)
+		os.Exit(0)
 	}
 	var pageSize int
 	fmt.Sscan(os.Getenv(envPageSize), &pageSize)

@@ -1,12 +1,16 @@
 package mcptest
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 )
 
@@ -61,4 +65,53 @@ func (h *RawHTTP) Config() mcpclient.Config { return mcpclient.Config{URL: h.URL
 func WriteResult(w http.ResponseWriter, id json.RawMessage, result json.RawMessage) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(result) + `}`))
+}
+
+// ToolsResult is the result of a tools/list answer listing tools on one page, each
+// definition written as it is (a schema nested past the go-sdk's depth limit included).
+func ToolsResult(tools []catalog.Tool) json.RawMessage {
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	list := make([]tool, len(tools))
+	for i, t := range tools {
+		list[i] = tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	data, err := json.Marshal(map[string]any{"tools": list})
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// WriteEvent answers the request id with result, as one server-sent event.
+func WriteEvent(w http.ResponseWriter, id json.RawMessage, result json.RawMessage) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(id) + ",\"result\":" + string(result) + "}\n\n"))
+}
+
+// serveRaw speaks MCP over stdio by hand, for the Raw behaviour: it answers initialize and
+// tools/list (tools on one page), ignores notifications and answers any other method with
+// JSON-RPC error -32601, until stdin ends.
+func serveRaw(tools []catalog.Tool) {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 64<<20)
+	for in.Scan() {
+		var req RawRequest
+		if json.Unmarshal(in.Bytes(), &req) != nil || len(req.ID) == 0 {
+			continue
+		}
+		var body string
+		switch req.Method {
+		case "initialize":
+			body = `"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case "tools/list":
+			body = `"result":` + string(ToolsResult(tools))
+		default:
+			body = `"error":{"code":-32601,"message":"method not found"}`
+		}
+		fmt.Println(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,` + body + `}`)
+	}
 }

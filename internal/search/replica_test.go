@@ -178,7 +178,8 @@ func waitReplay(t *testing.T, primary, read *pgxpool.Pool) {
 func lastSearchID(t *testing.T, pool *pgxpool.Pool) int64 {
 	t.Helper()
 	var id int64
-	if err := pool.QueryRow(context.Background(), `SELECT max(id) FROM search_log`).Scan(&id); err != nil {
+	// ids are a keyed permutation (no order): the newest row is the last written
+	if err := pool.QueryRow(context.Background(), `SELECT id FROM search_log ORDER BY created_at DESC LIMIT 1`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -448,6 +449,56 @@ func TestSyncSkipsToolsWithUnstorableNames(t *testing.T) {
 			n, err := db.New(pool).CountToolsBySource(ctx, src.ID)
 			if err != nil || int(n)+len(rep.Skipped) != len(tools) {
 				t.Fatalf("%d tools stored, %d skipped (%v), want %d in all", n, len(rep.Skipped), err, len(tools))
+			}
+		})
+	}
+}
+
+// A server listing one tool nested past the depth an MCP message is read to, among good
+// ones, over stdio and HTTP (answered as JSON and as an event): the sync imports the good
+// ones, skips the deep one with the reason and keeps its stored definition. Before, the
+// whole listing failed to decode and the sync failed.
+func TestSyncSkipsToolsNestedTooDeep(t *testing.T) {
+	t.Parallel()
+	deep := `{"type":"object","n":` + strings.Repeat(`{"n":`, 1200) + `{}` + strings.Repeat(`}`, 1200) + `}`
+	before := []catalog.Tool{mcpTool("good", "A good tool.", schemaQ), mcpTool("deep", "Shallow for now.", schemaQ)}
+	after := []catalog.Tool{before[0], mcpTool("deep", "Nested too deep.", deep), mcpTool("new", "A new tool.", schemaQ)}
+	answer := func(write func(http.ResponseWriter, json.RawMessage, json.RawMessage)) func(http.ResponseWriter, *http.Request, mcptest.RawRequest) {
+		return func(w http.ResponseWriter, _ *http.Request, req mcptest.RawRequest) {
+			write(w, req.ID, mcptest.ToolsResult(after))
+		}
+	}
+	for name, c := range map[string]struct {
+		kind db.SourceKind
+		srv  interface{ Config() mcpclient.Config }
+	}{
+		"stdio":     {mcpclient.KindStdio, mcptest.NewStdio(t, after, mcptest.Raw, 0)},
+		"http json": {mcpclient.KindHTTP, mcptest.NewRawHTTP(t, answer(mcptest.WriteResult))},
+		"http sse":  {mcpclient.KindHTTP, mcptest.NewRawHTTP(t, answer(mcptest.WriteEvent))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			pool, rc := setup(t)
+			src := createSource(t, pool, "srv", c.kind, servers(t, before)[c.kind].Config(), false)
+			if _, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands()); err != nil {
+				t.Fatal(err)
+			}
+			stored, err := db.New(pool).GetToolByName(ctx, "srv__deep")
+			if err != nil {
+				t.Fatal(err)
+			}
+			setConfig(t, pool, src, c.srv.Config())
+			rep, err := sources.Sync(ctx, pool, rc, src.ID, timeout, mcptest.Commands())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantResult(t, rep, 1, 0, 0, 1, 0)
+			if len(rep.Skipped) != 1 || rep.Skipped[0].Name != "deep" || !strings.Contains(rep.Skipped[0].Reason, "levels deep") {
+				t.Fatalf("skipped %+v", rep.Skipped)
+			}
+			kept, err := db.New(pool).GetToolByName(ctx, "srv__deep")
+			if err != nil || kept.ContentHash != stored.ContentHash {
+				t.Fatalf("the stored definition of the deep tool changed: %v", err)
 			}
 		})
 	}

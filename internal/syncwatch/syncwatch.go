@@ -48,6 +48,9 @@ type Watcher struct {
 	rescan  time.Duration
 	// commands are the programs a watched mcp_stdio source may start (TOOLGATE_STDIO_COMMANDS)
 	commands mcpclient.CommandPolicy
+	// limits bound every answer of a watched server, each event of its standalone stream
+	// included (TOOLGATE_MCP_MAX_RESPONSE_BYTES)
+	limits mcpclient.Limits
 
 	// connected holds the sources with a session open now; the tests wait on it
 	// (export_test.go).
@@ -56,10 +59,10 @@ type Watcher struct {
 }
 
 // New makes a watcher; timeout bounds each connection attempt; commands are the programs
-// its stdio sources may start, as for their syncs.
-func New(pool *pgxpool.Pool, queue Queue, log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy) *Watcher {
+// its stdio sources may start and limits bound its servers' answers, as for their syncs.
+func New(pool *pgxpool.Pool, queue Queue, log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy, limits mcpclient.Limits) *Watcher {
 	return &Watcher{pool: pool, queue: queue, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
-		commands: commands, connected: map[int64]bool{}}
+		commands: commands, limits: limits, connected: map[int64]bool{}}
 }
 
 type watch struct {
@@ -151,7 +154,7 @@ func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Conf
 		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)
-	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange, Commands: w.commands})
+	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange, Commands: w.commands, Limits: w.limits})
 	cancel()
 	if err != nil {
 		return err

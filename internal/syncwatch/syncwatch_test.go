@@ -3,10 +3,15 @@ package syncwatch_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,7 +61,7 @@ func TestListChangedQueuesSync(t *testing.T) {
 		return n
 	}
 
-	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands())
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands(), mcpclient.Limits{})
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
@@ -109,7 +114,7 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	servers := func() []int { return mcptest.Descendants(os.Getpid()) }
 
 	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcpclient.NewCommandPolicyOf(mcpclient.AllowedCommand{
-		Words: []string{os.Args[0]}, Env: append([]string{"WATCH_TEST_GENERATION"}, mcptest.EnvNames...)}))
+		Words: []string{os.Args[0]}, Env: append([]string{"WATCH_TEST_GENERATION"}, mcptest.EnvNames...)}), mcpclient.Limits{})
 	syncwatch.SetRescan(w, 100*time.Millisecond)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -165,5 +170,67 @@ func TestListChangedQueuesSyncOverStdio(t *testing.T) {
 	<-done
 	if syncwatch.Connected(w, other.ID) || len(servers()) != 0 {
 		t.Fatalf("after shutdown: connected %v, server processes %v", syncwatch.Connected(w, other.ID), servers())
+	}
+}
+
+// padServer is a Streamable HTTP MCP server, written by hand, whose standalone stream sends
+// one notifications/tools/list_changed padded to pad bytes, then stays open; streams counts
+// the standalone streams opened.
+func padServer(t *testing.T, pad int, streams *atomic.Int32) mcpclient.Config {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			streams.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{\"_meta\":{\"pad\":%q}}}\n\n",
+				strings.Repeat("x", pad))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		var req mcptest.RawRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := json.RawMessage(`{}`)
+		if req.Method == "initialize" {
+			result = json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"pad","version":"1"}}`)
+		}
+		mcptest.WriteResult(w, req.ID, result)
+	}))
+	t.Cleanup(ts.Close)
+	return mcpclient.Config{URL: ts.URL}
+}
+
+// The watcher's sessions are bounded by the limits it is given, the events of the
+// standalone stream included: a list_changed notification of 256 KiB under a bound of
+// 64 KiB is refused (the session ends and is opened again) and queues no sync. Before, the
+// stream had the default bound of 16 MiB whatever TOOLGATE_MCP_MAX_RESPONSE_BYTES said, and
+// the notification queued a sync.
+func TestStandaloneStreamHasTheConfiguredBound(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams atomic.Int32
+	cfg, _ := json.Marshal(padServer(t, 256<<10, &streams))
+	src, err := db.New(pool).CreateSource(ctx, db.CreateSourceParams{Name: "web", Kind: "mcp_http", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := syncwatch.New(pool, jobs.NewQueue(rc), log, 10*time.Second, mcptest.Commands(), mcpclient.Limits{MaxResponseBytes: 64 << 10})
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { w.Run(wctx); close(done) }()
+	// Either the notification was read (a sync is queued) or it was refused, which ends
+	// the session: the watcher opens another, with its own stream.
+	waitFor(func() bool { return syncJobs(t, pool, src.ID) > 0 || streams.Load() >= 2 })
+	stop()
+	<-done
+	if n := syncJobs(t, pool, src.ID); n != 0 {
+		t.Fatalf("%d sync jobs queued by a notification over the bound", n)
 	}
 }

@@ -135,22 +135,32 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- The lexemes of a query: its words analysed by english and by every other language the
--- index holds (search_languages), so "Wettervorhersage" finds the German documents'
--- 'wettervorhersag' whatever language the query is in (a query is too short to detect its
--- language reliably). Another language keeps the English stop words ("the", "is", "what"),
--- which the documents of that language hold when they quote English (the heuristic
--- questions of a French tool are English sentences with French words): those lexemes of
--- the other languages are left out, else an English query's "the" would find every such
--- document as a rare word. With English documents only, exactly the lexemes of
--- toolgate_text_vector(txt). Distinct.
-CREATE OR REPLACE FUNCTION toolgate_query_lexemes(txt text) RETURNS SETOF text
+-- sources seen hold (NULL: the whole index, search_languages; else the languages of those
+-- sources' tools, search_source_languages), so "Wettervorhersage" finds the German
+-- documents' 'wettervorhersag' whatever language the query is in (a query is too short to
+-- detect its language reliably), and a caller restricted to some sources is analysed in
+-- their languages alone: its terms do not tell that another source holds German tools. Another
+-- language keeps the English stop words ("the", "is", "what"), which the documents of that
+-- language hold when they quote English (the heuristic questions of a French tool are
+-- English sentences with French words): those lexemes of the other languages are left out,
+-- else an English query's "the" would find every such document as a rare word. With
+-- English documents only, exactly the lexemes of toolgate_text_vector(txt). Distinct.
+CREATE OR REPLACE FUNCTION toolgate_query_lexemes(txt text, seen bigint[]) RETURNS SETOF text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT DISTINCT u.lexeme
     FROM (SELECT 'english'::regconfig AS cfg
-          UNION SELECT l.language::regconfig FROM search_languages l) c
+          UNION SELECT l.language::regconfig FROM search_languages l WHERE seen IS NULL
+          UNION SELECT l.language::regconfig FROM search_source_languages l WHERE l.source_id = ANY (seen)) c
     CROSS JOIN LATERAL unnest(toolgate_text_vector(c.cfg, txt)) AS u (lexeme, positions, weights)
     WHERE c.cfg = 'english'::regconfig
        OR NOT EXISTS (SELECT 1 FROM search_stopwords s WHERE s.word = u.lexeme AND s.language = 'english')
+$$;
+
+-- The lexemes of a query in every language of the index (the tune's, which sees the whole
+-- corpus).
+CREATE OR REPLACE FUNCTION toolgate_query_lexemes(txt text) RETURNS SETOF text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT toolgate_query_lexemes(txt, NULL)
 $$;
 
 -- The documents of the searchable tools among ids, as they are now, with the language
@@ -221,9 +231,10 @@ $$;
 
 -- Recomputes the index rows of the given tools from the current tools and tool_components
 -- rows: idempotent. Called only by the indexer, under its lock. The statistics are kept
--- twice, corpus-wide (search_lexemes, search_corpus) and per source (search_source_lexemes,
--- search_source_corpus: what a search key restricted to some sources scores with,
--- docs/auth.md#search-statistics), from the same per-(source, lexeme) counts.
+-- twice, corpus-wide (search_lexemes, search_corpus, search_languages) and per source
+-- (search_source_lexemes, search_source_corpus, search_source_languages: what a search key
+-- restricted to some sources scores and analyses its query with,
+-- docs/auth.md#search-statistics), from the same per-source counts.
 CREATE OR REPLACE FUNCTION toolgate_search_refresh(ids bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -255,9 +266,15 @@ BEGIN
                  array_agg(sdec.source_id ORDER BY sdec.lexeme, sdec.source_id) AS src
           FROM sdec WHERE sdec.df <= 0) s;
     WITH old AS (
-        SELECT d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
+        SELECT d.source_id, d.language, count(*) AS n FROM search_docs d WHERE d.tool_id = ANY (ids)
+        GROUP BY d.source_id, d.language
+    ), ldec AS (
+        UPDATE search_source_languages l SET docs = l.docs - old.n
+        FROM old WHERE l.source_id = old.source_id AND l.language = old.language
     )
-    UPDATE search_languages l SET docs = l.docs - old.n FROM old WHERE l.language = old.language;
+    UPDATE search_languages l SET docs = l.docs - o.n
+    FROM (SELECT old.language, sum(old.n) AS n FROM old GROUP BY old.language) o
+    WHERE l.language = o.language;
     WITH gone AS (
         DELETE FROM search_docs WHERE tool_id = ANY (ids) RETURNING source_id, doc_len
     ), sgone AS (
@@ -277,6 +294,10 @@ BEGIN
     SELECT d.language, count(*) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.language
     ON CONFLICT (language) DO UPDATE SET docs = search_languages.docs + EXCLUDED.docs;
     DELETE FROM search_languages WHERE docs <= 0;
+    INSERT INTO search_source_languages (source_id, language, docs)
+    SELECT d.source_id, d.language, count(*) FROM search_docs d WHERE d.tool_id = ANY (ids) GROUP BY d.source_id, d.language
+    ON CONFLICT (source_id, language) DO UPDATE SET docs = search_source_languages.docs + EXCLUDED.docs;
+    DELETE FROM search_source_languages WHERE docs <= 0;
     UPDATE search_corpus
        SET docs = docs + s.n, total_len = total_len + s.len, name_words = greatest(name_words, s.words)
       FROM (SELECT count(*) AS n, coalesce(sum(doc_len), 0) AS len,

@@ -49,8 +49,9 @@ WITH corpus AS (
     FROM unnest(sqlc.arg(vec_ords)::int[]) WITH ORDINALITY AS x (ord, i)
 ), qterms AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
-    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
-         toolgate_query_lexemes(v.txt) AS u (lexeme)
+    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
+    CROSS JOIN corpus c
+    CROSS JOIN LATERAL toolgate_query_lexemes(v.txt, c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q

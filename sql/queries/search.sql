@@ -19,8 +19,8 @@
 --            empty), each searched once, its rankings counted for each intent it serves.
 --            Without a query plan every text is intent 1 and the statement is the plain search.
 --   qterms   the distinct lexemes of each lexical query variant (toolgate_query_lexemes:
---            stemmed and stop words out by english and every other language the index
---            holds, and the character pairs of Chinese/Japanese/Korean).
+--            stemmed and stop words out by english and every other language corpus's
+--            sources hold, and the character pairs of Chinese/Japanese/Korean).
 --   qdf      their document frequency (NULL: no tool has the lexeme), in corpus's sources.
 --   terms    the known ones with their BM25 idf (toolgate_bm25_idf), numbered
 --            from the rarest (rarity 1) per variant, with the postings the terms up to this
@@ -166,8 +166,9 @@ WITH src AS MATERIALIZED (
     GROUP BY n.variant, n.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord),
-         toolgate_query_lexemes(v.txt) AS u (lexeme)
+    FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
+    CROSS JOIN corpus c
+    CROSS JOIN LATERAL toolgate_query_lexemes(v.txt, c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
