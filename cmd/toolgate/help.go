@@ -118,7 +118,7 @@ func init() {
 		"mcp": {run: runMCP, usage: "toolgate mcp",
 			about: "Serve the MCP gateway (find_tools and, when enabled, call_tool and use_tool) over stdio for a local host such as Claude Desktop: one session, allowed every source. Logs go to stderr; stdout carries the protocol."},
 		"version": {run: runVersion, usage: "toolgate version",
-			about: "Print the version of the binary and the commit it was built from, on one line (\"devel\" when the build has no version). The MCP gateway reports the same string as its serverInfo.version."},
+			about: "Print the version of the binary, the commit it was built from and its date on one line: toolgate 0.9.0 (commit 4897f80c1a2b, 2026-11-26T19:43:13Z). make build, make run and the Dockerfile stamp them (scripts/ldflags.sh); another build reports what Go recorded (module version, vcs.revision, vcs.time) or \"devel\". The MCP gateway reports the version as its serverInfo.version."},
 	}
 }
 

@@ -46,7 +46,7 @@ commands:
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
   mcp       serve the MCP gateway (find_tools) over stdio for a local host
-  version   print the version and the commit the binary was built from (also --version)
+  version   print the version, commit and date the binary was built from (also --version)
 
 Every command and subcommand answers --help (toolgate keys create --help).
 
