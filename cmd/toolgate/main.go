@@ -26,7 +26,7 @@ usage: toolgate <command> [flags]
 
 commands:
   serve     run the HTTP API and the River workers
-  demo      migrate, load the demo catalog and serve (open mode, for local use)
+  demo      migrate, load the demo catalog and serve (open mode, for local use; --keys: with keys)
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   sync      NAME: sync an MCP source from its server now
