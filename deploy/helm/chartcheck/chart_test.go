@@ -520,3 +520,16 @@ func lookup(vals map[string]any, keys ...string) any {
 	}
 	return cur
 }
+
+// The chart is released with the application: its version and appVersion are the VERSION
+// file's (docs/upgrading.md), so the default image tag is the version being built.
+func TestChartVersionIsTheRelease(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(string(raw))
+	if md := loadChart(t).Metadata; md.Version != want || md.AppVersion != want {
+		t.Errorf("Chart.yaml version %q, appVersion %q; VERSION %q", md.Version, md.AppVersion, want)
+	}
+}
