@@ -1,6 +1,6 @@
 # The two commands of the README are `make run` and `make test`; both prepare the machine
 # (PostgreSQL 15 + pgvector, Go modules) idempotently through scripts/.
-.PHONY: run test test-short build generate schema pg lexicon
+.PHONY: run test test-short build toolgate generate schema pg lexicon
 
 run:
 	./scripts/run-demo.sh
@@ -15,11 +15,24 @@ test-short:
 	TOOLGATE_TEST_DATABASE_URL=$${TOOLGATE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable} \
 		go test -short -count=1 ./...
 
+# The version stamped into the binaries (internal/version, `toolgate version`): by default the
+# release tag git describe finds, else the VERSION file; `make build VERSION=1.2.3` overrides
+# it. scripts/ldflags.sh also stamps the commit and the date (COMMIT, BUILD_DATE override).
+VERSION ?=
+export VERSION
+BIN ?= bin
+# Extra linker flags (the Dockerfile strips its binary: GOLDFLAGS="-s -w").
+GOLDFLAGS ?=
+
 # toolgate is the served binary; toolgate-bench holds the benchmarks (`toolgate bench` runs
 # the one beside it), so that toolgate links neither the Bleve peer nor the plotting library.
-build:
-	go build -o bin/toolgate ./cmd/toolgate
-	go build -o bin/toolgate-bench ./cmd/toolgate-bench
+build: toolgate
+	go build -ldflags "$(GOLDFLAGS) $$(./scripts/ldflags.sh)" -o $(BIN)/toolgate-bench ./cmd/toolgate-bench
+
+# The served binary alone, stamped: the Dockerfile builds the image's binary with it
+# (make toolgate BIN=/out), and cmd/toolgate's TestMakeToolgateIsStamped runs it.
+toolgate:
+	go build -ldflags "$(GOLDFLAGS) $$(./scripts/ldflags.sh)" -o $(BIN)/toolgate ./cmd/toolgate
 
 # Regenerates internal/db from sql/queries and migrations (needs sqlc v1.31.1:
 # go install github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1); make test's sqlc diff fails when the

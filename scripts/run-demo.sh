@@ -11,6 +11,6 @@ echo "== PostgreSQL 15 + pgvector (installed and started once; about a minute th
 url=$(./scripts/pg-setup.sh)
 export DATABASE_URL=${DATABASE_URL:-$url}
 echo "== building bin/toolgate" >&2
-go build -o bin/toolgate ./cmd/toolgate
+go build -ldflags "$(./scripts/ldflags.sh)" -o bin/toolgate ./cmd/toolgate
 echo "== toolgate demo (Ctrl-C stops it)" >&2
 exec ./bin/toolgate demo "$@"

@@ -67,6 +67,13 @@ export TOOLGATE_TEST_DATABASE_URL=${TOOLGATE_TEST_DATABASE_URL:-postgres://postg
 export TOOLGATE_TEST_REQUIRE_NPM=1
 go test -count=1 -timeout 20m ./...
 
+# The deployment files: the Helm chart linted, rendered and decoded into the Kubernetes API
+# types, the Dockerfile and docker-compose.yml checked against it and the binary. A module of
+# its own (the Helm and Kubernetes modules stay out of toolgate's go.mod), so ./... above
+# does not reach it.
+echo "== go test deploy/helm/chartcheck"
+(cd deploy/helm/chartcheck && go vet ./... && go test -count=1 -timeout 10m ./...)
+
 if [ -x scripts/fuzz.sh ]; then
   echo "== fuzz (short)"
   ./scripts/fuzz.sh 5000x

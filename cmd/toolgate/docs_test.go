@@ -21,8 +21,11 @@ import (
 
 // The docs are executed: every fenced block marked `<!-- runnable -->` in README.md and
 // docs/*.md runs, command by command, against a demo server (`toolgate demo`, its whole
-// catalog enriched), and each command must succeed and print the output lines the block
-// shows under it (docExample). A page that drifts from the product fails here.
+// catalog enriched, on localhost:8080) and a keyed demo beside it on the same database
+// (`toolgate demo --keys`, on localhost:8081, its ADMIN_KEY and SEARCH_KEY in the
+// commands' environment), in a directory of their own, and each command must succeed and
+// print the output lines the block shows under it (docExample). A page that drifts from the
+// product fails here.
 func TestDocsExamplesRunAgainstTheDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
@@ -68,6 +71,7 @@ func TestDocsExamplesRunAgainstTheDemo(t *testing.T) {
 		}
 	})
 	waitDemoEnriched(t, "http://"+addr)
+	keyedAddr, demoKeys := startKeyedDemo(t, dbURL)
 
 	// `toolgate` in a block is this binary acting as the command, on the demo's database.
 	bin := t.TempDir()
@@ -76,13 +80,16 @@ func TestDocsExamplesRunAgainstTheDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = append(env, demoKeys...)
+	dir := t.TempDir() // the files the blocks write
 	for _, b := range blocks {
 		for _, ex := range b.examples {
 			cmdline := strings.ReplaceAll(ex.command, "localhost:8080", addr)
+			cmdline = strings.ReplaceAll(cmdline, "localhost:8081", keyedAddr)
 			cmdline = strings.ReplaceAll(cmdline, "./bin/toolgate", "toolgate")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", cmdline)
-			cmd.Env = env
+			cmd.Env, cmd.Dir = env, dir
 			out, err := cmd.CombinedOutput()
 			cancel()
 			if err != nil {
@@ -94,6 +101,42 @@ func TestDocsExamplesRunAgainstTheDemo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startKeyedDemo starts `toolgate demo --keys` on the database of the running demo and
+// returns its address and the ADMIN_KEY=... and SEARCH_KEY=... lines it printed, once it is
+// ready.
+func startKeyedDemo(t *testing.T, dbURL string) (string, []string) {
+	t.Helper()
+	addr := freeAddr(t)
+	keyed := exec.Command(os.Args[0], "demo", "--keys", "--listen", addr)
+	keyed.Env = append(os.Environ(), runMainEnv+"=1", "DATABASE_URL="+dbURL, "TOOLGATE_LOG_LEVEL=warn")
+	stdout, err := keyed.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	keyed.Stderr = &logs
+	if err := keyed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = keyed.Process.Kill()
+		_ = keyed.Wait()
+		if t.Failed() {
+			t.Logf("keyed demo log (tail):\n%s", tail(logs.Bytes(), 4000))
+		}
+	})
+	var keys []string
+	sc := bufio.NewScanner(stdout)
+	for len(keys) < 2 && sc.Scan() {
+		keys = append(keys, sc.Text())
+	}
+	if len(keys) < 2 || !strings.HasPrefix(keys[0], "ADMIN_KEY=") || !strings.HasPrefix(keys[1], "SEARCH_KEY=") {
+		t.Fatalf("demo --keys printed %q (%v)", keys, sc.Err())
+	}
+	waitReady(t, "http://"+addr)
+	return addr, keys
 }
 
 // docPages are README.md and every page under docs/, from the module root.

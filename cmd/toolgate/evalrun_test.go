@@ -309,7 +309,7 @@ func TestEvalOutFile(t *testing.T) {
 		t.Errorf("recall@5 with postings=1 %v, with 30 %v: want fewer found with 1", lines[0].Metrics["recall@5"], lines[1].Metrics["recall@5"])
 	}
 	// The heuristic planner without a vocabulary split nothing, and says so.
-	warning := "eval: warning: plan decompose: the planner split 0 of 20 queries; the heuristic planner has no vocabulary (set TOOLGATE_PLAN_VOCABULARY)"
+	warning := "eval: warning: plan decompose: the planner split 0 of 20 queries; the heuristic planner has no vocabulary, so it splits only requests of several tasks: to split by entity set TOOLGATE_PLAN_VOCABULARY to a JSON file of the catalog's names (docs/planning.md); on queries of one task each the scores are those of --plan none"
 	if strings.Count(errOut, warning+"\n") != 2 {
 		t.Errorf("stderr lacks the warning twice:\n%s", errOut)
 	}

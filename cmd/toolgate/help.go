@@ -36,8 +36,8 @@ func init() {
 	commands = map[string]*cliCommand{
 		"serve": {run: runServe, usage: "toolgate serve [--listen ADDR] [--role all|api|worker] [--no-migrate] [--open]",
 			about: "Run the HTTP API (REST and MCP over /mcp) and the River workers that sync sources, enrich and embed tools. It applies the migrations at start unless told not to; settings come from the environment (README), the flags override them."},
-		"demo": {run: runDemo, usage: "toolgate demo [--listen ADDR] [--companies N]",
-			about: "Migrate, load (or refresh) the bundled ScaleMCP-style demo catalog as the source \"demo\" and serve it in open mode, for local use: no API key is needed and every caller is admin. Enrichment and embedding run in the background; lexical search works at once."},
+		"demo": {run: runDemo, usage: "toolgate demo [--listen ADDR] [--companies N] [--keys]",
+			about: "Migrate, load (or refresh) the bundled ScaleMCP-style demo catalog as the source \"demo\" and serve it in open mode, for local use: no API key is needed and every caller is admin. With --keys it serves with API keys instead: it makes an admin key (demo-admin) and a search key that sees the source demo only (demo-search), revoking those of a previous run, and prints them on stdout as ADMIN_KEY=... and SEARCH_KEY=... before it serves. Enrichment and embedding run in the background; lexical search works at once."},
 		"migrate": {usage: "toolgate migrate up | down [N] | version",
 			about: "Manage the database schema: apply the migrations, roll back N of them, or print the schema version. Each prints the resulting version.",
 			subs: map[string]*cliCommand{
@@ -49,7 +49,7 @@ func init() {
 					about: "Print the schema version, whether it is dirty, the latest version this binary knows and whether the River tables are current."},
 			}},
 		"import": {run: runImport, usage: "toolgate import FILE --source NAME",
-			about: "Replace the tools of a catalog source with those of FILE (JSON lines, a JSON array or an MCP tools/list answer), creating the source when missing. Unchanged tools keep their enrichment and vectors; the rest are queued for enrichment."},
+			about: "Replace the tools of a catalog source with those of FILE, creating the source when missing. FILE holds JSON lines, a JSON array of the same entries, or an MCP tools/list answer ({\"tools\":[...]}); each entry is in toolgate's (and Anthropic's) format {\"name\",\"description\",\"input_schema\"}, OpenAI's function format ({\"type\":\"function\",\"function\":{\"name\",\"description\",\"parameters\"}}, or the same without the wrapper) or MCP's {\"name\",\"description\",\"inputSchema\"}. Unchanged tools keep their enrichment and vectors; the rest are queued for enrichment."},
 		"sync": {run: runSync, usage: "toolgate sync NAME [--timeout 1m]",
 			about: "Sync an MCP source from its server now, in this process, through the same code as the background job, and print what changed."},
 		"sources": {usage: "toolgate sources forget-queries NAME",
@@ -97,7 +97,7 @@ func init() {
 					about: "Stop the experiment: every search uses the active profile again. Its results stay."},
 			}},
 		"eval": {run: runEvalDataset, usage: evalUsage[len("usage: "):],
-			about: "Measure retrieval quality on a dataset (tools.jsonl and queries.jsonl in DIR) in a fresh database: recall, nDCG, MAP and completeness at each K, for each configuration asked for (docs/eval.md).",
+			about: "Measure retrieval quality on a dataset (tools.jsonl and queries.jsonl in DIR) in a fresh database: recall, nDCG, MAP and completeness at each K, for each configuration asked for (docs/eval.md). The run creates a database toolgate_eval_<hex> on the server of DATABASE_URL (its user needs CREATEDB; the database DATABASE_URL names is never read or written) and drops it at the end, also on error or Ctrl-C, unless --keep.",
 			subs: map[string]*cliCommand{
 				"calls": {run: runEvalCalls, usage: "toolgate eval calls --gold FILE --pred FILE [--json]",
 					about: "Score agent tool-call traces against gold traces: tool precision, recall, F1 and exact match rate, and the weighted score of names, keys and values."},
@@ -119,7 +119,7 @@ func init() {
 		"mcp": {run: runMCP, usage: "toolgate mcp",
 			about: "Serve the MCP gateway (find_tools and, when enabled, call_tool and use_tool) over stdio for a local host such as Claude Desktop: one session, allowed every source. Logs go to stderr; stdout carries the protocol."},
 		"version": {run: runVersion, usage: "toolgate version",
-			about: "Print the version of the binary and the commit it was built from, on one line (\"devel\" when the build has no version). The MCP gateway reports the same string as its serverInfo.version."},
+			about: "Print the version of the binary, the commit it was built from and its date on one line: toolgate 0.9.0 (commit 4897f80c1a2b, 2026-11-26T19:43:13Z). make build, make run and the Dockerfile stamp them (scripts/ldflags.sh); another build reports what Go recorded (module version, vcs.revision, vcs.time) or \"devel\". The MCP gateway reports the version as its serverInfo.version."},
 	}
 }
 

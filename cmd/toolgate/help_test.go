@@ -1,9 +1,10 @@
 package main
 
 import (
-	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/version"
 )
 
 // commandPaths lists every command and subcommand of the command table.
@@ -81,33 +82,8 @@ func TestVersion(t *testing.T) {
 	t.Parallel()
 	for _, arg := range []string{"version", "--version"} {
 		code, stdout, stderr := runCLI(t, nil, arg)
-		if code != 0 || stdout != "toolgate "+buildVersion()+"\n" || stderr != "" {
+		if code != 0 || stdout != "toolgate "+version.Get().String()+"\n" || stderr != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
-		}
-	}
-	settings := func(kv ...string) []debug.BuildSetting {
-		var s []debug.BuildSetting
-		for i := 0; i < len(kv); i += 2 {
-			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
-		}
-		return s
-	}
-	const rev = "4897f80c1a2b3c4d5e6f708192a3b4c5d6e7f809"
-	for _, tc := range []struct {
-		info *debug.BuildInfo
-		want string
-	}{
-		{nil, "devel"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: settings("vcs.revision", rev, "vcs.modified", "false")}, "devel+4897f80c1a2b"},
-		{&debug.BuildInfo{Main: debug.Module{Version: ""}, Settings: settings("vcs.revision", rev, "vcs.modified", "true")}, "devel+4897f80c1a2b.dirty"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: settings("vcs.revision", rev)}, "v1.2.0+4897f80c1a2b"},
-		// Go stamps a build in a checkout with a pseudo-version that names the commit.
-		{&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126194313-4897f80c1a2b+dirty"}, Settings: settings("vcs.revision", rev, "vcs.modified", "true")},
-			"v0.0.0-20261126194313-4897f80c1a2b+dirty"},
-	} {
-		if got := versionOf(tc.info); got != tc.want {
-			t.Errorf("versionOf(%+v) = %q, want %q", tc.info, got, tc.want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ usage: toolgate <command> [flags]
 
 commands:
   serve     run the HTTP API and the River workers
-  demo      migrate, load the demo catalog and serve (open mode, for local use)
+  demo      migrate, load the demo catalog and serve (open mode, for local use; --keys: with keys)
   migrate   up | down [N] | version
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   sync      NAME: sync an MCP source from its server now
@@ -47,7 +47,7 @@ commands:
   plan      [--mode full] [--companies N | --vocabulary FILE] QUERY: print the heuristic query plan
   reembed   rebuild every vector with the configured embedder (after changing model or dims)
   mcp       serve the MCP gateway (find_tools) over stdio for a local host
-  version   print the version and the commit the binary was built from (also --version)
+  version   print the version, commit and date the binary was built from (also --version)
 
 Every command and subcommand answers --help (toolgate keys create --help).
 

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/setup"
+	"github.com/toolgate/toolgate/internal/version"
 )
 
 // runMCP serves the MCP gateway over stdio for a local host (Claude Desktop and the like):
@@ -76,6 +77,6 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		Metrics:             env.metrics,
 		Commands:            stdioCommands(cfg),
 		MaxResponseBytes:    int64(cfg.MCPMaxResponseBytes),
-		Version:             buildVersion(),
+		Version:             version.Get().Version,
 	})
 }

@@ -301,7 +301,7 @@ func (r *runner) runConfig(ctx context.Context, pool *pgxpool.Pool, c evalConfig
 	var warnings []string
 	if effective != plan.ModeNone {
 		// rep.Config is cfg: what the planner did goes into the report
-		warnings = planned.warnings(effective, r.env.Config, r.vocabulary)
+		warnings = planned.warnings(effective, c.plan == PlanDefault, r.env.Config, r.vocabulary)
 		cfg["plan_outcome"] = planned
 		if len(warnings) > 0 {
 			cfg["warnings"] = warnings
@@ -433,21 +433,29 @@ func (p *planStats) add(pl *plan.Plan) {
 }
 
 // warnings says what the planner did not do that the plan mode asks for: split for
-// decompose and full, rewrite for rewrite, and LLM fallbacks.
-func (p *planStats) warnings(mode plan.Mode, c config.Config, vocabulary int) []string {
+// decompose and full, rewrite for rewrite, and LLM fallbacks. The default plan (the one
+// POST /search uses when a request names none, isDefault) warns only of fallbacks: that it
+// split no query of a dataset of one-task queries is how the server behaves too, and its
+// plan_outcome says so.
+func (p *planStats) warnings(mode plan.Mode, isDefault bool, c config.Config, vocabulary int) []string {
+	var out []string
+	if p.Fallbacks > 0 {
+		out = append(out, fmt.Sprintf("plan %s: the LLM planner fell back to the heuristic plan on %d of %d queries", mode, p.Fallbacks, p.Queries))
+	}
+	if isDefault {
+		return out
+	}
 	hint := ""
 	if c.Planner == plan.NameHeuristic && vocabulary == 0 {
-		hint = "; the heuristic planner has no vocabulary (set TOOLGATE_PLAN_VOCABULARY)"
+		hint = "; the heuristic planner has no vocabulary, so it splits only requests of several tasks: " +
+			"to split by entity set TOOLGATE_PLAN_VOCABULARY to a JSON file of the catalog's names (docs/planning.md); " +
+			"on queries of one task each the scores are those of --plan none"
 	}
-	var out []string
 	if (mode == plan.ModeDecompose || mode == plan.ModeFull) && p.Split == 0 {
 		out = append(out, fmt.Sprintf("plan %s: the planner split 0 of %d queries%s", mode, p.Queries, hint))
 	}
 	if mode == plan.ModeRewrite && p.Rewritten == 0 {
 		out = append(out, fmt.Sprintf("plan %s: the planner rewrote 0 of %d queries%s", mode, p.Queries, hint))
-	}
-	if p.Fallbacks > 0 {
-		out = append(out, fmt.Sprintf("plan %s: the LLM planner fell back to the heuristic plan on %d of %d queries", mode, p.Fallbacks, p.Queries))
 	}
 	return out
 }

@@ -226,23 +226,29 @@ func TestPlanStatsWarnings(t *testing.T) {
 		p.add(&plan.Plan{Original: "q", Rewritten: "q", Intents: []plan.Intent{{Query: "q"}}})
 	}
 	p.add(nil) // a default plan of one task, dropped: a query the planner did not split
-	got := p.warnings(plan.ModeDecompose, c, 0)
-	want := "plan decompose: the planner split 0 of 3 queries; the heuristic planner has no vocabulary (set TOOLGATE_PLAN_VOCABULARY)"
+	got := p.warnings(plan.ModeDecompose, false, c, 0)
+	want := "plan decompose: the planner split 0 of 3 queries; the heuristic planner has no vocabulary, so it splits only requests of several tasks: to split by entity set TOOLGATE_PLAN_VOCABULARY to a JSON file of the catalog's names (docs/planning.md); on queries of one task each the scores are those of --plan none"
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("warnings %q, want [%q]", got, want)
 	}
-	if got := p.warnings(plan.ModeDecompose, c, 12); len(got) != 1 || strings.Contains(got[0], "vocabulary") {
+	// The default plan, which the run did not ask for, splits what POST /search splits: no warning.
+	if got := p.warnings(plan.ModeDecompose, true, c, 0); len(got) != 0 {
+		t.Fatalf("the default plan warns: %q", got)
+	}
+	if got := p.warnings(plan.ModeDecompose, false, c, 12); len(got) != 1 || strings.Contains(got[0], "vocabulary") {
 		t.Fatalf("with a vocabulary that split nothing: %q", got)
 	}
-	if got := p.warnings(plan.ModeRewrite, c, 0); len(got) != 1 || !strings.HasPrefix(got[0], "plan rewrite: the planner rewrote 0 of 3 queries") {
+	if got := p.warnings(plan.ModeRewrite, false, c, 0); len(got) != 1 || !strings.HasPrefix(got[0], "plan rewrite: the planner rewrote 0 of 3 queries") {
 		t.Fatalf("rewrite: %q", got)
 	}
 	p.add(&plan.Plan{Original: "a and b", Rewritten: "A and B", Intents: []plan.Intent{{Query: "A"}, {Query: "B"}}, Fallback: "timeout"})
 	if p != (planStats{Queries: 4, Split: 1, Rewritten: 1, Fallbacks: 1}) { // the nil plan counted as a query
 		t.Fatalf("stats %+v", p)
 	}
-	if got := p.warnings(plan.ModeFull, c, 0); len(got) != 1 || got[0] != "plan full: the LLM planner fell back to the heuristic plan on 1 of 4 queries" {
-		t.Fatalf("full: %q", got)
+	for _, isDefault := range []bool{false, true} {
+		if got := p.warnings(plan.ModeFull, isDefault, c, 0); len(got) != 1 || got[0] != "plan full: the LLM planner fell back to the heuristic plan on 1 of 4 queries" {
+			t.Fatalf("full (default %v): %q", isDefault, got)
+		}
 	}
 }
 
