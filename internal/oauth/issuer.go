@@ -115,9 +115,9 @@ func (is *issuer) readKeys(ctx context.Context) (jose.JSONWebKeySet, error) {
 	return set, nil
 }
 
-// errIssuerMismatch is metadata that names another issuer than the one it was read for:
+// ErrIssuerMismatch is metadata that names another issuer than the one it was read for:
 // RFC 8414 §3.3 forbids using it, since it could make tokens of one issuer pass as another's.
-var errIssuerMismatch = errors.New("metadata names another issuer")
+var ErrIssuerMismatch = errors.New("metadata names another issuer")
 
 // discover reads the issuer's metadata: RFC 8414's well-known URL first, then OpenID
 // Connect Discovery's. The metadata must name the issuer exactly and a jwks_uri.
@@ -139,7 +139,7 @@ func (is *issuer) discover(ctx context.Context) (issuerMetadata, error) {
 			continue
 		}
 		if md.Issuer != is.url {
-			return md, fmt.Errorf("metadata %s: %w: %q", mdURL, errIssuerMismatch, md.Issuer)
+			return md, fmt.Errorf("metadata %s: %w: %q", mdURL, ErrIssuerMismatch, md.Issuer)
 		}
 		if md.JWKSURI == "" {
 			return md, fmt.Errorf("metadata %s: no jwks_uri", mdURL)

@@ -1,0 +1,155 @@
+package mcptest
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// authServerModules is where scripts/test.sh installs oidc-provider (and the MCP
+// TypeScript SDK), from the module's root.
+const authServerModules = ".cache/oauth-as/node_modules"
+
+//go:embed testdata/authserver.mjs
+var authServerScript []byte
+
+// AuthServerConfig configures a test authorization server.
+type AuthServerConfig struct {
+	// Resources are the resource indicators (RFC 8707) it issues tokens for; the first is
+	// the default of a request that names none.
+	Resources []string `json:"resources"`
+	// Scopes are the scopes it grants, space-separated; empty: toolgate's defaults.
+	Scopes  string       `json:"scopes,omitempty"`
+	Clients []AuthClient `json:"clients"`
+}
+
+// AuthClient is a client registered with the authorization server.
+type AuthClient struct {
+	ID     string `json:"client_id"`
+	Secret string `json:"client_secret"`
+	// Claims are added to every access token issued to the client.
+	Claims map[string]any `json:"claims,omitempty"`
+}
+
+// AuthServer is a real OAuth 2.1 authorization server (oidc-provider, a certified OpenID
+// provider, from npm) running in a node process for the test: discovery, JWKS, client
+// credentials, authorization code with PKCE, dynamic client registration, JWT access
+// tokens bound to a resource.
+type AuthServer struct {
+	// Issuer is its issuer identifier, http://127.0.0.1:PORT.
+	Issuer string
+	// Modules is the node_modules directory its packages come from.
+	Modules string
+}
+
+// StartAuthServer starts an authorization server for the test and stops it at its end.
+// When oidc-provider is not installed the test is skipped (failed under RequireNPMEnv).
+func StartAuthServer(t testing.TB, cfg AuthServerConfig) *AuthServer {
+	t.Helper()
+	modules := NodeModules(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "authserver.mjs")
+	if err := os.WriteFile(script, authServerScript, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// node resolves the script's imports from the node_modules beside it
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", script, string(conf))
+	stdin, err := cmd.StdinPipe() // closed at cleanup: the server exits at the end of its input
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("authorization server did not start: %v\n%s", err, stderr.String())
+	}
+	var ready struct{ Issuer string }
+	if err := json.Unmarshal([]byte(line), &ready); err != nil || ready.Issuer == "" {
+		t.Fatalf("authorization server said %q, want {\"issuer\": ...}", line)
+	}
+	return &AuthServer{Issuer: ready.Issuer, Modules: modules}
+}
+
+// NodeModules returns the absolute path of the node_modules holding oidc-provider and the
+// MCP TypeScript SDK; the test is skipped when they are not installed (failed under
+// RequireNPMEnv).
+func NodeModules(t testing.TB) string {
+	t.Helper()
+	path, err := findInModule(filepath.Join(authServerModules, "oidc-provider", "package.json"))
+	if err == nil {
+		return filepath.Dir(filepath.Dir(path))
+	}
+	msg := fmt.Sprintf("%v: oidc-provider is not installed; `make test` (scripts/test.sh) installs it", err)
+	if os.Getenv(RequireNPMEnv) != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// ClientToken is an access token for resource with scope (space-separated; "" for none)
+// by the client credentials grant.
+func (a *AuthServer) ClientToken(t testing.TB, client AuthClient, resource, scope string) string {
+	t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {client.ID}, "client_secret": {client.Secret}, "resource": {resource}}
+	if scope != "" {
+		form.Set("scope", scope)
+	}
+	resp, err := http.PostForm(a.Issuer+"/token", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" {
+		t.Fatalf("token request: %s %s", resp.Status, body)
+	}
+	return tok.AccessToken
+}
+
+// Rotate makes a new signing key sign from now on (the old one stays published) and
+// returns its id.
+func (a *AuthServer) Rotate(t testing.TB) string {
+	t.Helper()
+	resp, err := http.Post(a.Issuer+"/_rotate", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Kid string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Kid == "" {
+		t.Fatalf("rotate: %s %v", resp.Status, err)
+	}
+	return out.Kid
+}
