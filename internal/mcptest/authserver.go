@@ -2,6 +2,9 @@ package mcptest
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -13,6 +16,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // authServerModules is where scripts/test.sh installs oidc-provider (and the MCP
@@ -152,4 +159,24 @@ func (a *AuthServer) Rotate(t testing.TB) string {
 		t.Fatalf("rotate: %s %v", resp.Status, err)
 	}
 	return out.Kid
+}
+
+// ForgedToken is a well-formed access token claiming issuer iss and audience aud, signed
+// (ES256) by a throwaway key named kid that no authorization server published.
+func ForgedToken(t testing.TB, iss, kid, aud string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := jwt.Signed(signer).Claims(jwt.Claims{Issuer: iss, Subject: "someone", Audience: jwt.Audience{aud},
+		Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour))}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

@@ -2,9 +2,6 @@ package oauth_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"log/slog"
 	"net"
@@ -214,18 +211,9 @@ func TestVerifyIssuerUnavailable(t *testing.T) {
 	}
 }
 
-// forged is a well-formed token claiming iss, signed by a key of its own named kid.
+// forged is a well-formed token claiming iss for this resource, signed by a key of its own named kid.
 func forged(t *testing.T, iss, kid string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sign(t, signer, iss)
+	return mcptest.ForgedToken(t, iss, kid, resource)
 }
 
 // hsToken is a token claiming iss signed with a shared secret (HS256), which anyone
