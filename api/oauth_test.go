@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -59,6 +60,8 @@ type oauthAPI struct {
 	key      string // a search API key
 	log      *syncBuffer
 	down     string // a trusted issuer that cannot be reached
+	// upAuth collects the Authorization headers srca's upstream server received
+	upAuth *syncBuffer
 }
 
 // newOAuthAPI serves the API with the demo catalog, API keys and the access tokens of a
@@ -92,6 +95,26 @@ func newOAuthAPI(t *testing.T) *oauthAPI {
 	if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), "demo", dataset.Tools(dataset.DemoCompanies[:2])); err != nil {
 		t.Fatal(err)
 	}
+	// srca: a real MCP server whose one tool the tests call through toolgate
+	upAuth := &syncBuffer{}
+	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "wire_money", Description: "Wire money to an account", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wired"}}}, nil
+		})
+	upHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(upAuth, "%s\n", r.Header.Get("Authorization"))
+		upHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	if _, err := pool.Exec(ctx, `INSERT INTO sources (name, kind, config) VALUES ('srca', 'mcp_http', jsonb_build_object('url', $1::text))`, ts.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO tools (source_id, name, original_name, description, input_schema, content_hash)
+		SELECT id, 'srca__wire_money', 'wire_money', 'Wire money to an account', '{"type":"object"}', repeat('a', 64) FROM sources WHERE name = 'srca'`); err != nil {
+		t.Fatal(err)
+	}
 	svc := search.New(pool, nil, search.DefaultSettings(), slog.New(slog.DiscardHandler))
 	g := gateway.New(pool, gateway.SearchFinder{Search: svc}, gateway.Options{
 		CallTool: true, BindLimit: 16, Backends: gateway.Backends{Lexical: true, Enricher: "none", Reranker: "none"},
@@ -107,7 +130,7 @@ func newOAuthAPI(t *testing.T) *oauthAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oauthAPI{srv: srv, as: as, resource: resource, key: key, log: logs, down: down}
+	return &oauthAPI{srv: srv, as: as, resource: resource, key: key, log: logs, down: down, upAuth: upAuth}
 }
 
 // do sends a request with credential as its bearer ("" for none) and returns the status,
@@ -209,6 +232,14 @@ func TestOAuthProtectedResource(t *testing.T) {
 	if _, names := o.findTools(t, token(oauthNarrow, o.resource+"/mcp", "toolgate:search")); len(names) != 0 {
 		t.Fatalf("find_tools with a token limited to another source: %v", names)
 	}
+	// a call through toolgate carries toolgate's own credentials upstream, never the token
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "srca__wire_money", "arguments": map[string]any{}}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "wired" {
+		t.Fatalf("call_tool with a token: %v %+v", err, res)
+	}
+	if seen := o.upAuth.String(); strings.TrimSpace(seen) != "" {
+		t.Fatalf("the upstream server received Authorization headers %q", seen)
+	}
 	status, _, body = o.do(t, "GET", "/v1/whoami", search, "")
 	if status != 200 || body["name"] != "oauth:"+o.as.Issuer+"#agent" || body["kind"] != "search" {
 		t.Fatalf("whoami with a token: %d %v", status, body)
@@ -284,4 +315,23 @@ func TestOAuthProtectedResource(t *testing.T) {
 func unsignedLooking(t *testing.T, iss string) string {
 	t.Helper()
 	return mcptest.ForgedToken(t, iss, "toolgate-test", "http://127.0.0.1")
+}
+
+// TestOAuthTypeScriptClientFlow: the MCP TypeScript SDK's client, given only toolgate's /mcp
+// URL, completes the MCP authorization flow (401, Protected Resource Metadata, the
+// authorization server's metadata, dynamic client registration, authorization code with
+// PKCE and a resource indicator, token) and then finds and calls a tool.
+func TestOAuthTypeScriptClientFlow(t *testing.T) {
+	t.Parallel()
+	o := newOAuthAPI(t)
+	res := mcptest.RunOAuthClient(t, o.as.Modules, o.srv.URL+"/mcp", "stock price", "srca__wire_money")
+	if len(res.Tools) != 3 || !strings.HasPrefix(res.Tools[0], "demo__") || res.Called != "wired" || res.IsError {
+		t.Fatalf("the client found %v and call_tool answered %q (error %v)", res.Tools, res.Called, res.IsError)
+	}
+	if res.Resource != o.resource+"/mcp" || res.PKCE != "S256" || !strings.Contains(res.Scope, "toolgate:search") {
+		t.Fatalf("authorization request: resource %q, PKCE %q, scope %q", res.Resource, res.PKCE, res.Scope)
+	}
+	if seen := o.upAuth.String(); strings.TrimSpace(seen) != "" {
+		t.Fatalf("the upstream server received Authorization headers %q", seen)
+	}
 }

@@ -29,6 +29,9 @@ const authServerModules = ".cache/oauth-as/node_modules"
 //go:embed testdata/authserver.mjs
 var authServerScript []byte
 
+//go:embed testdata/oauthclient.mjs
+var oauthClientScript []byte
+
 // AuthServerConfig configures a test authorization server.
 type AuthServerConfig struct {
 	// Resources are the resource indicators (RFC 8707) it issues tokens for; the first is
@@ -63,15 +66,7 @@ type AuthServer struct {
 func StartAuthServer(t testing.TB, cfg AuthServerConfig) *AuthServer {
 	t.Helper()
 	modules := NodeModules(t)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "authserver.mjs")
-	if err := os.WriteFile(script, authServerScript, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// node resolves the script's imports from the node_modules beside it
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	script := nodeScript(t, modules, "authserver.mjs", authServerScript)
 	conf, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +98,52 @@ func StartAuthServer(t testing.TB, cfg AuthServerConfig) *AuthServer {
 		t.Fatalf("authorization server said %q, want {\"issuer\": ...}", line)
 	}
 	return &AuthServer{Issuer: ready.Issuer, Modules: modules}
+}
+
+// nodeScript writes a script where node resolves its imports from modules.
+func nodeScript(t testing.TB, modules, name string, text []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, name)
+	if err := os.WriteFile(script, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// node resolves the script's imports from the node_modules beside it
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// OAuthClientResult is what the TypeScript SDK client did (RunOAuthClient).
+type OAuthClientResult struct {
+	Tools   []string // the names find_tools returned
+	Called  string   // the text of call_tool's answer
+	IsError bool     // whether call_tool answered an error
+	// Resource and PKCE are the resource indicator and code challenge method of its
+	// authorization request; Scope is the scope of the token it got.
+	Resource, PKCE, Scope string
+}
+
+// RunOAuthClient runs the MCP TypeScript SDK's client against the MCP endpoint mcpURL
+// protected by OAuth: from the first 401 through discovery, dynamic registration and the
+// authorization code flow with PKCE to find_tools(query) and call_tool(tool). The test
+// fails when the client does.
+func RunOAuthClient(t testing.TB, modules, mcpURL, query, tool string) OAuthClientResult {
+	t.Helper()
+	script := nodeScript(t, modules, "oauthclient.mjs", oauthClientScript)
+	var stderr strings.Builder
+	cmd := exec.Command("node", script, mcpURL, query, tool)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("TypeScript SDK client: %v\n%s", err, stderr.String())
+	}
+	var res OAuthClientResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("TypeScript SDK client printed %q: %v", out, err)
+	}
+	return res
 }
 
 // NodeModules returns the absolute path of the node_modules holding oidc-provider and the
