@@ -158,8 +158,21 @@ func TestVerifyRotatedKey(t *testing.T) {
 		t.Fatalf("key set read %d times within Refresh, want 1", n)
 	}
 	clk.advance(time.Minute)
-	if _, err := v.Verify(ctx, rotated); err != nil {
-		t.Fatalf("token of the rotated key after the refresh: %v", err)
+	// a burst of requests carrying it reads the key set once
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			_, err := v.Verify(ctx, rotated)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("token of the rotated key after the refresh: %v", err)
+		}
 	}
 	if n := ct.count("/jwks"); n != 2 {
 		t.Fatalf("key set read %d times, want 2", n)
