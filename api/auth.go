@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/oauth"
 )
 
 // access is what a route requires of its caller.
@@ -40,6 +42,9 @@ var routeAccess = map[string]access{
 	"GET /v1/whoami":            accessSearch,
 	"GET /ui":                   accessPublic,
 	"GET /ui/*":                 accessPublic,
+	// the OAuth Protected Resource Metadata (oauth.go), read before a client holds a token
+	"* " + oauth.MetadataPath:                 accessPublic,
+	"* " + oauth.MetadataPath + oauth.MCPPath: accessPublic,
 }
 
 // routeAccessOf returns what the route of method and path requires.
@@ -56,9 +61,10 @@ func routeAccessOf(method, path string) access {
 // openCaller is the caller of every request in open mode.
 var openCaller = auth.Caller{Name: "open", Scope: auth.ScopeAdmin}
 
-// authenticate identifies the caller by its Bearer key, checks the route's scope and the
-// key's rate limit, and puts the caller in the request context. In open mode every request
-// is the admin caller "open".
+// authenticate identifies the caller by its Bearer key, or by its OAuth access token when
+// OAuth is on and the credential is not a key (authenticateToken), checks the route's scope
+// and the key's rate limit, and puts the caller in the request context. In open mode every
+// request is the admin caller "open".
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		need := routeAccessOf(c.Request().Method, c.Path())
@@ -71,16 +77,20 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		ctx := c.Request().Context()
-		key, err := s.keys.Verify(ctx, bearer(c.Request()))
-		if err != nil {
-			if errors.Is(err, auth.ErrInvalidKey) || errors.Is(err, auth.ErrRevokedKey) {
-				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="toolgate"`)
-			}
-			return err
-		}
 		needScope := auth.ScopeAdmin
 		if need == accessSearch {
 			needScope = auth.ScopeSearch
+		}
+		credential := bearer(c.Request())
+		if s.deps.OAuth != nil && credential != "" && !auth.IsKeyText(credential) {
+			return s.authenticateToken(c, next, credential, needScope)
+		}
+		key, err := s.keys.Verify(ctx, credential)
+		if err != nil {
+			if errors.Is(err, auth.ErrInvalidKey) || errors.Is(err, auth.ErrRevokedKey) {
+				s.challenge(c, "")
+			}
+			return err
 		}
 		if !key.Scope.Allows(needScope) {
 			return &auth.ScopeError{Have: key.Scope, Need: needScope}
@@ -104,6 +114,50 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		setCaller(c, key.Caller())
 		return next(c)
 	}
+}
+
+// authenticateToken identifies the caller by an OAuth access token (internal/oauth): a
+// token refused is a 401 whose challenge points to the Protected Resource Metadata, one
+// without the route's scope a 403 naming the scope it needs (RFC 6750 §3.1). Tokens have
+// no per-minute limit of their own; their searches share TOOLGATE_KEY_SEARCH_UNITS per
+// subject as a key's do.
+func (s *Server) authenticateToken(c echo.Context, next echo.HandlerFunc, token string, need auth.Scope) error {
+	t, err := s.deps.OAuth.Verify(c.Request().Context(), token)
+	if err != nil {
+		var invalid *oauth.InvalidTokenError
+		if errors.As(err, &invalid) {
+			s.challenge(c, `error="invalid_token"`)
+		}
+		return err
+	}
+	caller := s.deps.OAuth.Caller(t)
+	if !caller.Scope.Allows(need) {
+		scope := s.deps.OAuth.ScopeFor(need == auth.ScopeAdmin)
+		s.challenge(c, fmt.Sprintf(`error="insufficient_scope", scope=%q`, scope))
+		return &Error{Status: http.StatusForbidden, Code: "insufficient_scope",
+			Message: fmt.Sprintf("the access token lacks the scope %q this request needs", scope)}
+	}
+	setCaller(c, &caller)
+	return next(c)
+}
+
+// challenge sets the WWW-Authenticate header of a refused credential: with OAuth on it names
+// the Protected Resource Metadata of the requested resource (/mcp or the server), where a
+// client learns which authorization server to ask for a token (RFC 9728 §5.1), and params
+// (RFC 6750 §3) when given.
+func (s *Server) challenge(c echo.Context, params string) {
+	v := `Bearer realm="toolgate"`
+	if s.deps.OAuth != nil {
+		path := ""
+		if c.Path() == oauth.MCPPath {
+			path = oauth.MCPPath
+		}
+		v += fmt.Sprintf(`, resource_metadata=%q`, s.deps.OAuth.MetadataURL(path))
+	}
+	if params != "" {
+		v += ", " + params
+	}
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, v)
 }
 
 // requestCaller is the caller the auth middleware found for the request. Every route that

@@ -57,13 +57,13 @@ const mcpShareWait = 30 * time.Second
 type fairShare struct {
 	units int // per key
 	mu    sync.Mutex
-	held  map[int64]int // key id → units in flight
+	held  map[string]int // caller's principal (a key, a token subject) → units in flight
 	// freed is closed, and replaced, whenever units are released: waiters look again.
 	freed chan struct{}
 }
 
 func newFairShare(units int) *fairShare {
-	return &fairShare{units: units, held: map[int64]int{}, freed: make(chan struct{})}
+	return &fairShare{units: units, held: map[string]int{}, freed: make(chan struct{})}
 }
 
 // acquire takes cost units of caller's share and returns their release, or a 429 when the
@@ -71,7 +71,8 @@ func newFairShare(units int) *fairShare {
 // the whole share takes the whole share: it runs alone. A caller without a key (open
 // mode) has no share to keep.
 func (f *fairShare) acquire(ctx context.Context, caller auth.Caller, cost int, wait time.Duration) (release func(), err error) {
-	if caller.KeyID == 0 {
+	owner := caller.Principal()
+	if owner == "" {
 		return func() {}, nil
 	}
 	cost = min(max(cost, 1), f.units)
@@ -83,11 +84,11 @@ func (f *fairShare) acquire(ctx context.Context, caller auth.Caller, cost int, w
 	}
 	for {
 		f.mu.Lock()
-		held := f.held[caller.KeyID]
+		held := f.held[owner]
 		if held+cost <= f.units {
-			f.held[caller.KeyID] = held + cost
+			f.held[owner] = held + cost
 			f.mu.Unlock()
-			return f.releaser(caller.KeyID, cost), nil
+			return f.releaser(owner, cost), nil
 		}
 		freed := f.freed
 		f.mu.Unlock()
@@ -109,7 +110,7 @@ func (f *fairShare) acquire(ctx context.Context, caller auth.Caller, cost int, w
 }
 
 // releaser returns cost units of key to its share, once.
-func (f *fairShare) releaser(key int64, cost int) func() {
+func (f *fairShare) releaser(key string, cost int) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/oauth"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
@@ -35,14 +36,15 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 
 // TestOpenAPICoversEveryRoute fails when a registered route is missing from /openapi.json
 // or the document describes a route that is not registered. The server has every optional
-// part (the MCP gateway's /mcp and /v1/capabilities), as `toolgate serve` has.
+// part (the MCP gateway's /mcp and /v1/capabilities, OAuth's metadata), as `toolgate serve` has.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	log := slog.New(slog.DiscardHandler)
 	g := gateway.New(pool, gateway.SearchFinder{Search: search.New(pool, nil, search.DefaultSettings(), log)}, gateway.Options{})
 	t.Cleanup(g.Close)
-	e := api.New(api.Deps{Pool: pool, Logger: log, Gateway: g})
+	verifier := oauth.NewVerifier(oauth.Settings{Issuers: []string{"https://auth.example.com"}, Resource: "https://toolgate.example.com"}, log)
+	e := api.New(api.Deps{Pool: pool, Logger: log, Gateway: g, OAuth: verifier})
 
 	registered := map[string]bool{}
 	for _, r := range e.Routes() {

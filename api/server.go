@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/oauth"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
@@ -46,6 +47,9 @@ type Deps struct {
 	Tracing *tracing.Provider
 	// Keys verifies API keys; nil means a store on Pool with the real clock.
 	Keys *auth.Keys
+	// OAuth accepts access tokens of the configured authorization servers beside API keys
+	// (TOOLGATE_OAUTH_ISSUERS, docs/auth.md#oauth); nil: API keys only.
+	OAuth *oauth.Verifier
 	// Open lets every request through as the admin caller "open" (TOOLGATE_OPEN).
 	Open bool
 	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS): a
@@ -124,6 +128,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerMCP(e, v1)
 	s.registerSearch(e)
 	s.registerConsole(e, v1)
+	s.registerOAuth(e)
 	return e
 }
 

@@ -40,6 +40,16 @@ if [ ! -f .cache/server-everything/node_modules/@modelcontextprotocol/server-eve
   npm install --silent --no-audit --no-fund --prefix .cache/server-everything "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 fi
 
+# The OAuth tests' authorization server (oidc-provider) and the MCP TypeScript SDK client that
+# runs the authorization code flow against toolgate (internal/mcptest.StartAuthServer).
+OIDC_PROVIDER_VERSION=9.13.3
+MCP_SDK_VERSION=1.32.2
+if ! grep -q "\"version\": \"$OIDC_PROVIDER_VERSION\"" .cache/oauth-as/node_modules/oidc-provider/package.json 2>/dev/null ||
+   ! grep -q "\"version\": \"$MCP_SDK_VERSION\"" .cache/oauth-as/node_modules/@modelcontextprotocol/sdk/package.json 2>/dev/null; then
+  echo "== npm install oidc-provider@$OIDC_PROVIDER_VERSION @modelcontextprotocol/sdk@$MCP_SDK_VERSION"
+  npm install --silent --no-audit --no-fund --prefix .cache/oauth-as "oidc-provider@$OIDC_PROVIDER_VERSION" "@modelcontextprotocol/sdk@$MCP_SDK_VERSION"
+fi
+
 # The console's browser tests (internal/console) drive Debian's Chromium, headless.
 if ! command -v chromium >/dev/null; then
   echo "== apt-get install chromium"

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/meaning"
 	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/oauth"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/syncwatch"
@@ -161,6 +162,10 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	} else {
 		deps.Gateway = newGateway(env, pool, searchSvc)
 		defer deps.Gateway.Close()
+		if cfg.OAuth.Enabled() {
+			deps.OAuth = oauth.NewVerifier(cfg.OAuth, env.log)
+			env.log.Info("OAuth access tokens accepted beside API keys", "issuers", cfg.OAuth.Issuers, "resource", cfg.OAuth.Resource)
+		}
 		e = api.New(deps)
 	}
 	srv := api.NewHTTPServer(e, serverLimits(cfg), env.log)

@@ -266,6 +266,10 @@ func (k *Keys) checkSources(ctx context.Context, names []string) ([]string, erro
 	return out, nil
 }
 
+// IsKeyText reports whether text has the form of an API key (tg_...), so that a bearer
+// credential that has not is taken for an OAuth access token.
+func IsKeyText(text string) bool { return strings.HasPrefix(text, keyTag) }
+
 // Verify returns the key of the full key text, or ErrInvalidKey or ErrRevokedKey.
 func (k *Keys) Verify(ctx context.Context, text string) (Key, error) {
 	rest, ok := strings.CutPrefix(text, keyTag)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/oauth"
 )
 
 // DefaultDatabaseURL is the cluster made by scripts/pg-setup.sh.
@@ -158,6 +159,9 @@ type Config struct {
 	// A key's share of the database (docs/auth.md#fair-share).
 	KeySearchUnits int // TOOLGATE_KEY_SEARCH_UNITS: search units one key may have in flight
 	DBControlConns int // TOOLGATE_DB_CONTROL_CONNS: the pool of key lookups and /readyz
+
+	// OAuth is TOOLGATE_OAUTH_*: access tokens accepted beside API keys (oauth.go).
+	OAuth oauth.Settings
 }
 
 // Error is a setting that cannot be used.
@@ -214,6 +218,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.readMCP(&c)
 	r.readSearch(&c, sd)
 	r.readLimits(&c)
+	r.readOAuth(&c)
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	confidence, meaningWeight := 0.0, 0.0
 	if c.Embedder == "local" {

@@ -185,7 +185,9 @@ WITH hits AS (
     WHERE t.id = $1::bigint
       AND x.success IS DISTINCT FROM false
       AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
-      AND (l.caller_key_id IS NULL
+      -- a search by OAuth access token (caller 'oauth:...') has no key to count or to
+      -- revoke: it is left out
+      AND ((l.caller_key_id IS NULL AND coalesce(l.caller, '') NOT LIKE 'oauth:%')
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id
 ), groups AS (
@@ -240,7 +242,7 @@ type ObservedQueriesRow struct {
 // revoked and may still see the tool's source (api_keys.sources now, not when it searched);
 // a search without a key saw every source. The search itself returned the tool (a label's
 // rank says so). Searches made before the source's observed queries were last removed are
-// forgotten.
+// forgotten. Searches made with an OAuth access token do not count at all (docs/auth.md#oauth).
 func (q *Queries) ObservedQueries(ctx context.Context, arg ObservedQueriesParams) ([]ObservedQueriesRow, error) {
 	rows, err := q.db.Query(ctx, observedQueries,
 		arg.ToolID,

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,10 +130,10 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 	caller := auth.FromContext(r.Context())
 	// As in the SDK's handler: a request that reached a loopback address with a
 	// non-loopback Host header is a DNS-rebinding attempt from a browser page. That only
-	// matters without a key (open mode, where the API also refuses any Host but localhost
-	// and IP addresses): a page cannot send the key, and with keys a reverse proxy on the
+	// matters without a credential (open mode, where the API also refuses any Host but
+	// localhost and IP addresses): a page cannot send a key or token, and with them a reverse proxy on the
 	// same host may forward any name, as for the REST endpoints.
-	if keyID(caller) == 0 {
+	if caller.Principal() == "" {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && httpguard.IsLoopback(la.String()) && !httpguard.IsLoopback(r.Host) {
 			return &HTTPError{Status: http.StatusForbidden, Err: &httpguard.HostError{Host: r.Host}}
 		}
@@ -266,10 +265,11 @@ func (h *HTTPHandler) serveTransport(hs *httpSession, w http.ResponseWriter, r *
 // callerTokenInfo makes next see caller as the request's TokenInfo. The SDK puts a
 // TokenInfo in a request's context only through its RequireBearerToken middleware, which
 // wants an Authorization header: the API key was verified by the middleware in front, so
-// next gets a placeholder instead (the key itself goes no further), and the "verifier"
+// next gets a placeholder instead (the key or OAuth token itself goes no further: a token
+// is never passed on, as the MCP authorization specification demands), and the "verifier"
 // returns the caller that middleware found.
 func callerTokenInfo(caller *auth.Caller, next http.Handler) http.Handler {
-	info := &sdkauth.TokenInfo{UserID: strconv.FormatInt(keyID(caller), 10), Extra: map[string]any{requestCallerInfo: caller}}
+	info := &sdkauth.TokenInfo{UserID: caller.Principal(), Extra: map[string]any{requestCallerInfo: caller}}
 	verify := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) { return info, nil }
 	mw := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -311,7 +311,7 @@ func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if hs := h.sessions[id]; hs != nil {
-		if keyID(hs.s.owner) != keyID(caller) {
+		if hs.s.owner.Principal() != caller.Principal() {
 			return nil, errSessionCaller
 		}
 		return hs, nil
@@ -325,8 +325,9 @@ func (h *HTTPHandler) lookup(ctx context.Context, id string, caller *auth.Caller
 	if err != nil {
 		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: "could not load session", Err: err}
 	}
-	// Owned by the key's id: a name passes to a new key once the old one is revoked.
-	if row.CallerKeyID.Int64 != keyID(caller) {
+	// Owned by the key's id (a name passes to a new key once the old one is revoked), or by
+	// the OAuth token's issuer and subject.
+	if auth.PrincipalOf(row.CallerKeyID.Int64, row.Caller) != caller.Principal() {
 		return nil, errSessionCaller
 	}
 	var state mcp.ServerSessionState
@@ -364,7 +365,7 @@ func (h *HTTPHandler) open(ctx context.Context, s *session, state *mcp.ServerSes
 
 // connect starts the server side of a session and registers it; h.mu is held.
 func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.ServerSessionState) (*httpSession, error) {
-	if err := h.setAsideFor(keyID(s.owner)); err != nil {
+	if err := h.setAsideFor(s.owner.Principal()); err != nil {
 		return nil, err
 	}
 	transport := &mcp.StreamableServerTransport{SessionID: s.id}
@@ -390,7 +391,8 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 	return hs, nil
 }
 
-// setAsideFor makes room for one more session of key in memory: while the key holds
+// setAsideFor makes room for one more session of owner (a key or token subject, by
+// auth.Caller.Principal; "" for open mode) in memory: while the key holds
 // SessionsPerKey sessions, its least recently used stored one leaves memory. Its row
 // stays, so its client's next request rebuilds it (as after evictIdle). A session that has
 // not finished its initialize handshake has no row yet and would be lost, so it is not set
@@ -399,13 +401,13 @@ func (h *HTTPHandler) connect(ctx context.Context, s *session, state *mcp.Server
 // away does not lock its key out until SessionIdle). When every session of the key
 // is in a handshake younger than that, the new one is refused (429 too_many_sessions) and
 // its client may try again shortly. h.mu is held.
-func (h *HTTPHandler) setAsideFor(key int64) error {
+func (h *HTTPHandler) setAsideFor(owner string) error {
 	abandoned := time.Now().Add(-h.g.opts.HandshakeIdle).UnixNano()
 	for {
 		var n int
 		var lru, oldest *httpSession
 		for _, hs := range h.sessions {
-			if keyID(hs.s.owner) != key {
+			if hs.s.owner.Principal() != owner {
 				continue
 			}
 			n++

@@ -22,7 +22,7 @@ const everythingScript = ".cache/server-everything/node_modules/@modelcontextpro
 // that installs it; under RequireNPMEnv it fails instead.
 func EverythingServer(t testing.TB) string {
 	t.Helper()
-	path, err := findEverything()
+	path, err := findInModule(everythingScript)
 	if err == nil {
 		return path
 	}
@@ -34,16 +34,17 @@ func EverythingServer(t testing.TB) string {
 	return ""
 }
 
-// findEverything looks for the server's script under the module holding the working
-// directory (a package's test runs in its own directory).
-func findEverything() (string, error) {
+// findInModule looks for rel (a path under the module's root, where scripts/test.sh
+// installs npm packages) from the module holding the working directory (a package's test
+// runs in its own directory).
+func findInModule(rel string) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			path := filepath.Join(dir, everythingScript)
+			path := filepath.Join(dir, rel)
 			if _, err := os.Stat(path); err != nil {
 				return "", err
 			}

@@ -237,3 +237,24 @@ func TestDeletedToolAndSourceDropMemories(t *testing.T) {
 		t.Fatalf("%d memories after the source was deleted, want 0", left)
 	}
 }
+
+// TestOAuthCallersTeachNothing: searches made with OAuth access tokens have no key (no
+// tenant to teach, nothing to revoke) and are not the operator's keyless searches: however
+// many subjects labelled them, they make no memory.
+func TestOAuthCallersTeachNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	traffic, _ := split(e.uses)
+	for _, sub := range []string{"mallory", "eve", "trudy"} {
+		c := auth.Caller{Name: auth.OAuthName("https://auth.example.com", sub), Scope: auth.ScopeSearch}
+		if n := testfactory.LabelsAs(ctx, t, e.search, c, "src", traffic); n == 0 {
+			t.Fatal("no search labelled")
+		}
+	}
+	e.sweep(t)
+	var n int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d memories from OAuth callers (%v), want none", n, err)
+	}
+}

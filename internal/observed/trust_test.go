@@ -176,3 +176,18 @@ func TestMinKeysChangeRefreshes(t *testing.T) {
 		t.Fatalf("bourse still finds %s lexically (rank %d)", stock, r)
 	}
 }
+
+// TestOAuthCallersDoNotCount: searches made with OAuth access tokens (no key to count
+// toward the threshold nor to revoke) are left out, however many subjects made them: they
+// are not keyless, trusted searches.
+func TestOAuthCallersDoNotCount(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 1)
+	for _, sub := range []string{"mallory", "eve", "trudy"} {
+		e.labelled(t, auth.Caller{Name: auth.OAuthName("https://auth.example.com", sub), Scope: auth.ScopeSearch}, "weather forecast for the picnic", weather, true)
+	}
+	sweep(t, e.obs)
+	if got := e.observedOf(t, weather); len(got) != 0 {
+		t.Fatalf("observed queries of OAuth callers: %q, want none", got)
+	}
+}

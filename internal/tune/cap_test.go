@@ -36,6 +36,11 @@ func TestTuneCapsLabelsPerKey(t *testing.T) {
 	fairN := testfactory.LabelsAs(s.ctx, t, s.svc, fair, "ws", uses[90:105])
 	trusted := testfactory.LabelsAs(s.ctx, t, s.svc, admin, "ws", uses[105:125])
 	trusted += testfactory.LabelsAs(s.ctx, t, s.svc, search.Internal(), "ws", uses[125:])
+	// a search by OAuth access token has no key to cap it: it is left out
+	token := auth.Caller{Name: auth.OAuthName("https://auth.example.com", "mallory"), Scope: auth.ScopeSearch}
+	if n := testfactory.LabelsAs(s.ctx, t, s.svc, token, "ws", uses[:60]); n < 30 {
+		t.Fatalf("labelled %d token searches: the fixture does not exercise them", n)
+	}
 	if flooded < 150 || fairN < 10 || trusted < 30 {
 		t.Fatalf("labelled %d flood, %d fair, %d trusted searches: the fixture does not exercise the cap", flooded, fairN, trusted)
 	}

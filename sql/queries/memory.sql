@@ -15,7 +15,7 @@
 -- k-anonymous, it shows no one key's words and no one tenant can plant it alone.
 --
 -- Limits: a key's searches count only while it is not revoked and may still see the tool's
--- source; searches made before the tool's memories or its source's observed queries were
+-- source; searches made with an OAuth access token do not count; searches made before the tool's memories or its source's observed queries were
 -- removed are forgotten. Per tenant, the most recently labelled max_n.
 WITH hits AS (
     SELECT DISTINCT ON (l.id) l.id, l.created_at, x.created_at AS labelled_at,
@@ -33,7 +33,9 @@ WITH hits AS (
       AND x.success IS DISTINCT FROM false
       AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
       AND (mf.forgotten_at IS NULL OR l.created_at > mf.forgotten_at)
-      AND (l.caller_key_id IS NULL
+      -- a search by OAuth access token (caller 'oauth:...') has no key to count or to
+      -- revoke and is not the operator's: it teaches nothing (docs/auth.md#oauth)
+      AND ((l.caller_key_id IS NULL AND coalesce(l.caller, '') NOT LIKE 'oauth:%')
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id, x.created_at DESC
 ), kept AS (

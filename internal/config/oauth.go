@@ -1,0 +1,63 @@
+package config
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/oauth"
+)
+
+// readOAuth reads the settings of toolgate as an OAuth protected resource
+// (docs/auth.md#oauth): the issuers whose access tokens are accepted beside API keys (none
+// by default: API keys only), this server's resource identifier, which tokens must be
+// issued for, and how scopes and claims map to a caller.
+func (r *reader) readOAuth(c *Config) {
+	s := oauth.Settings{
+		Resource:     r.str("TOOLGATE_OAUTH_RESOURCE", ""),
+		ScopeSearch:  r.str("TOOLGATE_OAUTH_SCOPE_SEARCH", oauth.DefaultScopeSearch),
+		ScopeAdmin:   r.str("TOOLGATE_OAUTH_SCOPE_ADMIN", oauth.DefaultScopeAdmin),
+		SourcesClaim: r.str("TOOLGATE_OAUTH_SOURCES_CLAIM", oauth.DefaultSourcesClaim),
+		Leeway:       r.duration("TOOLGATE_OAUTH_LEEWAY", oauth.DefaultLeeway),
+		Refresh:      r.duration("TOOLGATE_OAUTH_JWKS_REFRESH", oauth.DefaultRefresh),
+	}
+	issuers := r.getenv("TOOLGATE_OAUTH_ISSUERS")
+	for _, iss := range strings.FieldsFunc(issuers, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if reason := checkOAuthURL(iss); reason != "" {
+			r.fail("TOOLGATE_OAUTH_ISSUERS", issuers, iss+": "+reason)
+		}
+		s.Issuers = append(s.Issuers, iss)
+	}
+	switch {
+	case !s.Enabled() && s.Resource != "":
+		r.fail("TOOLGATE_OAUTH_RESOURCE", s.Resource, "set TOOLGATE_OAUTH_ISSUERS too: without an issuer no token is accepted")
+	case s.Enabled() && s.Resource == "":
+		r.fail("TOOLGATE_OAUTH_RESOURCE", "", "required with TOOLGATE_OAUTH_ISSUERS: this server's public base URL (e.g. https://toolgate.example.com), which tokens must be issued for")
+	case s.Enabled():
+		if reason := checkOAuthURL(s.Resource); reason != "" {
+			r.fail("TOOLGATE_OAUTH_RESOURCE", s.Resource, reason)
+		}
+	}
+	if s.ScopeSearch == s.ScopeAdmin {
+		r.fail("TOOLGATE_OAUTH_SCOPE_ADMIN", s.ScopeAdmin, "must differ from TOOLGATE_OAUTH_SCOPE_SEARCH")
+	}
+	c.OAuth = s
+}
+
+// checkOAuthURL returns why u cannot be an issuer or resource identifier, or "": an
+// absolute https URL (http only on a loopback host, for development), without query or
+// fragment (RFC 8414 §2, RFC 8707 §2).
+func checkOAuthURL(u string) string {
+	p, err := url.Parse(u)
+	switch {
+	case err != nil || p.Host == "":
+		return "want an absolute URL such as https://auth.example.com"
+	case p.RawQuery != "" || p.Fragment != "":
+		return "want a URL without query or fragment"
+	case p.Scheme == "https":
+		return ""
+	case p.Scheme == "http" && httpguard.IsLoopback(p.Host):
+		return ""
+	}
+	return "want https (http only on a loopback address)"
+}

@@ -1,0 +1,44 @@
+package config
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOAuthSettings: OAuth is off by default; issuers need the resource identifier, and
+// both must be https URLs (http on loopback) without query or fragment.
+func TestOAuthSettings(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil || c.OAuth.Enabled() {
+		t.Fatalf("default: %+v %v", c.OAuth, err)
+	}
+	c, err = Load(env(map[string]string{
+		"TOOLGATE_OAUTH_ISSUERS":  "https://auth.example.com, http://127.0.0.1:9000/realms/x",
+		"TOOLGATE_OAUTH_RESOURCE": "https://toolgate.example.com",
+		"TOOLGATE_OAUTH_LEEWAY":   "10s",
+	}))
+	if err != nil || !slices.Equal(c.OAuth.Issuers, []string{"https://auth.example.com", "http://127.0.0.1:9000/realms/x"}) ||
+		c.OAuth.Resource != "https://toolgate.example.com" || c.OAuth.Leeway != 10*time.Second || c.OAuth.ScopeSearch != "toolgate:search" {
+		t.Fatalf("issuers: %+v %v", c.OAuth, err)
+	}
+	for name, tc := range map[string]struct {
+		env     map[string]string
+		setting string
+	}{
+		"issuer without resource": {map[string]string{"TOOLGATE_OAUTH_ISSUERS": "https://a.example.com"}, "TOOLGATE_OAUTH_RESOURCE"},
+		"resource without issuer": {map[string]string{"TOOLGATE_OAUTH_RESOURCE": "https://t.example.com"}, "TOOLGATE_OAUTH_RESOURCE"},
+		"http issuer":             {map[string]string{"TOOLGATE_OAUTH_ISSUERS": "http://a.example.com", "TOOLGATE_OAUTH_RESOURCE": "https://t.example.com"}, "TOOLGATE_OAUTH_ISSUERS"},
+		"relative issuer":         {map[string]string{"TOOLGATE_OAUTH_ISSUERS": "auth.example.com", "TOOLGATE_OAUTH_RESOURCE": "https://t.example.com"}, "TOOLGATE_OAUTH_ISSUERS"},
+		"resource with fragment":  {map[string]string{"TOOLGATE_OAUTH_ISSUERS": "https://a.example.com", "TOOLGATE_OAUTH_RESOURCE": "https://t.example.com/#x"}, "TOOLGATE_OAUTH_RESOURCE"},
+		"same scopes":             {map[string]string{"TOOLGATE_OAUTH_SCOPE_ADMIN": "toolgate:search"}, "TOOLGATE_OAUTH_SCOPE_ADMIN"},
+	} {
+		_, err := Load(env(tc.env))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Setting != tc.setting || strings.TrimSpace(ce.Reason) == "" {
+			t.Errorf("%s: %v, want an error of %s", name, err, tc.setting)
+		}
+	}
+}
