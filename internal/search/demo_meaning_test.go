@@ -67,3 +67,48 @@ func TestDemoNamesAreNotMeanings(t *testing.T) {
 		}
 	}
 }
+
+// A request that writes an operation out finds the tool that performs it: an equation
+// finds a calculator that executes a formula, a quantity with a unit a converter, though
+// neither request names the tool's words.
+func TestOperationsFindTheirTools(t *testing.T) {
+	t.Parallel()
+	svc := demoSearch(t,
+		testfactory.Tool("calculator", "A calculator app that executes a given formula."),
+		testfactory.Tool("unit_converter", "Converts a value between units of length, mass and temperature."),
+		testfactory.Tool("solve_captcha", "Solve the captcha challenge shown on a web page."),
+		testfactory.Tool("send_email", "Send an email message to a recipient."),
+	)
+	for _, tc := range []struct{ query, want string }{
+		{"Can you solve this equation - 5x + 3 = 20?", "demo__calculator"},
+		{"how much is 12 km in miles", "demo__unit_converter"},
+	} {
+		resp := mustSearch(t, context.Background(), svc, search.Request{Query: tc.query, Mode: search.ModeHybrid, K: 3, Plan: "none"})
+		if len(resp.Results) == 0 || resp.Results[0].Name != tc.want {
+			t.Errorf("%q: %v, want %s first", tc.query, names(resp), tc.want)
+		}
+	}
+}
+
+// A search says how sure it is: gibberish is no good match, a request in the tool's own
+// words a confident one.
+func TestConfidence(t *testing.T) {
+	t.Parallel()
+	svc := demoSearch(t)
+	ctx := context.Background()
+	for _, q := range []string{"zzqx qqwv", "blorf wuzzle klandt"} {
+		resp := mustSearch(t, ctx, svc, search.Request{Query: q, Mode: search.ModeHybrid, K: 5})
+		if !resp.NoGoodMatch || resp.Confidence >= search.ConfidenceThreshold {
+			t.Errorf("%q: confidence %v, no good match %v", q, resp.Confidence, resp.NoGoodMatch)
+		}
+	}
+	resp := mustSearch(t, ctx, svc, search.Request{Query: "What is Apple's total revenue by year?", Mode: search.ModeHybrid, K: 5})
+	if resp.NoGoodMatch || resp.Confidence < search.ConfidenceThreshold || resp.Results[0].Name != "demo__get_apple_revenue" {
+		t.Fatalf("a clear match: confidence %v, no good match %v, %v", resp.Confidence, resp.NoGoodMatch, names(resp))
+	}
+	for i, r := range resp.Results {
+		if r.Confidence <= 0 || r.Confidence > 1 || i > 0 && r.Confidence > resp.Results[0].Confidence {
+			t.Errorf("result %d %s: confidence %v", i, r.Name, r.Confidence)
+		}
+	}
+}
