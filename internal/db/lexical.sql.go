@@ -90,7 +90,7 @@ func (q *Queries) LexicalIndexBatch(ctx context.Context, maxTools int32) ([]int6
 }
 
 const lexicalMeaningTexts = `-- name: LexicalMeaningTexts :many
-SELECT id, concat_ws(' ', name, title, description)::text AS text
+SELECT id, concat_ws(E'\n', name, title, description)::text AS text
 FROM tools WHERE id = ANY ($1::bigint[])
 `
 
@@ -100,7 +100,8 @@ type LexicalMeaningTextsRow struct {
 }
 
 // The text whose meaning is stored for each of the given tools that still exist: name,
-// title and description.
+// title and description, one a line (a Title Case title is no sentence of the description:
+// meaning.Names).
 func (q *Queries) LexicalMeaningTexts(ctx context.Context, ids []int64) ([]LexicalMeaningTextsRow, error) {
 	rows, err := q.db.Query(ctx, lexicalMeaningTexts, ids)
 	if err != nil {

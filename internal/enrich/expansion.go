@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/lexicon"
+	"github.com/toolgate/toolgate/internal/meaning"
 )
 
 // StepExpansion is the knowledge expansion step (Expander), as stored in
@@ -47,10 +48,12 @@ var expansionStop = map[string]bool{
 
 // KeyTerms are the words of a document that expansion starts from: the name's words, then
 // the content words of the title and the description's first sentence, each once, at most
-// maxExpansionTerms.
+// maxExpansionTerms. Words the document uses as names (meaning.Names: "Frost" of
+// Cullen/Frost Bankers, "Apple", the server's name) are not key terms: their senses are
+// not what the tool is about.
 func KeyTerms(d Document) []string {
 	var out []string
-	seen := map[string]bool{}
+	seen := documentNames(d)
 	add := func(text string) {
 		for _, w := range embed.Words(text) {
 			if len(out) == maxExpansionTerms {
@@ -105,7 +108,16 @@ func Expand(lex *lexicon.Lexicon, d Document) []string {
 			}
 		}
 	}
-	context := stems(documentWords(d))
+	// The sense is chosen by the whole document, its names left out ("frost" of a bank
+	// says nothing about which sense of "stock" it means).
+	names := documentNames(d)
+	var words []string
+	for _, w := range documentWords(d) {
+		if !names[w] {
+			words = append(words, w)
+		}
+	}
+	context := stems(words)
 	for _, term := range KeyTerms(d) {
 		best, ok := Sense(lex, term, context)
 		if !ok {
@@ -163,6 +175,17 @@ func Sense(lex *lexicon.Lexicon, word string, context map[string]bool) (lexicon.
 		}
 	}
 	return best, true
+}
+
+// documentNames are the words the document uses as names (meaning.Names): the name, the
+// title, the description and each parameter's description read as sentences of their own.
+func documentNames(d Document) map[string]bool {
+	var b strings.Builder
+	b.WriteString(d.Name + "\n" + d.Title + "\n" + d.Description)
+	for _, p := range d.Params {
+		b.WriteString("\n" + p.Description)
+	}
+	return meaning.Names(b.String())
 }
 
 // documentWords are the words of the name, title, description and parameters.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
@@ -93,7 +94,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 	_, res := testfactory.Catalog(ctx, t, pool, "docs", []catalog.Tool{testfactory.Tool("copy_sheet", "Copy an existing sheet to a new sheet.")}, nil)
 	svc := testfactory.LocalEnricher(pool, 3)
 	svc.Enricher = enrich.Heuristic{Lexicon: lexicon.Builtin}
-	if svc.Enricher.Model() != "heuristic-v2" || (enrich.Heuristic{}).Model() != "heuristic-v1" {
+	if svc.Enricher.Model() != "heuristic-v3" || (enrich.Heuristic{}).Model() != "heuristic-v1" {
 		t.Fatalf("models %s, %s", svc.Enricher.Model(), enrich.Heuristic{}.Model())
 	}
 	testfactory.Enrich(ctx, t, svc, res.Changed...)
@@ -105,7 +106,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 	if !strings.Contains(" "+text+" ", " duplicate ") {
 		t.Fatalf("expansion component %q lacks duplicate", text)
 	}
-	if n := countRows(t, pool, "SELECT count(*) FROM tool_enrichments WHERE tool_id = $1 AND step = 'expansion' AND model = 'heuristic-v2'", id); n != 1 {
+	if n := countRows(t, pool, "SELECT count(*) FROM tool_enrichments WHERE tool_id = $1 AND step = 'expansion' AND model = 'heuristic-v3'", id); n != 1 {
 		t.Fatalf("%d expansion steps stored", n)
 	}
 	// the concat component is the tool's own text only
@@ -141,7 +142,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 func TestHeuristicLoadsItsLexiconOnFirstUse(t *testing.T) {
 	loads := 0
 	h := enrich.Heuristic{Lexicon: func() (*lexicon.Lexicon, error) { loads++; return lexicon.Builtin() }}
-	if h.Model() != "heuristic-v2" || len(h.Supersedes()) != 1 || loads != 0 {
+	if h.Model() != "heuristic-v3" || len(h.Supersedes()) != 2 || loads != 0 {
 		t.Fatalf("model %s, supersedes %v, %d loads before any expansion", h.Model(), h.Supersedes(), loads)
 	}
 	words, _, err := h.Expansion(context.Background(), enrich.Document{Name: "copy_sheet", Description: "Copy a sheet."})
@@ -153,4 +154,64 @@ func TestHeuristicLoadsItsLexiconOnFirstUse(t *testing.T) {
 	if _, _, err := h.Expansion(context.Background(), enrich.Document{Name: "copy_sheet"}); !errors.Is(err, broken) {
 		t.Fatalf("expansion with a broken lexicon: %v, want %v", err, broken)
 	}
+}
+
+// Names get no senses: the tools of Cullen/Frost Bankers, Allison Transmission and Apple
+// (the demo catalog's) are expanded by their financial words only, with no synonym of
+// frost (weather), transmission (sending) or apple (fruit trees); a server's name in the
+// tool's namespace neither.
+func TestExpandLeavesNamesAlone(t *testing.T) {
+	lex := builtinLexicon(t)
+	companies, err := dataset.Companies(dataset.MaxCompanies())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]dataset.Company{}
+	for _, c := range companies {
+		byName[c.Name] = c
+	}
+	// synonyms are the words of every sense of a name word and of its hyponyms
+	// ("crabapple"), but the word itself
+	synonyms := func(word string) []string {
+		var out []string
+		for _, id := range lex.Senses(word) {
+			for _, r := range append([]lexicon.SynsetID{id}, lex.Hyponyms(id)...) {
+				for _, w := range lex.Synset(r).Words {
+					if w != word {
+						out = append(out, w)
+					}
+				}
+			}
+		}
+		if len(out) == 0 {
+			t.Fatalf("%q has no synonyms", word)
+		}
+		return out
+	}
+	check := func(d enrich.Document, name string) {
+		t.Helper()
+		got := enrich.Expand(lex, d)
+		for _, w := range synonyms(name) {
+			if slices.Contains(got, w) {
+				t.Errorf("%s: expansion %v has %q, a word of the senses of %q", d.Name, got, w, name)
+			}
+		}
+		if len(got) == 0 {
+			t.Errorf("%s: no expansion of its own words", d.Name)
+		}
+	}
+	for _, tc := range []struct{ company, name string }{
+		{"Cullen/Frost Bankers", "frost"},
+		{"Allison Transmission", "transmission"},
+		{"Apple", "apple"},
+	} {
+		c, ok := byName[tc.company]
+		if !ok {
+			t.Fatalf("no company %q", tc.company)
+		}
+		for _, tool := range dataset.Tools([]dataset.Company{c}) {
+			check(enrich.NewDocument(tool.Name, "", tool.Description, tool.InputSchema), tc.name)
+		}
+	}
+	check(enrich.NewDocument("git__git_status", "", "Shows the working tree status.", []byte(`{"type":"object"}`)), "git")
 }

@@ -28,19 +28,20 @@ type Heuristic struct {
 func (Heuristic) Deterministic() bool { return true }
 
 // Model names the heuristic's output version: v2 is v1 with the knowledge expansion of a
-// lexicon.
+// lexicon, v3 expands no name (meaning.Names) and bounds the expansion by the document's
+// own length.
 func (h Heuristic) Model() string {
 	if h.Lexicon != nil {
-		return "heuristic-v2"
+		return "heuristic-v3"
 	}
 	return "heuristic-v1"
 }
 
-// Supersedes names the earlier versions whose outputs v2 replaces: the workers re-enrich
+// Supersedes names the earlier versions whose outputs v3 replaces: the workers re-enrich
 // the tools they enriched (jobs.RequeueSuperseded).
 func (h Heuristic) Supersedes() []string {
 	if h.Lexicon != nil {
-		return []string{"heuristic-v1"}
+		return []string{"heuristic-v1", "heuristic-v2"}
 	}
 	return nil
 }

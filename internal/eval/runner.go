@@ -92,8 +92,10 @@ type Report struct {
 	Metrics   map[string]float64 `json:"metrics"`
 	ByKind    map[string]Group   `json:"by_kind"`
 	LatencyMS Latency            `json:"latency_ms"`
-	Config    map[string]any     `json:"config,omitempty"`
-	Dataset   *DatasetInfo       `json:"dataset,omitempty"`
+	// Hubness counts the tools that wrongly enter the top HubK of the searches (hubness.go).
+	Hubness Hubness        `json:"hubness"`
+	Config  map[string]any `json:"config,omitempty"`
+	Dataset *DatasetInfo   `json:"dataset,omitempty"`
 }
 
 // NoKind is the by_kind key of queries without a kind.
@@ -134,6 +136,7 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 	overall := newAccumulator(ks)
 	byKind := map[string]*accumulator{}
 	latencies := make([]float64, 0, len(queries))
+	hubs := newHubCounter()
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
@@ -145,6 +148,7 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 		}
 		latencies = append(latencies, float64(now().Sub(start))/float64(time.Millisecond))
 		judged := map[int]Judged{maxK: Judge(ranking, q.Gold)}
+		hubs.add(ranking, q.Gold)
 		if opts.PerQuery != nil {
 			if err := opts.PerQuery(outcome(q, ranking)); err != nil {
 				return Report{}, err
@@ -179,6 +183,7 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 			P50: bench.Percentile(latencies, 50),
 			P95: bench.Percentile(latencies, 95),
 		},
+		Hubness: hubs.report(),
 		Config:  opts.Config,
 		Dataset: opts.Dataset,
 	}

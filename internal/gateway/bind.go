@@ -46,16 +46,18 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	s.bind(ctx, res.Tools)
 
-	out := findOutput{SearchID: res.SearchID, Tools: make([]toolSchema, 0, len(res.Tools))}
+	out := findOutput{SearchID: res.SearchID, Tools: make([]toolSchema, 0, len(res.Tools)), Confidence: res.Confidence, NoGoodMatch: res.NoGoodMatch}
 	for _, t := range res.Tools {
 		out.Tools = append(out.Tools, toolSchema{
 			Name: catalog.FunctionName(t.Name), Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
-			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Version: t.Version, Source: t.SourceName,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Version: t.Version, Source: t.SourceName, Confidence: t.Confidence,
 		})
 	}
 	switch {
 	case len(out.Tools) == 0:
 		out.Hint = "No tool matched; rephrase the query with other words for the capability you need."
+	case out.NoGoodMatch:
+		out.Hint = "No tool matched well (low confidence): these are guesses. Rephrase the query with other words for the capability you need, or tell the user no tool fits."
 	case s.g.opts.CallTool:
 		out.Hint = "These tools are now in your tool list: call one by name, or through call_tool(name, arguments, version)."
 	default:
@@ -71,7 +73,11 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 type findOutput struct {
 	SearchID int64        `json:"search_id"`
 	Tools    []toolSchema `json:"tools"`
-	Hint     string       `json:"hint"`
+	// Confidence is how likely the first tool is one the request needs (0 to 1); below
+	// search.ConfidenceThreshold, NoGoodMatch: the tools are guesses.
+	Confidence  float64 `json:"confidence"`
+	NoGoodMatch bool    `json:"no_good_match"`
+	Hint        string  `json:"hint"`
 }
 
 // toolSchema is a retrieved tool in MCP tools/list form (named as it is listed: by its
@@ -85,6 +91,7 @@ type toolSchema struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Version      string          `json:"version"`
 	Source       string          `json:"source"`
+	Confidence   float64         `json:"confidence"`
 }
 
 // find validates a query and runs the Finder; the search it answers is counted under

@@ -47,6 +47,10 @@ type FindRequest struct {
 type FindResult struct {
 	SearchID int64
 	Tools    []FoundTool
+	// Confidence is how likely the first tool is one the request needs (0 to 1), and
+	// NoGoodMatch says it is too low to trust (search.Response).
+	Confidence  float64
+	NoGoodMatch bool
 	// Mode and Profile are the search's mode and the weight profile that served it, for the
 	// metrics (empty when the Finder does not say).
 	Mode, Profile string
@@ -62,7 +66,8 @@ type FoundTool struct {
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
 	Annotations  json.RawMessage
-	Version      string // the tool's content hash
+	Version      string  // the tool's content hash
+	Confidence   float64 // how likely the tool is one the request needs (search.Result)
 }
 
 // Backends says which retrieval backends are active, for capability advertisement.

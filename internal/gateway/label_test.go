@@ -20,10 +20,11 @@ import (
 	"github.com/toolgate/toolgate/internal/search"
 )
 
-// labels returns every search_labels row, by search and rank.
+// labels returns every search_labels row, by search (the oldest first: ids have no order)
+// and rank.
 func labels(t testing.TB, pool *pgxpool.Pool) []db.SearchLabel {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `SELECT search_id FROM search_labels GROUP BY 1 ORDER BY 1`)
+	rows, err := pool.Query(context.Background(), `SELECT search_id FROM search_labels GROUP BY 1 ORDER BY min(search_created_at), 1`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,8 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	if err != nil {
 		return FindResult{}, err
 	}
-	out := FindResult{SearchID: resp.SearchID, Tools: make([]FoundTool, 0, len(resp.Results)), Mode: string(resp.Mode), Profile: resp.Profile}
+	out := FindResult{SearchID: resp.SearchID, Tools: make([]FoundTool, 0, len(resp.Results)), Mode: string(resp.Mode), Profile: resp.Profile,
+		Confidence: resp.Confidence, NoGoodMatch: resp.NoGoodMatch}
 	for _, r := range resp.Results {
 		out.Tools = append(out.Tools, foundTool(r))
 	}
@@ -50,7 +51,7 @@ func foundTool(r search.Result) FoundTool {
 	found := FoundTool{
 		Name: t.Name, SourceName: t.Source, OriginalName: t.OriginalName, Description: t.Description,
 		InputSchema: encoded(t.InputSchema), OutputSchema: optional(t.OutputSchema), Annotations: optional(t.Annotations),
-		Version: r.Version,
+		Version: r.Version, Confidence: r.Confidence,
 	}
 	if t.Title != nil {
 		found.Title = *t.Title

@@ -50,7 +50,7 @@ func TestIndexerWritesMeanings(t *testing.T) {
 	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := stored("m__buy"); !ok || v.String() != want("m__buy Purchase Buy shares of a company") {
+	if v, ok := stored("m__buy"); !ok || v.String() != want("m__buy\nPurchase\nBuy shares of a company") {
 		t.Fatalf("stored meaning %v (%v), want the one of its name, title and description", v, ok)
 	}
 	if _, ok := stored("m__xq"); ok {
@@ -61,7 +61,7 @@ func TestIndexerWritesMeanings(t *testing.T) {
 	if _, err := lexical.Flush(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := stored("m__buy"); v.String() != want("m__buy Purchase Sell stock at market price") {
+	if v, _ := stored("m__buy"); v.String() != want("m__buy\nPurchase\nSell stock at market price") {
 		t.Fatal("the meaning did not follow the new description")
 	}
 	exec(t, pool, `UPDATE tools SET description = 'XQ-8' WHERE name = 'm__buy'`)

@@ -38,7 +38,13 @@ type Space struct {
 	// terms are each synset's description terms (forEachTerm, in its order), as their
 	// dimension and rarity ln(1 + synsets / synsets the term describes)
 	terms [][]term
+	// nameWeight is the weight of a name's own term: the rarity of a term only one synset
+	// has.
+	nameWeight float32
 }
+
+// nameTerm prefixes a name's own term, so that it is no description term of any sense.
+const nameTerm = "name:"
 
 type term struct {
 	dim    int32
@@ -79,7 +85,7 @@ func New(lex *lexicon.Lexicon) *Space {
 			terms[id] = append(terms[id], term{dim: dimension(t), rarity: float32(math.Log(1 + n/float64(df[t])))})
 		})
 	}
-	return &Space{lex: lex, terms: terms}
+	return &Space{lex: lex, terms: terms, nameWeight: float32(math.Log(1 + n))}
 }
 
 // forEachTerm calls f with every description term of a synset: its words, its hypernyms'
@@ -99,11 +105,14 @@ func forEachTerm(lex *lexicon.Lexicon, id lexicon.SynsetID, f func(string)) {
 	}
 }
 
-// Vector is the meaning of a text: the sum over its content words (each word once) of its
-// senses' description terms, sense i weighted 1/(i+1) and each term by its rarity, the
-// MaxTerms heaviest terms kept, normalized to unit length (so the inner product of two
+// Vector is the meaning of a text (a query, or a tool's name, title and description): the
+// sum over its content words (each word once) of its senses' description terms, sense i
+// weighted 1/(i+1) and each term by its rarity (a word the text uses as a name, Names,
+// stands for itself: one term of its own instead of its senses), the MaxTerms heaviest
+// terms kept, normalized to unit length (so the inner product of two
 // vectors is their cosine). ok is false when no word of the text has a sense.
 func (s *Space) Vector(text string) (v pgvector.SparseVector, ok bool) {
+	names := Names(text)
 	weights := make(map[int32]float32, 1024)
 	seen := map[string]bool{}
 	for _, w := range embed.Words(text) {
@@ -112,6 +121,12 @@ func (s *Space) Vector(text string) (v pgvector.SparseVector, ok bool) {
 		}
 		seen[w] = true
 		senses := s.lex.Senses(w)
+		if names[w] && len(senses) > 0 {
+			// A name stands for itself: one term of its own, as rare as a term can be, so
+			// that "Linear" in a request meets the Linear server's tools, not lines.
+			weights[dimension(nameTerm+w)] += s.nameWeight
+			continue
+		}
 		for i, id := range senses[:min(sensesPerWord, len(senses))] {
 			sw := 1 / float32(i+1)
 			for _, t := range s.terms[id] {

@@ -26,6 +26,9 @@ type Result struct {
 	Intent *int `json:"intent,omitempty"`
 	// RerankScore is the reranker's score (only for tools the reranker scored).
 	RerankScore *float64 `json:"rerank_score,omitempty"`
+	// Confidence is how likely the tool is one the request needs, 0 to 1, calibrated on the
+	// development sets with the built-in providers (confidence.go).
+	Confidence float64 `json:"confidence"`
 	// Version is the tool's content hash: it changes whenever the definition does.
 	Version string `json:"version"`
 	// Tool is the tool's definition; its JSON is in the request's format.
@@ -40,6 +43,11 @@ type Response struct {
 	Mode     Mode     `json:"mode"`
 	Format   Format   `json:"format"`
 	Results  []Result `json:"results"`
+	// Confidence is how likely the first result is a tool the request needs, 0 to 1 (0 with
+	// no result); NoGoodMatch is true when it is below ConfidenceThreshold: the list is a
+	// guess, not an answer (confidence.go).
+	Confidence  float64 `json:"confidence"`
+	NoGoodMatch bool    `json:"no_good_match"`
 	// Plan and Rerank are what the planner and the reranker did (absent when not asked for).
 	Plan   *plan.Plan       `json:"plan,omitempty"`
 	Rerank *rerank.Decision `json:"rerank,omitempty"`

@@ -228,6 +228,7 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	start = time.Now()
 	used := s.fill(ctx, &resp, pr, rows) // merging and reranking, with no connection held
 	resp.Timings.Rerank = time.Since(start)
+	setConfidence(&resp, used, pr.params.WMeaning)
 	if err := s.explainAsked(ctx, read, pr, &resp, used); err != nil {
 		return Response{}, err
 	}
@@ -270,7 +271,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		return nil, err
 	}
 	qt := textsOf(intents)
-	lexTexts, vecTexts := qt.texts, qt.texts
+	lexTexts, vecTexts := withConcepts(qt.texts), withConcepts(qt.texts)
 	switch {
 	case r.Mode == ModeLexical:
 		vecTexts = nil

@@ -12,8 +12,9 @@ SELECT toolgate_search_index(sqlc.arg(max_tools)::int)::bigint[];
 
 -- name: LexicalMeaningTexts :many
 -- The text whose meaning is stored for each of the given tools that still exist: name,
--- title and description.
-SELECT id, concat_ws(' ', name, title, description)::text AS text
+-- title and description, one a line (a Title Case title is no sentence of the description:
+-- meaning.Names).
+SELECT id, concat_ws(E'\n', name, title, description)::text AS text
 FROM tools WHERE id = ANY (sqlc.arg(ids)::bigint[]);
 
 -- name: LexicalWriteMeanings :exec

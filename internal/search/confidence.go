@@ -1,0 +1,115 @@
+package search
+
+import (
+	"math"
+
+	"github.com/toolgate/toolgate/internal/db"
+)
+
+// ConfidenceThreshold is the answer confidence below which a search says it found no good
+// match (Response.NoGoodMatch): on the development sets an answer under it had its first
+// result right in one search in seven, one above it in seven of ten
+// (docs/search.md#confidence).
+const ConfidenceThreshold = 0.4
+
+// signals are what the statement says about one result that tells a right tool from a
+// wrong one: each branch's share of its score as a fraction of the branch's weight (1: the
+// branch's best candidate, the vector share lowered by the vector confidence when its best
+// similarity is weak), whether both the lexical and the vector branch found it, its BM25,
+// its score relative to the first result's, and its rank.
+type signals struct {
+	lexical, vector, meaning float64
+	both                     bool
+	bm25                     float64
+	relative                 float64
+	rank                     int
+}
+
+// features are the inputs of the confidence model, in the order of its coefficients.
+func (s signals) features() []float64 {
+	both := 0.0
+	if s.both {
+		both = 1
+	}
+	return []float64{s.lexical, s.vector, s.meaning, both, math.Log1p(s.bm25), s.relative, math.Log(float64(s.rank))}
+}
+
+// confidenceModel is a logistic model of "this result is a tool the request needs" over
+// signals.features, fitted on the development sets with the built-in providers and default
+// settings (docs/search.md#confidence): the intercept, then one coefficient per feature.
+var confidenceModel = []float64{-4.362, 0.468, 0.549, 0.341, 0.186, 0.839, 0.467, -1.105}
+
+// answerModel is a logistic model of "the first result is a tool the request needs" over
+// the first result's features and the gap to the second (1 - its relative score; 1 when
+// there is no second result): the intercept, one coefficient per feature, the gap's.
+var answerModel = []float64{-6.724, -0.076, 1.028, 0.375, 0.548, 1.835, -0.074, 0, 1.098}
+
+// nameMatchConfidence is the confidence of a result whose name the request named: it is
+// the tool asked for.
+const nameMatchConfidence = 0.99
+
+// setConfidence gives each result of resp its confidence and resp its answer confidence,
+// from the statement's rows of the results (in their order): wMeaning is the meaning
+// branch's weight in the search. An answer without results has confidence 0.
+func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64) {
+	resp.Confidence = 0
+	if len(rows) == 0 {
+		resp.NoGoodMatch = true
+		return
+	}
+	sig := make([]signals, len(rows))
+	for i, row := range rows {
+		sig[i] = signalsOf(row, rows[0].Score, wMeaning, i+1)
+	}
+	for i := range resp.Results {
+		c := logistic(confidenceModel, sig[i].features())
+		if resp.Results[i].NameMatch {
+			c = nameMatchConfidence
+		}
+		resp.Results[i].Confidence = round3(c)
+	}
+	gap := 1.0
+	if len(sig) > 1 {
+		gap = 1 - sig[1].relative
+	}
+	c := logistic(answerModel, append(sig[0].features(), gap))
+	if resp.Results[0].NameMatch {
+		c = nameMatchConfidence
+	}
+	resp.Confidence = round3(c)
+	resp.NoGoodMatch = resp.Confidence < ConfidenceThreshold
+}
+
+func signalsOf(row db.SearchRow, top, wMeaning float64, rank int) signals {
+	s := signals{
+		lexical: fraction(row.LexicalShare, row.WeightLexical),
+		vector:  fraction(row.VectorShare, row.WeightVector),
+		meaning: fraction(row.MeaningShare, wMeaning),
+		both:    row.LexicalRank > 0 && row.VectorRank > 0,
+		bm25:    row.Bm25,
+		rank:    rank,
+	}
+	if top > 0 {
+		s.relative = min(1, row.Score/top)
+	}
+	return s
+}
+
+// fraction is share/weight, 0 for a branch of weight 0, at most 1 (a share summed over
+// several texts of a plan may exceed the weight).
+func fraction(share, weight float64) float64 {
+	if weight <= 0 {
+		return 0
+	}
+	return min(1, share/weight)
+}
+
+func logistic(coef, x []float64) float64 {
+	z := coef[0]
+	for i, v := range x {
+		z += coef[i+1] * v
+	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
