@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,36 @@ func (s *Server) registerAnalytics(g *echo.Group) {
 	g.GET("/analytics/slowest", analyticsHandler(s, "searches", analytics.Slowest))
 	g.GET("/analytics/top-queries", analyticsHandler(s, "queries", analytics.TopQueries))
 	g.GET("/analytics/tools", s.analyticsTools)
+	g.GET("/searches", s.recentSearches)
+	g.GET("/searches/:id", s.loggedSearch)
+}
+
+// recentSearches is GET /admin/searches?q=&days=&limit=: the logged searches of the query
+// q (all searches without q), newest first.
+func (s *Server) recentSearches(c echo.Context) error {
+	p, err := analytics.ParseParams(c.QueryParam)
+	if err != nil {
+		return err
+	}
+	rows, err := analytics.RecentSearches(c.Request().Context(), s.deps.Pool, c.QueryParam("q"), p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"searches": rows})
+}
+
+// loggedSearch is GET /admin/searches/{id}: one logged search, its results, its labels
+// and its session's later searches.
+func (s *Server) loggedSearch(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return notFound("search %q not found", c.Param("id"))
+	}
+	d, err := analytics.Search(c.Request().Context(), s.deps.Pool, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
 }
 
 // analyticsHandler answers {key: answer(params)}, the params read from the query string

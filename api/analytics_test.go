@@ -40,6 +40,7 @@ var analyticsURLs = []string{
 	"/admin/analytics/tools?limit=10",
 	"/admin/analytics/slowest?days=1",
 	"/admin/analytics/top-queries?days=1",
+	"/admin/searches?days=1&q=weather",
 }
 
 // analyticsEnv is an API server (keys required) with the MCP gateway over "market", a real

@@ -12,6 +12,7 @@ import * as profiles from './pages/profiles.js';
 import * as experiments from './pages/experiments.js';
 import * as jobs from './pages/jobs.js';
 import * as keys from './pages/keys.js';
+import * as searches from './pages/searches.js';
 
 // routes: the path's pattern, the navigation item it belongs to, whether it needs an admin
 // key, and its renderer (given the path's decoded groups).
@@ -21,6 +22,8 @@ const routes = [
   {re: /^\/ui\/catalog\/([^/]+)$/, nav: 'catalog', admin: true, render: catalog.renderSource},
   {re: /^\/ui\/tool\/([^/]+)$/, nav: 'catalog', admin: true, render: tool.render},
   {re: /^\/ui\/analytics$/, nav: 'analytics', admin: true, render: analytics.render},
+  {re: /^\/ui\/searches$/, nav: 'analytics', admin: true, render: searches.render},
+  {re: /^\/ui\/searches\/(\d+)$/, nav: 'analytics', admin: true, render: searches.render},
   {re: /^\/ui\/profiles$/, nav: 'profiles', admin: true, render: profiles.render},
   {re: /^\/ui\/experiments$/, nav: 'experiments', admin: true, render: experiments.render},
   {re: /^\/ui\/experiments\/([^/]+)$/, nav: 'experiments', admin: true, render: experiments.render},

@@ -68,14 +68,14 @@ export async function render(root, ctx) {
     fill(parts.latency, a('latency', {days, bucket}), latency),
     fill(parts.profiles, a('profiles', {days}), profileCharts),
     fill(parts.zero, a('zero-results', {days, limit: LIMIT}), d => table([
-      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'Query', cell: q => searchesLink(q.query, days)},
       {title: 'From', cell: q => q.endpoint},
       {title: 'Filters', cell: q => filters(q.filters)},
       {title: 'Searches', class: 'num', cell: q => fmtInt(q.searches)},
       {title: 'Last seen', cell: q => fmtTime(q.last_seen)},
     ], d.queries, {empty: 'No search without results in this window.'})),
     fill(parts.low, a('low-score', {days, limit: LIMIT}), d => table([
-      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'Query', cell: q => searchesLink(q.query, days)},
       {title: 'From', cell: q => q.endpoint},
       {title: 'Mode', cell: q => q.mode},
       {title: 'Filters', cell: q => filters(q.filters)},
@@ -84,7 +84,7 @@ export async function render(root, ctx) {
       {title: 'Last seen', cell: q => fmtTime(q.last_seen)},
     ], d.queries, {empty: 'No low-score search in this window.'})),
     fill(parts.top, a('top-queries', {days, limit: LIMIT}), d => table([
-      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'Query', cell: q => searchesLink(q.query, days)},
       {title: 'Searches', class: 'num', cell: q => fmtInt(q.searches)},
       {title: 'Without results', class: 'num', cell: q => fmtInt(q.zero_result)},
       {title: 'Last seen', cell: q => fmtTime(q.last_seen)},
@@ -94,7 +94,7 @@ export async function render(root, ctx) {
       {title: 'Took', class: 'num', cell: q => fmtDuration(q.latency_ms)},
       {title: 'From', cell: q => q.endpoint},
       {title: 'Mode', cell: q => q.mode},
-      {title: 'Query', cell: q => h('span', {class: 'query'}, q.query)},
+      {title: 'Query', cell: q => h('a', {class: 'query', href: '/ui/searches/' + q.id}, q.query)},
       {title: 'Results', class: 'num', cell: q => fmtInt(q.result_count)},
     ], d.searches, {empty: 'No search in this window.'})),
     fill(parts.tools, a('tools', {limit: LIMIT}), toolTables),
@@ -157,4 +157,9 @@ function toolTables(d) {
       {title: 'Tool', cell: name},
       {title: 'Source', cell: t => t.source},
     ], d.never_returned, {empty: d.popular.length === 0 ? 'The catalog has no searchable tool.' : 'Every tool was returned at least once.'})));
+}
+
+// searchesLink is a query that links to its recent searches (/ui/searches?q=…).
+function searchesLink(text, days) {
+  return h('a', {class: 'query', href: '/ui/searches' + query({q: text, days})}, text);
 }

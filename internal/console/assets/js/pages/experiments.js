@@ -2,7 +2,7 @@
 // arms) and /ui/experiments/<name> (one experiment's arms).
 
 import {get, post, seg} from '../api.js';
-import {h, fill, table, section, badge, button, errorBox, fmtTime, fmtInt, fmtNum, fmtPct} from '../dom.js';
+import {h, fill, table, section, badge, button, confirmButton, errorBox, notice, fmtTime, fmtInt, fmtNum, fmtPct} from '../dom.js';
 import {intervalChart} from '../chart.js';
 
 export async function render(root, ctx) {
@@ -13,7 +13,8 @@ export async function render(root, ctx) {
     ctx.setTitle(`Experiment ${name}`);
     const report = h('div', {id: 'experiment'});
     root.append(h('p', {class: 'crumbs'}, h('a', {href: '/ui/experiments'}, 'Experiments'), ' / ', name), h('h1', {}, name), status, report);
-    await fill(report, () => get('/admin/experiments/' + seg(name), opts), r => reportView(r, status, ctx));
+    await fill(report, () => Promise.all([get('/admin/experiments/' + seg(name), opts), get('/admin/profiles', opts)]),
+      ([r, d]) => reportView(r, status, ctx, (d.profiles.find(p => p.active) || {}).name));
     return;
   }
   ctx.setTitle('Experiments');
@@ -90,15 +91,79 @@ function startForm(profiles, status, ctx) {
   return [h('p', {class: 'muted'}, 'Searches are routed to the candidate by session (MCP session or session_id) or by key; one experiment runs at a time.'), f];
 }
 
-function reportView(r, status, ctx) {
+function reportView(r, status, ctx, active) {
+  const v = verdict(r);
   return [
     h('p', {class: 'states'}, r.running ? badge('running', 'ok') : badge('stopped'), ' ',
       `${r.candidate} (candidate, ${fmtPct(r.share, 0)} of the ${r.unit}s) against ${r.control} (control) · started ${fmtTime(r.started_at)}` +
       (r.stopped_at ? ` · stopped ${fmtTime(r.stopped_at)}` : ''), ' ', r.running ? stopButton(r, status, ctx) : null),
+    h('div', {class: 'verdict ' + v.kind, id: 'verdict'}, h('p', {class: 'verdict-text'}, v.text),
+      h('p', {class: 'muted', id: 'sample-size'}, sampleSize(r)),
+      v.kind === 'better' && active !== r.candidate ? activateWinner(r, status) : null,
+      v.kind === 'better' && active === r.candidate ? h('p', {class: 'muted'}, `${r.candidate} is the active profile.`) : null),
     arms(r),
   ];
 }
 
+// verdict reads the difference candidate − control of the summary metric, the MRR over all
+// searches: better or worse when its 95% interval excludes 0, otherwise no difference yet.
+function verdict(r) {
+  const d = r.difference ? r.difference.mrr_all : null;
+  if (!d || d.value === null || d.value === undefined || !d.ci95) {
+    return {kind: 'none', text: 'No verdict yet: the arms do not have the two clusters each that an interval needs.'};
+  }
+  const diff = `${d.value >= 0 ? '+' : ''}${fmtNum(d.value, 3)} [${fmtNum(d.ci95[0], 3)}, ${fmtNum(d.ci95[1], 3)}]`;
+  if (d.ci95[0] > 0) {
+    return {kind: 'better', text: `Candidate better: ${r.candidate}'s MRR over all searches is ${diff} against ${r.control}'s, an interval above 0.`};
+  }
+  if (d.ci95[1] < 0) {
+    return {kind: 'worse', text: `Candidate worse: ${r.candidate}'s MRR over all searches is ${diff} against ${r.control}'s, an interval below 0.`};
+  }
+  return {kind: 'none', text: `No difference yet: ${r.candidate}'s MRR over all searches is ${diff} against ${r.control}'s, an interval that holds 0.`};
+}
+
+// Z is z(0.975) + z(0.8): a difference this many standard errors from 0 is found at the 5%
+// level four times in five (docs/console.md, "Profiles and experiments").
+const Z = 1.96 + 0.8416;
+
+// sampleSize compares the searches counted so far with about how many it takes to tell a
+// difference of the observed size from none: the standard error shrinks as 1/√n, so n
+// searches become n·(Z·se/|d|)².
+function sampleSize(r) {
+  const list = r.arms || [];
+  const counted = list.reduce((n, a) => n + (a.counted || 0), 0);
+  const labelled = list.reduce((n, a) => n + (a.labelled || 0), 0);
+  const so = `${fmtInt(counted)} counted searches so far (${fmtInt(labelled)} labelled).`;
+  const d = r.difference ? r.difference.mrr_all : null;
+  if (!d || d.se === null || d.se === undefined || d.value === null || d.value === undefined) {
+    return so + ' Too few to estimate how many a verdict needs.';
+  }
+  if (d.value === 0) {
+    return so + ' The arms differ by nothing so far: no number of searches tells a difference of that size.';
+  }
+  const factor = (Z * d.se / Math.abs(d.value)) ** 2;
+  const need = Math.ceil(counted * factor);
+  if (need <= counted) {
+    return so + ` A difference of the observed size (${fmtNum(Math.abs(d.value), 3)}) needs about ${fmtInt(need)} counted searches: these are enough.`;
+  }
+  return so + ` To tell a difference of the observed size (${fmtNum(Math.abs(d.value), 3)}) from none at the 5% level, four times in five, ` +
+    `takes about ${fmtInt(need)} (about ${fmtInt(Math.ceil(labelled * factor))} labelled at the current label rate).`;
+}
+
+function activateWinner(r, status) {
+  const box = h('p', {id: 'activate-winner'});
+  box.append(confirmButton(`Activate ${r.candidate}`,
+    `Make ${r.candidate} the profile every search uses${r.running ? ' (the experiment keeps running until stopped)' : ''}?`, async () => {
+      try {
+        const p = await post(`/admin/profiles/${seg(r.candidate)}/activate`);
+        status.replaceChildren(notice(`${p.name} is the active profile.`, 'ok'));
+        box.replaceChildren(h('span', {class: 'muted'}, `${p.name} is the active profile.`));
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    }, {class: 'activate-winner', 'data-profile': r.candidate}));
+  return box;
+}
 const metrics = [
   ['label_rate', 'Label rate', v => fmtPct(v, 1)],
   ['mrr_all', 'MRR (all searches)', v => fmtNum(v, 3)],

@@ -3,11 +3,13 @@
 // retry and cancel buttons.
 
 import {get, post, query} from '../api.js';
-import {h, fill, table, section, badge, confirmButton, errorBox, notice, fmtTime, fmtInt, compact} from '../dom.js';
+import {h, fill, table, section, badge, confirmButton, errorBox, notice, every, fmtTime, fmtInt, compact} from '../dom.js';
 
 const states = ['available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded'];
 const failures = 'retryable,discarded';
 const PAGE = 50;
+// REFRESH is how often the page reads the queue again while jobs wait or run.
+const REFRESH = 3000;
 
 const stateKind = st => ({completed: 'ok', running: 'ok', retryable: 'warn', discarded: 'bad', cancelled: ''}[st] ?? '');
 
@@ -23,11 +25,18 @@ export async function render(root, ctx) {
   root.append(h('h1', {}, 'Jobs'), status, section('Queue by kind and state', summary),
     section(title, h('p', {class: 'muted'}, state === failures && !kind ? '' : h('a', {href: '/ui/jobs'}, 'Show the failures')), list));
   const opts = {signal: ctx.signal};
-  const reload = () => Promise.all([
-    fill(summary, () => get('/admin/jobs/summary', opts), d => summaryTable(d.counts)),
-    fill(list, () => get('/admin/jobs' + query({state, kind, after: p.get('after'), limit: PAGE}), opts), d => jobTable(d, p, status, reload)),
+  // moving: some job is available or running, so the counts and the list may change.
+  let moving = false;
+  const reload = (quiet = false) => Promise.all([
+    fill(summary, () => get('/admin/jobs/summary', opts), d => {
+      moving = d.counts.some(c => (c.state === 'available' || c.state === 'running') && c.count > 0);
+      return summaryTable(d.counts);
+    }, {quiet}),
+    fill(list, () => get('/admin/jobs' + query({state, kind, after: p.get('after'), limit: PAGE}), opts), d => jobTable(d, p, status, reload), {quiet}),
   ]);
   await reload();
+  // A confirmation being asked is not swept away by a refresh.
+  every(ctx.signal, REFRESH, () => moving && !list.querySelector('.confirmable .question') && reload(true));
 }
 
 function summaryTable(counts) {

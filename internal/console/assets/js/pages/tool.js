@@ -1,8 +1,9 @@
 // One tool: /ui/tool/<name>. Its definition, its enrichment outputs, its components with
-// the TDWA weight the active profile gives each kind, and its definition history.
+// the TDWA weight the active profile gives each kind, what it learned from use (its
+// memories), and its definition history.
 
-import {get, post, seg, ApiError} from '../api.js';
-import {h, fill, table, section, badge, button, errorBox, fmtTime, fmtNum, fmtPct, dl, json, compact} from '../dom.js';
+import {api, get, post, seg, ApiError} from '../api.js';
+import {h, fill, table, section, badge, button, confirmButton, errorBox, notice, fmtTime, fmtNum, fmtPct, dl, json, compact} from '../dom.js';
 import {bar} from '../chart.js';
 
 export async function render(root, ctx) {
@@ -11,9 +12,24 @@ export async function render(root, ctx) {
   const head = h('div', {id: 'tool'});
   const history = h('div', {id: 'history'});
   const historySection = section('Definition history', history);
-  root.append(head, historySection);
+  const learned = h('div', {id: 'memories'});
+  const learnedStatus = h('div', {class: 'status', id: 'memories-status'});
+  const learnedSection = section('What the catalog learned', learnedStatus, learned);
+  root.append(head, learnedSection, historySection);
   const opts = {signal: ctx.signal};
+  const loadMemories = () => fill(learned, async () => {
+    try {
+      return await get('/admin/tools/' + seg(name) + '/memories', opts);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        learnedSection.remove();
+        return null;
+      }
+      throw err;
+    }
+  }, d => memoryView(d, learnedStatus, loadMemories));
   await Promise.all([
+    loadMemories(),
     fill(head, () => Promise.all([get('/v1/tools/' + seg(name), opts), get('/admin/profiles', opts)]),
       ([t, ps]) => toolView(t, ps.profiles, ctx)),
     fill(history, async () => {
@@ -119,6 +135,36 @@ async function act(path, status, ctx) {
   } catch (err) {
     status.replaceChildren(errorBox(err));
   }
+}
+
+// memoryView lists the tool's memories: the queries of labelled searches that led to it,
+// which now find it for their tenant (docs/learning.md), and Forget, which removes them all.
+function memoryView(d, status, reload) {
+  if (!d) {
+    return null;
+  }
+  const forget = confirmButton('Forget what it learned',
+    `Remove the ${d.memories.length} memories of ${d.tool}, of every tenant? Searches teach it again from now on.`, async () => {
+      try {
+        const r = await api('DELETE', '/admin/tools/' + seg(d.tool) + '/memories');
+        status.replaceChildren(notice(`${r.tool} forgot ${r.removed} ${r.removed === 1 ? 'memory' : 'memories'}.`, 'ok'));
+        reload();
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    }, {id: 'forget-memories'});
+  return [
+    h('p', {class: 'muted'}, 'The queries of labelled searches that led to this tool: through the memory branch of the search, ' +
+      'each now helps find it for its tenant, for queries like it.'),
+    table([
+      {title: 'Tenant', cell: m => m.tenant === '' ? h('span', {class: 'muted'}, 'operator or global') : m.tenant},
+      {title: 'Taught by key', cell: m => m.key || h('span', {class: 'muted'}, '–')},
+      {title: 'Query', cell: m => h('a', {class: 'query', href: '/ui/search?q=' + encodeURIComponent(m.query)}, m.query)},
+      {title: 'Searches', class: 'num', cell: m => String(m.searches)},
+      {title: 'Last labelled', cell: m => fmtTime(m.labelled_at)},
+    ], d.memories, {empty: 'Nothing learned yet: no labelled search has led to this tool.', cls: 'memories'}),
+    d.memories.length ? h('p', {class: 'actions'}, forget) : null,
+  ];
 }
 
 function historyTable(data) {
