@@ -129,7 +129,9 @@ func TestConsoleEditsProfiles(t *testing.T) {
 		t.Errorf("active profile after Activate: %q %v", active, err)
 	}
 
-	// Delete asks first; the active profile has no Delete.
+	// Delete asks first; the active profile has no Delete (once the table shows it active:
+	// the table is read again after the answer).
+	b.wait(`//table[contains(@class,"side-by-side")]//thead//th[contains(., "names-only")]/span[contains(@class,"badge")][text()="active"]`)
 	if n := eval[int](b, `document.querySelectorAll('button.delete[data-profile="names-only"]').length`); n != 0 {
 		t.Error("the active profile offers Delete")
 	}
