@@ -201,3 +201,75 @@ func (q *Queries) SearchExplain(ctx context.Context, arg SearchExplainParams) ([
 	}
 	return items, nil
 }
+
+const searchToolStatus = `-- name: SearchToolStatus :many
+SELECT t.name, t.enabled, t.review_state,
+       ($1::text[] IS NULL OR s.name = ANY ($1::text[]))::boolean AS in_sources,
+       ($2::text[] IS NULL OR coalesce(d.tags && $2::text[], false))::boolean AS tags_match,
+       (d.tool_id IS NOT NULL)::boolean AS indexed,
+       EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = $3::bigint AND tv.tool_id = t.id) AS has_vector
+FROM tools t
+JOIN sources s ON s.id = t.source_id
+LEFT JOIN search_docs d ON d.tool_id = t.id
+WHERE t.name = ANY ($4::text[])
+  AND ($5::text[] IS NULL OR s.name = ANY ($5::text[]))
+`
+
+type SearchToolStatusParams struct {
+	Sources   []string `json:"sources"`
+	Tags      []string `json:"tags"`
+	VectorSet int64    `json:"vector_set"`
+	Names     []string `json:"names"`
+	Allowed   []string `json:"allowed"`
+}
+
+type SearchToolStatusRow struct {
+	Name        string      `json:"name"`
+	Enabled     bool        `json:"enabled"`
+	ReviewState ReviewState `json:"review_state"`
+	InSources   bool        `json:"in_sources"`
+	TagsMatch   bool        `json:"tags_match"`
+	Indexed     bool        `json:"indexed"`
+	HasVector   bool        `json:"has_vector"`
+}
+
+// What a "why not?" answer (POST /search with explain_tools, docs/explain.md#why-not) says of
+// a named tool besides its ranking: of each name among names that is a tool of a source the
+// caller may see (allowed NULL = every source; any other name gets no row, so a tool of a
+// source the caller cannot see reads exactly as a name no tool has), whether it is enabled
+// and approved, whether the request's sources and tags filters keep it, whether the lexical
+// index holds it (searchable tools only), and whether the vector set the search read has
+// its vector.
+func (q *Queries) SearchToolStatus(ctx context.Context, arg SearchToolStatusParams) ([]SearchToolStatusRow, error) {
+	rows, err := q.db.Query(ctx, searchToolStatus,
+		arg.Sources,
+		arg.Tags,
+		arg.VectorSet,
+		arg.Names,
+		arg.Allowed,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchToolStatusRow{}
+	for rows.Next() {
+		var i SearchToolStatusRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Enabled,
+			&i.ReviewState,
+			&i.InSources,
+			&i.TagsMatch,
+			&i.Indexed,
+			&i.HasVector,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

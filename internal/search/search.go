@@ -231,6 +231,11 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	if err := s.explainAsked(ctx, read, pr, &resp, used); err != nil {
 		return Response{}, err
 	}
+	if len(pr.req.ExplainTools) > 0 {
+		if err := s.whyNot(ctx, read, pr, &resp, rows[0], used); err != nil {
+			return Response{}, err
+		}
+	}
 	if err := s.writeLog(ctx, pr, &resp); err != nil {
 		return Response{}, fmt.Errorf("search: write the log row: %w", err)
 	}

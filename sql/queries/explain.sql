@@ -125,3 +125,22 @@ JOIN (SELECT DISTINCT t.lexeme, t.idf FROM terms t WHERE t.idf IS NOT NULL) i ON
 LEFT JOIN (SELECT f.ord, f.lexeme, array_agg(f.field ORDER BY f.pos) AS fields FROM fields f GROUP BY f.ord, f.lexeme) f
   ON f.ord = m.ord AND f.lexeme = m.lexeme
 ORDER BY 1, 2, 3, 4;
+
+-- name: SearchToolStatus :many
+-- What a "why not?" answer (POST /search with explain_tools, docs/explain.md#why-not) says of
+-- a named tool besides its ranking: of each name among names that is a tool of a source the
+-- caller may see (allowed NULL = every source; any other name gets no row, so a tool of a
+-- source the caller cannot see reads exactly as a name no tool has), whether it is enabled
+-- and approved, whether the request's sources and tags filters keep it, whether the lexical
+-- index holds it (searchable tools only), and whether the vector set the search read has
+-- its vector.
+SELECT t.name, t.enabled, t.review_state,
+       (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))::boolean AS in_sources,
+       (sqlc.narg(tags)::text[] IS NULL OR coalesce(d.tags && sqlc.narg(tags)::text[], false))::boolean AS tags_match,
+       (d.tool_id IS NOT NULL)::boolean AS indexed,
+       EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = sqlc.arg(vector_set)::bigint AND tv.tool_id = t.id) AS has_vector
+FROM tools t
+JOIN sources s ON s.id = t.source_id
+LEFT JOIN search_docs d ON d.tool_id = t.id
+WHERE t.name = ANY (sqlc.arg(names)::text[])
+  AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]));
