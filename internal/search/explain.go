@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -28,6 +29,17 @@ type Explanation struct {
 	Memory *MemoryExplanation `json:"memory"`
 	// Task is the plan's intent whose ranking gave the tool its score (nil without a plan).
 	Task *TaskExplanation `json:"task"`
+	// Rules are the curation rules that pinned or boosted the tool (docs/curations.md): a
+	// boost multiplies the fused score, which is then the branches' shares times the boosts.
+	Rules []RuleAction `json:"rules,omitempty"`
+}
+
+// RuleAction is a curation rule that acted on a result: a pin (Position) or a boost (Boost).
+type RuleAction struct {
+	ID       int64    `json:"id"`
+	Action   string   `json:"action"`
+	Boost    *float64 `json:"boost,omitempty"`
+	Position *int     `json:"position,omitempty"`
 }
 
 // LexicalExplanation is the lexical branch's part of a score.
@@ -169,7 +181,8 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 // rank, a share or a score.
 func (s *Service) explanations(ctx context.Context, to batcher, pr *prepared, rows []db.SearchRow, every bool) ([]*Explanation, map[int32][]string, error) {
 	p := pr.params
-	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, Allowed: p.Allowed}
+	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, Allowed: p.Allowed,
+		CallerKeyID: p.CallerKeyID}
 	for i, row := range rows {
 		ord := int32(i + 1)
 		args.Names[i] = *row.Name
@@ -237,6 +250,11 @@ func (s *Service) explanations(ctx context.Context, to batcher, pr *prepared, ro
 		}
 		if pr.plan != nil && row.Grp >= 1 && int(row.Grp) <= len(pr.plan.Intents) {
 			e.Task = &TaskExplanation{Intent: int(row.Grp) - 1, Text: pr.plan.Intents[row.Grp-1].Query}
+		}
+		if len(row.Rules) > 0 {
+			if err := json.Unmarshal(row.Rules, &e.Rules); err != nil {
+				return nil, nil, fmt.Errorf("explain: the rules of %s: %w", *row.Name, err)
+			}
 		}
 		explained[i] = e
 	}

@@ -324,6 +324,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Meanings: meanings, WMeaning: st.WeightMeaning,
 		WMemory: st.WeightMemory, MemoryK: int32(max(st.MemoryNeighbors, 1)), MemoryMinSim: st.MemoryMinSimilarity,
 		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
+		Query: r.Query,
 	}
 	entry := db.InsertSearchLogParams{
 		Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode), K: int32(r.K), Filters: filters,

@@ -56,6 +56,8 @@ const (
 	ReasonNoVector       = "no_vector"
 	ReasonNotMatched     = "not_matched"
 	ReasonBelowK         = "below_k"
+	// ReasonHiddenByRule: a curation rule hides the tool from this query (docs/curations.md).
+	ReasonHiddenByRule = "hidden_by_rule"
 )
 
 // whyNot answers the request's explain_tools into resp.ExplainedTools. used are the rows of
@@ -66,7 +68,8 @@ const (
 func (s *Service) whyNot(ctx context.Context, to batcher, pr *prepared, resp *Response, first db.SearchRow, used []db.SearchRow) error {
 	names := pr.req.ExplainTools
 	status, err := db.New(newPipeline(to)).SearchToolStatus(ctx, db.SearchToolStatusParams{
-		Names: names, Allowed: pr.params.Allowed, Sources: pr.params.Sources, Tags: pr.params.Tags, VectorSet: first.VectorSet})
+		Names: names, Allowed: pr.params.Allowed, Sources: pr.params.Sources, Tags: pr.params.Tags, VectorSet: first.VectorSet,
+		Query: pr.params.Query, CallerKeyID: pr.params.CallerKeyID})
 	if err != nil {
 		return fmt.Errorf("why not: %w", err)
 	}
@@ -155,6 +158,9 @@ func unsearchable(st db.SearchToolStatusRow, ok bool) []Reason {
 	}
 	if !st.TagsMatch {
 		out = append(out, Reason{ReasonFilteredByTags, "it has none of the request's tags"})
+	}
+	if st.HiddenBy != 0 {
+		out = append(out, Reason{ReasonHiddenByRule, fmt.Sprintf("curation rule %d hides it from this query", st.HiddenBy)})
 	}
 	return out
 }
