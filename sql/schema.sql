@@ -2664,7 +2664,7 @@ CREATE TABLE public.search_synonyms (
     created_by text,
     CONSTRAINT search_synonyms_synonyms_check CHECK (((cardinality(synonyms) >= 1) AND (cardinality(synonyms) <= 20))),
     CONSTRAINT search_synonyms_tenant_check CHECK (((tenant IS NULL) OR (tenant ~ '^([A-Za-z0-9][A-Za-z0-9._-]{0,63}|key:[0-9]+)$'::text))),
-    CONSTRAINT search_synonyms_word_check CHECK (((word ~ '^[[:alnum:]_]{1,64}$'::text) AND (word = lower(word))))
+    CONSTRAINT search_synonyms_word_check CHECK ((((length(word) >= 1) AND (length(word) <= 64)) AND (word = lower(word))))
 );
 
 
