@@ -40,3 +40,48 @@ func TestConsoleWhyNot(t *testing.T) {
 		t.Errorf("why not a missing tool: %q", got)
 	}
 }
+
+// TestConsoleRules: a pin created on the rules page puts its tool first in the playground,
+// with the rule in its explanation; deleting it, after a confirmation, restores the
+// ranking.
+func TestConsoleRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	t.Parallel()
+	st := newStack(t, true)
+	b := newBrowser(t)
+
+	b.open(st.url+"/ui/search?q=weather+forecast", "#results li")
+	if first := b.text("#results li .tool-name"); first != "acme__get_weather" {
+		t.Fatalf("first result before the pin: %q", first)
+	}
+	b.open(st.url+"/ui/rules", "#rule-form")
+	b.wait("#rules .empty")
+	b.do("create a pin", chromedp.SetValue(chromedp.CSS("#rule-match"), "contains"),
+		chromedp.SendKeys(chromedp.CSS("#rule-pattern"), "forecast"),
+		chromedp.SetValue(chromedp.CSS("#rule-action"), "pin"),
+		chromedp.SendKeys(chromedp.CSS("#rule-tool"), "acme__send_email"),
+		chromedp.Click(chromedp.CSS("#rule-create")))
+	b.wait(`//div[@id="status"]/div[contains(., "pin acme__send_email for contains")]`)
+	b.wait(`#rules button.delete-rule`)
+
+	b.open(st.url+"/ui/search?q=weather+forecast", "#results li")
+	if first := b.text("#results li .tool-name"); first != "acme__send_email" {
+		t.Errorf("first result with the pin: %q", first)
+	}
+	b.wait("#results li:first-child .explanation .rule")
+	if got := b.text("#results li:first-child .explanation .rule"); !strings.Contains(got, "pinned at #1") {
+		t.Errorf("the pinned tool's explanation: %q", got)
+	}
+
+	b.open(st.url+"/ui/rules", "#rules button.delete-rule")
+	b.click("#rules button.delete-rule")
+	b.click("button.confirm")
+	b.wait(`//div[@id="status"]/div[contains(., "deleted.")]`)
+	b.wait("#rules .empty")
+	b.open(st.url+"/ui/search?q=weather+forecast", "#results li")
+	if first := b.text("#results li .tool-name"); first != "acme__get_weather" {
+		t.Errorf("first result after the rule was deleted: %q", first)
+	}
+}

@@ -202,6 +202,11 @@ function explanation(e) {
   if (e.task) {
     lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch'}, 'task'), ` ${e.task.intent + 1}: ${e.task.text}`));
   }
+  // the curation rules that pinned or boosted it (docs/curations.md)
+  for (const r of e.rules || []) {
+    lines.push(h('div', {class: 'why-line rule'}, h('span', {class: 'branch'}, 'rule'),
+      ` ${r.id}: ${r.action === 'pin' ? 'pinned at #' + r.position : 'boosted ×' + r.boost}`));
+  }
   return h('div', {class: 'why explanation'}, lines);
 }
 
