@@ -24,9 +24,10 @@ const DefaultKeySearchUnits = 4
 const kUnit = 25
 
 // searchCost is what a search costs in units of a key's share: one per query variant
-// (each runs every branch of the statement) and per started kUnit of k, and one more for
-// explain (a second statement over the results). A plain search (one query, k up to 25) is
-// one unit; the heaviest (eight variants, k = 100, explain) is 33. The share is counted
+// (each runs every branch of the statement) and per started kUnit of k, one more for
+// explain (a second statement over the results), and two more for explain_tools (the
+// statement again, ranked to its depth, and the explanation). A plain search (one query, k up to 25) is
+// one unit; the heaviest (eight variants, k = 100, explain, explain_tools) is 35. The share is counted
 // before the body's own checks, so an invalid k counts as its nearest valid value.
 func searchCost(req search.Request) int {
 	variants := 1 + len(req.Queries)
@@ -38,6 +39,9 @@ func searchCost(req search.Request) int {
 	cost := variants * ((k + kUnit - 1) / kUnit)
 	if req.Explain {
 		cost++
+	}
+	if len(req.ExplainTools) > 0 {
+		cost += 2
 	}
 	return cost
 }

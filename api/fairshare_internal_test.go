@@ -20,7 +20,8 @@ func TestSearchCost(t *testing.T) {
 		{"k 26", search.Request{Query: "q", K: 26}, 2},
 		{"two variants", search.Request{Query: "q", Queries: []string{"r"}}, 2},
 		{"explain", search.Request{Query: "q", Explain: true}, 2},
-		{"heaviest", search.Request{Query: "q", Queries: make([]string, 7), K: 100, Explain: true}, 33},
+		{"explain_tools", search.Request{Query: "q", ExplainTools: []string{"t"}}, 3},
+		{"heaviest", search.Request{Query: "q", Queries: make([]string, 7), K: 100, Explain: true, ExplainTools: []string{"t"}}, 35},
 	} {
 		if got := searchCost(tc.req); got != tc.want {
 			t.Errorf("%s: cost %d, want %d", tc.name, got, tc.want)

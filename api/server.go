@@ -124,6 +124,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerProfiles(e.Group("/admin"))
 	s.registerExperiments(e.Group("/admin"))
 	s.registerAnalytics(e.Group("/admin"))
+	s.registerCurations(e.Group("/admin"))
 	s.registerTools(v1)
 	s.registerMCP(e, v1)
 	s.registerSearch(e)

@@ -425,6 +425,19 @@ END $$;
 
 
 --
+-- Name: toolgate_curation_tenant(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_curation_tenant(caller_key_id bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(k.tenant, 'key:' || k.id)
+    FROM api_keys k
+    WHERE k.id = caller_key_id AND k.scope <> 'admin'
+$$;
+
+
+--
 -- Name: toolgate_detect_language(text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -952,6 +965,19 @@ END $$;
 
 
 --
+-- Name: toolgate_rule_words(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_rule_words(txt text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(array_agg(w ORDER BY ord), '{}')
+    FROM regexp_split_to_table(lower(coalesce(txt, '')), '[^[:alnum:]_]+') WITH ORDINALITY AS x (w, ord)
+    WHERE w <> ''
+$$;
+
+
+--
 -- Name: toolgate_search_document(bigint[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1467,6 +1493,23 @@ $$;
 
 
 --
+-- Name: toolgate_search_rules(text, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_rules(query text, caller_key_id bigint) RETURNS TABLE(id bigint, action text, tool text, boost double precision, "position" integer)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH q AS (SELECT toolgate_rule_words(query) AS words, toolgate_curation_tenant(caller_key_id) AS tenant)
+    SELECT r.id, r.action, r.tool, r.boost, r.position
+    FROM search_rules r, q
+    WHERE (r.tenant IS NULL OR r.tenant = q.tenant)
+      AND cardinality(q.words) > 0
+      AND CASE r.match WHEN 'exact' THEN toolgate_rule_words(r.pattern) = q.words
+                       ELSE q.words @> toolgate_rule_words(r.pattern) END
+$$;
+
+
+--
 -- Name: toolgate_search_slowest_of(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1631,6 +1674,24 @@ BEGIN
     PERFORM toolgate_drop_vector_partition(OLD.id);
     RETURN OLD;
 END $$;
+
+
+--
+-- Name: toolgate_with_synonyms(text, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_with_synonyms(txt text, caller_key_id bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END
+    FROM (
+        SELECT string_agg(DISTINCT syn, ' ') AS extra
+        FROM search_synonyms s
+        CROSS JOIN LATERAL unnest(s.synonyms) AS syn
+        WHERE s.word = ANY (toolgate_rule_words(txt))
+          AND (s.tenant IS NULL OR s.tenant = toolgate_curation_tenant(caller_key_id))
+    ) x
+$$;
 
 
 SET default_tablespace = '';
@@ -2555,6 +2616,47 @@ CREATE TABLE public.search_rollup_zero (
 
 
 --
+-- Name: search_rules; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rules (
+    id bigint NOT NULL,
+    tenant text,
+    match text NOT NULL,
+    pattern text NOT NULL,
+    action text NOT NULL,
+    tool text NOT NULL,
+    boost double precision,
+    "position" integer,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_by text,
+    CONSTRAINT search_rules_action_check CHECK ((action = ANY (ARRAY['pin'::text, 'hide'::text, 'boost'::text]))),
+    CONSTRAINT search_rules_boost_check CHECK (((boost IS NULL) OR ((boost > (0)::double precision) AND (boost <= (100)::double precision)))),
+    CONSTRAINT search_rules_check CHECK (((action = 'boost'::text) = (boost IS NOT NULL))),
+    CONSTRAINT search_rules_check1 CHECK (((action = 'pin'::text) = ("position" IS NOT NULL))),
+    CONSTRAINT search_rules_match_check CHECK ((match = ANY (ARRAY['exact'::text, 'contains'::text]))),
+    CONSTRAINT search_rules_pattern_check CHECK (((length(pattern) >= 1) AND (length(pattern) <= 200))),
+    CONSTRAINT search_rules_position_check CHECK ((("position" IS NULL) OR (("position" >= 1) AND ("position" <= 100)))),
+    CONSTRAINT search_rules_tenant_check CHECK (((tenant IS NULL) OR (tenant ~ '^([A-Za-z0-9][A-Za-z0-9._-]{0,63}|key:[0-9]+)$'::text))),
+    CONSTRAINT search_rules_tool_check CHECK (((length(tool) >= 1) AND (length(tool) <= 200)))
+);
+
+
+--
+-- Name: search_rules_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_rules ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.search_rules_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: search_slowest; Type: VIEW; Schema: public; Owner: -
 --
 
@@ -2613,6 +2715,37 @@ CREATE TABLE public.search_source_lexemes (
 CREATE TABLE public.search_stopwords (
     word text NOT NULL,
     language text NOT NULL
+);
+
+
+--
+-- Name: search_synonyms; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_synonyms (
+    id bigint NOT NULL,
+    tenant text,
+    word text NOT NULL,
+    synonyms text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_by text,
+    CONSTRAINT search_synonyms_synonyms_check CHECK (((cardinality(synonyms) >= 1) AND (cardinality(synonyms) <= 20))),
+    CONSTRAINT search_synonyms_tenant_check CHECK (((tenant IS NULL) OR (tenant ~ '^([A-Za-z0-9][A-Za-z0-9._-]{0,63}|key:[0-9]+)$'::text))),
+    CONSTRAINT search_synonyms_word_check CHECK ((((length(word) >= 1) AND (length(word) <= 64)) AND (word = lower(word))))
+);
+
+
+--
+-- Name: search_synonyms_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.search_synonyms ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.search_synonyms_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -2894,6 +3027,7 @@ CREATE TABLE public.tools (
     review_state text DEFAULT 'approved'::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    expansion_off boolean DEFAULT false NOT NULL,
     CONSTRAINT tools_input_schema_check CHECK ((jsonb_typeof(input_schema) = 'object'::text)),
     CONSTRAINT tools_output_schema_check CHECK (((output_schema IS NULL) OR (jsonb_typeof(output_schema) = 'object'::text))),
     CONSTRAINT tools_review_state_check CHECK ((review_state = ANY (ARRAY['approved'::text, 'pending'::text])))
@@ -3312,6 +3446,14 @@ ALTER TABLE ONLY public.search_rollup_tools
 
 
 --
+-- Name: search_rules search_rules_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rules
+    ADD CONSTRAINT search_rules_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: search_source_corpus search_source_corpus_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3341,6 +3483,22 @@ ALTER TABLE ONLY public.search_source_lexemes
 
 ALTER TABLE ONLY public.search_stopwords
     ADD CONSTRAINT search_stopwords_pkey PRIMARY KEY (word, language);
+
+
+--
+-- Name: search_synonyms search_synonyms_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_synonyms
+    ADD CONSTRAINT search_synonyms_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: search_synonyms search_synonyms_tenant_word_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_synonyms
+    ADD CONSTRAINT search_synonyms_tenant_word_key UNIQUE NULLS NOT DISTINCT (tenant, word);
 
 
 --
@@ -3658,6 +3816,20 @@ CREATE INDEX search_rollup_slowest_day ON public.search_rollup_slowest USING btr
 --
 
 CREATE UNIQUE INDEX search_rollup_zero_key ON public.search_rollup_zero USING btree (day, endpoint, md5(query), md5((filters)::text));
+
+
+--
+-- Name: search_rules_tenant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_rules_tenant ON public.search_rules USING btree (tenant);
+
+
+--
+-- Name: search_synonyms_word; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_synonyms_word ON public.search_synonyms USING btree (word);
 
 
 --

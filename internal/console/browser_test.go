@@ -624,7 +624,7 @@ func TestConsoleKeys(t *testing.T) {
 	b.do("forget", chromedp.Click(chromedp.CSS("#forget")))
 	useKey(adminKey)
 	b.wait(`//span[@id="who"][text()="ops · admin key"]`)
-	if links := navLinks(); strings.Join(links, ",") != "Search,Catalog,Analytics,Profiles,Experiments,Jobs,Keys" {
+	if links := navLinks(); strings.Join(links, ",") != "Search,Catalog,Analytics,Profiles,Experiments,Jobs,Keys,Rules" {
 		t.Errorf("navigation of an admin key: %v", links)
 	}
 	b.open(st.url+"/ui/catalog", "#sources table")

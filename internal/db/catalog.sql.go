@@ -130,7 +130,7 @@ func (q *Queries) GetSourceByName(ctx context.Context, name string) (Source, err
 }
 
 const getToolByName = `-- name: GetToolByName :one
-SELECT id, source_id, name, original_name, title, description, input_schema, output_schema, annotations, content_hash, enabled, review_state, created_at, updated_at FROM tools WHERE name = $1
+SELECT id, source_id, name, original_name, title, description, input_schema, output_schema, annotations, content_hash, enabled, review_state, created_at, updated_at, expansion_off FROM tools WHERE name = $1
 `
 
 func (q *Queries) GetToolByName(ctx context.Context, name string) (Tool, error) {
@@ -151,6 +151,7 @@ func (q *Queries) GetToolByName(ctx context.Context, name string) (Tool, error) 
 		&i.ReviewState,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExpansionOff,
 	)
 	return i, err
 }

@@ -121,7 +121,7 @@ func (q *Queries) GetEmbeddingSpace(ctx context.Context) (EmbeddingSpace, error)
 }
 
 const getToolByID = `-- name: GetToolByID :one
-SELECT id, source_id, name, original_name, title, description, input_schema, output_schema, annotations, content_hash, enabled, review_state, created_at, updated_at FROM tools WHERE id = $1
+SELECT id, source_id, name, original_name, title, description, input_schema, output_schema, annotations, content_hash, enabled, review_state, created_at, updated_at, expansion_off FROM tools WHERE id = $1
 `
 
 func (q *Queries) GetToolByID(ctx context.Context, id int64) (Tool, error) {
@@ -142,6 +142,7 @@ func (q *Queries) GetToolByID(ctx context.Context, id int64) (Tool, error) {
 		&i.ReviewState,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExpansionOff,
 	)
 	return i, err
 }

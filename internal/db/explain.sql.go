@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
@@ -29,7 +30,7 @@ WITH corpus AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest($7::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(v.txt, c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, $8::bigint), c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
@@ -56,8 +57,8 @@ WITH corpus AS (
     SELECT r.ord, vp.variant, 1 - (tv.embedding <=> q.v) AS sim
     FROM res r
     JOIN vp ON vp.ord = r.ord
-    JOIN unnest($8::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = vp.variant
-    JOIN tool_vectors tv ON tv.set_id = $9::bigint AND tv.tool_id = r.tool_id
+    JOIN unnest($9::vector[]) WITH ORDINALITY AS q (v, ord) ON q.ord = vp.variant
+    JOIN tool_vectors tv ON tv.set_id = $10::bigint AND tv.tool_id = r.tool_id
 ), fields AS (
     SELECT r.ord, f.pos, (ARRAY['name', 'title', 'questions', 'observed', 'topics', 'tags', 'function',
                                 'description', 'when_to_use', 'parameters', 'gloss', 'expansion'])[f.pos] AS field, u.lexeme
@@ -114,6 +115,7 @@ type SearchExplainParams struct {
 	VecVariants []int32           `json:"vec_variants"`
 	VecOrds     []int32           `json:"vec_ords"`
 	Texts       []string          `json:"texts"`
+	CallerKeyID pgtype.Int8       `json:"caller_key_id"`
 	Vecs        []pgvector.Vector `json:"vecs"`
 	VectorSet   int64             `json:"vector_set"`
 }
@@ -140,14 +142,15 @@ type SearchExplainRow struct {
 //	lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 //	              the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 //	              vector lists (vector_texts).
-//	texts, vecs, allowed  Search's parameters of the same names (allowed: the caller's
+//	texts, vecs, allowed, caller_key_id  Search's parameters of the same names (allowed: the caller's
 //	              sources, NULL for an unrestricted caller; the statistics are those Search
 //	              scored with, so an idf says nothing of a source the caller cannot see).
 //	vector_set    the vector set the vector branch read (Search's vector_set: the current
 //	              set, at search time, of the profile that served the search).
 //
 //	res      the returned tools; lp, vp the pairs.
-//	qterms   the distinct lexemes of each lexical text; terms: with their idf (NULL: no tool
+//	qterms   the distinct lexemes of each lexical text, with its synonyms as Search reads
+//	         them (toolgate_with_synonyms); terms: with their idf (NULL: no tool
 //	         of corpus's sources has the lexeme, which scores nothing).
 //	doc      each returned tool's document (search_docs), kept to the known lexemes of the
 //	         texts whose lexical lists held it, with their term frequency (the weighted one
@@ -174,6 +177,7 @@ func (q *Queries) SearchExplain(ctx context.Context, arg SearchExplainParams) ([
 		arg.VecVariants,
 		arg.VecOrds,
 		arg.Texts,
+		arg.CallerKeyID,
 		arg.Vecs,
 		arg.VectorSet,
 	)
@@ -192,6 +196,87 @@ func (q *Queries) SearchExplain(ctx context.Context, arg SearchExplainParams) ([
 			&i.Value,
 			&i.Tf,
 			&i.Fields,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const searchToolStatus = `-- name: SearchToolStatus :many
+SELECT t.name, t.enabled, t.review_state,
+       ($1::text[] IS NULL OR s.name = ANY ($1::text[]))::boolean AS in_sources,
+       ($2::text[] IS NULL OR coalesce(d.tags && $2::text[], false))::boolean AS tags_match,
+       (d.tool_id IS NOT NULL)::boolean AS indexed,
+       EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = $3::bigint AND tv.tool_id = t.id) AS has_vector,
+       coalesce((SELECT min(r.id) FROM toolgate_search_rules($4::text, $5::bigint) AS r (id, action, tool, boost, position)
+                 WHERE r.tool = t.name AND r.action = 'hide'), 0)::bigint AS hidden_by
+FROM tools t
+JOIN sources s ON s.id = t.source_id
+LEFT JOIN search_docs d ON d.tool_id = t.id
+WHERE t.name = ANY ($6::text[])
+  AND ($7::text[] IS NULL OR s.name = ANY ($7::text[]))
+`
+
+type SearchToolStatusParams struct {
+	Sources     []string    `json:"sources"`
+	Tags        []string    `json:"tags"`
+	VectorSet   int64       `json:"vector_set"`
+	Query       string      `json:"query"`
+	CallerKeyID pgtype.Int8 `json:"caller_key_id"`
+	Names       []string    `json:"names"`
+	Allowed     []string    `json:"allowed"`
+}
+
+type SearchToolStatusRow struct {
+	Name        string      `json:"name"`
+	Enabled     bool        `json:"enabled"`
+	ReviewState ReviewState `json:"review_state"`
+	InSources   bool        `json:"in_sources"`
+	TagsMatch   bool        `json:"tags_match"`
+	Indexed     bool        `json:"indexed"`
+	HasVector   bool        `json:"has_vector"`
+	HiddenBy    int64       `json:"hidden_by"`
+}
+
+// What a "why not?" answer (POST /search with explain_tools, docs/explain.md#why-not) says of
+// a named tool besides its ranking: of each name among names that is a tool of a source the
+// caller may see (allowed NULL = every source; any other name gets no row, so a tool of a
+// source the caller cannot see reads exactly as a name no tool has), whether it is enabled
+// and approved, whether the request's sources and tags filters keep it, whether the lexical
+// index holds it (searchable tools only), whether the vector set the search read has its
+// vector, and the first curation rule that hides it from this query for this caller
+// (toolgate_search_rules, as the Search statement reads them; 0: none).
+func (q *Queries) SearchToolStatus(ctx context.Context, arg SearchToolStatusParams) ([]SearchToolStatusRow, error) {
+	rows, err := q.db.Query(ctx, searchToolStatus,
+		arg.Sources,
+		arg.Tags,
+		arg.VectorSet,
+		arg.Query,
+		arg.CallerKeyID,
+		arg.Names,
+		arg.Allowed,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchToolStatusRow{}
+	for rows.Next() {
+		var i SearchToolStatusRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Enabled,
+			&i.ReviewState,
+			&i.InSources,
+			&i.TagsMatch,
+			&i.Indexed,
+			&i.HasVector,
+			&i.HiddenBy,
 		); err != nil {
 			return nil, err
 		}

@@ -414,6 +414,19 @@ type SearchRollupZero struct {
 	LastSeen time.Time       `json:"last_seen"`
 }
 
+type SearchRule struct {
+	ID        int64         `json:"id"`
+	Tenant    *string       `json:"tenant"`
+	Match     string        `json:"match"`
+	Pattern   string        `json:"pattern"`
+	Action    string        `json:"action"`
+	Tool      string        `json:"tool"`
+	Boost     pgtype.Float8 `json:"boost"`
+	Position  pgtype.Int4   `json:"position"`
+	CreatedAt time.Time     `json:"created_at"`
+	CreatedBy *string       `json:"created_by"`
+}
+
 type SearchSlowest struct {
 	ID          interface{}    `json:"id"`
 	CreatedAt   interface{}    `json:"created_at"`
@@ -447,6 +460,15 @@ type SearchSourceLexeme struct {
 type SearchStopword struct {
 	Word     string `json:"word"`
 	Language string `json:"language"`
+}
+
+type SearchSynonym struct {
+	ID        int64     `json:"id"`
+	Tenant    *string   `json:"tenant"`
+	Word      string    `json:"word"`
+	Synonyms  []string  `json:"synonyms"`
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy *string   `json:"created_by"`
 }
 
 type SearchToolPopularity struct {
@@ -540,6 +562,7 @@ type Tool struct {
 	ReviewState  ReviewState     `json:"review_state"`
 	CreatedAt    time.Time       `json:"created_at"`
 	UpdatedAt    time.Time       `json:"updated_at"`
+	ExpansionOff bool            `json:"expansion_off"`
 }
 
 type ToolComponent struct {

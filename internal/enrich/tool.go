@@ -126,6 +126,11 @@ func (s *Service) EnrichTool(ctx context.Context, toolID int64, contentHash stri
 	if err != nil {
 		return rep, err
 	}
+	if tool.ExpansionOff {
+		// the operator switched the tool's knowledge expansion off (docs/curations.md): its
+		// component goes with this write (the stored step output is kept for when it is on)
+		out.Expansion = nil
+	}
 	for _, f := range st.failed {
 		if s.Logger != nil {
 			s.Logger.Warn("enrichment output malformed beyond repair; tool stored without it",

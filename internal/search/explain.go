@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -28,6 +29,17 @@ type Explanation struct {
 	Memory *MemoryExplanation `json:"memory"`
 	// Task is the plan's intent whose ranking gave the tool its score (nil without a plan).
 	Task *TaskExplanation `json:"task"`
+	// Rules are the curation rules that pinned or boosted the tool (docs/curations.md): a
+	// boost multiplies the fused score, which is then the branches' shares times the boosts.
+	Rules []RuleAction `json:"rules,omitempty"`
+}
+
+// RuleAction is a curation rule that acted on a result: a pin (Position) or a boost (Boost).
+type RuleAction struct {
+	ID       int64    `json:"id"`
+	Action   string   `json:"action"`
+	Boost    *float64 `json:"boost,omitempty"`
+	Position *int     `json:"position,omitempty"`
 }
 
 // LexicalExplanation is the lexical branch's part of a score.
@@ -132,30 +144,71 @@ type ExplainedText struct {
 // rows of the Search statement, in order. It runs SearchExplain on to, the database the
 // search read (the replica, if any), with the statement's per-transaction settings.
 func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *Response, rows []db.SearchRow) error {
+	explained, textTerms, err := s.explanations(ctx, to, pr, rows, false)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		resp.Results[i].Explanation = explained[i]
+	}
 	p := pr.params
-	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, Allowed: p.Allowed}
+	st := s.settings
+	// the weights the statement fused with: the serving profile's, else the settings'
+	weights := BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}
+	if len(p.Meanings) > 0 { // the branch ran
+		weights.Meaning = p.WMeaning
+	}
+	if len(p.Vecs) > 0 {
+		weights.Memory = p.WMemory
+	}
+	if len(rows) > 0 {
+		weights.Lexical, weights.Vector = rows[0].WeightLexical, rows[0].WeightVector
+	}
+	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: weights, VectorConfidence: st.VectorConfidence,
+		Profile: resp.Profile, Texts: make([]ExplainedText, len(p.TextVariants)), Plan: pr.plan}
+	for i, v := range p.TextVariants {
+		x.Texts[i] = ExplainedText{Intent: int(p.TextGroups[i]) - 1, Text: pr.texts[v-1], Terms: emptyIfNil(textTerms[v])}
+	}
+	resp.Explain = x
+	return nil
+}
+
+// explanations explains rows, the Search statement's rows of some tools (every row carries
+// the vector set of the search), and returns the lexemes of each text. With every, a tool's
+// BM25 and similarity are recomputed over every text of the search, not only over the texts
+// whose candidate lists held it: a tool that no list held, or only some, still shows what
+// each branch scores it (why-not, whynot.go); a branch's part is then shown when it has a
+// rank, a share or a score.
+func (s *Service) explanations(ctx context.Context, to batcher, pr *prepared, rows []db.SearchRow, every bool) ([]*Explanation, map[int32][]string, error) {
+	p := pr.params
+	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, Allowed: p.Allowed,
+		CallerKeyID: p.CallerKeyID}
 	for i, row := range rows {
 		ord := int32(i + 1)
 		args.Names[i] = *row.Name
 		args.VectorSet = row.VectorSet // every row's: the set of the search
-		for _, v := range row.LexicalTexts {
+		lexTexts, vecTexts := row.LexicalTexts, row.VectorTexts
+		if every {
+			lexTexts, vecTexts = allTexts(len(p.Texts)), allTexts(len(p.Vecs))
+		}
+		for _, v := range lexTexts {
 			args.LexOrds, args.LexVariants = append(args.LexOrds, ord), append(args.LexVariants, v)
 		}
-		for _, v := range row.VectorTexts {
+		for _, v := range vecTexts {
 			args.VecOrds, args.VecVariants = append(args.VecOrds, ord), append(args.VecVariants, v)
 		}
 	}
 	qp := db.New(newPipeline(to))
 	if err := qp.SearchSetConfig(ctx, pr.config); err != nil {
-		return err
+		return nil, nil, err
 	}
 	out, err := qp.SearchExplain(ctx, args)
 	if err != nil {
-		return fmt.Errorf("explain: %w", err)
+		return nil, nil, fmt.Errorf("explain: %w", err)
 	}
 	memories, err := s.memoryTexts(ctx, to, pr, rows)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	bm25 := make([]float64, len(rows)) // BM25 is never negative
 	sim := make([]*float64, len(rows)) // a cosine similarity may be
@@ -176,15 +229,15 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 			textTerms[x.Variant] = append(textTerms[x.Variant], x.Lexeme)
 		}
 	}
+	explained := make([]*Explanation, len(rows))
 	for i, row := range rows {
-		res := &resp.Results[i]
-		e := &Explanation{FusedScore: res.Score, NameMatch: res.NameMatch}
-		if len(row.LexicalTexts) > 0 {
+		e := &Explanation{FusedScore: row.Score, NameMatch: row.NameMatch > 0}
+		if len(row.LexicalTexts) > 0 || (every && (bm25[i] > 0 || len(terms[i]) > 0)) {
 			slices.SortFunc(terms[i], func(a, b TermMatch) int { return cmp.Or(cmp.Compare(b.IDF, a.IDF), cmp.Compare(a.Term, b.Term)) })
 			e.Lexical = &LexicalExplanation{Rank: int(row.LexicalRank), BM25: bm25[i], Share: row.LexicalShare, Terms: emptyIfNil(terms[i])}
 		}
-		if len(row.VectorTexts) > 0 {
-			e.Vector = &VectorExplanation{Rank: res.VectorRank, Share: row.VectorShare}
+		if len(row.VectorTexts) > 0 || (every && sim[i] != nil) {
+			e.Vector = &VectorExplanation{Rank: rank(row.VectorRank), Share: row.VectorShare}
 			if sim[i] != nil {
 				e.Vector.Similarity = *sim[i]
 			}
@@ -198,27 +251,23 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 		if pr.plan != nil && row.Grp >= 1 && int(row.Grp) <= len(pr.plan.Intents) {
 			e.Task = &TaskExplanation{Intent: int(row.Grp) - 1, Text: pr.plan.Intents[row.Grp-1].Query}
 		}
-		res.Explanation = e
+		if len(row.Rules) > 0 {
+			if err := json.Unmarshal(row.Rules, &e.Rules); err != nil {
+				return nil, nil, fmt.Errorf("explain: the rules of %s: %w", *row.Name, err)
+			}
+		}
+		explained[i] = e
 	}
-	st := s.settings
-	// the weights the statement fused with: the serving profile's, else the settings'
-	weights := BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}
-	if len(p.Meanings) > 0 { // the branch ran
-		weights.Meaning = p.WMeaning
+	return explained, textTerms, nil
+}
+
+// allTexts are the text indexes 1..n.
+func allTexts(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i + 1)
 	}
-	if len(p.Vecs) > 0 {
-		weights.Memory = p.WMemory
-	}
-	if len(rows) > 0 {
-		weights.Lexical, weights.Vector = rows[0].WeightLexical, rows[0].WeightVector
-	}
-	x := &Explain{Fusion: cmp.Or(st.Fusion, FusionRRF), Weights: weights, VectorConfidence: st.VectorConfidence,
-		Profile: resp.Profile, Texts: make([]ExplainedText, len(p.TextVariants)), Plan: pr.plan}
-	for i, v := range p.TextVariants {
-		x.Texts[i] = ExplainedText{Intent: int(p.TextGroups[i]) - 1, Text: pr.texts[v-1], Terms: emptyIfNil(textTerms[v])}
-	}
-	resp.Explain = x
-	return nil
+	return out
 }
 
 // memoryTexts are, per returned tool name whose score the memory branch added to, the

@@ -33,6 +33,9 @@ type Request struct {
 	// Explain asks why each result ranked where it did (Result.Explanation, Response.Explain):
 	// one more statement, over the returned tools only, after the search.
 	Explain bool `json:"explain,omitempty"`
+	// ExplainTools names tools (at most MaxExplainTools) to explain whether or not the search
+	// returns them: "why not this tool?" (Response.ExplainedTools, docs/explain.md#why-not).
+	ExplainTools []string `json:"explain_tools,omitempty"`
 	// Endpoint is where the search came from, for the retrieval log; empty means internal.
 	Endpoint Endpoint `json:"-"`
 }
@@ -138,6 +141,12 @@ func normalize(r Request) (Request, error) {
 		return r, err
 	}
 	if r.Tags, err = cleanList("tags", r.Tags, true); err != nil {
+		return r, err
+	}
+	if len(r.ExplainTools) > MaxExplainTools {
+		return r, &InvalidRequestError{Field: "explain_tools", Reason: fmt.Sprintf("%d tools, at most %d allowed", len(r.ExplainTools), MaxExplainTools)}
+	}
+	if r.ExplainTools, err = cleanList("explain_tools", r.ExplainTools, false); err != nil {
 		return r, err
 	}
 	r.Profile = strings.TrimSpace(r.Profile)

@@ -59,6 +59,8 @@ type Response struct {
 	Experiment *ExperimentArm `json:"experiment,omitempty"`
 	// Explain is how the ranking was made (only when the request asked to explain).
 	Explain *Explain `json:"explain,omitempty"`
+	// ExplainedTools answer the request's explain_tools, in its order (absent when it named none).
+	ExplainedTools []ToolExplanation `json:"explained_tools,omitempty"`
 	// Profile is the weight profile that served the search: the requested one, the
 	// experiment arm's, or the active one (for metrics; the answer says it only in Explain).
 	Profile string `json:"-"`

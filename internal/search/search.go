@@ -232,6 +232,11 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	if err := s.explainAsked(ctx, read, pr, &resp, used); err != nil {
 		return Response{}, err
 	}
+	if len(pr.req.ExplainTools) > 0 {
+		if err := s.whyNot(ctx, read, pr, &resp, rows[0], used); err != nil {
+			return Response{}, err
+		}
+	}
 	if err := s.writeLog(ctx, pr, &resp); err != nil {
 		return Response{}, fmt.Errorf("search: write the log row: %w", err)
 	}
@@ -320,6 +325,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Meanings: meanings, WMeaning: st.WeightMeaning,
 		WMemory: st.WeightMemory, MemoryK: int32(max(st.MemoryNeighbors, 1)), MemoryMinSim: st.MemoryMinSimilarity,
 		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
+		Query: r.Query,
 	}
 	entry := db.InsertSearchLogParams{
 		Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode), K: int32(r.K), Filters: filters,

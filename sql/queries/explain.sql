@@ -11,14 +11,15 @@
 --   lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 --                 the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 --                 vector lists (vector_texts).
---   texts, vecs, allowed  Search's parameters of the same names (allowed: the caller's
+--   texts, vecs, allowed, caller_key_id  Search's parameters of the same names (allowed: the caller's
 --                 sources, NULL for an unrestricted caller; the statistics are those Search
 --                 scored with, so an idf says nothing of a source the caller cannot see).
 --   vector_set    the vector set the vector branch read (Search's vector_set: the current
 --                 set, at search time, of the profile that served the search).
 --
 --   res      the returned tools; lp, vp the pairs.
---   qterms   the distinct lexemes of each lexical text; terms: with their idf (NULL: no tool
+--   qterms   the distinct lexemes of each lexical text, with its synonyms as Search reads
+--            them (toolgate_with_synonyms); terms: with their idf (NULL: no tool
 --            of corpus's sources has the lexeme, which scores nothing).
 --   doc      each returned tool's document (search_docs), kept to the known lexemes of the
 --            texts whose lexical lists held it, with their term frequency (the weighted one
@@ -51,7 +52,7 @@ WITH corpus AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(v.txt, c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(caller_key_id)::bigint), c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
@@ -126,3 +127,25 @@ JOIN (SELECT DISTINCT t.lexeme, t.idf FROM terms t WHERE t.idf IS NOT NULL) i ON
 LEFT JOIN (SELECT f.ord, f.lexeme, array_agg(f.field ORDER BY f.pos) AS fields FROM fields f GROUP BY f.ord, f.lexeme) f
   ON f.ord = m.ord AND f.lexeme = m.lexeme
 ORDER BY 1, 2, 3, 4;
+
+-- name: SearchToolStatus :many
+-- What a "why not?" answer (POST /search with explain_tools, docs/explain.md#why-not) says of
+-- a named tool besides its ranking: of each name among names that is a tool of a source the
+-- caller may see (allowed NULL = every source; any other name gets no row, so a tool of a
+-- source the caller cannot see reads exactly as a name no tool has), whether it is enabled
+-- and approved, whether the request's sources and tags filters keep it, whether the lexical
+-- index holds it (searchable tools only), whether the vector set the search read has its
+-- vector, and the first curation rule that hides it from this query for this caller
+-- (toolgate_search_rules, as the Search statement reads them; 0: none).
+SELECT t.name, t.enabled, t.review_state,
+       (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))::boolean AS in_sources,
+       (sqlc.narg(tags)::text[] IS NULL OR coalesce(d.tags && sqlc.narg(tags)::text[], false))::boolean AS tags_match,
+       (d.tool_id IS NOT NULL)::boolean AS indexed,
+       EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = sqlc.arg(vector_set)::bigint AND tv.tool_id = t.id) AS has_vector,
+       coalesce((SELECT min(r.id) FROM toolgate_search_rules(sqlc.arg(query)::text, sqlc.narg(caller_key_id)::bigint) AS r (id, action, tool, boost, position)
+                 WHERE r.tool = t.name AND r.action = 'hide'), 0)::bigint AS hidden_by
+FROM tools t
+JOIN sources s ON s.id = t.source_id
+LEFT JOIN search_docs d ON d.tool_id = t.id
+WHERE t.name = ANY (sqlc.arg(names)::text[])
+  AND (sqlc.narg(allowed)::text[] IS NULL OR s.name = ANY (sqlc.narg(allowed)::text[]));

@@ -20,7 +20,9 @@
 --            Without a query plan every text is intent 1 and the statement is the plain search.
 --   qterms   the distinct lexemes of each lexical query variant (toolgate_query_lexemes:
 --            stemmed and stop words out by english and every other language corpus's
---            sources hold, and the character pairs of Chinese/Japanese/Korean).
+--            sources hold, and the character pairs of Chinese/Japanese/Korean), its words'
+--            synonyms appended first (toolgate_with_synonyms: the global ones and the
+--            caller's tenant's, docs/curations.md).
 --   qdf      their document frequency (NULL: no tool has the lexeme), in corpus's sources.
 --   terms    the known ones with their BM25 idf (toolgate_bm25_idf), numbered
 --            from the rarest (rarity 1) per variant, with the postings the terms up to this
@@ -84,15 +86,23 @@
 --            best rank per branch and best BM25 score over the texts; for explanations
 --            (SearchExplain), the sum per branch and the texts whose lists held the
 --            candidate, per branch. Named tools no list held join with score 0.
---   top      per intent the top `per_group`: name matches first (longest match first), then
---            by fused score.
+--   rules    the curation rules the request's query matches (toolgate_search_rules: the global
+--            ones and the caller's tenant's, docs/curations.md), with their tools' ids.
+--   cur      per tool they act on: hidden (hide wins), the product of its boosts, its pin
+--            position (the smallest), and the rules that acted, for explanations.
+--   pinned   per intent, the pinned tools a search may return (searchable, of an allowed
+--            source and tag), whether a list held them or not.
+--   top      per intent the top `per_group`: hidden tools out; pinned tools at their
+--            positions; the others in the places left, name matches first (longest match
+--            first), then by fused score times their boost.
 --   ranked   those joined to tools, enabled, approved and of an allowed source (checked
 --            again, cheaply: the lexical index only holds searchable tools).
 -- The final SELECT returns one row per result and intent, or, when nothing matched, one row
 -- whose result columns are NULL or 0, every row carrying the experiment arm
 -- (NULL when the search is in no experiment), and the profile that served the search and
 -- the vector set it read (pset; '' and 0 when there is none: no profile is active), and the
--- fusion weights it used (wb); memory_share is the memory branch's part of a score.
+-- fusion weights it used (wb); memory_share is the memory branch's part of a score; rules
+-- the curation rules that pinned or boosted the result (NULL: none).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -168,7 +178,7 @@ WITH src AS MATERIALIZED (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(v.txt, c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(caller_key_id)::bigint), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
@@ -325,24 +335,61 @@ WITH src AS MATERIALIZED (
     SELECT nm.grp, nm.tool_id, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM named nm
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
+), rules AS MATERIALIZED (
+    SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
+    FROM toolgate_search_rules(sqlc.arg(query)::text, sqlc.narg(caller_key_id)::bigint) AS r (id, action, tool, boost, position)
+    JOIN tools t ON t.name = r.tool
+), cur AS (
+    SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
+           coalesce(exp(sum(ln(r.boost)) FILTER (WHERE r.action = 'boost')), 1) AS boost,
+           min(r.position) FILTER (WHERE r.action = 'pin') AS pin,
+           jsonb_agg(jsonb_build_object('id', r.id, 'action', r.action, 'boost', r.boost, 'position', r.position)
+                     ORDER BY r.id) AS acted
+    FROM rules r
+    GROUP BY r.tool_id
+), pinned AS (
+    SELECT g.grp, c.tool_id
+    FROM cur c
+    CROSS JOIN (SELECT DISTINCT tg.grp FROM tg) g
+    WHERE c.pin IS NOT NULL AND NOT c.hidden
+      AND EXISTS (SELECT 1 FROM search_docs d
+                  WHERE d.tool_id = c.tool_id AND d.source_id IN (SELECT id FROM src)
+                    AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[]))
 ), top AS (
     SELECT * FROM (
-        SELECT f.grp, f.tool_id, f.score, f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
-               f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
-               row_number() OVER (PARTITION BY f.grp
-                                  ORDER BY nm.len DESC NULLS LAST, f.score DESC, f.tool_id) AS pos
-        FROM fused f
-        LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
-    ) x
-    WHERE x.pos <= sqlc.arg(per_group)::int
+        -- the pinned tools at their positions (the j-th pin, by position, goes after
+        -- position − j of the others), the others in the places left
+        SELECT y.*, row_number() OVER (PARTITION BY y.grp
+                                       ORDER BY CASE WHEN y.pin IS NULL THEN y.n ELSE y.pin - y.n + 0.5 END, y.pin NULLS LAST) AS pos
+        FROM (
+            SELECT x.*, row_number() OVER (PARTITION BY x.grp, x.pin IS NULL
+                                           ORDER BY x.pin, x.name_match DESC NULLS LAST, x.score DESC, x.tool_id) AS n
+            FROM (
+                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) AS score, f.score AS raw_score,
+                       f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
+                       f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
+                       c.pin, c.acted AS rules
+                FROM (SELECT * FROM fused
+                      UNION ALL
+                      -- a pinned tool no list held, with nothing to its score
+                      SELECT p.grp, p.tool_id, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                      FROM pinned p
+                      WHERE NOT EXISTS (SELECT 1 FROM fused f WHERE f.grp = p.grp AND f.tool_id = p.tool_id)) f
+                LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
+                LEFT JOIN cur c ON c.tool_id = f.tool_id
+                WHERE NOT coalesce(c.hidden, false)
+            ) x
+        ) y
+    ) z
+    WHERE z.pos <= sqlc.arg(per_group)::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
     -- a merge join over the whole tools table. Its only condition is the key: with the
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
-    SELECT tp.grp, tp.tool_id, tp.score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts,
+    SELECT tp.grp, tp.tool_id, tp.score, tp.raw_score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
+           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -369,11 +416,14 @@ SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(
        coalesce(r.lexical_share, 0)::float8 AS lexical_share, coalesce(r.vector_share, 0)::float8 AS vector_share,
        coalesce(r.meaning_share, 0)::float8 AS meaning_share,
        r.lexical_texts::int[] AS lexical_texts, r.vector_texts::int[] AS vector_texts,
-       -- the fused score less the other branches' shares (toolgate_fuse sums every branch)
+       -- the fused score (before a boost) less the other branches' shares (toolgate_fuse
+       -- sums every branch)
        (CASE WHEN EXISTS (SELECT 1 FROM mem m WHERE m.tool_id = r.tool_id)
-             THEN greatest(r.score - coalesce(r.lexical_share, 0) - coalesce(r.vector_share, 0)
+             THEN greatest(r.raw_score - coalesce(r.lexical_share, 0) - coalesce(r.vector_share, 0)
                            - coalesce(r.meaning_share, 0), 0)
-             ELSE 0 END)::float8 AS memory_share
+             ELSE 0 END)::float8 AS memory_share,
+       -- the curation rules that acted on the result (pin, boost), in cur's form
+       r.rules
 FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true

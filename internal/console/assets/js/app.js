@@ -13,6 +13,7 @@ import * as experiments from './pages/experiments.js';
 import * as jobs from './pages/jobs.js';
 import * as keys from './pages/keys.js';
 import * as searches from './pages/searches.js';
+import * as rules from './pages/rules.js';
 
 // routes: the path's pattern, the navigation item it belongs to, whether it needs an admin
 // key, and its renderer (given the path's decoded groups).
@@ -29,6 +30,7 @@ const routes = [
   {re: /^\/ui\/experiments\/([^/]+)$/, nav: 'experiments', admin: true, render: experiments.render},
   {re: /^\/ui\/jobs$/, nav: 'jobs', admin: true, render: jobs.render},
   {re: /^\/ui\/keys$/, nav: 'keys', admin: true, render: keys.render},
+  {re: /^\/ui\/rules$/, nav: 'rules', admin: true, render: rules.render},
 ];
 
 const navItems = [
@@ -39,6 +41,7 @@ const navItems = [
   {id: 'experiments', title: 'Experiments', href: '/ui/experiments', admin: true},
   {id: 'jobs', title: 'Jobs', href: '/ui/jobs', admin: true},
   {id: 'keys', title: 'Keys', href: '/ui/keys', admin: true},
+  {id: 'rules', title: 'Rules', href: '/ui/rules', admin: true},
 ];
 
 // who is the caller (GET /v1/whoami), or the error that call failed with; current aborts

@@ -1,5 +1,6 @@
-// Search playground: /ui/search?q=&sources=&profile=&mode=&plan=&k=. The form's fields are
-// the URL's; submitting it moves to the URL of the search, which runs it.
+// Search playground: /ui/search?q=&sources=&profile=&mode=&plan=&k=&why=. The form's fields
+// are the URL's; submitting it moves to the URL of the search, which runs it. why names a
+// tool to explain whether or not the search returns it ("Why not…?", explain_tools).
 
 import {post, ApiError, getKey} from '../api.js';
 import {h, errorBox, notice, section, badge, fmtNum, pre, json, dl} from '../dom.js';
@@ -30,6 +31,9 @@ function requestOf(p) {
     body.plan = p.get('plan');
   }
   body.format = 'raw';
+  if (p.get('why')) {
+    body.explain_tools = [p.get('why').trim()];
+  }
   return body;
 }
 
@@ -118,6 +122,10 @@ function results(resp, sent, ctx) {
   nodes.push(h('p', {class: 'muted'}, `${resp.results.length} tools · mode ${resp.mode} · search #${resp.search_id}` +
     (ex ? ` · profile ${ex.profile} · fusion ${ex.fusion}` : '')));
   nodes.push(h('ol', {class: 'results', id: 'results'}, resp.results.map(r => result(r, ctx))));
+  nodes.push(whyNotForm(ctx));
+  for (const t of resp.explained_tools || []) {
+    nodes.push(whyNot(t, ctx));
+  }
   const plan = (ex && ex.plan) || resp.plan;
   if (plan) {
     nodes.push(planSection(plan));
@@ -194,7 +202,46 @@ function explanation(e) {
   if (e.task) {
     lines.push(h('div', {class: 'why-line'}, h('span', {class: 'branch'}, 'task'), ` ${e.task.intent + 1}: ${e.task.text}`));
   }
+  // the curation rules that pinned or boosted it (docs/curations.md)
+  for (const r of e.rules || []) {
+    lines.push(h('div', {class: 'why-line rule'}, h('span', {class: 'branch'}, 'rule'),
+      ` ${r.id}: ${r.action === 'pin' ? 'pinned at #' + r.position : 'boosted ×' + r.boost}`));
+  }
   return h('div', {class: 'why explanation'}, lines);
+}
+
+// whyNotForm asks for a tool's name and moves to the same search explaining that tool.
+function whyNotForm(ctx) {
+  const p = ctx.url.searchParams;
+  const name = h('input', {id: 'whynot', name: 'why', value: p.get('why') || '', placeholder: 'a tool name, e.g. acme__send_email', required: true});
+  const f = h('form', {id: 'whynot-form', class: 'search-form'},
+    h('div', {class: 'row'}, field('Why not…?', name), h('button', {type: 'submit', id: 'whynot-go'}, 'Explain')));
+  f.addEventListener('submit', e => {
+    e.preventDefault();
+    const next = new URLSearchParams(p);
+    next.set('why', name.value.trim());
+    ctx.navigate('/ui/search?' + next.toString());
+  });
+  return f;
+}
+
+// whyNot shows where the search put a named tool and why (docs/explain.md#why-not).
+function whyNot(t, ctx) {
+  let where;
+  if (t.returned) {
+    where = `returned at #${t.rank}`;
+  } else if (t.rank) {
+    where = `ranked #${t.rank}${t.intent !== undefined && t.intent !== null ? ' in ' + taskLabel(t.intent) : ''} · score ${fmtNum(t.score, 4)}`;
+  } else {
+    where = 'not ranked';
+  }
+  const name = ctx.admin && t.explanation ? h('a', {href: '/ui/tool/' + encodeURIComponent(t.name), class: 'tool-name'}, t.name) : h('span', {class: 'tool-name'}, t.name);
+  return h('section', {class: 'whynot', id: 'whynot-answer'},
+    h('h2', {}, 'Why not ', name, '?'),
+    h('p', {class: 'whynot-where'}, where),
+    (t.reasons || []).length ? h('ul', {class: 'plain whynot-reasons'}, t.reasons.map(r =>
+      h('li', {class: 'reason'}, badge(r.code, r.code === 'below_k' ? '' : 'warn'), ' ', r.message))) : null,
+    t.explanation ? explanation(t.explanation) : null);
 }
 
 function planSection(plan) {

@@ -1,0 +1,55 @@
+-- Curations (docs/curations.md): which query rules and synonyms a search applies. The
+-- search statement (sql/queries/search.sql) and the statements that explain it call these,
+-- so that a rule acts and is explained by one definition.
+--
+-- Applied after the migrations, whole (CREATE OR REPLACE).
+
+-- The curation tenant of a search: the search key's tenant (api_keys.tenant, else
+-- 'key:' || id); NULL for an admin key, a search without a key or an unknown key, which
+-- read the global rules and synonyms alone.
+CREATE OR REPLACE FUNCTION toolgate_curation_tenant(caller_key_id bigint) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT coalesce(k.tenant, 'key:' || k.id)
+    FROM api_keys k
+    WHERE k.id = caller_key_id AND k.scope <> 'admin'
+$$;
+
+-- The words of a query or a pattern as rules compare them: lower-cased runs of letters,
+-- digits and underscores, in order.
+CREATE OR REPLACE FUNCTION toolgate_rule_words(txt text) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(w ORDER BY ord), '{}')
+    FROM regexp_split_to_table(lower(coalesce(txt, '')), '[^[:alnum:]_]+') WITH ORDINALITY AS x (w, ord)
+    WHERE w <> ''
+$$;
+
+-- The rules a search applies: the global ones and its tenant's, whose pattern matches the
+-- query (exact: the same words in the same order; contains: every word of the pattern is a
+-- word of the query). No regular expressions: a pattern is matched in time linear in the
+-- query, whoever wrote it.
+CREATE OR REPLACE FUNCTION toolgate_search_rules(query text, caller_key_id bigint)
+RETURNS TABLE (id bigint, action text, tool text, boost double precision, "position" integer)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    WITH q AS (SELECT toolgate_rule_words(query) AS words, toolgate_curation_tenant(caller_key_id) AS tenant)
+    SELECT r.id, r.action, r.tool, r.boost, r.position
+    FROM search_rules r, q
+    WHERE (r.tenant IS NULL OR r.tenant = q.tenant)
+      AND cardinality(q.words) > 0
+      AND CASE r.match WHEN 'exact' THEN toolgate_rule_words(r.pattern) = q.words
+                       ELSE q.words @> toolgate_rule_words(r.pattern) END
+$$;
+
+-- A query text with the synonyms of its words appended (the global ones and the tenant's),
+-- for the lexical analysis: "mail invoice" with mail → {email} is searched as
+-- "mail invoice email". A text with no synonym is returned unchanged.
+CREATE OR REPLACE FUNCTION toolgate_with_synonyms(txt text, caller_key_id bigint) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END
+    FROM (
+        SELECT string_agg(DISTINCT syn, ' ') AS extra
+        FROM search_synonyms s
+        CROSS JOIN LATERAL unnest(s.synonyms) AS syn
+        WHERE s.word = ANY (toolgate_rule_words(txt))
+          AND (s.tenant IS NULL OR s.tenant = toolgate_curation_tenant(caller_key_id))
+    ) x
+$$;
