@@ -16,7 +16,7 @@ import (
 
 const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME[,NAME]|all] " +
 	"[--plan default|none|rewrite|decompose|full[,...]] [--set key=value]... [--vary key=v1,v2,...]... [--questions N] [--queries-limit N] " +
-	"[--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
+	"[--kind KIND[,KIND]] [--traffic-split kind:NAME|FRACTION] [--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
 
 // runEvalDataset is `toolgate eval DIR`: the run itself is evalrun.Run, which reports its
 // progress on stderr; the reports go to stdout, as tables or JSON. An interrupted run prints
@@ -26,7 +26,15 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := evalrun.Run(ctx, evalrun.Env{Config: env.cfg, Log: env.log, Observer: env.providerObserver(), Progress: env.stderr}, o)
+	renv := evalrun.Env{Config: env.cfg, Log: env.log, Observer: env.providerObserver(), Progress: env.stderr}
+	if o.Traffic != nil {
+		curves, err := evalrun.RunCurves(ctx, renv, o)
+		if err != nil {
+			return usageOf(err)
+		}
+		return printCurves(env, curves, o.Ks, asJSON)
+	}
+	runs, err := evalrun.Run(ctx, renv, o)
 	if err != nil {
 		if ctx.Err() != nil && len(runs) > 0 && !asJSON {
 			_ = printEvalRuns(env, runs, o.Ks, false)
@@ -62,6 +70,8 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 	perQuery := fs.String("per-query", "", "write each query's ranked results and the rank of each gold tool to FILE, one JSON line per query and configuration")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
+	kinds := fs.String("kind", "", "only the queries of these kinds, comma-separated (default: all)")
+	traffic := fs.String("traffic-split", "", "a learning curve: replay the queries of kind:NAME, or this fraction of them (evenly spaced), as traffic with feedback, and measure the others after 0, 25, 50 and 100% of it")
 	if err := cli.Parse(fs, rest); err != nil {
 		return o, false, err
 	}
@@ -116,6 +126,14 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 	if *perQuery != "" && *perQuery == *outFile {
 		return o, false, &cli.UsageError{Msg: "--per-query and --out must be different files"}
 	}
+	if *kinds != "" {
+		o.Kinds = strings.Split(*kinds, ",")
+	}
+	if *traffic != "" {
+		if o.Traffic, err = evalrun.ParseTrafficSplit(*traffic); err != nil {
+			return o, false, usageOf(err)
+		}
+	}
 	o.Dir, o.Ks, o.Questions, o.QueriesLimit, o.Out, o.PerQuery, o.Keep = dir, ks, *questions, *limit, *outFile, *perQuery, *keep
 	return o, *asJSON, nil
 }
@@ -148,4 +166,16 @@ func printEvalRuns(env *cliEnv, runs []evalrun.Line, ks []int, asJSON bool) erro
 	}
 	fmt.Fprintf(env.stdout, "\n## Hubness\n\n%s", eval.HubnessTable(rows))
 	return nil
+}
+
+// printCurves prints learning curves as JSON ({"curves": [...]}) or Markdown tables.
+func printCurves(env *cliEnv, curves []evalrun.Curve, ks []int, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(map[string]any{"curves": curves})
+	}
+	_, err := fmt.Fprint(env.stdout, evalrun.CurveTables(curves, ks))
+	return err
 }

@@ -258,3 +258,72 @@ func TestShippedParaphraseDataset(t *testing.T) {
 		t.Fatalf("queries by kind %v over %d servers; docs/eval.md says %v over all 49", kinds, len(servers), want)
 	}
 }
+
+// The shipped traffic set: the multi-domain catalog byte for byte; four requests per tool,
+// the first two of each tool (ids tNN-1, tNN-2) the traffic half and the last two (tNN-3,
+// tNN-4) the test half, and "new" requests for tools no traffic request names, as
+// docs/eval.md describes.
+func TestShippedTrafficDataset(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "mcp-traffic")
+	tools, err := os.ReadFile(filepath.Join(dir, "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp-multidomain", "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(tools) != string(multi) {
+		t.Fatal("testdata/mcp-traffic/tools.jsonl differs from testdata/mcp-multidomain/tools.jsonl")
+	}
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	perTool := map[string]int{}
+	trafficTools, newTools, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, q := range ds.Queries {
+		var tool, n int
+		want := "new"
+		if _, err := fmt.Sscanf(q.ID, "t%02d-%d", &tool, &n); err == nil {
+			want = "test"
+			if n <= 2 {
+				want = "traffic"
+			}
+		} else if _, err := fmt.Sscanf(q.ID, "new-%02d", &n); err != nil {
+			t.Fatalf("query id %q is neither tNN-N nor new-NN", q.ID)
+		}
+		if q.Kind != want {
+			t.Errorf("query %s has kind %q, want %q", q.ID, q.Kind, want)
+		}
+		if len(q.Gold) != 1 {
+			t.Fatalf("query %s has %d gold tools, want 1", q.ID, len(q.Gold))
+		}
+		kinds[q.Kind]++
+		if q.Kind == "new" {
+			newTools[q.Gold[0]] = true
+			continue
+		}
+		perTool[q.Gold[0]]++
+		source, _, _ := catalog.SplitNamespaced(q.Gold[0])
+		servers[source] = true
+		if q.Kind == "traffic" {
+			trafficTools[q.Gold[0]] = true
+		}
+	}
+	for tool, n := range perTool {
+		if n != 4 {
+			t.Errorf("%s has %d requests, want 4", tool, n)
+		}
+	}
+	for tool := range newTools {
+		if trafficTools[tool] {
+			t.Errorf("new-tool request names %s, which the traffic names too", tool)
+		}
+	}
+	want := map[string]int{"new": 20, "test": 128, "traffic": 128}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) || len(perTool) != 64 || len(servers) != 16 {
+		t.Fatalf("queries by kind %v, %d tools over %d servers; docs/eval.md says %v, 64 tools over 16 servers", kinds, len(perTool), len(servers), want)
+	}
+}

@@ -112,7 +112,11 @@ type Options struct {
 	Out          string   // append each configuration's report to this file ("": none)
 	PerQuery     string   // write each query's outcome to this file ("": none)
 	Keep         bool     // keep the evaluation database
-	Args         []string // the command line, recorded in every line
+	Kinds        []string // only the queries of these kinds (nil: all)
+	// Traffic makes the run a learning curve (RunCurves): the queries it selects are
+	// replayed as an agent's traffic, the others measured.
+	Traffic *TrafficSplit
+	Args    []string // the command line, recorded in every line
 }
 
 // Run loads the dataset of o.Dir into a fresh database on the server of DATABASE_URL,
@@ -122,42 +126,19 @@ type Options struct {
 // done. It returns one line per configuration; interrupted (ctx done), it returns the lines
 // of the configurations it finished and ctx.Err().
 func Run(ctx context.Context, env Env, o Options) ([]Line, error) {
-	r, err := prepare(ctx, env, o)
+	s, err := start(ctx, env, o)
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
-	started := time.Now()
-	dbURL, drop, err := createDB(ctx, env, o.Keep)
-	if err != nil {
-		return nil, err
-	}
-	defer drop()
-	pool, err := postgres.Connect(ctx, dbURL)
-	if err != nil {
-		return nil, err
-	}
-	defer pool.Close()
-	configs, err := r.migrate(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(env.Progress, "eval: run %s: %d configurations × %d queries of %s (sha256 %.12s)\n",
-		r.info.ID, len(configs), len(r.queries), r.ds.Info.Path, r.ds.Info.SHA256)
-	enrichStart := time.Now()
-	if err := r.enrich(ctx, pool); err != nil {
-		return nil, err
-	}
-	r.enrichSecs = time.Since(enrichStart).Seconds()
-
+	defer s.close()
 	queryStart := time.Now()
 	var runs []Line
-	for _, c := range configs {
-		line, err := r.runConfig(ctx, pool, c)
+	for _, c := range s.configs {
+		line, err := s.r.runConfig(ctx, s.pool, c)
 		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(env.Progress, "eval: interrupted in %s; %d of %d configurations finished%s\n",
-					c.label, len(runs), len(configs), outNote(o.Out))
+					c.label, len(runs), len(s.configs), outNote(o.Out))
 				// not the search's error, which only says the same about the query it was in
 				return runs, ctx.Err()
 			}
@@ -165,9 +146,62 @@ func Run(ctx context.Context, env Env, o Options) ([]Line, error) {
 		}
 		runs = append(runs, line)
 	}
-	fmt.Fprintf(env.Progress, "eval: total %.1fs (enrichment %.1fs, queries %.1fs)%s\n",
-		time.Since(started).Seconds(), r.enrichSecs, time.Since(queryStart).Seconds(), outNote(o.Out))
+	s.finish(queryStart)
 	return runs, nil
+}
+
+// session is a run's evaluation database, enriched, with its configurations.
+type session struct {
+	r       *runner
+	pool    *pgxpool.Pool
+	configs []evalConfig
+	started time.Time
+	closers []func()
+}
+
+func (s *session) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+func (s *session) finish(queryStart time.Time) {
+	fmt.Fprintf(s.r.env.Progress, "eval: total %.1fs (enrichment %.1fs, queries %.1fs)%s\n",
+		time.Since(s.started).Seconds(), s.r.enrichSecs, time.Since(queryStart).Seconds(), outNote(s.r.o.Out))
+}
+
+// start checks everything that needs no database, then creates, migrates and enriches the
+// evaluation database.
+func start(ctx context.Context, env Env, o Options) (*session, error) {
+	r, err := prepare(ctx, env, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{r: r, started: time.Now(), closers: []func(){r.close}}
+	dbURL, drop, err := createDB(ctx, env, o.Keep)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.closers = append(s.closers, drop)
+	if s.pool, err = postgres.Connect(ctx, dbURL); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.closers = append(s.closers, s.pool.Close)
+	if s.configs, err = r.migrate(ctx, s.pool); err != nil {
+		s.close()
+		return nil, err
+	}
+	fmt.Fprintf(env.Progress, "eval: run %s: %d configurations × %d queries of %s (sha256 %.12s)\n",
+		r.info.ID, len(s.configs), len(r.queries), r.ds.Info.Path, r.ds.Info.SHA256)
+	enrichStart := time.Now()
+	if err := r.enrich(ctx, s.pool); err != nil {
+		s.close()
+		return nil, err
+	}
+	r.enrichSecs = time.Since(enrichStart).Seconds()
+	return s, nil
 }
 
 // runner is one run's state between its steps.
@@ -178,12 +212,15 @@ type runner struct {
 	vocabulary int             // entries of the planner's vocabulary
 	ds         *eval.Dataset
 	queries    []eval.Query
+	traffic    []eval.Query // with Options.Traffic: the queries a learning curve replays
+	test       []eval.Query // and those it measures
 	info       *RunInfo
 	out        *evalOut
 	perQuery   *perQueryOut
 	embedder   embed.Embedder
 	failures   enrichFailures
 	enrichSecs float64
+	curves     int // learning curves run: each names its keys after its number
 }
 
 // prepare fails, before any database work, on everything that can fail without one: the
@@ -204,7 +241,15 @@ func prepare(ctx context.Context, env Env, o Options) (*runner, error) {
 	if r.ds, err = eval.Load(o.Dir); err != nil {
 		return nil, err
 	}
-	r.queries = spread(r.ds.Queries, o.QueriesLimit)
+	if r.queries, err = ofKinds(r.ds.Queries, o.Kinds); err != nil {
+		return nil, err
+	}
+	r.queries = spread(r.queries, o.QueriesLimit)
+	if o.Traffic != nil {
+		if r.traffic, r.test, err = o.Traffic.split(r.queries); err != nil {
+			return nil, err
+		}
+	}
 	r.info = newRunInfo(ctx, o.Args)
 	if o.Out != "" {
 		if r.out, err = openEvalOut(o.Out, r.ds.Info); err != nil {
@@ -286,8 +331,7 @@ func (r *runner) enrich(ctx context.Context, pool *pgxpool.Pool) error {
 func (r *runner) runConfig(ctx context.Context, pool *pgxpool.Pool, c evalConfig) (Line, error) {
 	st := applySettings(r.base, r.o.Set, c.variation)
 	svc := search.New(pool, r.embedder, st, r.env.Log)
-	// the plan the searches run with: a request that names none gets the default plan
-	effective := cmp.Or(c.plan, st.DefaultPlan, plan.ModeNone)
+	effective := effectivePlan(c, st)
 	perK := evalPerK(st, effective, r.o.Ks)
 	cfg := r.configRecord(c, st, effective, perK)
 	var planned planStats
@@ -318,6 +362,12 @@ func (r *runner) runConfig(ctx context.Context, pool *pgxpool.Pool, c evalConfig
 		fmt.Fprintf(r.env.Progress, "eval: warning: %s\n", w) // right after the line naming the configuration
 	}
 	return line, nil
+}
+
+// effectivePlan is the plan the searches of c run with: a request that names none gets
+// the default plan.
+func effectivePlan(c evalConfig, st search.Settings) plan.Mode {
+	return cmp.Or(c.plan, st.DefaultPlan, plan.ModeNone)
 }
 
 // configRecord is the report's config of configuration c, searched with st.

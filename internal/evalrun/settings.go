@@ -20,20 +20,23 @@ import (
 // settingName) and how a value is parsed into search.Settings. A new tunable setting is
 // one line here; TestEvalSettingKeys checks that its key names a reported field.
 var evalSettingKeys = map[string]setter{
-	"fusion":            field(func(s *search.Settings) *search.Fusion { return &s.Fusion }, oneOf(search.FusionRRF, search.FusionMinMax, search.FusionDBSF)),
-	"k_rrf":             field(func(s *search.Settings) *float64 { return &s.KRRF }, floatIn(0, 10000)),
-	"weight_lexical":    field(func(s *search.Settings) *float64 { return &s.WeightLexical }, floatIn(0, 100)),
-	"weight_vector":     field(func(s *search.Settings) *float64 { return &s.WeightVector }, floatIn(0, 100)),
-	"ef_search":         field(func(s *search.Settings) *int { return &s.EfSearch }, intIn(10, 1000)),
-	"candidates":        field(func(s *search.Settings) *int { return &s.Candidates }, intIn(1, 1000)),
-	"postings":          field(func(s *search.Settings) *int { return &s.Postings }, intIn(1, 100000)),
-	"lexical_terms":     field(func(s *search.Settings) *int { return &s.LexicalTerms }, intIn(1, 1000)),
-	"embed_timeout":     field(func(s *search.Settings) *time.Duration { return &s.EmbedTimeout }, positiveDuration),
-	"query_idf":         field(func(s *search.Settings) *bool { return &s.QueryIDF }, boolean),
-	"vector_confidence": field(func(s *search.Settings) *float64 { return &s.VectorConfidence }, floatIn(0, 1)),
-	"weight_meaning":    field(func(s *search.Settings) *float64 { return &s.WeightMeaning }, floatIn(0, 100)),
-	"rerank_top_n":      field(func(s *search.Settings) *int { return &s.RerankTopN }, intIn(1, 1000)),
-	"rerank_timeout":    field(func(s *search.Settings) *time.Duration { return &s.RerankTimeout }, positiveDuration),
+	"fusion":                field(func(s *search.Settings) *search.Fusion { return &s.Fusion }, oneOf(search.FusionRRF, search.FusionMinMax, search.FusionDBSF)),
+	"k_rrf":                 field(func(s *search.Settings) *float64 { return &s.KRRF }, floatIn(0, 10000)),
+	"weight_lexical":        field(func(s *search.Settings) *float64 { return &s.WeightLexical }, floatIn(0, 100)),
+	"weight_vector":         field(func(s *search.Settings) *float64 { return &s.WeightVector }, floatIn(0, 100)),
+	"ef_search":             field(func(s *search.Settings) *int { return &s.EfSearch }, intIn(10, 1000)),
+	"candidates":            field(func(s *search.Settings) *int { return &s.Candidates }, intIn(1, 1000)),
+	"postings":              field(func(s *search.Settings) *int { return &s.Postings }, intIn(1, 100000)),
+	"lexical_terms":         field(func(s *search.Settings) *int { return &s.LexicalTerms }, intIn(1, 1000)),
+	"embed_timeout":         field(func(s *search.Settings) *time.Duration { return &s.EmbedTimeout }, positiveDuration),
+	"query_idf":             field(func(s *search.Settings) *bool { return &s.QueryIDF }, boolean),
+	"vector_confidence":     field(func(s *search.Settings) *float64 { return &s.VectorConfidence }, floatIn(0, 1)),
+	"weight_meaning":        field(func(s *search.Settings) *float64 { return &s.WeightMeaning }, floatIn(0, 100)),
+	"weight_memory":         field(func(s *search.Settings) *float64 { return &s.WeightMemory }, floatIn(0, 100)),
+	"memory_neighbors":      field(func(s *search.Settings) *int { return &s.MemoryNeighbors }, intIn(1, 1000)),
+	"memory_min_similarity": field(func(s *search.Settings) *float64 { return &s.MemoryMinSimilarity }, floatIn(-1, 1)),
+	"rerank_top_n":          field(func(s *search.Settings) *int { return &s.RerankTopN }, intIn(1, 1000)),
+	"rerank_timeout":        field(func(s *search.Settings) *time.Duration { return &s.RerankTimeout }, positiveDuration),
 }
 
 // setter parses value into its field of s.

@@ -137,13 +137,14 @@ func DefaultSettings() Settings {
 		WeightMemory: DefaultWeightMemory, MemoryNeighbors: DefaultMemoryNeighbors, MemoryMinSimilarity: DefaultMemoryMinSimilarity}
 }
 
-// The memory branch's defaults (docs/learning.md): set by hand with the built-in local
-// embedder (a memory votes from cosine 0.5 on, its list weighs at most as much as the
-// vector branch); no learning curve has measured them yet (docs/learning.md#settings).
+// The memory branch's defaults (docs/learning.md#settings): chosen with the built-in local
+// embedder on learning curves of the traffic half of testdata/mcp-traffic (docs/eval.md,
+// learning curve): a memory votes from cosine 0.2 on, its list weighs twice the vector
+// branch.
 const (
-	DefaultWeightMemory        = 1.0
+	DefaultWeightMemory        = 2.0
 	DefaultMemoryNeighbors     = 10
-	DefaultMemoryMinSimilarity = 0.5
+	DefaultMemoryMinSimilarity = 0.2
 )
 
 // DefaultVectorConfidence is VectorConfidence with the built-in local embedder, chosen on the

@@ -1,0 +1,104 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/search/searchbench"
+)
+
+// The cost of learning (docs/benchmarks.md, section Learning):
+//
+//	go test -run '^$' -bench BenchmarkSearchMemories -benchtime 2000x ./internal/search
+//
+// 5,000 tools and 100,000 memories spread over 100 tenants (1,000 each, one teaching key
+// per tenant), embedded with the benchmark's embedder; a search key of one tenant searches
+// hybrid k=10 with the settings serve runs with, the memory branch off (weight 0) and on
+// (weight 1), in one run.
+func BenchmarkSearchMemories(b *testing.B) {
+	const tools, tenants, perTenant = 5000, 100, 1000
+	pool := benchDB(b, tools)
+	ctx := context.Background()
+	t0 := time.Now()
+	caller := seedMemories(ctx, b, pool, tenants, perTenant)
+	b.Logf("seeded %d memories in %s", tenants*perTenant, time.Since(t0).Round(time.Second))
+	queries := searchbench.Queries(rand.New(rand.NewPCG(7, 7)))
+	on := servedSettings()
+	on.WeightMemory = 1
+	off := on
+	off.WeightMemory = 0
+	for _, c := range []struct {
+		name     string
+		settings search.Settings
+	}{{"learning-off", off}, {"learning-on", on}, {"learning-off-again", off}} {
+		b.Run(fmt.Sprintf("tools=%d/memories=%d/%s", tools, tenants*perTenant, c.name), func(b *testing.B) {
+			s := search.New(pool, searchbench.Embedder{}, c.settings, discard())
+			runConcurrent(b, pool, func(i int) error {
+				_, err := s.Search(ctx, caller, search.Request{Query: queries[i%len(queries)], K: 10})
+				return err
+			})
+		})
+	}
+}
+
+// seedMemories writes perTenant memories for each of tenants tenants, each taught by a
+// search key of its tenant, as the memory sweep would have (texts worded like the
+// benchmark's queries, on random tools), builds their HNSW index, and returns a search key
+// of the first tenant.
+func seedMemories(ctx context.Context, b *testing.B, pool *pgxpool.Pool, tenants, perTenant int) auth.Caller {
+	b.Helper()
+	var toolIDs []int64
+	rows, err := pool.Query(ctx, `SELECT id FROM tools ORDER BY id`)
+	if err == nil {
+		toolIDs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := auth.NewKeys(pool, time.Now)
+	rng := rand.New(rand.NewPCG(3, 3))
+	texts := searchbench.Queries(rand.New(rand.NewPCG(11, 11)))
+	var first auth.Caller
+	for t := range tenants {
+		k, _, err := keys.Create(ctx, auth.Spec{Name: fmt.Sprintf("bench-%03d", t), Scope: auth.ScopeSearch, Tenant: fmt.Sprintf("t%03d", t)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if t == 0 {
+			first = *k.Caller()
+		}
+		batch := make([][]any, perTenant)
+		for j := range batch {
+			text := fmt.Sprintf("%s %d", texts[rng.IntN(len(texts))], j)
+			batch[j] = []any{toolIDs[rng.IntN(len(toolIDs))], *k.Tenant, k.ID, text, text,
+				pgvector.NewVector(searchbench.Vector(text)), 1, time.Now()}
+		}
+		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"tool_memories"},
+			[]string{"tool_id", "tenant", "key_id", "norm", "query", "embedding", "searches", "labelled_at"},
+			pgx.CopyFromRows(batch)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// the column takes the space's dimension and its HNSW index is built over all rows at
+	// once (as a change of embedding space does: toolgate_retype_memories)
+	if _, err := pool.Exec(ctx, `SELECT toolgate_retype_memories($1, true)`, searchbench.Dims); err != nil {
+		b.Fatal(err)
+	}
+	var indexed bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('tool_memories_hnsw') IS NOT NULL`).Scan(&indexed); err != nil || !indexed {
+		b.Fatalf("memory index: %v (built %v)", err, indexed)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE tool_memories`); err != nil {
+		b.Fatal(err)
+	}
+	return first
+}
