@@ -758,9 +758,10 @@ func TestArmsFuseWithTheirProfilesWeights(t *testing.T) {
 		if r.Experiment == nil || r.Experiment.ID != e.ID {
 			t.Fatalf("session %s: experiment %+v", session, r.Experiment)
 		}
-		want := search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector}
+		// the memory branch's weight is the settings' in both arms: profiles have none
+		want := search.BranchWeights{Lexical: st.WeightLexical, Vector: st.WeightVector, Memory: st.WeightMemory}
 		if r.Experiment.Arm == experiments.ArmCandidate {
-			want = search.BranchWeights{Lexical: 4, Vector: 0.5}
+			want = search.BranchWeights{Lexical: 4, Vector: 0.5, Memory: st.WeightMemory}
 		}
 		if r.Explain.Weights != want {
 			t.Errorf("session %s (%s): fused with %+v, want %+v", session, r.Experiment.Arm, r.Explain.Weights, want)

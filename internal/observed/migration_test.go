@@ -32,7 +32,16 @@ func TestMigrationKeepsVectors(t *testing.T) {
 	if err := postgres.MigrateDownTo(ctx, pool, 14); err != nil {
 		t.Fatal(err)
 	}
+	// This version's enrichment reads the tools' expansion switch (migration 0040): the
+	// column is there while it runs on schema 14, and gone again before migrating up.
+	// Raw DDL: the test sets up a schema no migration makes.
+	if _, err := pool.Exec(ctx, `ALTER TABLE tools ADD COLUMN expansion_off boolean NOT NULL DEFAULT false`); err != nil {
+		t.Fatal(err)
+	}
 	testfactory.Enrich(ctx, t, e.enrich, slices.Collect(maps.Values(e.ids))...)
+	if _, err := pool.Exec(ctx, `ALTER TABLE tools DROP COLUMN expansion_off`); err != nil {
+		t.Fatal(err)
+	}
 	weightsBefore := weights(t, pool)
 	before := vectors(t, pool)
 	if err := postgres.MigrateUp(ctx, pool); err != nil {
