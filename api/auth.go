@@ -40,6 +40,7 @@ var routeAccess = map[string]access{
 	"GET /v1/capabilities":      accessSearch,
 	"* /mcp":                    accessSearch,
 	"GET /v1/whoami":            accessSearch,
+	"GET /v1/tools/export":      accessSearch,
 	"GET /ui":                   accessPublic,
 	"GET /ui/*":                 accessPublic,
 	// the OAuth Protected Resource Metadata (oauth.go), read before a client holds a token

@@ -19,6 +19,7 @@ import (
 
 func (s *Server) registerTools(g *echo.Group) {
 	g.GET("/tools", s.listTools)
+	g.GET("/tools/export", s.exportTools)
 	g.GET("/tools/:name", s.getTool)
 }
 

@@ -50,6 +50,23 @@ if ! grep -q "\"version\": \"$OIDC_PROVIDER_VERSION\"" .cache/oauth-as/node_modu
   npm install --silent --no-audit --no-fund --prefix .cache/oauth-as "oidc-provider@$OIDC_PROVIDER_VERSION" "@modelcontextprotocol/sdk@$MCP_SDK_VERSION"
 fi
 
+# The vendors' SDKs and the TypeScript compiler that type-checks the recipes of docs/vendors.md
+# against them (api/vendors_tsc_test.go).
+OPENAI_SDK_VERSION=6.49.0
+ANTHROPIC_SDK_VERSION=1.15.0
+AI_SDK_VERSION=7.0.173
+TYPESCRIPT_VERSION=7.0.2
+TYPES_NODE_VERSION=26.6.11
+if ! grep -q "\"version\": \"$OPENAI_SDK_VERSION\"" .cache/vendors/node_modules/openai/package.json 2>/dev/null ||
+   ! grep -q "\"version\": \"$ANTHROPIC_SDK_VERSION\"" .cache/vendors/node_modules/@anthropic-ai/sdk/package.json 2>/dev/null ||
+   ! grep -q "\"version\": \"$AI_SDK_VERSION\"" .cache/vendors/node_modules/ai/package.json 2>/dev/null ||
+   ! grep -q "\"version\": \"$TYPESCRIPT_VERSION\"" .cache/vendors/node_modules/typescript/package.json 2>/dev/null ||
+   ! grep -q "\"version\": \"$TYPES_NODE_VERSION\"" .cache/vendors/node_modules/@types/node/package.json 2>/dev/null; then
+  echo "== npm install openai@$OPENAI_SDK_VERSION @anthropic-ai/sdk@$ANTHROPIC_SDK_VERSION ai@$AI_SDK_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION"
+  npm install --silent --no-audit --no-fund --prefix .cache/vendors "openai@$OPENAI_SDK_VERSION" \
+    "@anthropic-ai/sdk@$ANTHROPIC_SDK_VERSION" "ai@$AI_SDK_VERSION" "typescript@$TYPESCRIPT_VERSION" "@types/node@$TYPES_NODE_VERSION"
+fi
+
 # The console's browser tests (internal/console) drive Debian's Chromium, headless.
 if ! command -v chromium >/dev/null; then
   echo "== apt-get install chromium"

@@ -7,10 +7,61 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const exportTools = `-- name: ExportTools :many
+SELECT t.name, s.name AS source, t.description, t.input_schema
+FROM tools t
+JOIN sources s ON s.id = t.source_id
+WHERE t.enabled AND t.review_state = 'approved'
+  AND ($1::text[] IS NULL OR s.name = ANY ($1::text[]))
+ORDER BY s.name, t.name
+LIMIT $2
+`
+
+type ExportToolsParams struct {
+	Sources []string `json:"sources"`
+	Lim     int32    `json:"lim"`
+}
+
+type ExportToolsRow struct {
+	Name        string          `json:"name"`
+	Source      string          `json:"source"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// The tools a search can return (enabled and approved), for a vendor's deferred-tool export
+// (GET /v1/tools/export): at most lim, by source then name. sources, when set, limits them
+// to those sources' tools.
+func (q *Queries) ExportTools(ctx context.Context, arg ExportToolsParams) ([]ExportToolsRow, error) {
+	rows, err := q.db.Query(ctx, exportTools, arg.Sources, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ExportToolsRow{}
+	for rows.Next() {
+		var i ExportToolsRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Source,
+			&i.Description,
+			&i.InputSchema,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const listSourceTools = `-- name: ListSourceTools :many
 SELECT t.name, t.original_name, s.name AS source, t.title, t.description, t.enabled, t.review_state,

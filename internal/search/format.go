@@ -49,6 +49,11 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 			Description: t.Description, Name: t.FunctionName, Parameters: t.InputSchema}})
 	case FormatAnthropic:
 		return json.Marshal(anthropicTool{Description: t.Description, InputSchema: t.InputSchema, Name: t.FunctionName})
+	case FormatOpenAIToolSearch:
+		return json.Marshal(ResponsesFunction{Type: "function", Name: t.FunctionName, Description: t.Description,
+			Parameters: t.InputSchema, DeferLoading: true})
+	case FormatAnthropicToolReference:
+		return json.Marshal(ToolReference{Type: "tool_reference", ToolName: t.FunctionName})
 	case FormatMCP:
 		return json.Marshal(mcpTool{Annotations: t.Annotations, Description: t.Description, InputSchema: t.InputSchema,
 			Name: t.FunctionName, OutputSchema: t.OutputSchema, Title: t.Title})
@@ -77,6 +82,23 @@ type anthropicTool struct {
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	Name        string          `json:"name"`
+}
+
+// ResponsesFunction is a function tool of OpenAI's Responses API, deferred: loaded by tool
+// search (FunctionTool in the openai package's responses types).
+type ResponsesFunction struct {
+	Type         string          `json:"type"` // "function"
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Parameters   json.RawMessage `json:"parameters"`
+	DeferLoading bool            `json:"defer_loading"`
+}
+
+// ToolReference is the Anthropic Messages API block that loads a deferred tool by name
+// (ToolReferenceBlockParam in @anthropic-ai/sdk).
+type ToolReference struct {
+	Type     string `json:"type"` // "tool_reference"
+	ToolName string `json:"tool_name"`
 }
 
 // mcpTool leaves out what the tool does not have, as MCP's tools/list does.

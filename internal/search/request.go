@@ -26,6 +26,10 @@ type Request struct {
 	Profile   string   `json:"profile,omitempty"`
 	Format    Format   `json:"format,omitempty"`
 	SessionID string   `json:"session_id,omitempty"`
+	// CallID is the vendor's id of the tool search call being answered (OpenAI's call_id,
+	// Anthropic's tool_use id), echoed in the answer of the formats openai_tool_search and
+	// anthropic_tool_reference; not allowed with the others.
+	CallID string `json:"call_id,omitempty"`
 	// Plan is the query planning asked for: none (default), rewrite, decompose or full.
 	Plan plan.Mode `json:"plan,omitempty"`
 	// Rerank asks for reranking; nil means yes when a reranker is configured.
@@ -79,7 +83,7 @@ func checkText(field, s string) error {
 // normalize validates r and fills in its defaults.
 func normalize(r Request) (Request, error) {
 	for _, f := range [...]struct{ name, value string }{{"query", r.Query}, {"mode", string(r.Mode)},
-		{"format", string(r.Format)}, {"plan", string(r.Plan)}, {"profile", r.Profile}, {"session_id", r.SessionID}} {
+		{"format", string(r.Format)}, {"plan", string(r.Plan)}, {"profile", r.Profile}, {"session_id", r.SessionID}, {"call_id", r.CallID}} {
 		if err := checkText(f.name, f.value); err != nil {
 			return r, err
 		}
@@ -134,8 +138,20 @@ func normalize(r Request) (Request, error) {
 	case "":
 		r.Format = FormatOpenAI
 	case FormatOpenAI, FormatAnthropic, FormatMCP, FormatRaw:
+		if r.CallID != "" {
+			return r, &InvalidRequestError{Field: "call_id", Reason: "only with format openai_tool_search or anthropic_tool_reference"}
+		}
+	case FormatAnthropicToolReference:
+		if r.CallID == "" {
+			return r, &InvalidRequestError{Field: "call_id", Reason: "required with format anthropic_tool_reference: the id of the tool_use block answered"}
+		}
+	case FormatOpenAIToolSearch:
 	default:
-		return r, &InvalidRequestError{Field: "format", Reason: fmt.Sprintf("%q is not openai, anthropic, mcp or raw", r.Format)}
+		return r, &InvalidRequestError{Field: "format", Reason: fmt.Sprintf(
+			"%q is not openai, anthropic, mcp, raw, openai_tool_search or anthropic_tool_reference", r.Format)}
+	}
+	if utf8.RuneCountInString(r.CallID) > maxName {
+		return r, &InvalidRequestError{Field: "call_id", Reason: fmt.Sprintf("at most %d characters", maxName)}
 	}
 	if r.Sources, err = cleanList("sources", r.Sources, false); err != nil {
 		return r, err

@@ -46,6 +46,12 @@ const (
 	FormatAnthropic Format = "anthropic"
 	FormatMCP       Format = "mcp"
 	FormatRaw       Format = "raw"
+	// The model vendors' own tool search (docs/vendors.md): a result's tool is the OpenAI
+	// Responses function tool with defer_loading (the answer over REST is the whole
+	// tool_search_output item), or the Anthropic tool_reference block (the answer over REST is
+	// the whole tool_result block).
+	FormatOpenAIToolSearch       Format = "openai_tool_search"
+	FormatAnthropicToolReference Format = "anthropic_tool_reference"
 )
 
 // shortlistPerCandidate sizes the lexical branch's shortlist: per query variant, the tools

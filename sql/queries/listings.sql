@@ -53,3 +53,15 @@ WHERE r.source_id = sqlc.arg(source_id)
                                   WHERE b.id = sqlc.narg(before)::bigint AND b.source_id = sqlc.arg(source_id)))
 ORDER BY r.started_at DESC, r.id DESC
 LIMIT sqlc.arg(lim);
+
+-- name: ExportTools :many
+-- The tools a search can return (enabled and approved), for a vendor's deferred-tool export
+-- (GET /v1/tools/export): at most lim, by source then name. sources, when set, limits them
+-- to those sources' tools.
+SELECT t.name, s.name AS source, t.description, t.input_schema
+FROM tools t
+JOIN sources s ON s.id = t.source_id
+WHERE t.enabled AND t.review_state = 'approved'
+  AND (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
+ORDER BY s.name, t.name
+LIMIT sqlc.arg(lim);
