@@ -17,13 +17,9 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/catalog"
-	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/gateway"
-	"github.com/toolgate/toolgate/internal/lexical"
-	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
@@ -41,20 +37,12 @@ type tenantEnv struct {
 func newTenantEnv(t *testing.T) *tenantEnv {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	log := slog.New(slog.DiscardHandler)
-	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	_, res := testfactory.Catalog(ctx, t, pool, "srca", []catalog.Tool{
+	pool := searchableCatalog(t, "srca",
 		testfactory.Tool("get_weather", "Current weather forecast for a city."),
 		testfactory.Tool("send_email", "Send an email message to a recipient."),
 		testfactory.Tool("get_stock_price", "Return the latest trading price of a stock ticker."),
-	}, nil)
-	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), res.Changed...)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	)
+	log := slog.New(slog.DiscardHandler)
 	keys := auth.NewKeys(pool, time.Now)
 	mk := func(spec auth.Spec) string {
 		_, text, err := keys.Create(ctx, spec)

@@ -16,13 +16,9 @@ import (
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/catalog"
-	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/gateway"
-	"github.com/toolgate/toolgate/internal/lexical"
-	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/testfactory"
 	"github.com/toolgate/toolgate/jobs"
@@ -36,19 +32,11 @@ import (
 func TestObservedQueriesAreAdminOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	log := slog.New(slog.DiscardHandler)
-	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	_, res := testfactory.Catalog(ctx, t, pool, "fin", []catalog.Tool{
+	pool := searchableCatalog(t, "fin",
 		testfactory.Tool("get_stock_price", "Return the latest trading price of a stock ticker."),
 		testfactory.Tool("send_email", "Send an email message to a recipient."),
-	}, nil)
-	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 3), res.Changed...)
-	if _, err := lexical.Flush(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	)
+	log := slog.New(slog.DiscardHandler)
 	keys := auth.NewKeys(pool, time.Now)
 	_, admin, err := keys.Create(ctx, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
 	if err != nil {
