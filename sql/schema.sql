@@ -1610,6 +1610,17 @@ $$;
 
 
 --
+-- Name: toolgate_token_search(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_token_search(caller text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(caller, '') LIKE 'oauth:%'
+$$;
+
+
+--
 -- Name: toolgate_tools_search_queue(); Type: FUNCTION; Schema: public; Owner: -
 --
 

@@ -187,7 +187,7 @@ WITH hits AS (
       AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
       -- a search by OAuth access token (caller 'oauth:...') has no key to count or to
       -- revoke: it is left out
-      AND ((l.caller_key_id IS NULL AND coalesce(l.caller, '') NOT LIKE 'oauth:%')
+      AND ((l.caller_key_id IS NULL AND NOT toolgate_token_search(l.caller))
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id
 ), groups AS (

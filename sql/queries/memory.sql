@@ -35,7 +35,7 @@ WITH hits AS (
       AND (mf.forgotten_at IS NULL OR l.created_at > mf.forgotten_at)
       -- a search by OAuth access token (caller 'oauth:...') has no key to count or to
       -- revoke and is not the operator's: it teaches nothing (docs/auth.md#oauth)
-      AND ((l.caller_key_id IS NULL AND coalesce(l.caller, '') NOT LIKE 'oauth:%')
+      AND ((l.caller_key_id IS NULL AND NOT toolgate_token_search(l.caller))
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id, x.created_at DESC
 ), kept AS (

@@ -22,7 +22,7 @@ WITH labelled AS (
     LEFT JOIN api_keys k ON k.id = l.caller_key_id
     CROSS JOIN LATERAL (SELECT CASE WHEN k.scope = 'admin' THEN NULL ELSE l.caller_key_id END AS key_id) c
     -- a search by OAuth access token has no key to cap: it is left out (docs/auth.md#oauth)
-    WHERE coalesce(l.caller, '') NOT LIKE 'oauth:%'
+    WHERE NOT toolgate_token_search(l.caller)
 ), s AS (
     SELECT search_id, search_created_at, key_id
     FROM ranked
