@@ -25,6 +25,7 @@ func (s *Server) registerMCP(e *echo.Echo, v1 *echo.Group) {
 		return
 	}
 	h := s.deps.Gateway.HTTPHandler()
+	h.Origins = s.deps.CORSOrigins
 	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", func(c echo.Context) error {
 		// A POST body is JSON-RPC: the same 415 as every other JSON body of the API, so a
 		// browser page cannot send one as text/plain without a preflight.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/gateway"
+	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/oauth"
@@ -52,6 +53,10 @@ type Deps struct {
 	OAuth *oauth.Verifier
 	// Open lets every request through as the admin caller "open" (TOOLGATE_OPEN).
 	Open bool
+	// CORSOrigins are the web origins whose pages may call the search routes (/mcp,
+	// POST /search…) from a browser with their user's key or token (TOOLGATE_CORS_ORIGINS,
+	// docs/auth.md#browser-clients); none: no cross-origin request is taken.
+	CORSOrigins httpguard.Origins
 	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS): a
 	// source created or changed to run anything else is refused with 403. The zero value
 	// allows none.

@@ -22,7 +22,8 @@ import (
 // The docs are executed: every fenced block marked `<!-- runnable -->` in README.md and
 // docs/*.md runs, command by command, against a demo server (`toolgate demo`, its whole
 // catalog enriched, on localhost:8080) and a keyed demo beside it on the same database
-// (`toolgate demo --keys`, on localhost:8081, its ADMIN_KEY and SEARCH_KEY in the
+// (`toolgate demo --keys`, on localhost:8081, taking browser requests from
+// https://chat.example.com, its ADMIN_KEY and SEARCH_KEY in the
 // commands' environment), in a directory of their own, and each command must succeed and
 // print the output lines the block shows under it (docExample). A page that drifts from the
 // product fails here.
@@ -110,7 +111,8 @@ func startKeyedDemo(t *testing.T, dbURL string) (string, []string) {
 	t.Helper()
 	addr := freeAddr(t)
 	keyed := exec.Command(os.Args[0], "demo", "--keys", "--listen", addr)
-	keyed.Env = append(os.Environ(), runMainEnv+"=1", "DATABASE_URL="+dbURL, "TOOLGATE_LOG_LEVEL=warn")
+	keyed.Env = append(os.Environ(), runMainEnv+"=1", "DATABASE_URL="+dbURL, "TOOLGATE_LOG_LEVEL=warn",
+		"TOOLGATE_CORS_ORIGINS=https://chat.example.com") // docs/auth.md#browser-clients
 	stdout, err := keyed.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

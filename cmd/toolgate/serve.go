@@ -155,7 +155,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	searchSvc := newSearchWith(env, searchSt, pool, readPool, embedder)
 	deps := api.Deps{Pool: pool, ReadPool: readPool, ControlPool: control, ControlReadPool: controlRead, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Commands: stdioCommands(cfg), Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg)}
+		Commands: stdioCommands(cfg), CORSOrigins: cfg.CORSOrigins, Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg)}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

@@ -34,39 +34,40 @@ const (
 const LogFormatAuto = "auto"
 
 type Config struct {
-	DatabaseURL     string        // DATABASE_URL
-	DatabaseReadURL string        // DATABASE_READ_URL: a read replica for searches, empty for none
-	ListenAddr      string        // LISTEN_ADDR
-	Role            Role          // TOOLGATE_ROLE
-	AutoMigrate     bool          // TOOLGATE_AUTO_MIGRATE
-	ShutdownTimeout time.Duration // TOOLGATE_SHUTDOWN_TIMEOUT
-	Workers         int           // TOOLGATE_WORKERS
-	LogLevel        slog.Level    // TOOLGATE_LOG_LEVEL
-	LogFormat       string        // TOOLGATE_LOG_FORMAT: auto (text on a terminal, else json), json or text
-	SearchLogKeep   time.Duration // TOOLGATE_SEARCH_LOG_RETENTION
-	SyncTimeout     time.Duration // TOOLGATE_SYNC_TIMEOUT
-	EnrichTimeout   time.Duration // TOOLGATE_ENRICH_TIMEOUT: bound of one enrich_tool job
-	ReweightTimeout time.Duration // TOOLGATE_REWEIGHT_TIMEOUT: bound of one attempt of a re-weight (it resumes)
-	JobTimeout      time.Duration // TOOLGATE_JOB_TIMEOUT: bound of housekeeping jobs and of applying a listed sync
-	RescueAfter     time.Duration // TOOLGATE_RESCUE_AFTER: a job still running this long after its attempt began is retried; 0 derives it
-	DBMaxConns      int           // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
-	RiverPollOnly   bool          // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
-	OTLPEndpoint    string        // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
-	Open            bool          // TOOLGATE_OPEN: no API key needed, every caller is admin
-	OpenRemote      bool          // TOOLGATE_OPEN_REMOTE: open mode may listen on addresses other than loopback
-	StdioCommands   [][]string    // TOOLGATE_STDIO_COMMANDS: what mcp_stdio sources may run (reader.commands); nil: none, but the demo's
-	MaxToolsPerSrc  int           // TOOLGATE_MAX_TOOLS_PER_SOURCE: most tools one listing of an MCP server may hold
-	MaxListBytes    int           // TOOLGATE_MAX_LIST_BYTES: most bytes read from an MCP server while listing its tools
-	Planner         string        // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
-	PlanTimeout     time.Duration // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
-	PlanVocabulary  string        // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
-	Reranker        string        // TOOLGATE_RERANKER: none, http or llm
-	RerankURL       string        // TOOLGATE_RERANK_URL: the full /rerank endpoint (http reranker)
-	RerankKey       string        // TOOLGATE_RERANK_KEY: bearer token of the rerank API
-	RerankModel     string        // TOOLGATE_RERANK_MODEL: model sent to cohere and jina
-	RerankStyle     string        // TOOLGATE_RERANK_STYLE: cohere, jina or tei
-	RerankTopN      int           // TOOLGATE_RERANK_TOP_N: fused candidates sent to the reranker
-	RerankTimeout   time.Duration // TOOLGATE_RERANK_TIMEOUT: bound of one rerank call
+	DatabaseURL     string            // DATABASE_URL
+	DatabaseReadURL string            // DATABASE_READ_URL: a read replica for searches, empty for none
+	ListenAddr      string            // LISTEN_ADDR
+	Role            Role              // TOOLGATE_ROLE
+	AutoMigrate     bool              // TOOLGATE_AUTO_MIGRATE
+	ShutdownTimeout time.Duration     // TOOLGATE_SHUTDOWN_TIMEOUT
+	Workers         int               // TOOLGATE_WORKERS
+	LogLevel        slog.Level        // TOOLGATE_LOG_LEVEL
+	LogFormat       string            // TOOLGATE_LOG_FORMAT: auto (text on a terminal, else json), json or text
+	SearchLogKeep   time.Duration     // TOOLGATE_SEARCH_LOG_RETENTION
+	SyncTimeout     time.Duration     // TOOLGATE_SYNC_TIMEOUT
+	EnrichTimeout   time.Duration     // TOOLGATE_ENRICH_TIMEOUT: bound of one enrich_tool job
+	ReweightTimeout time.Duration     // TOOLGATE_REWEIGHT_TIMEOUT: bound of one attempt of a re-weight (it resumes)
+	JobTimeout      time.Duration     // TOOLGATE_JOB_TIMEOUT: bound of housekeeping jobs and of applying a listed sync
+	RescueAfter     time.Duration     // TOOLGATE_RESCUE_AFTER: a job still running this long after its attempt began is retried; 0 derives it
+	DBMaxConns      int               // TOOLGATE_DB_MAX_CONNS; per pool, 0 means pgx's default
+	RiverPollOnly   bool              // TOOLGATE_RIVER_POLL_ONLY; no LISTEN/NOTIFY (pgbouncer)
+	OTLPEndpoint    string            // TOOLGATE_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; "" is off
+	Open            bool              // TOOLGATE_OPEN: no API key needed, every caller is admin
+	OpenRemote      bool              // TOOLGATE_OPEN_REMOTE: open mode may listen on addresses other than loopback
+	CORSOrigins     httpguard.Origins // TOOLGATE_CORS_ORIGINS: web origins whose pages may call the search routes
+	StdioCommands   [][]string        // TOOLGATE_STDIO_COMMANDS: what mcp_stdio sources may run (reader.commands); nil: none, but the demo's
+	MaxToolsPerSrc  int               // TOOLGATE_MAX_TOOLS_PER_SOURCE: most tools one listing of an MCP server may hold
+	MaxListBytes    int               // TOOLGATE_MAX_LIST_BYTES: most bytes read from an MCP server while listing its tools
+	Planner         string            // TOOLGATE_PLANNER: heuristic or llm, for requests that ask for a plan
+	PlanTimeout     time.Duration     // TOOLGATE_PLAN_TIMEOUT: bound of one LLM planning call
+	PlanVocabulary  string            // TOOLGATE_PLAN_VOCABULARY: JSON file of entity surface → name for the heuristic planner
+	Reranker        string            // TOOLGATE_RERANKER: none, http or llm
+	RerankURL       string            // TOOLGATE_RERANK_URL: the full /rerank endpoint (http reranker)
+	RerankKey       string            // TOOLGATE_RERANK_KEY: bearer token of the rerank API
+	RerankModel     string            // TOOLGATE_RERANK_MODEL: model sent to cohere and jina
+	RerankStyle     string            // TOOLGATE_RERANK_STYLE: cohere, jina or tei
+	RerankTopN      int               // TOOLGATE_RERANK_TOP_N: fused candidates sent to the reranker
+	RerankTimeout   time.Duration     // TOOLGATE_RERANK_TIMEOUT: bound of one rerank call
 
 	// Enrichment and embeddings (see docs/enrichment.md).
 	Embedder         string        // TOOLGATE_EMBEDDER: local or openai
@@ -329,6 +330,9 @@ func (c Config) Validate() error {
 	if c.Open && !c.OpenRemote && host != "" && !httpguard.IsLoopback(host) {
 		return &Error{"LISTEN_ADDR", c.ListenAddr, "open mode (no API key, every caller admin) listens on loopback only, " +
 			"e.g. 127.0.0.1:8080 or :8080; set TOOLGATE_OPEN_REMOTE=true to serve it on other addresses"}
+	}
+	if c.Open && len(c.CORSOrigins) > 0 {
+		return &Error{"TOOLGATE_CORS_ORIGINS", strings.Join(c.CORSOrigins, ","), "not in open mode: there every caller is admin without a key, so a page of a listed origin would act as admin; use keys or OAuth"}
 	}
 	switch c.Role {
 	case RoleAll, RoleAPI, RoleWorker:

@@ -42,6 +42,22 @@ func (r *reader) readOAuth(c *Config) {
 		r.fail("TOOLGATE_OAUTH_SCOPE_ADMIN", s.ScopeAdmin, "must differ from TOOLGATE_OAUTH_SCOPE_SEARCH")
 	}
 	c.OAuth = s
+	c.CORSOrigins = r.origins("TOOLGATE_CORS_ORIGINS")
+}
+
+// origins reads a comma- or space-separated list of web origins (httpguard.ParseOrigin).
+func (r *reader) origins(name string) httpguard.Origins {
+	v := r.getenv(name)
+	var out httpguard.Origins
+	for _, o := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		norm, err := httpguard.ParseOrigin(o)
+		if err != nil {
+			r.fail(name, v, err.Error())
+			return nil
+		}
+		out = append(out, norm)
+	}
+	return out
 }
 
 // checkOAuthURL returns why u cannot be an issuer or resource identifier, or "": an

@@ -42,3 +42,28 @@ func TestOAuthSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCORSOrigins: no origin by default; listed origins are kept as browsers send them; a
+// path, a plain-http remote origin or open mode is refused.
+func TestCORSOrigins(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil || len(c.CORSOrigins) != 0 {
+		t.Fatalf("default: %v %v", c.CORSOrigins, err)
+	}
+	c, err = Load(env(map[string]string{"TOOLGATE_CORS_ORIGINS": "https://App.example.com:443, http://localhost:5173"}))
+	if err != nil || !slices.Equal([]string(c.CORSOrigins), []string{"https://app.example.com", "http://localhost:5173"}) {
+		t.Fatalf("origins: %v %v", c.CORSOrigins, err)
+	}
+	for name, tc := range map[string]map[string]string{
+		"path":        {"TOOLGATE_CORS_ORIGINS": "https://app.example.com/chat"},
+		"remote http": {"TOOLGATE_CORS_ORIGINS": "http://app.example.com"},
+		"wildcard":    {"TOOLGATE_CORS_ORIGINS": "*"},
+		"open mode":   {"TOOLGATE_CORS_ORIGINS": "https://app.example.com", "TOOLGATE_OPEN": "true"},
+	} {
+		_, err := Load(env(tc))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Setting != "TOOLGATE_CORS_ORIGINS" {
+			t.Errorf("%s: %v, want a TOOLGATE_CORS_ORIGINS error", name, err)
+		}
+	}
+}

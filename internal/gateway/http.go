@@ -50,6 +50,10 @@ const (
 // The caller comes from auth.FromContext, set by the API-key middleware in front.
 type HTTPHandler struct {
 	g *Gateway
+	// Origins are the web origins whose pages may call the handler with a caller's key or
+	// token (TOOLGATE_CORS_ORIGINS); a request of any other origin is refused. Set it
+	// before the handler serves.
+	Origins httpguard.Origins
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -139,9 +143,12 @@ func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	// The transport specification: servers MUST validate the Origin header of every
-	// connection and answer 403 when it is invalid.
-	if err := httpguard.CheckOrigin(r); err != nil {
-		return &HTTPError{Status: http.StatusForbidden, Err: err}
+	// connection and answer 403 when it is invalid. A listed origin is valid for a caller
+	// with a credential: its page holds its user's key or token.
+	if o := r.Header.Get("Origin"); o == "" || caller.Principal() == "" || !h.Origins.Allows(o) {
+		if err := httpguard.CheckOrigin(r); err != nil {
+			return &HTTPError{Status: http.StatusForbidden, Err: err}
+		}
 	}
 	// The SDK's own handler checks the protocol version header; its transport, which this
 	// handler drives, does not. A version the SDK does not speak is a 400 (absent, it is

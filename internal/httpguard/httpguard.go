@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/derrors"
@@ -22,9 +23,9 @@ type CrossOriginError struct {
 
 func (e *CrossOriginError) Error() string {
 	if e.SecFetchSite != "" {
-		return fmt.Sprintf("request sent by a browser for a page of another origin (Sec-Fetch-Site: %s): toolgate takes no cross-origin requests (its console calls it from its own origin)", e.SecFetchSite)
+		return fmt.Sprintf("request sent by a browser for a page of another origin (Sec-Fetch-Site: %s): toolgate takes cross-origin requests only on its search routes, from the origins in TOOLGATE_CORS_ORIGINS (its console calls it from its own origin)", e.SecFetchSite)
 	}
-	return fmt.Sprintf("request sent by a browser for a page of another origin (Origin: %s): toolgate takes no cross-origin requests (its console calls it from its own origin)", e.Origin)
+	return fmt.Sprintf("request sent by a browser for a page of another origin (Origin: %s): toolgate takes cross-origin requests only on its search routes, from the origins in TOOLGATE_CORS_ORIGINS (its console calls it from its own origin)", e.Origin)
 }
 
 func (e *CrossOriginError) Is(target error) bool { return target == derrors.Forbidden }
@@ -93,4 +94,37 @@ func hostname(hostport string) string {
 		return h
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+// Origins are the web origins whose pages may call toolgate's search routes from a browser
+// (TOOLGATE_CORS_ORIGINS, docs/auth.md#browser-clients), each as ParseOrigin returns it.
+type Origins []string
+
+// Allows reports whether origin, an Origin header, is one of o.
+func (o Origins) Allows(origin string) bool {
+	norm, err := ParseOrigin(origin)
+	return err == nil && slices.Contains(o, norm)
+}
+
+// ParseOrigin returns s as the Origin header of a page of that origin is sent:
+// scheme://host[:port] in lower case, without the scheme's default port. It must be an https
+// origin, or http on a loopback host (for development), with no path, query or credentials.
+func ParseOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("%q is not an origin: want scheme://host[:port], such as https://app.example.com", s)
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("%q is not an origin: want scheme://host[:port] with no path, query or credentials", s)
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	switch {
+	case scheme == "https":
+		host = strings.TrimSuffix(host, ":443")
+	case scheme == "http" && IsLoopback(host):
+		host = strings.TrimSuffix(host, ":80")
+	default:
+		return "", fmt.Errorf("%q: want an https origin (http only on a loopback host)", s)
+	}
+	return scheme + "://" + host, nil
 }
