@@ -617,7 +617,7 @@ CREATE FUNCTION public.toolgate_experiment_clusters(experiment bigint, max_per_k
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     WITH c AS (
-        SELECT u.arm, CASE WHEN u.capped THEN 'key:' || u.key_id ELSE u.unit END AS cluster,
+        SELECT u.arm, CASE WHEN u.capped THEN u.principal ELSE u.unit END AS cluster,
                sum(u.n)::bigint AS n, sum(u.nl)::bigint AS nl, sum(u.rr_sum) AS rr_sum, sum(u.rank_sum) AS rank_sum
         FROM toolgate_experiment_units(experiment, max_per_key) u
         GROUP BY 1, 2
@@ -700,14 +700,15 @@ $$;
 -- Name: toolgate_experiment_units(bigint, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_experiment_units(experiment bigint, max_per_key integer) RETURNS TABLE(arm text, unit text, key_id bigint, capped boolean, searches bigint, n bigint, nl bigint, rr_sum double precision, rank_sum double precision)
+CREATE FUNCTION public.toolgate_experiment_units(experiment bigint, max_per_key integer) RETURNS TABLE(arm text, unit text, key_id bigint, principal text, capped boolean, searches bigint, n bigint, nl bigint, rr_sum double precision, rank_sum double precision)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     WITH per_search AS (
         SELECT l.arm, l.id, l.created_at, l.caller_key_id,
+               coalesce('key:' || l.caller_key_id, 'caller:' || coalesce(l.caller, '')) AS principal,
                toolgate_ab_unit(e.unit, l.session_id, l.caller_key_id, l.caller) AS unit,
                -- a key whose row is gone counts as a search key
-               l.caller_key_id IS NOT NULL AND k.scope IS DISTINCT FROM 'admin' AS capped,
+               (l.caller_key_id IS NOT NULL AND k.scope IS DISTINCT FROM 'admin') OR toolgate_token_search(l.caller) AS capped,
                (SELECT min(x.rank) FROM search_labels x
                 WHERE x.search_id = l.id AND x.search_created_at = l.created_at) AS best_rank
         FROM search_log l
@@ -716,17 +717,17 @@ CREATE FUNCTION public.toolgate_experiment_units(experiment bigint, max_per_key 
         WHERE l.experiment_id = experiment AND l.arm IS NOT NULL
     ), counted AS (
         SELECT p.*,
-               NOT p.capped OR row_number() OVER (PARTITION BY p.arm, p.caller_key_id, p.capped
+               NOT p.capped OR row_number() OVER (PARTITION BY p.arm, p.principal, p.capped
                                                   ORDER BY p.created_at DESC, p.id DESC) <= max_per_key AS counted
         FROM per_search p
     )
-    SELECT c.arm, c.unit, c.caller_key_id, c.capped, count(*),
+    SELECT c.arm, c.unit, c.caller_key_id, c.principal, c.capped, count(*),
            count(*) FILTER (WHERE c.counted),
            count(c.best_rank) FILTER (WHERE c.counted),
            coalesce(sum(1.0::double precision / c.best_rank) FILTER (WHERE c.counted), 0),
            coalesce(sum(c.best_rank::double precision) FILTER (WHERE c.counted), 0)
     FROM counted c
-    GROUP BY c.arm, c.unit, c.caller_key_id, c.capped
+    GROUP BY c.arm, c.unit, c.caller_key_id, c.principal, c.capped
 $$;
 
 

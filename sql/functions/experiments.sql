@@ -40,20 +40,24 @@ DROP FUNCTION IF EXISTS toolgate_experiment_units(bigint, integer);
 
 -- Per arm and unit of an experiment, the unit's searches, after the per-key cap: a search key
 -- (an API key of scope search) counts at most max_per_key searches per arm, its most recent,
--- so that one tenant's volume cannot outweigh the others; searches without a key (open mode,
--- the operator's) and of an admin key are not capped (capped = false). Columns: the unit's
--- API key (NULL: none), searches (logged), n (counted: after the cap), nl (counted and
--- labelled: at least one label of any source), rr_sum (Σ 1/rank of each labelled search's
--- best-ranked label) and rank_sum (Σ of those ranks). A unit is one caller's (toolgate_ab_unit).
+-- so that one tenant's volume cannot outweigh the others, and so does an OAuth subject
+-- (toolgate_token_search: the log keeps no token's scope, so an admin token's subject is
+-- capped too); searches without a credential (open mode, the operator's) and of an admin key
+-- are not capped (capped = false). Columns: the unit's API key (NULL: none), its principal
+-- ('key:<id>' or 'caller:<name>', what the cap and the clusters count by), searches
+-- (logged), n (counted: after the cap), nl (counted and labelled: at least one label of any
+-- source), rr_sum (Σ 1/rank of each labelled search's best-ranked label) and rank_sum (Σ of
+-- those ranks). A unit is one caller's (toolgate_ab_unit).
 CREATE FUNCTION toolgate_experiment_units(experiment bigint, max_per_key integer)
-RETURNS TABLE (arm text, unit text, key_id bigint, capped boolean, searches bigint, n bigint, nl bigint,
+RETURNS TABLE (arm text, unit text, key_id bigint, principal text, capped boolean, searches bigint, n bigint, nl bigint,
                rr_sum double precision, rank_sum double precision)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WITH per_search AS (
         SELECT l.arm, l.id, l.created_at, l.caller_key_id,
+               coalesce('key:' || l.caller_key_id, 'caller:' || coalesce(l.caller, '')) AS principal,
                toolgate_ab_unit(e.unit, l.session_id, l.caller_key_id, l.caller) AS unit,
                -- a key whose row is gone counts as a search key
-               l.caller_key_id IS NOT NULL AND k.scope IS DISTINCT FROM 'admin' AS capped,
+               (l.caller_key_id IS NOT NULL AND k.scope IS DISTINCT FROM 'admin') OR toolgate_token_search(l.caller) AS capped,
                (SELECT min(x.rank) FROM search_labels x
                 WHERE x.search_id = l.id AND x.search_created_at = l.created_at) AS best_rank
         FROM search_log l
@@ -62,23 +66,23 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
         WHERE l.experiment_id = experiment AND l.arm IS NOT NULL
     ), counted AS (
         SELECT p.*,
-               NOT p.capped OR row_number() OVER (PARTITION BY p.arm, p.caller_key_id, p.capped
+               NOT p.capped OR row_number() OVER (PARTITION BY p.arm, p.principal, p.capped
                                                   ORDER BY p.created_at DESC, p.id DESC) <= max_per_key AS counted
         FROM per_search p
     )
-    SELECT c.arm, c.unit, c.caller_key_id, c.capped, count(*),
+    SELECT c.arm, c.unit, c.caller_key_id, c.principal, c.capped, count(*),
            count(*) FILTER (WHERE c.counted),
            count(c.best_rank) FILTER (WHERE c.counted),
            coalesce(sum(1.0::double precision / c.best_rank) FILTER (WHERE c.counted), 0),
            coalesce(sum(c.best_rank::double precision) FILTER (WHERE c.counted), 0)
     FROM counted c
-    GROUP BY c.arm, c.unit, c.caller_key_id, c.capped
+    GROUP BY c.arm, c.unit, c.caller_key_id, c.principal, c.capped
 $$;
 
 -- Per arm and cluster, the counted searches' totals and their residuals from the arm's
--- estimates. A cluster is an independent observation: a search key (however many sessions
--- it made: it chooses them, and a REST session_id is the client's choice, so the key is the
--- observation), else a unit. For a metric with per-search value y and estimate
+-- estimates. A cluster is an independent observation: a capped principal, a search key or an
+-- OAuth subject (however many sessions it made: it chooses them, and a REST session_id is
+-- the client's choice, so the principal is the observation), else a unit. For a metric with per-search value y and estimate
 -- m = Σ_g Y_g / Σ_g n_g, the residual of cluster g is Y_g − m·n_g:
 --   label_rate    y = 1 when labelled, else 0, over the counted searches
 --   mrr_all       y = 1/rank of the best-ranked label, 0 when unlabelled, over the counted searches
@@ -90,7 +94,7 @@ RETURNS TABLE (arm text, cluster text, n bigint, nl bigint,
                mrr_labelled_res double precision, mean_rank_res double precision)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WITH c AS (
-        SELECT u.arm, CASE WHEN u.capped THEN 'key:' || u.key_id ELSE u.unit END AS cluster,
+        SELECT u.arm, CASE WHEN u.capped THEN u.principal ELSE u.unit END AS cluster,
                sum(u.n)::bigint AS n, sum(u.nl)::bigint AS nl, sum(u.rr_sum) AS rr_sum, sum(u.rank_sum) AS rank_sum
         FROM toolgate_experiment_units(experiment, max_per_key) u
         GROUP BY 1, 2

@@ -43,12 +43,3 @@ BEGIN
     EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE vector(%s)', dims);
     PERFORM toolgate_index_memories();
 END $$;
-
--- Whether a search was made with an OAuth access token (its caller is auth.OAuthName's
--- 'oauth:<issuer>#<subject>'): such a search has no key to count toward a threshold, cap or
--- revoke, and is not the operator's keyless search, so it teaches nothing — no observed
--- query, no memory, no tune (docs/auth.md#oauth).
-CREATE OR REPLACE FUNCTION toolgate_token_search(caller text) RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT coalesce(caller, '') LIKE 'oauth:%'
-$$;
