@@ -97,31 +97,41 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return &auth.ScopeError{Have: key.Scope, Need: needScope}
 		}
 		remaining, err := s.keys.Use(ctx, key)
-		var rl *auth.RateLimitError
-		if errors.As(err, &rl) {
-			h := c.Response().Header()
-			h.Set("Retry-After", strconv.Itoa(auth.RetryAfterSeconds(rl.RetryAfter)))
-			h.Set("RateLimit-Limit", strconv.Itoa(rl.Limit))
-			h.Set("RateLimit-Remaining", "0")
+		if err := rateLimited(c, key.RatePerMin, remaining, err); err != nil {
 			return err
-		}
-		if err != nil {
-			return err
-		}
-		if remaining >= 0 {
-			c.Response().Header().Set("RateLimit-Limit", strconv.Itoa(key.RatePerMin))
-			c.Response().Header().Set("RateLimit-Remaining", strconv.Itoa(remaining))
 		}
 		setCaller(c, key.Caller())
 		return next(c)
 	}
 }
 
+// rateLimited sets the rate-limit headers of a counted request (limit per minute, the
+// window's remaining requests, -1 when unlimited) and returns its refusal, if any: a 429
+// with Retry-After.
+func rateLimited(c echo.Context, limit, remaining int, err error) error {
+	h := c.Response().Header()
+	var rl *auth.RateLimitError
+	if errors.As(err, &rl) {
+		h.Set("Retry-After", strconv.Itoa(auth.RetryAfterSeconds(rl.RetryAfter)))
+		h.Set("RateLimit-Limit", strconv.Itoa(rl.Limit))
+		h.Set("RateLimit-Remaining", "0")
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if remaining >= 0 {
+		h.Set("RateLimit-Limit", strconv.Itoa(limit))
+		h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
+	}
+	return nil
+}
+
 // authenticateToken identifies the caller by an OAuth access token (internal/oauth): a
 // token refused is a 401 whose challenge points to the Protected Resource Metadata, one
-// without the route's scope a 403 naming the scope it needs (RFC 6750 §3.1). Tokens have
-// no per-minute limit of their own; their searches share TOOLGATE_KEY_SEARCH_UNITS per
-// subject as a key's do.
+// without the route's scope a 403 naming the scope it needs (RFC 6750 §3.1). Each subject
+// has TOOLGATE_OAUTH_RATE_PER_MIN requests a minute, counted as a key's are, and its
+// searches share TOOLGATE_KEY_SEARCH_UNITS as a key's do.
 func (s *Server) authenticateToken(c echo.Context, next echo.HandlerFunc, token string, need auth.Scope) error {
 	t, err := s.deps.OAuth.Verify(c.Request().Context(), token)
 	if err != nil {
@@ -137,6 +147,11 @@ func (s *Server) authenticateToken(c echo.Context, next echo.HandlerFunc, token 
 		s.challenge(c, fmt.Sprintf(`error="insufficient_scope", scope=%q`, scope))
 		return &Error{Status: http.StatusForbidden, Code: "insufficient_scope",
 			Message: fmt.Sprintf("the access token lacks the scope %q this request needs", scope)}
+	}
+	perMin := s.deps.OAuth.RatePerMin()
+	remaining, err := s.keys.UseSubject(c.Request().Context(), caller.Name, perMin)
+	if err := rateLimited(c, perMin, remaining, err); err != nil {
+		return err
 	}
 	setCaller(c, &caller)
 	return next(c)

@@ -14,7 +14,8 @@ import (
 // current window is ever read, the margin covers clock skew between instances.
 const rateKeep = 5 * time.Minute
 
-// APIKeyRateCleanupArgs deletes expired per-key rate-limit windows from api_key_rate.
+// APIKeyRateCleanupArgs deletes expired rate-limit windows from api_key_rate (keys) and
+// oauth_subject_rate (OAuth subjects).
 type APIKeyRateCleanupArgs struct{}
 
 func (APIKeyRateCleanupArgs) Kind() string { return "api_key_rate_cleanup" }
@@ -31,11 +32,17 @@ type APIKeyRateCleanupWorker struct {
 }
 
 func (w *APIKeyRateCleanupWorker) Work(ctx context.Context, job *river.Job[APIKeyRateCleanupArgs]) error {
-	n, err := db.New(w.deps.Pool).DeleteAPIKeyRateBefore(ctx, time.Now().Add(-rateKeep))
+	q := db.New(w.deps.Pool)
+	before := time.Now().Add(-rateKeep)
+	keys, err := q.DeleteAPIKeyRateBefore(ctx, before)
 	if err != nil {
 		return fmt.Errorf("delete expired rate-limit windows: %w", err)
 	}
-	if n > 0 {
+	subjects, err := q.DeleteOAuthSubjectRateBefore(ctx, before)
+	if err != nil {
+		return fmt.Errorf("delete expired rate-limit windows of OAuth subjects: %w", err)
+	}
+	if n := keys + subjects; n > 0 {
 		w.deps.Logger.Debug("rate-limit windows deleted", "rows", n)
 	}
 	return nil

@@ -1817,6 +1817,17 @@ CREATE TABLE public.memory_sweep (
 
 
 --
+-- Name: oauth_subject_rate; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.oauth_subject_rate (
+    subject text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    hits integer NOT NULL
+);
+
+
+--
 -- Name: observed_query_forgets; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3207,6 +3218,14 @@ ALTER TABLE ONLY public.mcp_sessions
 
 ALTER TABLE ONLY public.memory_sweep
     ADD CONSTRAINT memory_sweep_pkey PRIMARY KEY (singleton);
+
+
+--
+-- Name: oauth_subject_rate oauth_subject_rate_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.oauth_subject_rate
+    ADD CONSTRAINT oauth_subject_rate_pkey PRIMARY KEY (subject, window_start);
 
 
 --

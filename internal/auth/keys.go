@@ -305,13 +305,34 @@ func (k *Keys) Use(ctx context.Context, key Key) (remaining int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("count API key use: %w", err)
 	}
-	if key.RatePerMin == 0 {
+	return remainingIn(window, now, int(hits), key.RatePerMin)
+}
+
+// UseSubject is Use for the caller of an OAuth access token, named by auth.OAuthName, whose
+// limit is perMin (TOOLGATE_OAUTH_RATE_PER_MIN; 0: unlimited, and nothing is counted).
+func (k *Keys) UseSubject(ctx context.Context, name string, perMin int) (remaining int, err error) {
+	if perMin == 0 {
 		return -1, nil
 	}
-	if int(hits) > key.RatePerMin {
-		return 0, &RateLimitError{Limit: key.RatePerMin, RetryAfter: window.Add(rateWindow).Sub(now)}
+	now := k.now()
+	window := now.Truncate(rateWindow)
+	hits, err := db.New(k.pool).CountOAuthSubjectUse(ctx, db.CountOAuthSubjectUseParams{Subject: name, WindowStart: window})
+	if err != nil {
+		return 0, fmt.Errorf("count OAuth subject use: %w", err)
 	}
-	return key.RatePerMin - int(hits), nil
+	return remainingIn(window, now, int(hits), perMin)
+}
+
+// remainingIn is what is left of limit (0: unlimited, -1 returned) in the window starting at
+// window after hits requests, or a *RateLimitError past it.
+func remainingIn(window, now time.Time, hits, limit int) (int, error) {
+	if limit == 0 {
+		return -1, nil
+	}
+	if hits > limit {
+		return 0, &RateLimitError{Limit: limit, RetryAfter: window.Add(rateWindow).Sub(now)}
+	}
+	return limit - hits, nil
 }
 
 // List returns every key, revoked ones included, oldest first.

@@ -40,6 +40,26 @@ func (q *Queries) CountAPIKeyUse(ctx context.Context, arg CountAPIKeyUseParams) 
 	return hits, err
 }
 
+const countOAuthSubjectUse = `-- name: CountOAuthSubjectUse :one
+INSERT INTO oauth_subject_rate AS r (subject, window_start, hits)
+VALUES ($1, $2, 1)
+ON CONFLICT (subject, window_start) DO UPDATE SET hits = r.hits + 1
+RETURNING hits
+`
+
+type CountOAuthSubjectUseParams struct {
+	Subject     string    `json:"subject"`
+	WindowStart time.Time `json:"window_start"`
+}
+
+// Counts one request of an OAuth subject in its window and returns the window's count.
+func (q *Queries) CountOAuthSubjectUse(ctx context.Context, arg CountOAuthSubjectUseParams) (int32, error) {
+	row := q.db.QueryRow(ctx, countOAuthSubjectUse, arg.Subject, arg.WindowStart)
+	var hits int32
+	err := row.Scan(&hits)
+	return hits, err
+}
+
 const createAPIKey = `-- name: CreateAPIKey :one
 
 INSERT INTO api_keys (name, prefix, secret_hash, scope, sources, rate_per_min, plan, tenant)
@@ -120,6 +140,18 @@ DELETE FROM tool_memories WHERE key_id = ANY($1::bigint[])
 // A revoked key's memories (tool_memories): what its searches taught stops counting at once.
 func (q *Queries) DeleteMemoriesOfKeys(ctx context.Context, keyIds []int64) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteMemoriesOfKeys, keyIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteOAuthSubjectRateBefore = `-- name: DeleteOAuthSubjectRateBefore :execrows
+DELETE FROM oauth_subject_rate WHERE window_start < $1
+`
+
+func (q *Queries) DeleteOAuthSubjectRateBefore(ctx context.Context, windowStart time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteOAuthSubjectRateBefore, windowStart)
 	if err != nil {
 		return 0, err
 	}

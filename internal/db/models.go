@@ -65,6 +65,12 @@ type MemorySweep struct {
 	UpdatedAt     time.Time   `json:"updated_at"`
 }
 
+type OauthSubjectRate struct {
+	Subject     string    `json:"subject"`
+	WindowStart time.Time `json:"window_start"`
+	Hits        int32     `json:"hits"`
+}
+
 type ObservedQueryForget struct {
 	SourceID    int64     `json:"source_id"`
 	ForgottenAt time.Time `json:"forgotten_at"`

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/toolgate/toolgate/internal/auth"
 )
 
 // Defaults of Settings.
@@ -26,7 +28,9 @@ const (
 	DefaultScopeAdmin   = "toolgate:admin"
 	DefaultSourcesClaim = "toolgate_sources"
 	DefaultLeeway       = 30 * time.Second
-	DefaultRefresh      = time.Minute
+	// DefaultRatePerMin is a subject's requests a minute, as a key created without a limit.
+	DefaultRatePerMin = auth.DefaultRatePerMin
+	DefaultRefresh    = time.Minute
 	// fetchTimeout bounds one read of an issuer's metadata or keys.
 	fetchTimeout = 10 * time.Second
 	// maxDocumentBytes bounds a metadata or key set document.
@@ -47,6 +51,8 @@ type Settings struct {
 	// SourcesClaim is the claim that limits a search caller to some sources (an array of
 	// source names, or one space-separated string); absent, it sees every source.
 	SourcesClaim string
+	// RatePerMin is the most requests a minute of one subject (of one issuer); 0 is no limit.
+	RatePerMin int
 	// Leeway is the clock skew allowed in exp, nbf and iat.
 	Leeway time.Duration
 	// Refresh is the least time between two reads of one issuer's keys or metadata, so
@@ -105,6 +111,9 @@ func (v *Verifier) Metadata(path string) *oauthex.ProtectedResourceMetadata {
 func (v *Verifier) MetadataURL(path string) string {
 	return v.s.Resource + MetadataPath + path
 }
+
+// RatePerMin is the most requests a minute of one subject; 0 is no limit.
+func (v *Verifier) RatePerMin() int { return v.s.RatePerMin }
 
 // ScopeFor is the OAuth scope that grants what an admin (admin true) or a search caller may do.
 func (v *Verifier) ScopeFor(admin bool) string {

@@ -51,3 +51,13 @@ DELETE FROM api_key_rate WHERE window_start < $1;
 -- name: ExistingSourceNames :many
 -- The names among names that name a source, for checking a new key's source list.
 SELECT name FROM sources WHERE name = ANY(sqlc.arg(names)::text[]);
+
+-- name: CountOAuthSubjectUse :one
+-- Counts one request of an OAuth subject in its window and returns the window's count.
+INSERT INTO oauth_subject_rate AS r (subject, window_start, hits)
+VALUES (sqlc.arg(subject), sqlc.arg(window_start), 1)
+ON CONFLICT (subject, window_start) DO UPDATE SET hits = r.hits + 1
+RETURNING hits;
+
+-- name: DeleteOAuthSubjectRateBefore :execrows
+DELETE FROM oauth_subject_rate WHERE window_start < $1;
