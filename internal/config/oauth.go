@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/httpguard"
@@ -38,6 +39,19 @@ func (r *reader) readOAuth(c *Config) {
 		if reason := checkOAuthURL(s.Resource); reason != "" {
 			r.fail("TOOLGATE_OAUTH_RESOURCE", s.Resource, reason)
 		}
+	}
+	s.Introspection = oauth.Introspection{
+		Issuer:       r.str("TOOLGATE_OAUTH_INTROSPECTION_ISSUER", ""),
+		ClientID:     r.str("TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID", ""),
+		ClientSecret: r.str("TOOLGATE_OAUTH_INTROSPECTION_CLIENT_SECRET", ""),
+	}
+	switch in := s.Introspection; {
+	case in.Enabled() && !slices.Contains(s.Issuers, in.Issuer):
+		r.fail("TOOLGATE_OAUTH_INTROSPECTION_ISSUER", in.Issuer, "must be one of TOOLGATE_OAUTH_ISSUERS: an opaque token is sent to that issuer only")
+	case in.Enabled() && (in.ClientID == "" || in.ClientSecret == ""):
+		r.fail("TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID", in.ClientID, "set it and TOOLGATE_OAUTH_INTROSPECTION_CLIENT_SECRET with TOOLGATE_OAUTH_INTROSPECTION_ISSUER: toolgate's client at that issuer")
+	case !in.Enabled() && (in.ClientID != "" || in.ClientSecret != ""):
+		r.fail("TOOLGATE_OAUTH_INTROSPECTION_ISSUER", "", "set it with TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID: the issuer that introspects opaque tokens")
 	}
 	if s.ScopeSearch == s.ScopeAdmin {
 		r.fail("TOOLGATE_OAUTH_SCOPE_ADMIN", s.ScopeAdmin, "must differ from TOOLGATE_OAUTH_SCOPE_SEARCH")

@@ -68,3 +68,38 @@ func TestCORSOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthIntrospectionSettings: introspection needs one of the trusted issuers and both
+// client credentials; credentials without an issuer are a mistake, not ignored.
+func TestOAuthIntrospectionSettings(t *testing.T) {
+	base := map[string]string{"TOOLGATE_OAUTH_ISSUERS": "https://a.example.com", "TOOLGATE_OAUTH_RESOURCE": "https://t.example.com"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := Load(env(with("TOOLGATE_OAUTH_INTROSPECTION_ISSUER", "https://a.example.com",
+		"TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID", "toolgate", "TOOLGATE_OAUTH_INTROSPECTION_CLIENT_SECRET", "s")))
+	if err != nil || !c.OAuth.Introspection.Enabled() || c.OAuth.Introspection.ClientID != "toolgate" {
+		t.Fatalf("introspection: %+v %v", c.OAuth.Introspection, err)
+	}
+	for name, tc := range map[string]struct {
+		env     map[string]string
+		setting string
+	}{
+		"untrusted issuer":  {with("TOOLGATE_OAUTH_INTROSPECTION_ISSUER", "https://b.example.com", "TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID", "x", "TOOLGATE_OAUTH_INTROSPECTION_CLIENT_SECRET", "s"), "TOOLGATE_OAUTH_INTROSPECTION_ISSUER"},
+		"no secret":         {with("TOOLGATE_OAUTH_INTROSPECTION_ISSUER", "https://a.example.com", "TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID", "x"), "TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID"},
+		"client, no issuer": {with("TOOLGATE_OAUTH_INTROSPECTION_CLIENT_ID", "x", "TOOLGATE_OAUTH_INTROSPECTION_CLIENT_SECRET", "s"), "TOOLGATE_OAUTH_INTROSPECTION_ISSUER"},
+	} {
+		_, err := Load(env(tc.env))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Setting != tc.setting {
+			t.Errorf("%s: %v, want an error about %s", name, err, tc.setting)
+		}
+	}
+}

@@ -40,6 +40,9 @@ type AuthServerConfig struct {
 	// Scopes are the scopes it grants, space-separated; empty: toolgate's defaults.
 	Scopes  string       `json:"scopes,omitempty"`
 	Clients []AuthClient `json:"clients"`
+	// OpaqueResources are resources (of Resources) whose access tokens are opaque strings,
+	// checked at its introspection endpoint (RFC 7662), not JWTs.
+	OpaqueResources []string `json:"opaqueResources,omitempty"`
 }
 
 // AuthClient is a client registered with the authorization server.

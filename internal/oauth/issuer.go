@@ -30,6 +30,11 @@ type issuer struct {
 	set     jose.JSONWebKeySet // the keys last read
 	read    time.Time          // when the keys were last read, or their reading failed
 	readErr error              // why the last reading failed; nil when it succeeded
+
+	// the introspection endpoint (introspect.go), when it introspects opaque tokens
+	introspectURI string    // from the metadata; "" until it was read
+	mdRead        time.Time // when the metadata was last read for it, or its reading failed
+	mdErr         error     // why that reading failed
 }
 
 // keys returns the keys that may have signed a token naming kid ("" when the token names

@@ -51,6 +51,9 @@ type Settings struct {
 	// SourcesClaim is the claim that limits a search caller to some sources (an array of
 	// source names, or one space-separated string); absent, it sees every source.
 	SourcesClaim string
+	// Introspection checks opaque (non-JWT) tokens at one issuer (RFC 7662); its zero value
+	// refuses them.
+	Introspection Introspection
 	// RatePerMin is the most requests a minute of one subject (of one issuer); 0 is no limit.
 	RatePerMin int
 	// Leeway is the clock skew allowed in exp, nbf and iat.

@@ -91,10 +91,14 @@ type claims struct {
 }
 
 // Verify checks raw and returns what it says; its errors are *InvalidTokenError (the
-// token is refused) or *UnavailableError (it cannot be checked now).
+// token is refused) or *UnavailableError (it cannot be checked now). A token that is not a
+// JWT is introspected when Settings.Introspection is on (introspect.go).
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Token, error) {
 	tok, err := jwt.ParseSigned(raw, signatureAlgorithms)
 	if err != nil {
+		if v.s.Introspection.Enabled() {
+			return v.introspect(ctx, raw)
+		}
 		return nil, &InvalidTokenError{"not a JWT signed with an asymmetric algorithm"}
 	}
 	if len(tok.Headers) != 1 {
@@ -208,8 +212,9 @@ func (v *Verifier) Caller(t *Token) auth.Caller {
 
 // issuerMetadata is the part of an authorization server's metadata this server reads.
 type issuerMetadata struct {
-	Issuer  string `json:"issuer"`
-	JWKSURI string `json:"jwks_uri"`
+	Issuer                string `json:"issuer"`
+	JWKSURI               string `json:"jwks_uri"`
+	IntrospectionEndpoint string `json:"introspection_endpoint"`
 }
 
 // decodeJSON decodes a document of at most maxDocumentBytes.

@@ -6,7 +6,10 @@
 //
 // Configuration is one JSON argument:
 //   {"resources": ["http://127.0.0.1:1234"], "scopes": "toolgate:search toolgate:admin",
-//    "clients": [{"client_id": "...", "client_secret": "...", "claims": {...}}]}
+//    "clients": [{"client_id": "...", "client_secret": "...", "claims": {...}}],
+//    "opaqueResources": ["http://127.0.0.1:1234"]}
+// Tokens for an opaque resource are opaque strings, checked at /token/introspection
+// (RFC 7662) by any client authenticated with its secret.
 // Once listening it prints {"issuer": "http://127.0.0.1:PORT"} on one line.
 import http from 'node:http';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -35,6 +38,7 @@ function build(issuer, keys) {
     scopes: ['openid', 'offline_access', ...scopes.split(' ')],
     features: {
       devInteractions: { enabled: true },
+      introspection: { enabled: true, allowedPolicy: async (ctx, client) => client.clientAuthMethod !== 'none' },
       clientCredentials: { enabled: true },
       registration: { enabled: true },
       resourceIndicators: {
@@ -45,7 +49,8 @@ function build(issuer, keys) {
           // every resource this server knows; toolgate tests ask for others to get tokens
           // whose audience is not toolgate
           if (!config.resources.includes(resourceIndicator)) throw new errors.InvalidTarget();
-          return { scope: scopes, audience: resourceIndicator, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+          return { scope: scopes, audience: resourceIndicator, accessTokenTTL: 3600,
+            accessTokenFormat: (config.opaqueResources || []).includes(resourceIndicator) ? 'opaque' : 'jwt', jwt: { sign: { alg: 'RS256' } } };
         },
       },
     },
