@@ -29,10 +29,16 @@ func TestCalibration(t *testing.T) {
 	}
 	queries = append(queries, Query{ID: "none", Query: "none", Gold: []string{"gold"}}) // no confidence: not counted
 	search := func(_ context.Context, q string, _ int) ([]string, error) { return rankings[q], nil }
+	outcomes := map[string]*float64{}
 	r, err := Run(context.Background(), queries, search, Options{Ks: []int{5}, ConfidenceThreshold: 0.4,
-		Confidence: func(q string) (float64, bool) { c, ok := conf[q]; return c, ok }})
+		Confidence: func(q string) (float64, bool) { c, ok := conf[q]; return c, ok },
+		PerQuery:   func(o QueryOutcome) error { outcomes[o.ID] = o.Confidence; return nil }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the per-query file carries each answer's confidence, none where the search gave none
+	if outcomes["c"] == nil || *outcomes["c"] != 0.3 || outcomes["none"] != nil {
+		t.Fatalf("per-query confidences %v", outcomes)
 	}
 	c := r.Calibration
 	if c == nil || c.Searches != 8 || len(c.Bins) != 6 {

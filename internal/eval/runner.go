@@ -53,6 +53,8 @@ type QueryOutcome struct {
 	Query   string     `json:"query"`
 	Results []string   `json:"results"`
 	Gold    []GoldRank `json:"gold"`
+	// Confidence is the answer's confidence, when the search reports one.
+	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 // GoldRank is where a gold tool is in a ranking: its 1-based rank, nil when the ranking
@@ -158,13 +160,15 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 		latencies = append(latencies, float64(now().Sub(start))/float64(time.Millisecond))
 		judged := map[int]Judged{maxK: Judge(ranking, q.Gold)}
 		hubs.add(ranking, q.Gold)
+		o := outcome(q, ranking)
 		if opts.Confidence != nil {
 			if c, ok := opts.Confidence(q.Query); ok {
 				calib.add(c, ranking, q.Gold)
+				o.Confidence = &c
 			}
 		}
 		if opts.PerQuery != nil {
-			if err := opts.PerQuery(outcome(q, ranking)); err != nil {
+			if err := opts.PerQuery(o); err != nil {
 				return Report{}, err
 			}
 		}
