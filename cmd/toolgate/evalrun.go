@@ -165,6 +165,9 @@ func printEvalRuns(env *cliEnv, runs []evalrun.Line, ks []int, asJSON bool) erro
 		fmt.Fprintf(env.stdout, "\n## %s\n\n%s", kind, eval.Table(rows, ks, kind))
 	}
 	fmt.Fprintf(env.stdout, "\n## Hubness\n\n%s", eval.HubnessTable(rows))
+	if t := eval.CalibrationTable(rows); t != "" {
+		fmt.Fprintf(env.stdout, "\n## Calibration (share of searches whose first result is right, per answer confidence)\n\n%s", t)
+	}
 	return nil
 }
 

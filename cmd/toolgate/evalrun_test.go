@@ -92,6 +92,11 @@ func TestEvalDataset(t *testing.T) {
 	if rep.LatencyMS.P50 <= 0 || rep.LatencyMS.P95 < rep.LatencyMS.P50 {
 		t.Errorf("latency %+v", rep.LatencyMS)
 	}
+	// every answer's confidence is counted against the threshold of POST /search
+	if c := rep.Calibration; c == nil || c.Searches != 21 || c.Threshold != search.ConfidenceThreshold ||
+		c.Below.Searches+c.Above.Searches != 21 {
+		t.Errorf("calibration %+v", rep.Calibration)
+	}
 
 	// The isolated database is gone and the live one never saw a tool.
 	m := regexp.MustCompile(`dropped database (toolgate_eval_[0-9a-f]+)`).FindStringSubmatch(errOut)

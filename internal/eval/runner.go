@@ -38,6 +38,11 @@ type Options struct {
 	// PerQuery, when set, gets each query's outcome as soon as it is scored; an error
 	// stops the run.
 	PerQuery func(QueryOutcome) error
+	// Confidence, when set, gives the answer confidence of the max(Ks) search of a query
+	// just made (false: the search reported none); the report then has a Calibration
+	// against ConfidenceThreshold.
+	Confidence          func(query string) (float64, bool)
+	ConfidenceThreshold float64
 }
 
 // QueryOutcome is one query's ranking (the max(Ks) search) and the rank of each of its gold
@@ -48,6 +53,8 @@ type QueryOutcome struct {
 	Query   string     `json:"query"`
 	Results []string   `json:"results"`
 	Gold    []GoldRank `json:"gold"`
+	// Confidence is the answer's confidence, when the search reports one.
+	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 // GoldRank is where a gold tool is in a ranking: its 1-based rank, nil when the ranking
@@ -93,9 +100,12 @@ type Report struct {
 	ByKind    map[string]Group   `json:"by_kind"`
 	LatencyMS Latency            `json:"latency_ms"`
 	// Hubness counts the tools that wrongly enter the top HubK of the searches (hubness.go).
-	Hubness Hubness        `json:"hubness"`
-	Config  map[string]any `json:"config,omitempty"`
-	Dataset *DatasetInfo   `json:"dataset,omitempty"`
+	Hubness Hubness `json:"hubness"`
+	// Calibration is how often the first result is right per answer confidence
+	// (calibration.go); nil when the search reports no confidence.
+	Calibration *Calibration   `json:"calibration,omitempty"`
+	Config      map[string]any `json:"config,omitempty"`
+	Dataset     *DatasetInfo   `json:"dataset,omitempty"`
 }
 
 // NoKind is the by_kind key of queries without a kind.
@@ -137,6 +147,7 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 	byKind := map[string]*accumulator{}
 	latencies := make([]float64, 0, len(queries))
 	hubs := newHubCounter()
+	calib := &calibrationCounter{threshold: opts.ConfidenceThreshold}
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
@@ -149,8 +160,15 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 		latencies = append(latencies, float64(now().Sub(start))/float64(time.Millisecond))
 		judged := map[int]Judged{maxK: Judge(ranking, q.Gold)}
 		hubs.add(ranking, q.Gold)
+		o := outcome(q, ranking)
+		if opts.Confidence != nil {
+			if c, ok := opts.Confidence(q.Query); ok {
+				calib.add(c, ranking, q.Gold)
+				o.Confidence = &c
+			}
+		}
 		if opts.PerQuery != nil {
-			if err := opts.PerQuery(outcome(q, ranking)); err != nil {
+			if err := opts.PerQuery(o); err != nil {
 				return Report{}, err
 			}
 		}
@@ -186,6 +204,9 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 		Hubness: hubs.report(),
 		Config:  opts.Config,
 		Dataset: opts.Dataset,
+	}
+	if len(calib.conf) > 0 {
+		r.Calibration = calib.report()
 	}
 	for kind, a := range byKind {
 		r.ByKind[kind] = Group{NQueries: a.n, Metrics: a.means()}

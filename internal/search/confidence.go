@@ -34,15 +34,47 @@ func (s signals) features() []float64 {
 	return []float64{s.lexical, s.vector, s.meaning, both, math.Log1p(s.bm25), s.relative, math.Log(float64(s.rank))}
 }
 
-// confidenceModel is a logistic model of "this result is a tool the request needs" over
-// signals.features, fitted on the development sets with the built-in providers and default
-// settings (docs/search.md#confidence): the intercept, then one coefficient per feature.
-var confidenceModel = []float64{-4.362, 0.468, 0.549, 0.341, 0.186, 0.839, 0.467, -1.105}
+// confidenceModels are the logistic models of one set of branches: result is the model of
+// "this result is a tool the request needs" over signals.features, answer the model of "the
+// first result is a tool the request needs" over the first result's features and the gap to
+// the second (1 - its relative score; 1 when there is no second result). Each is the
+// intercept, then one coefficient per feature (then the gap's). They were fitted on the
+// development sets with the built-in providers and default settings, one pair per set of
+// branches that ran (docs/search.md#confidence): a single branch cannot fill the hybrid
+// model's features (a vector-only answer has no BM25 and is never found by both branches),
+// so the hybrid model put every vector-only answer near 0 although half were right.
+type confidenceModels struct {
+	result, answer []float64
+}
 
-// answerModel is a logistic model of "the first result is a tool the request needs" over
-// the first result's features and the gap to the second (1 - its relative score; 1 when
-// there is no second result): the intercept, one coefficient per feature, the gap's.
-var answerModel = []float64{-6.724, -0.076, 1.028, 0.375, 0.548, 1.835, -0.074, 0, 1.098}
+var (
+	hybridConfidence = confidenceModels{
+		result: []float64{-8.266, 0.349, 1.409, 0.312, -0.153, 1.48, 2.502, -0.881},
+		answer: []float64{-8.768, -0.521, 1.637, 0.434, 0.521, 2.405, 0, 0, 2.754},
+	}
+	lexicalConfidence = confidenceModels{
+		result: []float64{-7.968, 1.543, 0, 0, 0, 1.903, 0.749, -0.777},
+		answer: []float64{-11.138, 0, 0, 0, 0, 3.631, 0, 0, 2.274},
+	}
+	vectorConfidence = confidenceModels{
+		result: []float64{-3.593, 0, 3.076, 0, 0, 0, 0.569, -0.864},
+		answer: []float64{-4.39, 0, 4.146, 0, 0, 0, 0, 0, 2.104},
+	}
+)
+
+// modelsFor is the pair of models of a search whose lexical and vector branches ran or not
+// (a hybrid search without an embedder, or whose query could not be embedded, ran its
+// lexical branch alone).
+func modelsFor(lexical, vector bool) confidenceModels {
+	switch {
+	case lexical && !vector:
+		return lexicalConfidence
+	case vector && !lexical:
+		return vectorConfidence
+	default:
+		return hybridConfidence
+	}
+}
 
 // nameMatchConfidence is the confidence of a result whose name the request named: it is
 // the tool asked for.
@@ -50,8 +82,10 @@ const nameMatchConfidence = 0.99
 
 // setConfidence gives each result of resp its confidence and resp its answer confidence,
 // from the statement's rows of the results (in their order): wMeaning is the meaning
-// branch's weight in the search. An answer without results has confidence 0.
-func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64) {
+// branch's weight in the search, lexical and vector whether those branches ran. An answer
+// without results has confidence 0.
+func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64, lexical, vector bool) {
+	m := modelsFor(lexical, vector)
 	resp.Confidence = 0
 	if len(rows) == 0 {
 		resp.NoGoodMatch = true
@@ -62,7 +96,7 @@ func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64) {
 		sig[i] = signalsOf(row, rows[0].Score, wMeaning, i+1)
 	}
 	for i := range resp.Results {
-		c := logistic(confidenceModel, sig[i].features())
+		c := logistic(m.result, sig[i].features())
 		if resp.Results[i].NameMatch {
 			c = nameMatchConfidence
 		}
@@ -72,7 +106,7 @@ func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64) {
 	if len(sig) > 1 {
 		gap = 1 - sig[1].relative
 	}
-	c := logistic(answerModel, append(sig[0].features(), gap))
+	c := logistic(m.answer, append(sig[0].features(), gap))
 	if resp.Results[0].NameMatch {
 		c = nameMatchConfidence
 	}
