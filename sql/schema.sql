@@ -168,11 +168,12 @@ $$;
 -- Name: toolgate_analytics_searches(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_analytics_searches(since timestamp with time zone, bucket text) RETURNS TABLE(start timestamp with time zone, endpoint text, searches bigint, zero_result bigint, labelled bigint)
+CREATE FUNCTION public.toolgate_analytics_searches(since timestamp with time zone, bucket text) RETURNS TABLE(start timestamp with time zone, endpoint text, searches bigint, zero_result bigint, labelled bigint, low_score bigint, low_confidence bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT date_trunc(bucket, h.hour, 'UTC'), h.endpoint,
-           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint
+           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint,
+           sum(h.low_score)::bigint, sum(h.low_confidence)::bigint
     FROM toolgate_search_hourly(since) h
     GROUP BY 1, 2
 $$;
@@ -1052,10 +1053,11 @@ $$;
 -- Name: toolgate_search_hourly(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision)
+CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum
+    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum,
+           r.low_confidence
     FROM search_rollup_hourly r
     WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
     UNION ALL
@@ -1067,15 +1069,16 @@ $$;
 -- Name: toolgate_search_hourly_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision)
+CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT date_trunc('hour', l.created_at, 'UTC'),
            toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
            toolgate_search_profile(l.profile), l.mode,
            count(*), count(*) FILTER (WHERE l.result_count = 0),
-           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results)),
-           count(b.best), coalesce(sum(1.0::float8 / b.best), 0)
+           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)),
+           count(b.best), coalesce(sum(1.0::float8 / b.best), 0),
+           count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match))
     FROM search_log l
     LEFT JOIN (
         SELECT x.search_id, x.search_created_at, min(x.rank) AS best
@@ -1167,6 +1170,17 @@ $$;
 
 
 --
+-- Name: toolgate_search_low_confidence(integer, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_low_confidence(result_count integer, no_good_match boolean) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT result_count > 0 AND coalesce(no_good_match, false)
+$$;
+
+
+--
 -- Name: toolgate_search_low_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1179,28 +1193,29 @@ CREATE FUNCTION public.toolgate_search_low_of(from_ts timestamp with time zone, 
            min(coalesce((l.results -> 0 ->> 'bm25')::float8, 0)), max(l.created_at)
     FROM search_log l
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
-      AND toolgate_search_low_score(l.mode, l.result_count, l.results)
+      AND toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)
     GROUP BY 1, 2, 3, 4, 5
 $$;
 
 
 --
--- Name: toolgate_search_low_score(text, integer, jsonb); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_search_low_score(text, integer, jsonb, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer, results jsonb) RETURNS boolean
+CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer, results jsonb, no_good_match boolean) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $_$
     SELECT result_count > 0
        AND NOT coalesce((results -> 0 ->> 'name_match')::boolean, false)
-       AND CASE
-               WHEN mode = 'vector' THEN false
-               WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
-                   (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
-                    AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
-                   OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
-               ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
-           END
+       AND (coalesce(no_good_match, false)
+            OR CASE
+                   WHEN mode = 'vector' THEN false
+                   WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
+                       (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
+                        AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
+                       OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
+                   ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
+               END)
 $_$;
 
 
@@ -1374,6 +1389,7 @@ CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
     FROM pg_proc p
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
+                        'toolgate_search_low_confidence',
                         'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
@@ -2190,7 +2206,9 @@ CREATE TABLE public.search_log (
     caller_key_id bigint,
     experiment_id bigint,
     arm text,
-    endpoint text
+    endpoint text,
+    confidence double precision,
+    no_good_match boolean
 )
 PARTITION BY RANGE (created_at);
 
@@ -2210,7 +2228,8 @@ CREATE VIEW public.search_daily AS
     round((max(search_log.latency_ms))::numeric, 2) AS max_ms,
     count(*) FILTER (WHERE (public.toolgate_search_endpoint(search_log.endpoint, search_log.session_id, search_log.caller, search_log.caller_key_id) = 'rest'::text)) AS rest,
     count(*) FILTER (WHERE (public.toolgate_search_endpoint(search_log.endpoint, search_log.session_id, search_log.caller, search_log.caller_key_id) = 'find_tools'::text)) AS find_tools,
-    count(*) FILTER (WHERE public.toolgate_search_low_score(search_log.mode, search_log.result_count, search_log.results)) AS low_score
+    count(*) FILTER (WHERE public.toolgate_search_low_score(search_log.mode, search_log.result_count, search_log.results, search_log.no_good_match)) AS low_score,
+    count(*) FILTER (WHERE public.toolgate_search_low_confidence(search_log.result_count, search_log.no_good_match)) AS low_confidence
    FROM public.search_log
   GROUP BY (((search_log.created_at AT TIME ZONE 'UTC'::text))::date);
 
@@ -2517,7 +2536,8 @@ CREATE TABLE public.search_rollup_hourly (
     zero_result bigint NOT NULL,
     low_score bigint NOT NULL,
     labelled bigint NOT NULL,
-    rr_sum double precision NOT NULL
+    rr_sum double precision NOT NULL,
+    low_confidence bigint DEFAULT 0 NOT NULL
 );
 
 
@@ -2800,8 +2820,9 @@ CREATE VIEW public.search_traffic AS
     h.zero_result,
     h.low_score,
     h.labelled,
-    round(((h.rr_sum / (NULLIF(h.labelled, 0))::double precision))::numeric, 4) AS mrr
-   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum);
+    round(((h.rr_sum / (NULLIF(h.labelled, 0))::double precision))::numeric, 4) AS mrr,
+    h.low_confidence
+   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum, low_confidence);
 
 
 --

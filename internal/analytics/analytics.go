@@ -122,17 +122,22 @@ type SearchBucket struct {
 	Searches   int64     `json:"searches"`
 	ZeroResult int64     `json:"zero_result"`
 	Labelled   int64     `json:"labelled"`
+	// LowScore counts the searches with a weak best result (LowScore's rule), LowConfidence
+	// those that returned tools but no good match (the answer's no_good_match).
+	LowScore      int64 `json:"low_score"`
+	LowConfidence int64 `json:"low_confidence"`
 }
 
 // Searches returns the searches per bucket and endpoint, oldest first: all of them, those
-// that found nothing, and those labelled (the agent then chose one of the tools).
+// that found nothing, those labelled (the agent then chose one of the tools), and those
+// of a weak best result and of low confidence.
 func Searches(ctx context.Context, pool *pgxpool.Pool, p Params) ([]SearchBucket, error) {
 	out := []SearchBucket{}
 	err := read(ctx, pool, func(q *db.Queries) error {
 		rows, err := q.AnalyticsSearches(ctx, db.AnalyticsSearchesParams{Days: int32(p.Days), Bucket: string(p.Bucket)})
 		for _, r := range rows {
 			out = append(out, SearchBucket{Start: r.Start.UTC(), Endpoint: r.Endpoint, Searches: r.Searches,
-				ZeroResult: r.ZeroResult, Labelled: r.Labelled})
+				ZeroResult: r.ZeroResult, Labelled: r.Labelled, LowScore: r.LowScore, LowConfidence: r.LowConfidence})
 		}
 		return err
 	})

@@ -778,12 +778,16 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 	b.open(srv.URL+"/ui/analytics?days=7", "#an-searches figure")
 	b.settled()
 	for sel, want := range map[string]int{
-		"#an-searches polyline": 2, "#an-latency polyline": 3, "#an-profiles polyline": 4, "#an-zero tbody tr": 4, "#an-low tbody tr": 3,
+		"#an-searches polyline": 5, "#an-latency polyline": 3, "#an-profiles polyline": 4, "#an-zero tbody tr": 4, "#an-low tbody tr": 3,
 		"#an-top tbody tr": 4, "#an-slowest tbody tr": 3, "#an-tools tbody tr": 7,
 	} {
 		if n := eval[int](b, `document.querySelectorAll('`+sel+`').length`); n != want {
 			t.Errorf("%s: %d, want %d", sel, n, want)
 		}
+	}
+	// the searches that returned tools with no good match, counted over the window
+	if got := b.text("#an-searches-summary"); !strings.Contains(got, "375 of low confidence (6.9%) · 500 low-score") {
+		t.Errorf("searches summary %q: want the low-confidence and low-score counts", got)
 	}
 	// a day without labels has no MRR: one point fewer on its line, none at zero
 	if n := eval[int](b, `document.querySelectorAll('#an-profiles figure')[1].querySelectorAll('circle').length`); n != 13 {

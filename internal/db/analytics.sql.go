@@ -165,9 +165,10 @@ func (q *Queries) AnalyticsProfiles(ctx context.Context, days int32) ([]Analytic
 const analyticsSearches = `-- name: AnalyticsSearches :many
 
 SELECT s.start::timestamptz AS start, s.endpoint::text AS endpoint, s.searches::bigint AS searches,
-       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled
+       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled, s.low_score::bigint AS low_score,
+       s.low_confidence::bigint AS low_confidence
 FROM toolgate_analytics_searches(toolgate_analytics_since($1::int), $2::text)
-    AS s (start, endpoint, searches, zero_result, labelled)
+    AS s (start, endpoint, searches, zero_result, labelled, low_score, low_confidence)
 ORDER BY s.start, s.endpoint
 `
 
@@ -177,11 +178,13 @@ type AnalyticsSearchesParams struct {
 }
 
 type AnalyticsSearchesRow struct {
-	Start      time.Time `json:"start"`
-	Endpoint   string    `json:"endpoint"`
-	Searches   int64     `json:"searches"`
-	ZeroResult int64     `json:"zero_result"`
-	Labelled   int64     `json:"labelled"`
+	Start         time.Time `json:"start"`
+	Endpoint      string    `json:"endpoint"`
+	Searches      int64     `json:"searches"`
+	ZeroResult    int64     `json:"zero_result"`
+	Labelled      int64     `json:"labelled"`
+	LowScore      int64     `json:"low_score"`
+	LowConfidence int64     `json:"low_confidence"`
 }
 
 // Search analytics (GET /admin/analytics/*, internal/analytics, docs/analytics.md): each
@@ -203,6 +206,8 @@ func (q *Queries) AnalyticsSearches(ctx context.Context, arg AnalyticsSearchesPa
 			&i.Searches,
 			&i.ZeroResult,
 			&i.Labelled,
+			&i.LowScore,
+			&i.LowConfidence,
 		); err != nil {
 			return nil, err
 		}

@@ -182,17 +182,18 @@ type SearchCorpu struct {
 }
 
 type SearchDaily struct {
-	Day        pgtype.Date    `json:"day"`
-	Searches   int64          `json:"searches"`
-	ZeroResult int64          `json:"zero_result"`
-	AvgResults pgtype.Numeric `json:"avg_results"`
-	P50Ms      pgtype.Numeric `json:"p50_ms"`
-	P95Ms      pgtype.Numeric `json:"p95_ms"`
-	P99Ms      pgtype.Numeric `json:"p99_ms"`
-	MaxMs      pgtype.Numeric `json:"max_ms"`
-	Rest       int64          `json:"rest"`
-	FindTools  int64          `json:"find_tools"`
-	LowScore   int64          `json:"low_score"`
+	Day           pgtype.Date    `json:"day"`
+	Searches      int64          `json:"searches"`
+	ZeroResult    int64          `json:"zero_result"`
+	AvgResults    pgtype.Numeric `json:"avg_results"`
+	P50Ms         pgtype.Numeric `json:"p50_ms"`
+	P95Ms         pgtype.Numeric `json:"p95_ms"`
+	P99Ms         pgtype.Numeric `json:"p99_ms"`
+	MaxMs         pgtype.Numeric `json:"max_ms"`
+	Rest          int64          `json:"rest"`
+	FindTools     int64          `json:"find_tools"`
+	LowScore      int64          `json:"low_score"`
+	LowConfidence int64          `json:"low_confidence"`
 }
 
 type SearchDoc struct {
@@ -286,6 +287,8 @@ type SearchLog struct {
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *ExperimentArm  `json:"arm"`
 	Endpoint     *string         `json:"endpoint"`
+	Confidence   pgtype.Float8   `json:"confidence"`
+	NoGoodMatch  pgtype.Bool     `json:"no_good_match"`
 }
 
 type SearchLowScoreQuery struct {
@@ -339,15 +342,16 @@ type SearchReimpactLease struct {
 }
 
 type SearchRollupHourly struct {
-	Hour       time.Time `json:"hour"`
-	Endpoint   string    `json:"endpoint"`
-	Profile    string    `json:"profile"`
-	Mode       string    `json:"mode"`
-	Searches   int64     `json:"searches"`
-	ZeroResult int64     `json:"zero_result"`
-	LowScore   int64     `json:"low_score"`
-	Labelled   int64     `json:"labelled"`
-	RrSum      float64   `json:"rr_sum"`
+	Hour          time.Time `json:"hour"`
+	Endpoint      string    `json:"endpoint"`
+	Profile       string    `json:"profile"`
+	Mode          string    `json:"mode"`
+	Searches      int64     `json:"searches"`
+	ZeroResult    int64     `json:"zero_result"`
+	LowScore      int64     `json:"low_score"`
+	Labelled      int64     `json:"labelled"`
+	RrSum         float64   `json:"rr_sum"`
+	LowConfidence int64     `json:"low_confidence"`
 }
 
 type SearchRollupLatency struct {
@@ -489,15 +493,16 @@ type SearchTopQuery struct {
 }
 
 type SearchTraffic struct {
-	Hour       interface{}    `json:"hour"`
-	Endpoint   interface{}    `json:"endpoint"`
-	Profile    interface{}    `json:"profile"`
-	Mode       interface{}    `json:"mode"`
-	Searches   interface{}    `json:"searches"`
-	ZeroResult interface{}    `json:"zero_result"`
-	LowScore   interface{}    `json:"low_score"`
-	Labelled   interface{}    `json:"labelled"`
-	Mrr        pgtype.Numeric `json:"mrr"`
+	Hour          interface{}    `json:"hour"`
+	Endpoint      interface{}    `json:"endpoint"`
+	Profile       interface{}    `json:"profile"`
+	Mode          interface{}    `json:"mode"`
+	Searches      interface{}    `json:"searches"`
+	ZeroResult    interface{}    `json:"zero_result"`
+	LowScore      interface{}    `json:"low_score"`
+	Labelled      interface{}    `json:"labelled"`
+	Mrr           pgtype.Numeric `json:"mrr"`
+	LowConfidence interface{}    `json:"low_confidence"`
 }
 
 type SearchUsedRank struct {

@@ -124,7 +124,7 @@ func (s *session) find(ctx context.Context, endpoint, query string, limit int) (
 		}
 	}
 	res.Tools = kept
-	s.g.opts.Metrics.ObserveSearchServed(endpoint, res.Mode, res.Profile, len(kept))
+	s.g.opts.Metrics.ObserveSearchServed(endpoint, res.Mode, res.Profile, len(kept), res.NoGoodMatch)
 	return res, nil
 }
 

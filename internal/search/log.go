@@ -40,6 +40,7 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) er
 	entry.Results, entry.Rerank = results, rerankJSON
 	entry.LatencyMs = ms(t.Embed + t.Statement + t.Rerank)
 	entry.Profile = optional(resp.Profile)
+	entry.Confidence, entry.NoGoodMatch = resp.Confidence, resp.NoGoodMatch
 	if x := resp.Experiment; x != nil {
 		entry.ExperimentID, entry.Arm = pgtype.Int8{Int64: x.ID, Valid: true}, optional(string(x.Arm))
 	}

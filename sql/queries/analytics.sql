@@ -5,9 +5,10 @@
 
 -- name: AnalyticsSearches :many
 SELECT s.start::timestamptz AS start, s.endpoint::text AS endpoint, s.searches::bigint AS searches,
-       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled
+       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled, s.low_score::bigint AS low_score,
+       s.low_confidence::bigint AS low_confidence
 FROM toolgate_analytics_searches(toolgate_analytics_since(sqlc.arg(days)::int), sqlc.arg(bucket)::text)
-    AS s (start, endpoint, searches, zero_result, labelled)
+    AS s (start, endpoint, searches, zero_result, labelled, low_score, low_confidence)
 ORDER BY s.start, s.endpoint;
 
 -- name: AnalyticsLatency :many

@@ -107,10 +107,29 @@ function searches(d) {
   const total = rows.reduce((acc, r) => acc + r.searches, 0);
   const zero = rows.reduce((acc, r) => acc + r.zero_result, 0);
   const labelled = rows.reduce((acc, r) => acc + r.labelled, 0);
+  const low = rows.reduce((acc, r) => acc + r.low_score, 0);
+  const unsure = rows.reduce((acc, r) => acc + r.low_confidence, 0);
+  // The failures per bucket, over every endpoint: a search is one of each kind at most.
+  const failing = [['without results', r => r.zero_result], ['low confidence', r => r.low_confidence], ['low score', r => r.low_score]]
+    .map(([name, v]) => ({name, points: [...sumBy(rows, r => r.start, v)].map(([s, n]) => [new Date(s).getTime(), n])}));
   return [
-    h('p', {class: 'muted'}, `${fmtInt(total)} searches · ${fmtInt(zero)} without results · ${fmtInt(labelled)} labelled`),
+    h('p', {class: 'muted', id: 'an-searches-summary'}, `${fmtInt(total)} searches · ${fmtInt(zero)} without results · ` +
+      `${fmtInt(unsure)} of low confidence (${fmtPct(total ? unsure / total : 0, 1)}) · ${fmtInt(low)} low-score · ${fmtInt(labelled)} labelled`),
     lineChart(seriesOf(rows, r => r.endpoint, t, r => r.searches), {label: 'searches by endpoint', yFormat: v => fmtInt(v), width: 1200}),
+    h('h3', {}, 'Searches that failed'),
+    h('p', {class: 'muted'}, 'Low confidence: the search returned tools, but its answer said no good match (the agent was told they are guesses). ' +
+      'Low score: the rule of the low-score queries below, which counts those and the searches whose first result neither branch ranked first.'),
+    lineChart(rows.length ? failing : [], {label: 'searches that failed', yFormat: v => fmtInt(v), width: 1200, height: 180}),
   ];
+}
+
+// sumBy sums value(row) per key(row), in the rows' order of keys.
+function sumBy(rows, key, value) {
+  const out = new Map();
+  for (const r of rows) {
+    out.set(key(r), (out.get(key(r)) || 0) + value(r));
+  }
+  return out;
 }
 
 // latency draws the 50th, 95th and 99th percentile of every search's latency per bucket.

@@ -1,0 +1,13 @@
+-- The confidence of each search's answer (search.Response.Confidence and NoGoodMatch,
+-- docs/search.md#confidence), logged so the analytics count the searches that returned
+-- tools but no good match and the low-score rule flags them (sql/functions/analytics.sql).
+--
+-- Catalog changes only on a big retrieval log: nullable columns without a default (NULL for
+-- the searches logged before this migration, which the analytics judge by ranks alone), and
+-- a constant default on the rollup table.
+ALTER TABLE search_log
+    ADD COLUMN confidence double precision,
+    ADD COLUMN no_good_match boolean;
+
+-- Per hour, endpoint, profile and mode: the searches that returned tools but no good match.
+ALTER TABLE search_rollup_hourly ADD COLUMN low_confidence bigint NOT NULL DEFAULT 0;
