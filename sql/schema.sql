@@ -2994,6 +2994,18 @@ CREATE TABLE public.tool_memory_forgets (
 
 
 --
+-- Name: tool_memory_query_forgets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memory_query_forgets (
+    tool_id bigint NOT NULL,
+    tenant text NOT NULL,
+    norm text NOT NULL,
+    forgotten_at timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: tool_revisions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3598,6 +3610,14 @@ ALTER TABLE ONLY public.tool_memory_forgets
 
 
 --
+-- Name: tool_memory_query_forgets tool_memory_query_forgets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_query_forgets
+    ADD CONSTRAINT tool_memory_query_forgets_pkey PRIMARY KEY (tool_id, tenant, norm);
+
+
+--
 -- Name: tool_revisions tool_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4054,6 +4074,14 @@ ALTER TABLE ONLY public.tool_memories
 
 ALTER TABLE ONLY public.tool_memory_forgets
     ADD CONSTRAINT tool_memory_forgets_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_memory_query_forgets tool_memory_query_forgets_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_query_forgets
+    ADD CONSTRAINT tool_memory_query_forgets_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
 
 
 --

@@ -615,6 +615,13 @@ type ToolMemoryForget struct {
 	ForgottenAt time.Time `json:"forgotten_at"`
 }
 
+type ToolMemoryQueryForget struct {
+	ToolID      int64     `json:"tool_id"`
+	Tenant      string    `json:"tenant"`
+	Norm        string    `json:"norm"`
+	ForgottenAt time.Time `json:"forgotten_at"`
+}
+
 type ToolRevision struct {
 	ID            int64           `json:"id"`
 	SourceID      int64           `json:"source_id"`

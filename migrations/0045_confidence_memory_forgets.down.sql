@@ -1,3 +1,4 @@
+DROP TABLE tool_memory_query_forgets;
 -- CASCADE: the psql views that count the columns (search_daily, search_traffic) go with them.
 ALTER TABLE search_rollup_hourly DROP COLUMN low_confidence CASCADE;
 ALTER TABLE search_log
