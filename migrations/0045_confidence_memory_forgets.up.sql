@@ -12,8 +12,11 @@ ALTER TABLE search_log
     ADD COLUMN confidence double precision,
     ADD COLUMN no_good_match boolean;
 
--- Per hour, endpoint, profile and mode: the searches that returned tools but no good match.
-ALTER TABLE search_rollup_hourly ADD COLUMN low_confidence bigint NOT NULL DEFAULT 0;
+-- Per hour, endpoint, profile and mode: the searches that returned tools but no good match,
+-- and those with a result the memory branch scored (what the catalog learned helped).
+ALTER TABLE search_rollup_hourly
+    ADD COLUMN low_confidence bigint NOT NULL DEFAULT 0,
+    ADD COLUMN memory_helped bigint NOT NULL DEFAULT 0;
 
 -- One memory of a tool removed by the operator (DELETE /admin/tools/{name}/memories/{id}):
 -- the searches of its tenant with its query (norm, as tool_memories) made before

@@ -128,6 +128,45 @@ $$;
 
 
 --
+-- Name: toolgate_analytics_learning(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zone) RETURNS TABLE(day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint, memories bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH days AS (
+        SELECT d::date AS day
+        FROM generate_series((since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
+    ), traffic AS (
+        SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, sum(h.searches)::bigint AS searches,
+               sum(h.memory_helped)::bigint AS memory_helped
+        FROM toolgate_search_hourly(since) h
+        GROUP BY 1
+    ), best AS (
+        SELECT (x.search_created_at AT TIME ZONE 'UTC')::date AS day, min(x.rank) AS rank
+        FROM search_labels x
+        WHERE x.search_created_at >= since
+        GROUP BY 1, x.search_id, x.search_created_at
+    ), labels AS (
+        SELECT b.day, count(*) AS labelled, count(*) FILTER (WHERE b.rank = 1) AS hit_1,
+               count(*) FILTER (WHERE b.rank <= 5) AS hit_5
+        FROM best b
+        GROUP BY 1
+    ), stored AS (
+        SELECT (m.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+        FROM tool_memories m
+        GROUP BY 1
+    )
+    SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(l.labelled, 0),
+           coalesce(l.hit_1, 0), coalesce(l.hit_5, 0),
+           (SELECT coalesce(sum(s.n), 0)::bigint FROM stored s WHERE s.day <= d.day)
+    FROM days d
+    LEFT JOIN traffic t ON t.day = d.day
+    LEFT JOIN labels l ON l.day = d.day
+$$;
+
+
+--
 -- Name: toolgate_analytics_low_score(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1053,11 +1092,11 @@ $$;
 -- Name: toolgate_search_hourly(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint)
+CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint, memory_helped bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum,
-           r.low_confidence
+           r.low_confidence, r.memory_helped
     FROM search_rollup_hourly r
     WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
     UNION ALL
@@ -1069,16 +1108,17 @@ $$;
 -- Name: toolgate_search_hourly_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint)
+CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint, memory_helped bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$
+    AS $_$
     SELECT date_trunc('hour', l.created_at, 'UTC'),
            toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
            toolgate_search_profile(l.profile), l.mode,
            count(*), count(*) FILTER (WHERE l.result_count = 0),
            count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)),
            count(b.best), coalesce(sum(1.0::float8 / b.best), 0),
-           count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match))
+           count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
+           count(*) FILTER (WHERE l.results @? '$[*].memory_share ? (@ > 0)')
     FROM search_log l
     LEFT JOIN (
         SELECT x.search_id, x.search_created_at, min(x.rank) AS best
@@ -1088,7 +1128,7 @@ CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zon
     ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
-$$;
+$_$;
 
 
 --
@@ -2372,6 +2412,22 @@ CREATE VIEW public.search_latency_hourly AS
 
 
 --
+-- Name: search_learning_daily; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_learning_daily AS
+ SELECT l.day,
+    l.searches,
+    l.memory_helped,
+    l.labelled,
+    l.hit_1,
+    l.hit_5,
+    l.memories
+   FROM public.toolgate_analytics_learning(COALESCE(( SELECT min(search_log.created_at) AS min
+           FROM public.search_log), now())) l(day, searches, memory_helped, labelled, hit_1, hit_5, memories);
+
+
+--
 -- Name: search_lexemes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2537,7 +2593,8 @@ CREATE TABLE public.search_rollup_hourly (
     low_score bigint NOT NULL,
     labelled bigint NOT NULL,
     rr_sum double precision NOT NULL,
-    low_confidence bigint DEFAULT 0 NOT NULL
+    low_confidence bigint DEFAULT 0 NOT NULL,
+    memory_helped bigint DEFAULT 0 NOT NULL
 );
 
 
@@ -2822,7 +2879,7 @@ CREATE VIEW public.search_traffic AS
     h.labelled,
     round(((h.rr_sum / (NULLIF(h.labelled, 0))::double precision))::numeric, 4) AS mrr,
     h.low_confidence
-   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum, low_confidence);
+   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum, low_confidence, memory_helped);
 
 
 --

@@ -221,6 +221,34 @@ func LowScore(ctx context.Context, pool *pgxpool.Pool, p Params) ([]LowScoreQuer
 	return out, err
 }
 
+// LearningDay is how the catalog learned on one day: its searches and those a memory helped
+// (a result the memory branch scored), its labelled searches and how many of those had their
+// best label ranked first and in the top 5, and the memories stored now that were stored by
+// its end (docs/analytics.md#learning).
+type LearningDay struct {
+	Day          string `json:"day"` // YYYY-MM-DD (UTC)
+	Searches     int64  `json:"searches"`
+	MemoryHelped int64  `json:"memory_helped"`
+	Labelled     int64  `json:"labelled"`
+	Hit1         int64  `json:"hit_1"`
+	Hit5         int64  `json:"hit_5"`
+	Memories     int64  `json:"memories"`
+}
+
+// Learning returns every day of the window, oldest first.
+func Learning(ctx context.Context, pool *pgxpool.Pool, p Params) ([]LearningDay, error) {
+	out := []LearningDay{}
+	err := read(ctx, pool, func(q *db.Queries) error {
+		rows, err := q.AnalyticsLearning(ctx, int32(p.Days))
+		for _, r := range rows {
+			out = append(out, LearningDay{Day: r.Day.Time.Format(time.DateOnly), Searches: r.Searches, MemoryHelped: r.MemoryHelped,
+				Labelled: r.Labelled, Hit1: r.Hit1, Hit5: r.Hit5, Memories: r.Memories})
+		}
+		return err
+	})
+	return out, err
+}
+
 // ProfileDay is one serving profile's searches of one day and how agents fared with them.
 type ProfileDay struct {
 	Day       string  `json:"day"` // YYYY-MM-DD (UTC)

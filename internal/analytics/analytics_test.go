@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/profiles"
@@ -590,5 +591,62 @@ func TestLowConfidenceCounted(t *testing.T) {
 		if !slices.ContainsFunc(listed, func(l analytics.LowScoreQuery) bool { return l.Query == q }) {
 			t.Errorf("%q: no good match, not among the low-score queries %+v", q, listed)
 		}
+	}
+}
+
+// TestLearningDays: the learning answer counts, per day, the searches and those a memory
+// helped, the labelled ones with their best label ranked first and in the top 5, and the
+// memories stored; a day without searches is listed with zeros.
+func TestLearningDays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
+	emb := embed.NewLocal(384)
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	svc := search.New(pool, emb, st, slog.New(slog.DiscardHandler))
+	uses := []testfactory.Use{
+		{Query: "what does apple trade at right now", Tools: []string{"get_apple_current_stock_price"}},
+		{Query: "how much money did microsoft make", Tools: []string{"get_microsoft_revenue"}},
+		{Query: "nvidia share price targets from analysts", Tools: []string{"get_nvidia_analyst_price_targets"}},
+	}
+	labelled := testfactory.Labels(ctx, t, svc, "fin", uses)
+	if labelled == 0 {
+		t.Fatal("no search labelled")
+	}
+	mem := &memory.Service{Pool: pool, Embedder: emb, Logger: slog.New(slog.DiscardHandler)}
+	if stats, err := mem.Sweep(ctx); err != nil || stats.Added == 0 {
+		t.Fatalf("sweep %+v %v: no memory", stats, err)
+	}
+	for _, u := range uses { // the same requests again: their memories score their tools
+		if _, err := svc.Search(ctx, search.Internal(), search.Request{Query: u.Query, K: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hit1, hit5, memories int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE r = 1), count(*) FILTER (WHERE r <= 5), (SELECT count(*) FROM tool_memories)
+		FROM (SELECT min(rank) AS r FROM search_labels GROUP BY search_id) b`).Scan(&hit1, &hit5, &memories); err != nil {
+		t.Fatal(err)
+	}
+	days, err := analytics.Learning(ctx, pool, analytics.Params{Days: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().UTC()
+	if len(days) != 3 || days[0].Day != today.AddDate(0, 0, -2).Format(time.DateOnly) || days[2].Day != today.Format(time.DateOnly) {
+		t.Fatalf("days %+v, want the last 3", days)
+	}
+	if (days[0] != analytics.LearningDay{Day: days[0].Day}) {
+		t.Errorf("a day without searches: %+v", days[0])
+	}
+	want := analytics.LearningDay{Day: days[2].Day, Searches: int64(2 * len(uses)), MemoryHelped: days[2].MemoryHelped,
+		Labelled: int64(labelled), Hit1: hit1, Hit5: hit5, Memories: memories}
+	if days[2] != want || days[2].MemoryHelped == 0 || days[2].MemoryHelped > int64(len(uses)) {
+		t.Errorf("today %+v, want %+v with 1 to %d searches a memory helped", days[2], want, len(uses))
+	}
+	if n := count(t, pool, `SELECT count(*) FROM search_learning_daily WHERE memories > 0`); n != 1 {
+		t.Errorf("search_learning_daily: %d days with memories, want 1", n)
 	}
 }

@@ -352,6 +352,7 @@ type SearchRollupHourly struct {
 	Labelled      int64     `json:"labelled"`
 	RrSum         float64   `json:"rr_sum"`
 	LowConfidence int64     `json:"low_confidence"`
+	MemoryHelped  int64     `json:"memory_helped"`
 }
 
 type SearchRollupLatency struct {

@@ -44,6 +44,14 @@ FROM toolgate_analytics_profiles(toolgate_analytics_since(sqlc.arg(days)::int))
     AS p (day, profile, searches, labelled, label_rate, mrr)
 ORDER BY p.day, p.profile;
 
+-- name: AnalyticsLearning :many
+SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
+       l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
+       l.memories::bigint AS memories
+FROM toolgate_analytics_learning(toolgate_analytics_since(sqlc.arg(days)::int))
+    AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
+ORDER BY l.day;
+
 -- name: AnalyticsTopQueries :many
 SELECT q.query::text AS query, q.searches::bigint AS searches, q.zero_result::bigint AS zero_result,
        q.last_seen::timestamptz AS last_seen
