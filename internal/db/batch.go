@@ -66,7 +66,7 @@ type InsertSearchLogParams struct {
 // ranking is known, together with the rows of the searches that finished meanwhile (one
 // batch after SearchLogAsync: one round trip, one transaction; search.logWriter): the results by position, each
 // {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
-// reranker rerank_score} (search.logJSON), the rerank decision, and the experiment arm and
+// reranker rerank_score, when the memory branch scored it memory_share} (search.logJSON), the rerank decision, and the experiment arm and
 // serving profile the Search statement chose (its exp and pset CTEs), and the answer's
 // confidence (search.setConfidence).
 func (q *Queries) InsertSearchLog(ctx context.Context, arg []InsertSearchLogParams) *InsertSearchLogBatchResults {

@@ -259,6 +259,16 @@ type SearchLatencyHourly struct {
 	P99Ms    interface{} `json:"p99_ms"`
 }
 
+type SearchLearningDaily struct {
+	Day          interface{} `json:"day"`
+	Searches     interface{} `json:"searches"`
+	MemoryHelped interface{} `json:"memory_helped"`
+	Labelled     interface{} `json:"labelled"`
+	Hit1         interface{} `json:"hit_1"`
+	Hit5         interface{} `json:"hit_5"`
+	Memories     interface{} `json:"memories"`
+}
+
 type SearchLexeme struct {
 	Lexeme string `json:"lexeme"`
 	Df     int32  `json:"df"`
