@@ -18,10 +18,10 @@ import (
 //	go test -run '^$' -bench BenchmarkSearchRules -benchtime 2000x ./internal/search
 //
 // 5,000 tools; a search key of one of 100 tenants searches hybrid k=10 with the settings
-// serve runs with: first with no rule and no synonym, then with 2,000 query rules (pin, hide
-// and boost, exact and contains-words patterns made of the benchmark's query words: 200
-// global, 18 per tenant) and 1,000 synonym entries (the queries' words, global and the
-// searching tenant's), then with the tables emptied again. The rules and synonyms are read
+// serve runs with: with no rule and no synonym; with 2,000 query rules (pin, hide and boost,
+// exact and contains-words patterns made of the benchmark's query words: 200 global, 18 per
+// tenant); with 1,000 synonym entries too (the queries' words, global and the searching
+// tenant's); with the synonyms alone; and with neither again. The rules and synonyms are read
 // inside the search statement (toolgate_search_rules, toolgate_with_synonyms): the
 // difference is what they cost a search.
 func BenchmarkSearchRules(b *testing.B) {
@@ -45,9 +45,8 @@ func BenchmarkSearchRules(b *testing.B) {
 			}
 		}
 	}
-	seed := func(b *testing.B) {
+	rules := func(b *testing.B) {
 		b.Helper()
-		t0 := time.Now()
 		// rule i: tenant NULL for one in ten, else t000..t099; a pattern of one or two of the
 		// queries' words; pin, hide or boost a tool of the catalog.
 		_, err := pool.Exec(ctx, `INSERT INTO search_rules (tenant, match, pattern, action, tool, boost, position)
@@ -62,13 +61,17 @@ func BenchmarkSearchRules(b *testing.B) {
 			FROM generate_series(1, 2000) i
 			JOIN LATERAL (SELECT name FROM tools ORDER BY id OFFSET (i * 37) % $3::int LIMIT 1) t ON true`,
 			vocab, tenants, tools)
-		if err == nil {
-			_, err = pool.Exec(ctx, `INSERT INTO search_synonyms (tenant, word, synonyms)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	synonyms := func(b *testing.B) {
+		b.Helper()
+		_, err := pool.Exec(ctx, `INSERT INTO search_synonyms (tenant, word, synonyms)
 				SELECT x.tenant, lower(w), ARRAY[w || 's', 'alt' || n, 'other' || n]
 				FROM unnest($1::text[]) WITH ORDINALITY AS u (w, n)
 				CROSS JOIN (VALUES (NULL::text), ('t000')) AS x (tenant)
 				ON CONFLICT DO NOTHING`, vocab)
-		}
 		if err == nil {
 			_, err = pool.Exec(ctx, `INSERT INTO search_synonyms (tenant, word, synonyms)
 				SELECT 't' || lpad((1 + g % 99)::text, 3, '0'), 'word' || g, ARRAY['syn' || g]
@@ -77,27 +80,35 @@ func BenchmarkSearchRules(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var rules, synonyms int
-		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM search_rules), (SELECT count(*) FROM search_synonyms)`).Scan(&rules, &synonyms); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("seeded %d rules and %d synonym entries in %s", rules, synonyms, time.Since(t0).Round(time.Millisecond))
 	}
-	empty := func(b *testing.B) {
-		b.Helper()
-		if _, err := pool.Exec(ctx, `TRUNCATE search_rules, search_synonyms`); err != nil {
-			b.Fatal(err)
+	empty := func(table string) func(*testing.B) {
+		return func(b *testing.B) {
+			b.Helper()
+			if _, err := pool.Exec(ctx, `TRUNCATE `+table); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	for _, c := range []struct {
 		name    string
 		prepare func(*testing.B)
-	}{{"no-rules", nil}, {"rules=2000/synonyms=1000", seed}, {"no-rules-again", empty}} {
+	}{
+		{"none", nil},
+		{"rules=2000", rules},
+		{"rules=2000/synonyms=1000", synonyms},
+		{"synonyms=1000", empty("search_rules")},
+		{"none-again", empty("search_synonyms")},
+	} {
 		b.Run(fmt.Sprintf("tools=%d/%s", tools, c.name), func(b *testing.B) {
 			if c.prepare != nil {
 				c.prepare(b)
 				c.prepare = nil // once: b.Run calls this function again with a larger b.N
 			}
+			var nr, ns int
+			if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM search_rules), (SELECT count(*) FROM search_synonyms)`).Scan(&nr, &ns); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("%d rules, %d synonym entries", nr, ns)
 			s := search.New(pool, searchbench.Embedder{}, servedSettings(), discard())
 			runConcurrent(b, pool, func(i int) error {
 				_, err := s.Search(ctx, caller, search.Request{Query: queries[i%len(queries)], K: 10})
