@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,6 +23,7 @@ func (s *Server) registerAdmin(g *echo.Group) {
 	g.POST("/tools/:name/enable", s.setToolEnabled(true))
 	g.GET("/tools/:name/memories", s.listMemories)
 	g.DELETE("/tools/:name/memories", s.forgetMemories)
+	g.DELETE("/tools/:name/memories/:id", s.forgetMemory)
 }
 
 // listMemories is GET /admin/tools/{name}/memories: what the tool learned, every tenant's
@@ -38,6 +40,21 @@ func (s *Server) listMemories(c echo.Context) error {
 // and the searches until now teach it nothing again.
 func (s *Server) forgetMemories(c echo.Context) error {
 	n, err := s.memories().Forget(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tool": c.Param("name"), "removed": n})
+}
+
+// forgetMemory is DELETE /admin/tools/{name}/memories/{id}: the tool forgets one memory (its
+// tenant's memories of that query), and its tenant's searches of that query until now teach
+// it nothing again.
+func (s *Server) forgetMemory(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return notFound("tool %s has no memory %q", c.Param("name"), c.Param("id"))
+	}
+	n, err := s.memories().ForgetOne(c.Request().Context(), c.Param("name"), id)
 	if err != nil {
 		return err
 	}

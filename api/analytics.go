@@ -20,6 +20,7 @@ func (s *Server) registerAnalytics(g *echo.Group) {
 	g.GET("/analytics/zero-results", analyticsHandler(s, "queries", analytics.ZeroResults))
 	g.GET("/analytics/low-score", analyticsHandler(s, "queries", analytics.LowScore))
 	g.GET("/analytics/profiles", analyticsHandler(s, "days", analytics.Profiles))
+	g.GET("/analytics/learning", analyticsHandler(s, "days", analytics.Learning))
 	g.GET("/analytics/slowest", analyticsHandler(s, "searches", analytics.Slowest))
 	g.GET("/analytics/top-queries", analyticsHandler(s, "queries", analytics.TopQueries))
 	g.GET("/analytics/tools", s.analyticsTools)

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -196,9 +197,28 @@ func TestTenantPoisoningStaysInTenant(t *testing.T) {
 	if r := do(t, te.e, http.MethodGet, "/admin/tools/srca__nope/memories", te.admin, ""); r.status != http.StatusNotFound {
 		t.Fatalf("memories of a missing tool: %d %v", r.status, r.body)
 	}
+	// one memory removed by its id: the others stay
+	one := list[0].(map[string]any)
+	path := fmt.Sprintf("/admin/tools/srca__send_email/memories/%d", int64(one["id"].(float64)))
+	if r := do(t, te.e, http.MethodDelete, path, te.a1, ""); r.status != http.StatusForbidden {
+		t.Fatalf("a search key removes a memory: %d", r.status)
+	}
+	if r := do(t, te.e, http.MethodDelete, path, te.admin, ""); r.status != http.StatusOK || r.body["removed"] != 1.0 {
+		t.Fatalf("forget memory %v: %d %v", one, r.status, r.body)
+	}
+	for _, bad := range []string{path, "/admin/tools/srca__send_email/memories/x", "/admin/tools/srca__nope/memories/1"} {
+		if r := do(t, te.e, http.MethodDelete, bad, te.admin, ""); r.status != http.StatusNotFound || r.body["error"] == nil {
+			t.Errorf("DELETE %s: %d %v, want 404", bad, r.status, r.body)
+		}
+	}
+	te.sweep(t)
+	r = do(t, te.e, http.MethodGet, "/admin/tools/srca__send_email/memories", te.admin, "")
+	if left, _ := r.body["memories"].([]any); len(left) != len(phrases)-1 || strings.Contains(mustJSON(left), fmt.Sprint(one["query"])) {
+		t.Fatalf("after removing %v and a sweep: %v", one["query"], left)
+	}
 	// removing them restores acme's ranking, and the next sweep does not bring them back
 	r = do(t, te.e, http.MethodDelete, "/admin/tools/srca__send_email/memories", te.admin, "")
-	if r.status != http.StatusOK || r.body["removed"] != float64(len(phrases)) {
+	if r.status != http.StatusOK || r.body["removed"] != float64(len(phrases)-1) {
 		t.Fatalf("forget memories: %d %v", r.status, r.body)
 	}
 	te.sweep(t)

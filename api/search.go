@@ -54,7 +54,7 @@ func (s *Server) search(c echo.Context) error {
 	}
 	s.deps.Metrics.ObserveSearch(mode, "log", t.Log)
 	s.deps.Metrics.ObserveSearch(mode, "total", time.Since(start))
-	s.deps.Metrics.ObserveSearchServed(metrics.EndpointREST, mode, resp.Profile, len(resp.Results))
+	s.deps.Metrics.ObserveSearchServed(metrics.EndpointREST, mode, resp.Profile, len(resp.Results), resp.NoGoodMatch)
 	if body, ok := vendorAnswer(req, resp); ok {
 		c.Response().Header().Set(searchIDHeader, strconv.FormatInt(resp.SearchID, 10))
 		return c.JSON(http.StatusOK, body)

@@ -128,6 +128,45 @@ $$;
 
 
 --
+-- Name: toolgate_analytics_learning(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zone) RETURNS TABLE(day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint, memories bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH days AS (
+        SELECT d::date AS day
+        FROM generate_series((since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
+    ), traffic AS (
+        SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, sum(h.searches)::bigint AS searches,
+               sum(h.memory_helped)::bigint AS memory_helped
+        FROM toolgate_search_hourly(since) h
+        GROUP BY 1
+    ), best AS (
+        SELECT (x.search_created_at AT TIME ZONE 'UTC')::date AS day, min(x.rank) AS rank
+        FROM search_labels x
+        WHERE x.search_created_at >= since
+        GROUP BY 1, x.search_id, x.search_created_at
+    ), labels AS (
+        SELECT b.day, count(*) AS labelled, count(*) FILTER (WHERE b.rank = 1) AS hit_1,
+               count(*) FILTER (WHERE b.rank <= 5) AS hit_5
+        FROM best b
+        GROUP BY 1
+    ), stored AS (
+        SELECT (m.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+        FROM tool_memories m
+        GROUP BY 1
+    )
+    SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(l.labelled, 0),
+           coalesce(l.hit_1, 0), coalesce(l.hit_5, 0),
+           (SELECT coalesce(sum(s.n), 0)::bigint FROM stored s WHERE s.day <= d.day)
+    FROM days d
+    LEFT JOIN traffic t ON t.day = d.day
+    LEFT JOIN labels l ON l.day = d.day
+$$;
+
+
+--
 -- Name: toolgate_analytics_low_score(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -168,11 +207,12 @@ $$;
 -- Name: toolgate_analytics_searches(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_analytics_searches(since timestamp with time zone, bucket text) RETURNS TABLE(start timestamp with time zone, endpoint text, searches bigint, zero_result bigint, labelled bigint)
+CREATE FUNCTION public.toolgate_analytics_searches(since timestamp with time zone, bucket text) RETURNS TABLE(start timestamp with time zone, endpoint text, searches bigint, zero_result bigint, labelled bigint, low_score bigint, low_confidence bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT date_trunc(bucket, h.hour, 'UTC'), h.endpoint,
-           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint
+           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint,
+           sum(h.low_score)::bigint, sum(h.low_confidence)::bigint
     FROM toolgate_search_hourly(since) h
     GROUP BY 1, 2
 $$;
@@ -1053,10 +1093,11 @@ $$;
 -- Name: toolgate_search_hourly(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision)
+CREATE FUNCTION public.toolgate_search_hourly(since timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint, memory_helped bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum
+    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum,
+           r.low_confidence, r.memory_helped
     FROM search_rollup_hourly r
     WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
     UNION ALL
@@ -1068,15 +1109,17 @@ $$;
 -- Name: toolgate_search_hourly_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision)
+CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint, memory_helped bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$
+    AS $_$
     SELECT date_trunc('hour', l.created_at, 'UTC'),
            toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
            toolgate_search_profile(l.profile), l.mode,
            count(*), count(*) FILTER (WHERE l.result_count = 0),
-           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results)),
-           count(b.best), coalesce(sum(1.0::float8 / b.best), 0)
+           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)),
+           count(b.best), coalesce(sum(1.0::float8 / b.best), 0),
+           count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
+           count(*) FILTER (WHERE l.results @? '$[*].memory_share ? (@ > 0)')
     FROM search_log l
     LEFT JOIN (
         SELECT x.search_id, x.search_created_at, min(x.rank) AS best
@@ -1086,7 +1129,7 @@ CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zon
     ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
-$$;
+$_$;
 
 
 --
@@ -1168,6 +1211,17 @@ $$;
 
 
 --
+-- Name: toolgate_search_low_confidence(integer, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_low_confidence(result_count integer, no_good_match boolean) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT result_count > 0 AND coalesce(no_good_match, false)
+$$;
+
+
+--
 -- Name: toolgate_search_low_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1180,28 +1234,29 @@ CREATE FUNCTION public.toolgate_search_low_of(from_ts timestamp with time zone, 
            min(coalesce((l.results -> 0 ->> 'bm25')::float8, 0)), max(l.created_at)
     FROM search_log l
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
-      AND toolgate_search_low_score(l.mode, l.result_count, l.results)
+      AND toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)
     GROUP BY 1, 2, 3, 4, 5
 $$;
 
 
 --
--- Name: toolgate_search_low_score(text, integer, jsonb); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_search_low_score(text, integer, jsonb, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer, results jsonb) RETURNS boolean
+CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer, results jsonb, no_good_match boolean) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $_$
     SELECT result_count > 0
        AND NOT coalesce((results -> 0 ->> 'name_match')::boolean, false)
-       AND CASE
-               WHEN mode = 'vector' THEN false
-               WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
-                   (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
-                    AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
-                   OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
-               ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
-           END
+       AND (coalesce(no_good_match, false)
+            OR CASE
+                   WHEN mode = 'vector' THEN false
+                   WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
+                       (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
+                        AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
+                       OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
+                   ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
+               END)
 $_$;
 
 
@@ -1375,6 +1430,7 @@ CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
     FROM pg_proc p
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
+                        'toolgate_search_low_confidence',
                         'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
@@ -2202,7 +2258,9 @@ CREATE TABLE public.search_log (
     caller_key_id bigint,
     experiment_id bigint,
     arm text,
-    endpoint text
+    endpoint text,
+    confidence double precision,
+    no_good_match boolean
 )
 PARTITION BY RANGE (created_at);
 
@@ -2222,7 +2280,8 @@ CREATE VIEW public.search_daily AS
     round((max(search_log.latency_ms))::numeric, 2) AS max_ms,
     count(*) FILTER (WHERE (public.toolgate_search_endpoint(search_log.endpoint, search_log.session_id, search_log.caller, search_log.caller_key_id) = 'rest'::text)) AS rest,
     count(*) FILTER (WHERE (public.toolgate_search_endpoint(search_log.endpoint, search_log.session_id, search_log.caller, search_log.caller_key_id) = 'find_tools'::text)) AS find_tools,
-    count(*) FILTER (WHERE public.toolgate_search_low_score(search_log.mode, search_log.result_count, search_log.results)) AS low_score
+    count(*) FILTER (WHERE public.toolgate_search_low_score(search_log.mode, search_log.result_count, search_log.results, search_log.no_good_match)) AS low_score,
+    count(*) FILTER (WHERE public.toolgate_search_low_confidence(search_log.result_count, search_log.no_good_match)) AS low_confidence
    FROM public.search_log
   GROUP BY (((search_log.created_at AT TIME ZONE 'UTC'::text))::date);
 
@@ -2362,6 +2421,22 @@ CREATE VIEW public.search_latency_hourly AS
     l.p95_ms,
     l.p99_ms
    FROM public.toolgate_analytics_latency('-infinity'::timestamp with time zone, 'hour'::text, NULL::text) l(start, searches, p50_ms, p95_ms, p99_ms);
+
+
+--
+-- Name: search_learning_daily; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.search_learning_daily AS
+ SELECT l.day,
+    l.searches,
+    l.memory_helped,
+    l.labelled,
+    l.hit_1,
+    l.hit_5,
+    l.memories
+   FROM public.toolgate_analytics_learning(COALESCE(( SELECT min(search_log.created_at) AS min
+           FROM public.search_log), now())) l(day, searches, memory_helped, labelled, hit_1, hit_5, memories);
 
 
 --
@@ -2529,7 +2604,9 @@ CREATE TABLE public.search_rollup_hourly (
     zero_result bigint NOT NULL,
     low_score bigint NOT NULL,
     labelled bigint NOT NULL,
-    rr_sum double precision NOT NULL
+    rr_sum double precision NOT NULL,
+    low_confidence bigint DEFAULT 0 NOT NULL,
+    memory_helped bigint DEFAULT 0 NOT NULL
 );
 
 
@@ -2812,8 +2889,9 @@ CREATE VIEW public.search_traffic AS
     h.zero_result,
     h.low_score,
     h.labelled,
-    round(((h.rr_sum / (NULLIF(h.labelled, 0))::double precision))::numeric, 4) AS mrr
-   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum);
+    round(((h.rr_sum / (NULLIF(h.labelled, 0))::double precision))::numeric, 4) AS mrr,
+    h.low_confidence
+   FROM public.toolgate_search_hourly('-infinity'::timestamp with time zone) h(hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum, low_confidence, memory_helped);
 
 
 --
@@ -2980,6 +3058,18 @@ ALTER TABLE public.tool_memories ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 
 CREATE TABLE public.tool_memory_forgets (
     tool_id bigint NOT NULL,
+    forgotten_at timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: tool_memory_query_forgets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memory_query_forgets (
+    tool_id bigint NOT NULL,
+    tenant text NOT NULL,
+    norm text NOT NULL,
     forgotten_at timestamp with time zone NOT NULL
 );
 
@@ -3597,6 +3687,14 @@ ALTER TABLE ONLY public.tool_memory_forgets
 
 
 --
+-- Name: tool_memory_query_forgets tool_memory_query_forgets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_query_forgets
+    ADD CONSTRAINT tool_memory_query_forgets_pkey PRIMARY KEY (tool_id, tenant, norm);
+
+
+--
 -- Name: tool_revisions tool_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4053,6 +4151,14 @@ ALTER TABLE ONLY public.tool_memories
 
 ALTER TABLE ONLY public.tool_memory_forgets
     ADD CONSTRAINT tool_memory_forgets_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_memory_query_forgets tool_memory_query_forgets_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_query_forgets
+    ADD CONSTRAINT tool_memory_query_forgets_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
 
 
 --

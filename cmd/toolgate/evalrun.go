@@ -16,7 +16,7 @@ import (
 
 const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME[,NAME]|all] " +
 	"[--plan default|none|rewrite|decompose|full[,...]] [--set key=value]... [--vary key=v1,v2,...]... [--questions N] [--queries-limit N] " +
-	"[--kind KIND[,KIND]] [--traffic-split kind:NAME|FRACTION] [--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
+	"[--kind KIND[,KIND]] [--traffic-split kind:NAME|FRACTION [--curve-svg FILE]] [--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
 
 // runEvalDataset is `toolgate eval DIR`: the run itself is evalrun.Run, which reports its
 // progress on stderr; the reports go to stdout, as tables or JSON. An interrupted run prints
@@ -31,6 +31,11 @@ func runEvalDataset(ctx context.Context, env *cliEnv, args []string) error {
 		curves, err := evalrun.RunCurves(ctx, renv, o)
 		if err != nil {
 			return usageOf(err)
+		}
+		if o.CurveSVG != "" {
+			if err := evalrun.WriteCurveSVG(o.CurveSVG, curves, o.Ks); err != nil {
+				return err
+			}
 		}
 		return printCurves(env, curves, o.Ks, asJSON)
 	}
@@ -67,6 +72,7 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 	fs.Var(&varies, "vary", "search setting key=v1,v2,...: one configuration per value, the product over several --vary (repeatable)")
 	limit := fs.Int("queries-limit", 0, "run only N queries, evenly spaced over the file (0: all)")
 	outFile := fs.String("out", "", "append each configuration's report to FILE as one JSON line when it finishes")
+	curveSVG := fs.String("curve-svg", "", "with --traffic-split: write the learning curves as an SVG line chart (Recall@5 per caller against the traffic replayed) to FILE")
 	perQuery := fs.String("per-query", "", "write each query's ranked results and the rank of each gold tool to FILE, one JSON line per query and configuration")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the evaluation database (its name is printed)")
@@ -134,6 +140,10 @@ func parseEvalRunFlags(env *cliEnv, args []string) (evalrun.Options, bool, error
 			return o, false, usageOf(err)
 		}
 	}
+	if *curveSVG != "" && *traffic == "" {
+		return o, false, &cli.UsageError{Msg: "--curve-svg draws a learning curve: it needs --traffic-split"}
+	}
+	o.CurveSVG = *curveSVG
 	o.Dir, o.Ks, o.Questions, o.QueriesLimit, o.Out, o.PerQuery, o.Keep = dir, ks, *questions, *limit, *outFile, *perQuery, *keep
 	return o, *asJSON, nil
 }

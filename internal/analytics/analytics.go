@@ -122,17 +122,22 @@ type SearchBucket struct {
 	Searches   int64     `json:"searches"`
 	ZeroResult int64     `json:"zero_result"`
 	Labelled   int64     `json:"labelled"`
+	// LowScore counts the searches with a weak best result (LowScore's rule), LowConfidence
+	// those that returned tools but no good match (the answer's no_good_match).
+	LowScore      int64 `json:"low_score"`
+	LowConfidence int64 `json:"low_confidence"`
 }
 
 // Searches returns the searches per bucket and endpoint, oldest first: all of them, those
-// that found nothing, and those labelled (the agent then chose one of the tools).
+// that found nothing, those labelled (the agent then chose one of the tools), and those
+// of a weak best result and of low confidence.
 func Searches(ctx context.Context, pool *pgxpool.Pool, p Params) ([]SearchBucket, error) {
 	out := []SearchBucket{}
 	err := read(ctx, pool, func(q *db.Queries) error {
 		rows, err := q.AnalyticsSearches(ctx, db.AnalyticsSearchesParams{Days: int32(p.Days), Bucket: string(p.Bucket)})
 		for _, r := range rows {
 			out = append(out, SearchBucket{Start: r.Start.UTC(), Endpoint: r.Endpoint, Searches: r.Searches,
-				ZeroResult: r.ZeroResult, Labelled: r.Labelled})
+				ZeroResult: r.ZeroResult, Labelled: r.Labelled, LowScore: r.LowScore, LowConfidence: r.LowConfidence})
 		}
 		return err
 	})
@@ -210,6 +215,34 @@ func LowScore(ctx context.Context, pool *pgxpool.Pool, p Params) ([]LowScoreQuer
 		for _, r := range rows {
 			out = append(out, LowScoreQuery{Query: r.Query, Endpoint: r.Endpoint, Mode: r.Mode, Filters: r.Filters,
 				Searches: r.Searches, TopScore: r.TopScore, LastSeen: r.LastSeen.UTC()})
+		}
+		return err
+	})
+	return out, err
+}
+
+// LearningDay is how the catalog learned on one day: its searches and those a memory helped
+// (a result the memory branch scored), its labelled searches and how many of those had their
+// best label ranked first and in the top 5, and the memories stored now that were stored by
+// its end (docs/analytics.md#learning).
+type LearningDay struct {
+	Day          string `json:"day"` // YYYY-MM-DD (UTC)
+	Searches     int64  `json:"searches"`
+	MemoryHelped int64  `json:"memory_helped"`
+	Labelled     int64  `json:"labelled"`
+	Hit1         int64  `json:"hit_1"`
+	Hit5         int64  `json:"hit_5"`
+	Memories     int64  `json:"memories"`
+}
+
+// Learning returns every day of the window, oldest first.
+func Learning(ctx context.Context, pool *pgxpool.Pool, p Params) ([]LearningDay, error) {
+	out := []LearningDay{}
+	err := read(ctx, pool, func(q *db.Queries) error {
+		rows, err := q.AnalyticsLearning(ctx, int32(p.Days))
+		for _, r := range rows {
+			out = append(out, LearningDay{Day: r.Day.Time.Format(time.DateOnly), Searches: r.Searches, MemoryHelped: r.MemoryHelped,
+				Labelled: r.Labelled, Hit1: r.Hit1, Hit5: r.Hit5, Memories: r.Memories})
 		}
 		return err
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/embed"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/profiles"
@@ -323,35 +324,46 @@ func TestParseParams(t *testing.T) {
 	}
 }
 
-// TestLowScoreRule: toolgate_search_low_score on the results a search logs.
+// TestLowScoreRule: toolgate_search_low_score on the results a search logs and its answer's
+// no_good_match (NULL: logged before the answers' confidence was).
 func TestLowScoreRule(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	const other = `{"name": "b", "lexical_rank": 2, "vector_rank": 2, "bm25": 4}`
+	yes, no := new(bool), new(bool)
+	*yes = true
 	for _, c := range []struct {
-		name    string
-		mode    string
-		results string
-		want    bool
+		name        string
+		mode        string
+		results     string
+		noGoodMatch *bool
+		want        bool
 	}{
-		{"hybrid, both branches rank the top first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 1, "bm25": 9}, ` + other + `]`, false},
-		{"hybrid, one branch ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 4, "bm25": 9}, ` + other + `]`, false},
-		{"hybrid, neither ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 2, "vector_rank": 3, "bm25": 9}, ` + other + `]`, true},
-		{"hybrid, first lexically, not ranked by vectors", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 30}, ` + other + `]`, false},
-		{"hybrid, first by vectors, no query word in it", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, ` + other + `]`, false},
-		{"hybrid, second by vectors only", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 2, "bm25": 0}, ` + other + `]`, true},
-		{"hybrid, no tool has a query word", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, {"name": "b", "vector_rank": 2}]`, true},
-		{"hybrid, an exact name match", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": null, "bm25": 0, "name_match": true}]`, false},
-		{"hybrid without vectors, strong keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 5}]`, false},
-		{"hybrid without vectors, weak keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 0.4}]`, true},
-		{"lexical, weak keywords", "lexical", `[{"name": "a", "lexical_rank": 1, "bm25": 0.9}]`, true},
-		{"lexical, strong keywords", "lexical", `[{"name": "a", "lexical_rank": 1, "bm25": 1.1}]`, false},
-		{"vector", "vector", `[{"name": "a", "vector_rank": 1, "bm25": 0}]`, false},
-		{"nothing found", "hybrid", `[]`, false},
+		{"hybrid, both branches rank the top first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 1, "bm25": 9}, ` + other + `]`, nil, false},
+		{"hybrid, one branch ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 4, "bm25": 9}, ` + other + `]`, nil, false},
+		{"hybrid, neither ranks it first", "hybrid", `[{"name": "a", "lexical_rank": 2, "vector_rank": 3, "bm25": 9}, ` + other + `]`, nil, true},
+		{"hybrid, first lexically, not ranked by vectors", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 30}, ` + other + `]`, nil, false},
+		{"hybrid, first by vectors, no query word in it", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, ` + other + `]`, nil, false},
+		{"hybrid, second by vectors only", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 2, "bm25": 0}, ` + other + `]`, nil, true},
+		{"hybrid, no tool has a query word", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": 1, "bm25": 0}, {"name": "b", "vector_rank": 2}]`, nil, true},
+		{"hybrid, an exact name match", "hybrid", `[{"name": "a", "lexical_rank": null, "vector_rank": null, "bm25": 0, "name_match": true}]`, nil, false},
+		{"hybrid without vectors, strong keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 5}]`, nil, false},
+		{"hybrid without vectors, weak keywords", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": null, "bm25": 0.4}]`, nil, true},
+		{"lexical, weak keywords", "lexical", `[{"name": "a", "lexical_rank": 1, "bm25": 0.9}]`, nil, true},
+		{"lexical, strong keywords", "lexical", `[{"name": "a", "lexical_rank": 1, "bm25": 1.1}]`, nil, false},
+		{"vector", "vector", `[{"name": "a", "vector_rank": 1, "bm25": 0}]`, nil, false},
+		{"nothing found", "hybrid", `[]`, nil, false},
+		{"hybrid, first lexically, no good match", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 3, "bm25": 2}, ` + other + `]`, yes, true},
+		{"hybrid, first lexically, a good match", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 3, "bm25": 2}, ` + other + `]`, no, false},
+		{"hybrid, both first, no good match", "hybrid", `[{"name": "a", "lexical_rank": 1, "vector_rank": 1, "bm25": 2}, ` + other + `]`, yes, true},
+		{"hybrid, neither first, a good match", "hybrid", `[{"name": "a", "lexical_rank": 2, "vector_rank": 3, "bm25": 9}, ` + other + `]`, no, true},
+		{"vector, no good match", "vector", `[{"name": "a", "vector_rank": 1, "bm25": 0}]`, yes, true},
+		{"an exact name match, no good match", "hybrid", `[{"name": "a", "name_match": true}]`, yes, false},
+		{"nothing found, no good match", "hybrid", `[]`, yes, false},
 	} {
 		var got bool
-		err := pool.QueryRow(context.Background(), `SELECT toolgate_search_low_score($1, jsonb_array_length($2::jsonb), $2::jsonb)`,
-			c.mode, c.results).Scan(&got)
+		err := pool.QueryRow(context.Background(), `SELECT toolgate_search_low_score($1, jsonb_array_length($2::jsonb), $2::jsonb, $3)`,
+			c.mode, c.results, c.noGoodMatch).Scan(&got)
 		if err != nil || got != c.want {
 			t.Errorf("%s: %v %v, want %v", c.name, got, err, c.want)
 		}
@@ -361,7 +373,8 @@ func TestLowScoreRule(t *testing.T) {
 // TestLowScoreOnMinMaxSearches: real hybrid searches fused by min-max (the default) on an
 // enriched catalog. The old rule (fused score at most 1/61, meant for reciprocal rank
 // fusion) flags none of them; the rule flags exactly the searches whose top result neither
-// branch ranked first or whose words no tool has, and search_low_score_queries lists them.
+// branch ranked first, whose words no tool has, or whose answer had no good match, and
+// search_low_score_queries lists them.
 func TestLowScoreOnMinMaxSearches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -394,7 +407,7 @@ func TestLowScoreOnMinMaxSearches(t *testing.T) {
 		}
 		first := func(r *int) bool { return r != nil && *r == 1 }
 		lexical := slices.ContainsFunc(resp.Results, func(r search.Result) bool { return r.LexicalRank != nil })
-		want[q] = !top.NameMatch && (!first(top.LexicalRank) && !first(top.VectorRank) || !lexical)
+		want[q] = !top.NameMatch && (!first(top.LexicalRank) && !first(top.VectorRank) || !lexical || resp.NoGoodMatch)
 	}
 	flagged := 0
 	for _, f := range want {
@@ -516,4 +529,131 @@ func TestConcurrentRollupsTakeTurns(t *testing.T) {
 		t.Fatalf("%d searches rolled up, want at most the 2000 logged", n)
 	}
 	sameAnswers(t, "after concurrent rollups", answers(t, pool), live)
+}
+
+// TestLowConfidenceCounted: real searches whose answer had no good match are counted as of
+// low confidence in the searches answer and search_traffic, and listed among the low-score
+// queries, including those whose first result a branch ranked first, which the rule by
+// ranks alone let pass.
+func TestLowConfidenceCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	// the settings serve runs with, which the confidence model was fitted on
+	st.WeightMeaning, st.VectorConfidence = search.DefaultWeightMeaning, search.DefaultVectorConfidence
+	svc := search.New(pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	var low int64
+	// no good match, yet a branch ranked the first result first and the lexical branch matched
+	// something: the rule by ranks alone does not flag it
+	missedByRanks := []string{}
+	for _, q := range []string{
+		"apple stock price", "current stock price of microsoft", "send an email to my boss",
+		"translate this sentence to french", "create a github issue", "book a table for two",
+		"price", "weather", "quarterly earnings report",
+	} {
+		resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: q, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) == 0 || !resp.NoGoodMatch {
+			continue
+		}
+		low++
+		top := resp.Results[0]
+		first := (top.LexicalRank != nil && *top.LexicalRank == 1) || (top.VectorRank != nil && *top.VectorRank == 1)
+		lexical := slices.ContainsFunc(resp.Results, func(r search.Result) bool { return r.LexicalRank != nil })
+		if first && lexical && !top.NameMatch {
+			missedByRanks = append(missedByRanks, q)
+		}
+	}
+	t.Logf("%d searches of low confidence; ranked first by a branch: %q", low, missedByRanks)
+	if low == 0 || len(missedByRanks) == 0 {
+		t.Fatalf("%d searches of low confidence, %v ranked first by a branch: the test needs both", low, missedByRanks)
+	}
+
+	buckets, err := analytics.Searches(ctx, pool, analytics.Params{Days: 1, Bucket: analytics.BucketDay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counted, lowScore int64
+	for _, b := range buckets {
+		counted += b.LowConfidence
+		lowScore += b.LowScore
+	}
+	if counted != low || lowScore < low {
+		t.Errorf("searches answer: %d of low confidence, %d of low score; want %d and at least as many", counted, lowScore, low)
+	}
+	if n := count(t, pool, `SELECT coalesce(sum(low_confidence), 0)::bigint FROM search_traffic`); n != low {
+		t.Errorf("search_traffic: %d of low confidence, want %d", n, low)
+	}
+	listed, err := analytics.LowScore(ctx, pool, analytics.Params{Days: 1, Limit: analytics.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range missedByRanks {
+		if !slices.ContainsFunc(listed, func(l analytics.LowScoreQuery) bool { return l.Query == q }) {
+			t.Errorf("%q: no good match, not among the low-score queries %+v", q, listed)
+		}
+	}
+}
+
+// TestLearningDays: the learning answer counts, per day, the searches and those a memory
+// helped, the labelled ones with their best label ranked first and in the top 5, and the
+// memories stored; a day without searches is listed with zeros.
+func TestLearningDays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
+	emb := embed.NewLocal(384)
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	svc := search.New(pool, emb, st, slog.New(slog.DiscardHandler))
+	uses := []testfactory.Use{
+		{Query: "what does apple trade at right now", Tools: []string{"get_apple_current_stock_price"}},
+		{Query: "how much money did microsoft make", Tools: []string{"get_microsoft_revenue"}},
+		{Query: "nvidia share price targets from analysts", Tools: []string{"get_nvidia_analyst_price_targets"}},
+	}
+	labelled := testfactory.Labels(ctx, t, svc, "fin", uses)
+	if labelled == 0 {
+		t.Fatal("no search labelled")
+	}
+	mem := &memory.Service{Pool: pool, Embedder: emb, Logger: slog.New(slog.DiscardHandler)}
+	if stats, err := mem.Sweep(ctx); err != nil || stats.Added == 0 {
+		t.Fatalf("sweep %+v %v: no memory", stats, err)
+	}
+	for _, u := range uses { // the same requests again: their memories score their tools
+		if _, err := svc.Search(ctx, search.Internal(), search.Request{Query: u.Query, K: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hit1, hit5, memories int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE r = 1), count(*) FILTER (WHERE r <= 5), (SELECT count(*) FROM tool_memories)
+		FROM (SELECT min(rank) AS r FROM search_labels GROUP BY search_id) b`).Scan(&hit1, &hit5, &memories); err != nil {
+		t.Fatal(err)
+	}
+	days, err := analytics.Learning(ctx, pool, analytics.Params{Days: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().UTC()
+	if len(days) != 3 || days[0].Day != today.AddDate(0, 0, -2).Format(time.DateOnly) || days[2].Day != today.Format(time.DateOnly) {
+		t.Fatalf("days %+v, want the last 3", days)
+	}
+	if (days[0] != analytics.LearningDay{Day: days[0].Day}) {
+		t.Errorf("a day without searches: %+v", days[0])
+	}
+	want := analytics.LearningDay{Day: days[2].Day, Searches: int64(2 * len(uses)), MemoryHelped: days[2].MemoryHelped,
+		Labelled: int64(labelled), Hit1: hit1, Hit5: hit5, Memories: memories}
+	if days[2] != want || days[2].MemoryHelped == 0 || days[2].MemoryHelped > int64(len(uses)) {
+		t.Errorf("today %+v, want %+v with 1 to %d searches a memory helped", days[2], want, len(uses))
+	}
+	if n := count(t, pool, `SELECT count(*) FROM search_learning_daily WHERE memories > 0`); n != 1 {
+		t.Errorf("search_learning_daily: %d days with memories, want 1", n)
+	}
 }

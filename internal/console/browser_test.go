@@ -537,7 +537,7 @@ func TestConsoleOpenMode(t *testing.T) {
 	// Analytics: every section shows its data or its error, none stays loading.
 	b.open(st.url+"/ui/analytics?days=7", "#an-searches")
 	b.settled()
-	for _, id := range []string{"an-searches", "an-latency", "an-profiles", "an-zero", "an-low", "an-top", "an-slowest", "an-tools"} {
+	for _, id := range []string{"an-searches", "an-latency", "an-profiles", "an-learning", "an-zero", "an-low", "an-top", "an-slowest", "an-tools"} {
 		if n := eval[int](b, `document.getElementById('`+id+`').children.length`); n == 0 {
 			t.Errorf("analytics section %s is empty", id)
 		}
@@ -778,12 +778,23 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 	b.open(srv.URL+"/ui/analytics?days=7", "#an-searches figure")
 	b.settled()
 	for sel, want := range map[string]int{
-		"#an-searches polyline": 2, "#an-latency polyline": 3, "#an-profiles polyline": 4, "#an-zero tbody tr": 4, "#an-low tbody tr": 3,
+		"#an-searches polyline": 5, "#an-latency polyline": 3, "#an-profiles polyline": 4, "#an-learning polyline": 4, "#an-zero tbody tr": 4, "#an-low tbody tr": 3,
 		"#an-top tbody tr": 4, "#an-slowest tbody tr": 3, "#an-tools tbody tr": 7,
 	} {
 		if n := eval[int](b, `document.querySelectorAll('`+sel+`').length`); n != want {
 			t.Errorf("%s: %d, want %d", sel, n, want)
 		}
+	}
+	// the searches that returned tools with no good match, counted over the window
+	if got := b.text("#an-searches-summary"); !strings.Contains(got, "375 of low confidence (6.9%) · 500 low-score") {
+		t.Errorf("searches summary %q: want the low-confidence and low-score counts", got)
+	}
+	// the learning curve: the hit rates of the labelled searches, the memories, the searches helped
+	if got := b.text("#an-learning-summary"); got != "151 memories stored · 1,115 labelled searches in this window" {
+		t.Errorf("learning summary %q", got)
+	}
+	if got := eval[[]string](b, `[...document.querySelectorAll('#an-learning figure')].map(f => f.querySelectorAll('circle').length + ' ' + f.textContent.includes('%'))`); strings.Join(got, ",") != "14 true,7 false,7 true" {
+		t.Errorf("learning charts (points, in percent): %q", got)
 	}
 	// a day without labels has no MRR: one point fewer on its line, none at zero
 	if n := eval[int](b, `document.querySelectorAll('#an-profiles figure')[1].querySelectorAll('circle').length`); n != 13 {

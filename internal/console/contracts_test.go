@@ -24,6 +24,7 @@ func TestContractsMatchTheAPI(t *testing.T) {
 		"zero-results":   listAnswer("queries", reflect.TypeFor[analytics.ZeroResultQuery]()),
 		"low-score":      listAnswer("queries", reflect.TypeFor[analytics.LowScoreQuery]()),
 		"profiles":       listAnswer("days", reflect.TypeFor[analytics.ProfileDay]()),
+		"learning":       listAnswer("days", reflect.TypeFor[analytics.LearningDay]()),
 		"slowest":        listAnswer("searches", reflect.TypeFor[analytics.SlowSearch]()),
 		"top-queries":    listAnswer("queries", reflect.TypeFor[analytics.TopQuery]()),
 		"tools":          reflect.TypeFor[analytics.ToolLists](),
@@ -41,8 +42,8 @@ func TestContractsMatchTheAPI(t *testing.T) {
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "contracts", "*.json"))
-	if len(files) != 9 {
-		t.Errorf("%d contracts, 9 checked: check the new ones too", len(files))
+	if len(files) != 10 {
+		t.Errorf("%d contracts, 10 checked: check the new ones too", len(files))
 	}
 }
 

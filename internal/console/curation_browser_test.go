@@ -34,6 +34,8 @@ func TestConsoleWhyNot(t *testing.T) {
 	if n := eval[int](b, `document.querySelectorAll('#results li').length`); n != 1 {
 		t.Errorf("%d results beside the answer, want the search's 1", n)
 	}
+	b.settled()
+	b.shot("search-whynot")
 
 	b.open(st.url+"/ui/search?q=weather&why=acme__nope", "#whynot-answer")
 	if got := b.text("#whynot-answer"); !strings.Contains(got, "not ranked") || !strings.Contains(got, "not_found") {
@@ -65,6 +67,8 @@ func TestConsoleRules(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#rule-create")))
 	b.wait(`//div[@id="status"]/div[contains(., "pin acme__send_email for contains")]`)
 	b.wait(`#rules button.delete-rule`)
+	b.settled()
+	b.shot("rules")
 
 	b.open(st.url+"/ui/search?q=weather+forecast", "#results li")
 	if first := b.text("#results li .tool-name"); first != "acme__send_email" {

@@ -62,6 +62,53 @@ func (q *Queries) AnalyticsLatency(ctx context.Context, arg AnalyticsLatencyPara
 	return items, nil
 }
 
+const analyticsLearning = `-- name: AnalyticsLearning :many
+SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
+       l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
+       l.memories::bigint AS memories
+FROM toolgate_analytics_learning(toolgate_analytics_since($1::int))
+    AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
+ORDER BY l.day
+`
+
+type AnalyticsLearningRow struct {
+	Day          pgtype.Date `json:"day"`
+	Searches     int64       `json:"searches"`
+	MemoryHelped int64       `json:"memory_helped"`
+	Labelled     int64       `json:"labelled"`
+	Hit1         int64       `json:"hit_1"`
+	Hit5         int64       `json:"hit_5"`
+	Memories     int64       `json:"memories"`
+}
+
+func (q *Queries) AnalyticsLearning(ctx context.Context, days int32) ([]AnalyticsLearningRow, error) {
+	rows, err := q.db.Query(ctx, analyticsLearning, days)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AnalyticsLearningRow{}
+	for rows.Next() {
+		var i AnalyticsLearningRow
+		if err := rows.Scan(
+			&i.Day,
+			&i.Searches,
+			&i.MemoryHelped,
+			&i.Labelled,
+			&i.Hit1,
+			&i.Hit5,
+			&i.Memories,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const analyticsLowScore = `-- name: AnalyticsLowScore :many
 SELECT s.query::text AS query, s.endpoint::text AS endpoint, s.mode::text AS mode, s.filters::jsonb AS filters,
        s.searches::bigint AS searches, s.top_score::float8 AS top_score, s.top_bm25::float8 AS top_bm25,
@@ -165,9 +212,10 @@ func (q *Queries) AnalyticsProfiles(ctx context.Context, days int32) ([]Analytic
 const analyticsSearches = `-- name: AnalyticsSearches :many
 
 SELECT s.start::timestamptz AS start, s.endpoint::text AS endpoint, s.searches::bigint AS searches,
-       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled
+       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled, s.low_score::bigint AS low_score,
+       s.low_confidence::bigint AS low_confidence
 FROM toolgate_analytics_searches(toolgate_analytics_since($1::int), $2::text)
-    AS s (start, endpoint, searches, zero_result, labelled)
+    AS s (start, endpoint, searches, zero_result, labelled, low_score, low_confidence)
 ORDER BY s.start, s.endpoint
 `
 
@@ -177,11 +225,13 @@ type AnalyticsSearchesParams struct {
 }
 
 type AnalyticsSearchesRow struct {
-	Start      time.Time `json:"start"`
-	Endpoint   string    `json:"endpoint"`
-	Searches   int64     `json:"searches"`
-	ZeroResult int64     `json:"zero_result"`
-	Labelled   int64     `json:"labelled"`
+	Start         time.Time `json:"start"`
+	Endpoint      string    `json:"endpoint"`
+	Searches      int64     `json:"searches"`
+	ZeroResult    int64     `json:"zero_result"`
+	Labelled      int64     `json:"labelled"`
+	LowScore      int64     `json:"low_score"`
+	LowConfidence int64     `json:"low_confidence"`
 }
 
 // Search analytics (GET /admin/analytics/*, internal/analytics, docs/analytics.md): each
@@ -203,6 +253,8 @@ func (q *Queries) AnalyticsSearches(ctx context.Context, arg AnalyticsSearchesPa
 			&i.Searches,
 			&i.ZeroResult,
 			&i.Labelled,
+			&i.LowScore,
+			&i.LowConfidence,
 		); err != nil {
 			return nil, err
 		}

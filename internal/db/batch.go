@@ -22,13 +22,14 @@ var (
 const insertSearchLog = `-- name: InsertSearchLog :batchone
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm, endpoint)
+                        experiment_id, arm, endpoint, confidence, no_good_match)
 VALUES ($1::text, $2::text[], $3::text, $4::int,
         $5::jsonb, $6::text, $7::text, $8::jsonb,
         $9::jsonb, $10::jsonb, jsonb_array_length($10::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($10::jsonb) e),
         $11::float8, $12::jsonb, $13::text, $14::bigint,
-        $15::text, $16::bigint, $17::text, $18::text)
+        $15::text, $16::bigint, $17::text, $18::text,
+        $19::float8, $20::boolean)
 RETURNING id
 `
 
@@ -57,14 +58,17 @@ type InsertSearchLogParams struct {
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *string         `json:"arm"`
 	Endpoint     string          `json:"endpoint"`
+	Confidence   float64         `json:"confidence"`
+	NoGoodMatch  bool            `json:"no_good_match"`
 }
 
 // The retrieval log row of an answered search, written to the primary once its final
 // ranking is known, together with the rows of the searches that finished meanwhile (one
 // batch after SearchLogAsync: one round trip, one transaction; search.logWriter): the results by position, each
 // {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
-// reranker rerank_score} (search.logJSON), the rerank decision, and the experiment arm and
-// serving profile the Search statement chose (its exp and pset CTEs).
+// reranker rerank_score, when the memory branch scored it memory_share} (search.logJSON), the rerank decision, and the experiment arm and
+// serving profile the Search statement chose (its exp and pset CTEs), and the answer's
+// confidence (search.setConfidence).
 func (q *Queries) InsertSearchLog(ctx context.Context, arg []InsertSearchLogParams) *InsertSearchLogBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -87,6 +91,8 @@ func (q *Queries) InsertSearchLog(ctx context.Context, arg []InsertSearchLogPara
 			a.ExperimentID,
 			a.Arm,
 			a.Endpoint,
+			a.Confidence,
+			a.NoGoodMatch,
 		}
 		batch.Queue(insertSearchLog, vals...)
 	}

@@ -65,6 +65,34 @@ func (q *Queries) ForgetToolMemories(ctx context.Context, toolID int64) (int64, 
 	return result.RowsAffected(), nil
 }
 
+const forgetToolMemory = `-- name: ForgetToolMemory :execrows
+WITH m AS (
+    SELECT x.tool_id, x.tenant, x.norm FROM tool_memories x
+    WHERE x.id = $1::bigint AND x.tool_id = $2::bigint
+), mark AS (
+    INSERT INTO tool_memory_query_forgets AS f (tool_id, tenant, norm, forgotten_at)
+    SELECT m.tool_id, m.tenant, m.norm, now() FROM m
+    ON CONFLICT ON CONSTRAINT tool_memory_query_forgets_pkey DO UPDATE SET forgotten_at = excluded.forgotten_at
+)
+DELETE FROM tool_memories x USING m WHERE x.tool_id = m.tool_id AND x.tenant = m.tenant AND x.norm = m.norm
+`
+
+type ForgetToolMemoryParams struct {
+	ID     int64 `json:"id"`
+	ToolID int64 `json:"tool_id"`
+}
+
+// Removes one memory (id) of a tool: its tenant's memories of the same query go (a tenant
+// has one per key), and the tenant's searches of that query until now teach the tool
+// nothing again (tool_memory_query_forgets). No row: the tool has no such memory.
+func (q *Queries) ForgetToolMemory(ctx context.Context, arg ForgetToolMemoryParams) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetToolMemory, arg.ID, arg.ToolID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const insertToolMemory = `-- name: InsertToolMemory :exec
 INSERT INTO tool_memories (tool_id, tenant, key_id, norm, query, embedding, searches, labelled_at)
 VALUES ($1, $2, $3, $4, $5,
@@ -151,7 +179,7 @@ func (q *Queries) ListMemoryToolsToRefresh(ctx context.Context, arg ListMemoryTo
 }
 
 const listToolMemories = `-- name: ListToolMemories :many
-SELECT m.tenant, m.query, m.searches, m.labelled_at, k.name AS key_name
+SELECT m.id, m.tenant, m.query, m.searches, m.labelled_at, k.name AS key_name
 FROM tool_memories m
 LEFT JOIN api_keys k ON k.id = m.key_id
 WHERE m.tool_id = $1
@@ -159,6 +187,7 @@ ORDER BY m.labelled_at DESC, m.id DESC
 `
 
 type ListToolMemoriesRow struct {
+	ID         int64     `json:"id"`
 	Tenant     string    `json:"tenant"`
 	Query      string    `json:"query"`
 	Searches   int32     `json:"searches"`
@@ -178,6 +207,7 @@ func (q *Queries) ListToolMemories(ctx context.Context, toolID int64) ([]ListToo
 	for rows.Next() {
 		var i ListToolMemoriesRow
 		if err := rows.Scan(
+			&i.ID,
 			&i.Tenant,
 			&i.Query,
 			&i.Searches,
@@ -264,17 +294,24 @@ WITH hits AS (
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id, x.created_at DESC
 ), kept AS (
-    SELECT id, created_at, labelled_at, key_id, tenant, text FROM hits WHERE text <> '' AND char_length(text) <= $3::int
+    SELECT h.id, h.created_at, h.labelled_at, h.key_id, h.tenant, h.text FROM hits h
+    WHERE h.text <> '' AND char_length(h.text) <= $3::int
+      AND NOT EXISTS (SELECT FROM tool_memory_query_forgets q
+                      WHERE q.tool_id = $2::bigint AND q.tenant = h.tenant AND q.norm = lower(h.text)
+                        AND h.created_at <= q.forgotten_at)
 ), groups AS (
     SELECT tenant, key_id, lower(text) AS norm, count(*) AS searches, max(labelled_at) AS last,
            (array_agg(text ORDER BY created_at DESC, id DESC))[1] AS text
     FROM kept
     GROUP BY tenant, key_id, lower(text)
     UNION ALL
-    SELECT '', NULL, lower(text), count(*), max(labelled_at), (array_agg(text ORDER BY created_at DESC, id DESC))[1]
-    FROM kept
-    WHERE key_id IS NOT NULL
-    GROUP BY lower(text)
+    SELECT '', NULL, lower(h.text), count(*), max(h.labelled_at), (array_agg(h.text ORDER BY h.created_at DESC, h.id DESC))[1]
+    FROM kept h
+    WHERE h.key_id IS NOT NULL
+      AND NOT EXISTS (SELECT FROM tool_memory_query_forgets q
+                      WHERE q.tool_id = $2::bigint AND q.tenant = '' AND q.norm = lower(h.text)
+                        AND h.created_at <= q.forgotten_at)
+    GROUP BY lower(h.text)
     HAVING count(DISTINCT key_id) >= $4::int
 ), merged AS (
     -- an operator's query that is also k-anonymous is one global row
@@ -322,7 +359,9 @@ type MemoriesWantedRow struct {
 //
 // Limits: a key's searches count only while it is not revoked and may still see the tool's
 // source; searches made with an OAuth access token do not count; searches made before the tool's memories or its source's observed queries were
-// removed are forgotten. Per tenant, the most recently labelled max_n.
+// removed are forgotten, and so are a tenant's searches of a query made before its memory of
+// that query was removed (tool_memory_query_forgets; a removed global memory: the query is
+// global again only from searches made after). Per tenant, the most recently labelled max_n.
 func (q *Queries) MemoriesWanted(ctx context.Context, arg MemoriesWantedParams) ([]MemoriesWantedRow, error) {
 	rows, err := q.db.Query(ctx, memoriesWanted,
 		arg.MaxN,

@@ -188,17 +188,18 @@ type SearchCorpu struct {
 }
 
 type SearchDaily struct {
-	Day        pgtype.Date    `json:"day"`
-	Searches   int64          `json:"searches"`
-	ZeroResult int64          `json:"zero_result"`
-	AvgResults pgtype.Numeric `json:"avg_results"`
-	P50Ms      pgtype.Numeric `json:"p50_ms"`
-	P95Ms      pgtype.Numeric `json:"p95_ms"`
-	P99Ms      pgtype.Numeric `json:"p99_ms"`
-	MaxMs      pgtype.Numeric `json:"max_ms"`
-	Rest       int64          `json:"rest"`
-	FindTools  int64          `json:"find_tools"`
-	LowScore   int64          `json:"low_score"`
+	Day           pgtype.Date    `json:"day"`
+	Searches      int64          `json:"searches"`
+	ZeroResult    int64          `json:"zero_result"`
+	AvgResults    pgtype.Numeric `json:"avg_results"`
+	P50Ms         pgtype.Numeric `json:"p50_ms"`
+	P95Ms         pgtype.Numeric `json:"p95_ms"`
+	P99Ms         pgtype.Numeric `json:"p99_ms"`
+	MaxMs         pgtype.Numeric `json:"max_ms"`
+	Rest          int64          `json:"rest"`
+	FindTools     int64          `json:"find_tools"`
+	LowScore      int64          `json:"low_score"`
+	LowConfidence int64          `json:"low_confidence"`
 }
 
 type SearchDoc struct {
@@ -264,6 +265,16 @@ type SearchLatencyHourly struct {
 	P99Ms    interface{} `json:"p99_ms"`
 }
 
+type SearchLearningDaily struct {
+	Day          interface{} `json:"day"`
+	Searches     interface{} `json:"searches"`
+	MemoryHelped interface{} `json:"memory_helped"`
+	Labelled     interface{} `json:"labelled"`
+	Hit1         interface{} `json:"hit_1"`
+	Hit5         interface{} `json:"hit_5"`
+	Memories     interface{} `json:"memories"`
+}
+
 type SearchLexeme struct {
 	Lexeme string `json:"lexeme"`
 	Df     int32  `json:"df"`
@@ -292,6 +303,8 @@ type SearchLog struct {
 	ExperimentID pgtype.Int8     `json:"experiment_id"`
 	Arm          *ExperimentArm  `json:"arm"`
 	Endpoint     *string         `json:"endpoint"`
+	Confidence   pgtype.Float8   `json:"confidence"`
+	NoGoodMatch  pgtype.Bool     `json:"no_good_match"`
 }
 
 type SearchLowScoreQuery struct {
@@ -345,15 +358,17 @@ type SearchReimpactLease struct {
 }
 
 type SearchRollupHourly struct {
-	Hour       time.Time `json:"hour"`
-	Endpoint   string    `json:"endpoint"`
-	Profile    string    `json:"profile"`
-	Mode       string    `json:"mode"`
-	Searches   int64     `json:"searches"`
-	ZeroResult int64     `json:"zero_result"`
-	LowScore   int64     `json:"low_score"`
-	Labelled   int64     `json:"labelled"`
-	RrSum      float64   `json:"rr_sum"`
+	Hour          time.Time `json:"hour"`
+	Endpoint      string    `json:"endpoint"`
+	Profile       string    `json:"profile"`
+	Mode          string    `json:"mode"`
+	Searches      int64     `json:"searches"`
+	ZeroResult    int64     `json:"zero_result"`
+	LowScore      int64     `json:"low_score"`
+	Labelled      int64     `json:"labelled"`
+	RrSum         float64   `json:"rr_sum"`
+	LowConfidence int64     `json:"low_confidence"`
+	MemoryHelped  int64     `json:"memory_helped"`
 }
 
 type SearchRollupLatency struct {
@@ -495,15 +510,16 @@ type SearchTopQuery struct {
 }
 
 type SearchTraffic struct {
-	Hour       interface{}    `json:"hour"`
-	Endpoint   interface{}    `json:"endpoint"`
-	Profile    interface{}    `json:"profile"`
-	Mode       interface{}    `json:"mode"`
-	Searches   interface{}    `json:"searches"`
-	ZeroResult interface{}    `json:"zero_result"`
-	LowScore   interface{}    `json:"low_score"`
-	Labelled   interface{}    `json:"labelled"`
-	Mrr        pgtype.Numeric `json:"mrr"`
+	Hour          interface{}    `json:"hour"`
+	Endpoint      interface{}    `json:"endpoint"`
+	Profile       interface{}    `json:"profile"`
+	Mode          interface{}    `json:"mode"`
+	Searches      interface{}    `json:"searches"`
+	ZeroResult    interface{}    `json:"zero_result"`
+	LowScore      interface{}    `json:"low_score"`
+	Labelled      interface{}    `json:"labelled"`
+	Mrr           pgtype.Numeric `json:"mrr"`
+	LowConfidence interface{}    `json:"low_confidence"`
 }
 
 type SearchUsedRank struct {
@@ -613,6 +629,13 @@ type ToolMemory struct {
 
 type ToolMemoryForget struct {
 	ToolID      int64     `json:"tool_id"`
+	ForgottenAt time.Time `json:"forgotten_at"`
+}
+
+type ToolMemoryQueryForget struct {
+	ToolID      int64     `json:"tool_id"`
+	Tenant      string    `json:"tenant"`
+	Norm        string    `json:"norm"`
 	ForgottenAt time.Time `json:"forgotten_at"`
 }
 

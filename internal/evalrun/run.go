@@ -116,7 +116,9 @@ type Options struct {
 	// Traffic makes the run a learning curve (RunCurves): the queries it selects are
 	// replayed as an agent's traffic, the others measured.
 	Traffic *TrafficSplit
-	Args    []string // the command line, recorded in every line
+	// CurveSVG is where `--curve-svg` writes the learning curves' chart (CurveSVG; "": none).
+	CurveSVG string
+	Args     []string // the command line, recorded in every line
 }
 
 // Run loads the dataset of o.Dir into a fresh database on the server of DATABASE_URL,

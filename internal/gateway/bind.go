@@ -21,8 +21,9 @@ import (
 // findTools is find_tools: search, bind the results into the session, return their schemas.
 func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct {
-		Query string `json:"query"`
-		Limit *int   `json:"limit"`
+		Query        string   `json:"query"`
+		Limit        *int     `json:"limit"`
+		ExplainTools []string `json:"explain_tools"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
 		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsRefused)
@@ -32,7 +33,7 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	res, terr := s.find(ctx, metrics.EndpointFindTools, in.Query, limit)
+	res, terr := s.find(ctx, metrics.EndpointFindTools, in.Query, limit, in.ExplainTools)
 	switch {
 	case terr == nil:
 		s.g.opts.Metrics.ObserveFindTools(metrics.FindToolsOK)
@@ -46,7 +47,8 @@ func (s *session) findTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	s.bind(ctx, res.Tools)
 
-	out := findOutput{SearchID: res.SearchID, Tools: make([]toolSchema, 0, len(res.Tools)), Confidence: res.Confidence, NoGoodMatch: res.NoGoodMatch}
+	out := findOutput{SearchID: res.SearchID, Tools: make([]toolSchema, 0, len(res.Tools)), Confidence: res.Confidence, NoGoodMatch: res.NoGoodMatch,
+		ExplainedTools: res.Explained}
 	for _, t := range res.Tools {
 		out.Tools = append(out.Tools, toolSchema{
 			Name: catalog.FunctionName(t.Name), Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
@@ -78,6 +80,8 @@ type findOutput struct {
 	Confidence  float64 `json:"confidence"`
 	NoGoodMatch bool    `json:"no_good_match"`
 	Hint        string  `json:"hint"`
+	// ExplainedTools answers the call's explain_tools (absent when it named none).
+	ExplainedTools []ToolExplanation `json:"explained_tools,omitempty"`
 }
 
 // toolSchema is a retrieved tool in MCP tools/list form (named as it is listed: by its
@@ -94,10 +98,10 @@ type toolSchema struct {
 	Confidence   float64         `json:"confidence"`
 }
 
-// find validates a query and runs the Finder; the search it answers is counted under
-// endpoint (the meta-tool: metrics.EndpointFindTools or EndpointUseTool). An empty query is
-// refused here, so the whole catalog is never returned.
-func (s *session) find(ctx context.Context, endpoint, query string, limit int) (FindResult, *ToolError) {
+// find validates a query and runs the Finder, explaining the tools named in explain; the
+// search it answers is counted under endpoint (the meta-tool: metrics.EndpointFindTools or
+// EndpointUseTool). An empty query is refused here, so the whole catalog is never returned.
+func (s *session) find(ctx context.Context, endpoint, query string, limit int, explain []string) (FindResult, *ToolError) {
 	query = strings.TrimSpace(query)
 	if query == "" {
 		return FindResult{}, toolErrorf(CodeEmptyQuery, "query is empty: describe the capability you need")
@@ -105,7 +109,8 @@ func (s *session) find(ctx context.Context, endpoint, query string, limit int) (
 	if limit < 1 || limit > maxFindLimit {
 		return FindResult{}, toolErrorf(CodeInvalidLimit, "limit must be from 1 to %d, got %d", maxFindLimit, limit)
 	}
-	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(ctx), SessionID: s.id})
+	res, err := s.g.finder.Find(ctx, FindRequest{Query: query, Limit: limit, Caller: s.searchCaller(ctx), SessionID: s.id,
+		ExplainTools: explain})
 	var invalid *QueryError
 	if errors.As(err, &invalid) {
 		return FindResult{}, toolErrorf(CodeInvalidQuery, "%s", invalid.Reason)
@@ -124,7 +129,7 @@ func (s *session) find(ctx context.Context, endpoint, query string, limit int) (
 		}
 	}
 	res.Tools = kept
-	s.g.opts.Metrics.ObserveSearchServed(endpoint, res.Mode, res.Profile, len(kept))
+	s.g.opts.Metrics.ObserveSearchServed(endpoint, res.Mode, res.Profile, len(kept), res.NoGoodMatch)
 	return res, nil
 }
 

@@ -47,7 +47,7 @@ func (s *session) useTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
 		return toolErrorf(CodeInvalidArguments, "use_tool: %v", err).result(), nil
 	}
-	res, terr := s.find(ctx, metrics.EndpointUseTool, in.Query, 1)
+	res, terr := s.find(ctx, metrics.EndpointUseTool, in.Query, 1, nil)
 	if terr != nil {
 		return terr.result(), nil
 	}

@@ -41,6 +41,9 @@ type FindRequest struct {
 	Limit     int
 	Caller    auth.Caller // whose search it is: the sources it may see, its default plan
 	SessionID string
+	// ExplainTools names tools the agent asks about ("why not X?"): FindResult.Explained
+	// says, for each, whether the search returned it, where it ranked and why not.
+	ExplainTools []string
 }
 
 // FindResult is the ranked tools of one search and the id of its retrieval-log row.
@@ -54,6 +57,25 @@ type FindResult struct {
 	// Mode and Profile are the search's mode and the weight profile that served it, for the
 	// metrics (empty when the Finder does not say).
 	Mode, Profile string
+	// Explained answers FindRequest.ExplainTools, in its order.
+	Explained []ToolExplanation
+}
+
+// ToolExplanation is one answer of explain_tools (search.ToolExplanation without the
+// branches' details): whether the search returned the tool, its rank and fused score
+// (nil when no branch's candidates held it), and the reasons it was not returned.
+type ToolExplanation struct {
+	Name     string   `json:"name"`
+	Returned bool     `json:"returned"`
+	Rank     *int     `json:"rank"`
+	Score    *float64 `json:"score"`
+	Reasons  []Reason `json:"reasons"`
+}
+
+// Reason is a cause of a ToolExplanation: a stable code (search.Reason*) and a sentence.
+type Reason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // FoundTool is one retrieved tool, best first in FindResult.Tools.

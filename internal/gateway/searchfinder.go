@@ -27,7 +27,7 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 	// retrieval log records the format, and it has always said raw for find_tools.
 	resp, err := f.Search.Search(ctx, q.Caller, search.Request{
 		Query: q.Query, K: q.Limit, Mode: mode, Format: search.FormatRaw, SessionID: q.SessionID,
-		Endpoint: search.EndpointFindTools,
+		Endpoint: search.EndpointFindTools, ExplainTools: q.ExplainTools,
 	})
 	var invalid *search.InvalidRequestError
 	if errors.As(err, &invalid) {
@@ -40,6 +40,13 @@ func (f SearchFinder) Find(ctx context.Context, q FindRequest) (FindResult, erro
 		Confidence: resp.Confidence, NoGoodMatch: resp.NoGoodMatch}
 	for _, r := range resp.Results {
 		out.Tools = append(out.Tools, foundTool(r))
+	}
+	for _, x := range resp.ExplainedTools {
+		e := ToolExplanation{Name: x.Name, Returned: x.Returned, Rank: x.Rank, Score: x.Score, Reasons: make([]Reason, len(x.Reasons))}
+		for i, r := range x.Reasons {
+			e.Reasons[i] = Reason{Code: r.Code, Message: r.Message}
+		}
+		out.Explained = append(out.Explained, e)
 	}
 	return out, nil
 }

@@ -32,7 +32,8 @@ const (
 var (
 	findToolsSchema = json.RawMessage(`{"type":"object","properties":{` +
 		`"query":{"type":"string","description":"Natural language description of what you want to do"},` +
-		`"limit":{"type":"integer","description":"Maximum number of tools to return (default: 5)","default":5,"minimum":1,"maximum":50}},` +
+		`"limit":{"type":"integer","description":"Maximum number of tools to return (default: 5)","default":5,"minimum":1,"maximum":50},` +
+		`"explain_tools":{"type":"array","items":{"type":"string"},"maxItems":10,"description":"Names of tools you expected (as find_tools or your tool list names them): for each, whether this search returned it, its rank and score, and why it was not returned"}},` +
 		`"required":["query"]}`)
 	callToolSchema = json.RawMessage(`{"type":"object","properties":{` +
 		`"name":{"type":"string","description":"The name of a tool returned by find_tools"},` +

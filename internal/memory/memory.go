@@ -33,6 +33,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/embed"
 )
 
@@ -245,6 +246,8 @@ func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error
 
 // Memory is one memory of a tool, as GET /admin/tools/{name}/memories lists it.
 type Memory struct {
+	// ID names the memory for its removal (DELETE /admin/tools/{name}/memories/{id}).
+	ID int64 `json:"id"`
 	// Tenant is whose it is: "" the operator's or global (k-anonymous), "key:<name>" a
 	// key of no tenant, else the tenant's name.
 	Tenant string `json:"tenant"`
@@ -269,7 +272,7 @@ func (s *Service) List(ctx context.Context, tool string) ([]Memory, error) {
 	}
 	out := make([]Memory, len(rows))
 	for i, r := range rows {
-		m := Memory{Tenant: r.Tenant, Query: r.Query, Searches: int(r.Searches), LabelledAt: r.LabelledAt}
+		m := Memory{ID: r.ID, Tenant: r.Tenant, Query: r.Query, Searches: int(r.Searches), LabelledAt: r.LabelledAt}
 		if r.KeyName != nil {
 			m.Key = *r.KeyName
 			if strings.HasPrefix(r.Tenant, "key:") {
@@ -291,6 +294,37 @@ func (s *Service) Forget(ctx context.Context, tool string) (int64, error) {
 		return 0, err
 	}
 	return q.ForgetToolMemories(ctx, t.ID)
+}
+
+// MemoryNotFoundError is a memory id the tool does not have (never, or removed since).
+type MemoryNotFoundError struct {
+	Tool string
+	ID   int64
+}
+
+func (e *MemoryNotFoundError) Error() string {
+	return fmt.Sprintf("tool %s has no memory %d", e.Tool, e.ID)
+}
+
+// Is puts a MemoryNotFoundError in the NotFound category.
+func (e *MemoryNotFoundError) Is(target error) bool { return target == derrors.NotFound }
+
+// ForgetOne removes one memory of the named tool, its tenant's memories of the same query
+// with it (one per key of the tenant), and makes its tenant's searches of that query until
+// now teach the tool nothing again; the tool's other memories stay. It returns how many
+// memories it deleted: a *MemoryNotFoundError when the tool has no memory id, a
+// *catalog.ToolNotFoundError when there is no such tool.
+func (s *Service) ForgetOne(ctx context.Context, tool string, id int64) (int64, error) {
+	q := db.New(s.Pool)
+	t, err := toolByName(ctx, q, tool)
+	if err != nil {
+		return 0, err
+	}
+	n, err := q.ForgetToolMemory(ctx, db.ForgetToolMemoryParams{ID: id, ToolID: t.ID})
+	if err == nil && n == 0 {
+		return 0, &MemoryNotFoundError{Tool: tool, ID: id}
+	}
+	return n, err
 }
 
 func toolByName(ctx context.Context, q *db.Queries, name string) (db.Tool, error) {

@@ -2,8 +2,10 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/derrors"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/memory"
@@ -256,5 +259,90 @@ func TestOAuthCallersTeachNothing(t *testing.T) {
 	var n int
 	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d memories from OAuth callers (%v), want none", n, err)
+	}
+}
+
+// TestForgetOneMemory: removing one memory of a tool (a tenant's) removes it alone (the
+// operator's memory of the same query stays), a refresh of the tool does not learn it back from the searches made
+// before, and a search of the same query made after teaches it again.
+func TestForgetOneMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := setup(t)
+	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
+	traffic, _ := split(e.uses)
+	testfactory.LabelsAs(ctx, t, e.search, a, "src", traffic)
+	testfactory.Labels(ctx, t, e.search, "src", traffic)
+	e.sweep(t)
+	var tool string
+	var toolID int64
+	if err := e.pool.QueryRow(ctx, `SELECT t.name, t.id FROM tool_memories m JOIN tools t ON t.id = m.tool_id
+		GROUP BY t.name, t.id HAVING count(*) >= 2 ORDER BY t.name LIMIT 1`).Scan(&tool, &toolID); err != nil {
+		t.Fatalf("no tool with two memories: %v", err)
+	}
+	before, err := e.memory.List(ctx, tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(before, func(m memory.Memory) bool { return m.Tenant == "acme" })
+	if i < 0 {
+		t.Fatalf("%s's memories %+v: none of acme", tool, before)
+	}
+	gone := before[i]
+	if n, err := e.memory.ForgetOne(ctx, tool, gone.ID); err != nil || n != 1 {
+		t.Fatalf("forget %+v: %d %v, want 1 removed", gone, n, err)
+	}
+	queries := func() []string { // tenant: query
+		t.Helper()
+		list, err := e.memory.List(ctx, tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range list {
+			out = append(out, m.Tenant+": "+m.Query)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{}
+	for j, m := range before {
+		if j != i {
+			want = append(want, m.Tenant+": "+m.Query)
+		}
+	}
+	slices.Sort(want)
+	if got := queries(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("after forgetting %q: %q, want the others %q", gone.Query, got, want)
+	}
+	var st memory.SweepStats
+	if err := e.memory.Refresh(ctx, toolID, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := queries(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("a refresh learned back %q: %q", gone.Query, got)
+	}
+	// the same query asked and labelled again, after the removal, teaches it again
+	var use []testfactory.Use
+	for _, u := range traffic {
+		if u.Query == gone.Query {
+			use = append(use, u)
+		}
+	}
+	if n := testfactory.LabelsAs(ctx, t, e.search, a, "src", use); n == 0 {
+		t.Fatalf("%q not labelled again", gone.Query)
+	}
+	if err := e.memory.Refresh(ctx, toolID, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := queries(); !slices.Contains(got, "acme: "+gone.Query) {
+		t.Errorf("after a new search of %q: %q, want it learned again", gone.Query, got)
+	}
+
+	if _, err := e.memory.ForgetOne(ctx, tool, gone.ID); !errors.Is(err, derrors.NotFound) {
+		t.Errorf("forgetting a removed memory: %v, want not found", err)
+	}
+	if _, err := e.memory.ForgetOne(ctx, "src__no_such_tool", 1); !errors.Is(err, derrors.NotFound) {
+		t.Errorf("a memory of no tool: %v, want not found", err)
 	}
 }

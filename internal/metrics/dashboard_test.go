@@ -59,7 +59,7 @@ func TestRetrievalDashboard(t *testing.T) {
 	m := metrics.New()
 	m.ObserveHTTP("/search", "POST", 200, time.Millisecond)
 	m.ObserveSearch("hybrid", "total", time.Millisecond)
-	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 1)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 1, true)
 	m.ObserveFindTools(metrics.FindToolsOK)
 	m.ObserveLabel("call", "src", "default")
 	m.ObserveProvider(metrics.ProviderCall{Provider: "p", Operation: "embed", Tokens: 1, Err: os.ErrClosed})

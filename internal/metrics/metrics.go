@@ -35,6 +35,7 @@ type Metrics struct {
 
 	searchDuration *prometheus.HistogramVec
 	searches       *prometheus.CounterVec
+	lowConfidence  *prometheus.CounterVec
 	findTools      *prometheus.CounterVec
 	labels         *prometheus.CounterVec
 
@@ -82,6 +83,10 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "searches_total",
 		Help: "Searches answered, by endpoint (rest: POST /search, find_tools and use_tool: the MCP meta-tools), mode, the weight profile that served them and result (hits, or zero for none).",
 	}, []string{"endpoint", "mode", "profile", "result"})
+	m.lowConfidence = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "searches_low_confidence_total",
+		Help: "Searches answered with tools but no good match (no_good_match: the answer's confidence below the threshold), by endpoint, mode and the weight profile that served them.",
+	}, []string{"endpoint", "mode", "profile"})
 	m.findTools = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "mcp_find_tools_calls_total",
 		Help: "Calls of the MCP find_tools meta-tool, by outcome (ok, refused: an empty or invalid query or limit, error: the search failed).",
@@ -128,7 +133,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.jobDuration, m.jobWait, m.jobFailures, m.searchDuration,
-		m.searches, m.findTools, m.labels,
+		m.searches, m.lowConfidence, m.findTools, m.labels,
 		m.providerCalls, m.providerErrors, m.providerTokens, m.providerDuration,
 		m.syncRuns, m.syncTools, m.mcpProxyCalls, m.mcpProxyDuration,
 	)
@@ -180,9 +185,10 @@ const (
 
 // ObserveSearchServed counts one answered search: endpoint is one of the Endpoint*
 // constants, mode the search mode, profile the weight profile that served it (the requested
-// one, the experiment arm's or the active one: a bounded set of names) and results how many
-// tools it returned.
-func (m *Metrics) ObserveSearchServed(endpoint, mode, profile string, results int) {
+// one, the experiment arm's or the active one: a bounded set of names), results how many
+// tools it returned and noGoodMatch whether its answer said no tool matched well (a search
+// that returned tools and no good match is also counted as of low confidence).
+func (m *Metrics) ObserveSearchServed(endpoint, mode, profile string, results int, noGoodMatch bool) {
 	if m == nil {
 		return
 	}
@@ -191,6 +197,9 @@ func (m *Metrics) ObserveSearchServed(endpoint, mode, profile string, results in
 		result = "zero"
 	}
 	m.searches.WithLabelValues(endpoint, mode, profile, result).Inc()
+	if results > 0 && noGoodMatch {
+		m.lowConfidence.WithLabelValues(endpoint, mode, profile).Inc()
+	}
 }
 
 // Outcomes of a find_tools call.

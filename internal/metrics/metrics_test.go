@@ -34,9 +34,9 @@ func TestHooks(t *testing.T) {
 	m.ObserveHTTP("/v1/search", "POST", 200, 5*time.Millisecond)
 	m.ObserveMCPProxy("github", metrics.MCPOK, 40*time.Millisecond)
 	m.ObserveMCPProxy("github", metrics.MCPTimeout, 30*time.Second)
-	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 5)
-	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 0)
-	m.ObserveSearchServed(metrics.EndpointFindTools, "hybrid", "candidate", 3)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 5, false)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 0, true)
+	m.ObserveSearchServed(metrics.EndpointFindTools, "hybrid", "candidate", 3, false)
 	m.ObserveFindTools(metrics.FindToolsOK)
 	m.ObserveFindTools(metrics.FindToolsRefused)
 	m.ObserveLabel("call", "github", "candidate")
@@ -76,6 +76,29 @@ func TestHooks(t *testing.T) {
 	}
 }
 
+// TestLowConfidenceSearches: a search that returned tools with no good match counts in
+// searches_low_confidence_total as well as in searches_total; one that found nothing (no
+// good match, by definition) and one of good confidence do not.
+func TestLowConfidenceSearches(t *testing.T) {
+	m := metrics.New()
+	m.ObserveSearchServed(metrics.EndpointFindTools, "hybrid", "default", 5, true)
+	m.ObserveSearchServed(metrics.EndpointFindTools, "hybrid", "default", 5, true)
+	m.ObserveSearchServed(metrics.EndpointFindTools, "hybrid", "default", 5, false)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 0, true)
+	out := scrape(t, m)
+	for _, want := range []string{
+		`toolgate_searches_low_confidence_total{endpoint="find_tools",mode="hybrid",profile="default"} 2` + "\n",
+		`toolgate_searches_total{endpoint="find_tools",mode="hybrid",profile="default",result="hits"} 3` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if strings.Contains(out, `toolgate_searches_low_confidence_total{endpoint="rest"`) {
+		t.Error("a search that found nothing counted as of low confidence")
+	}
+}
+
 func TestRegistriesAreIndependent(t *testing.T) {
 	a, b := metrics.New(), metrics.New()
 	a.ObserveSearch("hybrid", "total", time.Millisecond)
@@ -91,7 +114,7 @@ func TestNilMetricsIsNoop(t *testing.T) {
 	m.ObserveSync(metrics.SyncResult{Source: "s", Result: "ok"})
 	m.ObserveHTTP("/", "GET", 200, 0)
 	m.ObserveMCPProxy("s", metrics.MCPOK, 0)
-	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 1)
+	m.ObserveSearchServed(metrics.EndpointREST, "hybrid", "default", 1, true)
 	m.ObserveFindTools(metrics.FindToolsOK)
 	m.ObserveLabel("call", "s", "default")
 	if len(m.JobMiddlewares()) != 0 {

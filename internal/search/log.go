@@ -9,16 +9,22 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/rerank"
 )
 
 // writeLog writes the retrieval log row of an answered search to the primary, once, with
 // its final ranking (merged and reranked), and sets resp.SearchID. It is the row's only
 // writer (the search statement only reads); the row goes in a batch with the rows of the
-// searches that finish meanwhile (logWriter), which does not wait for a WAL flush.
-func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) error {
+// searches that finish meanwhile (logWriter), which does not wait for a WAL flush. used are
+// the statement's rows of the results, in order.
+func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response, used []db.SearchRow) error {
 	start := time.Now()
-	results, rerankJSON, err := logJSON(resp.Results, resp.Rerank)
+	memory := make([]float64, len(used))
+	for i, row := range used {
+		memory[i] = row.MemoryShare
+	}
+	results, rerankJSON, err := logJSON(resp.Results, memory, resp.Rerank)
 	if err != nil {
 		return err
 	}
@@ -40,6 +46,7 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) er
 	entry.Results, entry.Rerank = results, rerankJSON
 	entry.LatencyMs = ms(t.Embed + t.Statement + t.Rerank)
 	entry.Profile = optional(resp.Profile)
+	entry.Confidence, entry.NoGoodMatch = resp.Confidence, resp.NoGoodMatch
 	if x := resp.Experiment; x != nil {
 		entry.ExperimentID, entry.Arm = pgtype.Int8{Int64: x.ID, Valid: true}, optional(string(x.Arm))
 	}
@@ -51,8 +58,9 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) er
 }
 
 // logJSON is the results column of the search_log row of results (name, score, ranks, BM25,
-// name match, and intent and rerank score when present) and its rerank column.
-func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
+// name match, and intent, rerank score and the memory branch's share (memory[i], of the
+// result's row) when present) and its rerank column.
+func logJSON(results []Result, memory []float64, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
 	logged := make([]map[string]any, len(results))
 	for i, res := range results {
 		e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
@@ -62,6 +70,9 @@ func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json
 		}
 		if res.RerankScore != nil {
 			e["rerank_score"] = *res.RerankScore
+		}
+		if i < len(memory) && memory[i] > 0 {
+			e["memory_share"] = memory[i]
 		}
 		logged[i] = e
 	}

@@ -244,7 +244,7 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 			return Response{}, err
 		}
 	}
-	if err := s.writeLog(ctx, pr, &resp); err != nil {
+	if err := s.writeLog(ctx, pr, &resp, used); err != nil {
 		return Response{}, fmt.Errorf("search: write the log row: %w", err)
 	}
 	return resp, nil

@@ -24,6 +24,22 @@
 -- longer match its digest and are ignored until the job has rebuilt them.
 
 -- ---------------------------------------------------------------------------------------
+-- Upgrades that CREATE OR REPLACE cannot make: the per-hour rows gained the low_confidence
+-- and memory_helped counts (migration 0048), which changes the columns of the functions that return them and of
+-- search_traffic over them. Done once, on the first run after the upgrade.
+DO $$
+DECLARE
+    hourly regprocedure := to_regprocedure('toolgate_search_hourly_of(timestamptz, timestamptz)');
+BEGIN
+    IF hourly IS NOT NULL AND pg_get_function_result(hourly) NOT LIKE '%memory_helped%' THEN
+        DROP VIEW IF EXISTS search_traffic;
+        DROP FUNCTION IF EXISTS toolgate_analytics_searches(timestamptz, text);
+        DROP FUNCTION IF EXISTS toolgate_search_hourly(timestamptz);
+        DROP FUNCTION toolgate_search_hourly_of(timestamptz, timestamptz);
+    END IF;
+END $$;
+
+-- ---------------------------------------------------------------------------------------
 -- Rules.
 
 -- Where a search came from: 'rest' (POST /search), 'find_tools' (the MCP meta-tool) or
@@ -49,27 +65,40 @@ $$;
 
 -- A search whose best result is weak (docs/analytics.md#low-score-searches): it returned
 -- something, the top result is not an exact name match, and
+--   its answer had no good match (search_log.no_good_match: the confidence the API returned
+--     was below search.ConfidenceThreshold; logged since migration 0048), or
 --   hybrid, when the vector branch ranked anything: neither branch ranked the top result
 --     first (a branch that did not rank it at all counts as not first), or the lexical
 --     branch matched no tool at all;
 --   lexical, or hybrid without vectors (no embedder, or it failed): its BM25 is below 1;
---   vector: never (a cosine similarity has no scale that holds across embedders).
+--   vector: never by ranks (a cosine similarity has no scale that holds across embedders).
 -- Ranks, not fused scores: with min-max fusion (the default) the top result's fused score
 -- is close to the sum of the weights whatever the query, and ranks mean the same under
 -- every fusion. On the evaluation sets the hybrid rule flags about a tenth of the searches,
--- and more than four in five of those have a wrong first result.
-CREATE OR REPLACE FUNCTION toolgate_search_low_score(mode text, result_count integer, results jsonb)
+-- and more than four in five of those have a wrong first result. The confidence catches
+-- what ranks cannot: a first result that one branch ranked first on a weak match (a single
+-- common word, an expansion-only match).
+CREATE OR REPLACE FUNCTION toolgate_search_low_score(mode text, result_count integer, results jsonb,
+                                                     no_good_match boolean)
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT result_count > 0
        AND NOT coalesce((results -> 0 ->> 'name_match')::boolean, false)
-       AND CASE
-               WHEN mode = 'vector' THEN false
-               WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
-                   (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
-                    AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
-                   OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
-               ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
-           END
+       AND (coalesce(no_good_match, false)
+            OR CASE
+                   WHEN mode = 'vector' THEN false
+                   WHEN mode = 'hybrid' AND results @? '$[*].vector_rank ? (@.type() == "number")' THEN
+                       (coalesce((results -> 0 ->> 'lexical_rank')::int, 0) <> 1
+                        AND coalesce((results -> 0 ->> 'vector_rank')::int, 0) <> 1)
+                       OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
+                   ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
+               END)
+$$;
+
+-- A search of low confidence: it returned tools, but its answer had no good match
+-- (search_log.no_good_match; NULL, not known, before migration 0048).
+CREATE OR REPLACE FUNCTION toolgate_search_low_confidence(result_count integer, no_good_match boolean)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT result_count > 0 AND coalesce(no_good_match, false)
 $$;
 
 -- The start of the window of the last `days` UTC days, today included.
@@ -84,17 +113,21 @@ $$;
 
 -- Per hour, endpoint, serving profile and mode: searches, zero-result and low-score ones,
 -- labelled ones (a label of either source) and, over those, the sum of 1 / the rank of the
--- best-ranked label.
+-- best-ranked label, the low-confidence ones, and those with a result the memory branch
+-- scored (memory_share in the logged results).
 CREATE OR REPLACE FUNCTION toolgate_search_hourly_of(from_ts timestamptz, to_ts timestamptz)
 RETURNS TABLE (hour timestamptz, endpoint text, profile text, mode text, searches bigint, zero_result bigint,
-               low_score bigint, labelled bigint, rr_sum double precision)
+               low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint,
+               memory_helped bigint)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT date_trunc('hour', l.created_at, 'UTC'),
            toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
            toolgate_search_profile(l.profile), l.mode,
            count(*), count(*) FILTER (WHERE l.result_count = 0),
-           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results)),
-           count(b.best), coalesce(sum(1.0::float8 / b.best), 0)
+           count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)),
+           count(b.best), coalesce(sum(1.0::float8 / b.best), 0),
+           count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
+           count(*) FILTER (WHERE l.results @? '$[*].memory_share ? (@ > 0)')
     FROM search_log l
     LEFT JOIN (
         SELECT x.search_id, x.search_created_at, min(x.rank) AS best
@@ -142,7 +175,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
            min(coalesce((l.results -> 0 ->> 'bm25')::float8, 0)), max(l.created_at)
     FROM search_log l
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
-      AND toolgate_search_low_score(l.mode, l.result_count, l.results)
+      AND toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)
     GROUP BY 1, 2, 3, 4, 5
 $$;
 
@@ -214,6 +247,7 @@ RETURNS text LANGUAGE sql STABLE AS $$
     FROM pg_proc p
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
+                        'toolgate_search_low_confidence',
                         'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
@@ -237,9 +271,11 @@ $$;
 
 CREATE OR REPLACE FUNCTION toolgate_search_hourly(since timestamptz)
 RETURNS TABLE (hour timestamptz, endpoint text, profile text, mode text, searches bigint, zero_result bigint,
-               low_score bigint, labelled bigint, rr_sum double precision)
+               low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint,
+               memory_helped bigint)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum
+    SELECT r.hour, r.endpoint, r.profile, r.mode, r.searches, r.zero_result, r.low_score, r.labelled, r.rr_sum,
+           r.low_confidence, r.memory_helped
     FROM search_rollup_hourly r
     WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
     UNION ALL
@@ -259,12 +295,15 @@ $$;
 -- ---------------------------------------------------------------------------------------
 -- The answers: GET /admin/analytics/* and the views below.
 
--- Searches per bucket ('hour' or 'day') and endpoint: all, zero-result, labelled.
+-- Searches per bucket ('hour' or 'day') and endpoint: all, zero-result, labelled, low-score
+-- and low-confidence.
 CREATE OR REPLACE FUNCTION toolgate_analytics_searches(since timestamptz, bucket text)
-RETURNS TABLE (start timestamptz, endpoint text, searches bigint, zero_result bigint, labelled bigint)
+RETURNS TABLE (start timestamptz, endpoint text, searches bigint, zero_result bigint, labelled bigint,
+               low_score bigint, low_confidence bigint)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT date_trunc(bucket, h.hour, 'UTC'), h.endpoint,
-           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint
+           sum(h.searches)::bigint, sum(h.zero_result)::bigint, sum(h.labelled)::bigint,
+           sum(h.low_score)::bigint, sum(h.low_confidence)::bigint
     FROM toolgate_search_hourly(since) h
     GROUP BY 1, 2
 $$;
@@ -317,6 +356,46 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
            round((sum(h.rr_sum) / nullif(sum(h.labelled), 0))::numeric, 4)::float8
     FROM toolgate_search_hourly(since) h
     GROUP BY 1, 2
+$$;
+
+-- How the catalog learns, per day (UTC) of the window, every day listed: searches and those
+-- with a result the memory branch scored (memory_helped); labelled searches, and of those
+-- the ones whose best label was ranked first (hit_1) and in the top 5 (hit_5); the memories
+-- stored now that were first stored by the end of the day (a memory removed since is not
+-- counted). The labels are read from search_labels (a tenth of the searches at most).
+CREATE OR REPLACE FUNCTION toolgate_analytics_learning(since timestamptz)
+RETURNS TABLE (day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint,
+               memories bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    WITH days AS (
+        SELECT d::date AS day
+        FROM generate_series((since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
+    ), traffic AS (
+        SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, sum(h.searches)::bigint AS searches,
+               sum(h.memory_helped)::bigint AS memory_helped
+        FROM toolgate_search_hourly(since) h
+        GROUP BY 1
+    ), best AS (
+        SELECT (x.search_created_at AT TIME ZONE 'UTC')::date AS day, min(x.rank) AS rank
+        FROM search_labels x
+        WHERE x.search_created_at >= since
+        GROUP BY 1, x.search_id, x.search_created_at
+    ), labels AS (
+        SELECT b.day, count(*) AS labelled, count(*) FILTER (WHERE b.rank = 1) AS hit_1,
+               count(*) FILTER (WHERE b.rank <= 5) AS hit_5
+        FROM best b
+        GROUP BY 1
+    ), stored AS (
+        SELECT (m.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+        FROM tool_memories m
+        GROUP BY 1
+    )
+    SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(l.labelled, 0),
+           coalesce(l.hit_1, 0), coalesce(l.hit_5, 0),
+           (SELECT coalesce(sum(s.n), 0)::bigint FROM stored s WHERE s.day <= d.day)
+    FROM days d
+    LEFT JOIN traffic t ON t.day = d.day
+    LEFT JOIN labels l ON l.day = d.day
 $$;
 
 -- Queries that found nothing, per endpoint and filters (the sources and tags that may have
@@ -452,17 +531,19 @@ SELECT (created_at AT TIME ZONE 'UTC')::date AS day,
        round(max(latency_ms)::numeric, 2) AS max_ms,
        count(*) FILTER (WHERE toolgate_search_endpoint(endpoint, session_id, caller, caller_key_id) = 'rest') AS rest,
        count(*) FILTER (WHERE toolgate_search_endpoint(endpoint, session_id, caller, caller_key_id) = 'find_tools') AS find_tools,
-       count(*) FILTER (WHERE toolgate_search_low_score(mode, result_count, results)) AS low_score
+       count(*) FILTER (WHERE toolgate_search_low_score(mode, result_count, results, no_good_match)) AS low_score,
+       count(*) FILTER (WHERE toolgate_search_low_confidence(result_count, no_good_match)) AS low_confidence
 FROM search_log
 GROUP BY 1;
 
 -- Per hour, endpoint, serving profile and mode: searches, zero-result, low-score and
--- labelled ones, and the MRR of the best label of the labelled ones.
+-- labelled ones, the MRR of the best label of the labelled ones, and the low-confidence
+-- ones.
 CREATE OR REPLACE VIEW search_traffic AS
 SELECT h.hour, h.endpoint, h.profile, h.mode, h.searches, h.zero_result, h.low_score, h.labelled,
-       round((h.rr_sum / nullif(h.labelled, 0))::numeric, 4) AS mrr
+       round((h.rr_sum / nullif(h.labelled, 0))::numeric, 4) AS mrr, h.low_confidence
 FROM toolgate_search_hourly('-infinity')
-    AS h (hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum);
+    AS h (hour, endpoint, profile, mode, searches, zero_result, low_score, labelled, rr_sum, low_confidence, memory_helped);
 
 -- Per hour: searches and their latency percentiles (from the histogram, within 19%),
 -- over every endpoint. Unlike search_daily, it reads the rollups.
@@ -481,6 +562,13 @@ SELECT s.query, s.mode, s.searches, round(s.top_score::numeric, 5) AS min_top_sc
        round(s.top_bm25::numeric, 3) AS min_top_bm25, s.last_seen, s.endpoint, s.filters
 FROM toolgate_analytics_low_score('-infinity')
     AS s (query, endpoint, mode, filters, searches, top_score, top_bm25, last_seen);
+
+-- Per day since the first search logged: searches and those a memory helped, labelled
+-- searches with their best label first and in the top 5, memories stored by the day's end.
+CREATE OR REPLACE VIEW search_learning_daily AS
+SELECT l.day, l.searches, l.memory_helped, l.labelled, l.hit_1, l.hit_5, l.memories
+FROM toolgate_analytics_learning(coalesce((SELECT min(created_at) FROM search_log), now()))
+    AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories);
 
 -- Queries by how often they were searched.
 CREATE OR REPLACE VIEW search_top_queries AS
@@ -720,6 +808,10 @@ BEGIN
     END LOOP;
     RETURN dropped;
 END $$;
+
+-- The low-score rule before it read the answer's confidence (migration 0048): search_daily,
+-- the last user of that overload, reads the new one since it was replaced above.
+DROP FUNCTION IF EXISTS toolgate_search_low_score(text, integer, jsonb);
 
 -- The rollups were computed with the definitions of the rules and *_of functions they
 -- recorded: when this file changed them, they are dropped from the answers at once (and

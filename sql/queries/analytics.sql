@@ -5,9 +5,10 @@
 
 -- name: AnalyticsSearches :many
 SELECT s.start::timestamptz AS start, s.endpoint::text AS endpoint, s.searches::bigint AS searches,
-       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled
+       s.zero_result::bigint AS zero_result, s.labelled::bigint AS labelled, s.low_score::bigint AS low_score,
+       s.low_confidence::bigint AS low_confidence
 FROM toolgate_analytics_searches(toolgate_analytics_since(sqlc.arg(days)::int), sqlc.arg(bucket)::text)
-    AS s (start, endpoint, searches, zero_result, labelled)
+    AS s (start, endpoint, searches, zero_result, labelled, low_score, low_confidence)
 ORDER BY s.start, s.endpoint;
 
 -- name: AnalyticsLatency :many
@@ -42,6 +43,14 @@ SELECT p.day::date AS day, p.profile::text AS profile, p.searches::bigint AS sea
 FROM toolgate_analytics_profiles(toolgate_analytics_since(sqlc.arg(days)::int))
     AS p (day, profile, searches, labelled, label_rate, mrr)
 ORDER BY p.day, p.profile;
+
+-- name: AnalyticsLearning :many
+SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
+       l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
+       l.memories::bigint AS memories
+FROM toolgate_analytics_learning(toolgate_analytics_since(sqlc.arg(days)::int))
+    AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
+ORDER BY l.day;
 
 -- name: AnalyticsTopQueries :many
 SELECT q.query::text AS query, q.searches::bigint AS searches, q.zero_result::bigint AS zero_result,

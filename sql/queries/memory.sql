@@ -16,7 +16,9 @@
 --
 -- Limits: a key's searches count only while it is not revoked and may still see the tool's
 -- source; searches made with an OAuth access token do not count; searches made before the tool's memories or its source's observed queries were
--- removed are forgotten. Per tenant, the most recently labelled max_n.
+-- removed are forgotten, and so are a tenant's searches of a query made before its memory of
+-- that query was removed (tool_memory_query_forgets; a removed global memory: the query is
+-- global again only from searches made after). Per tenant, the most recently labelled max_n.
 WITH hits AS (
     SELECT DISTINCT ON (l.id) l.id, l.created_at, x.created_at AS labelled_at,
            CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN NULL ELSE k.id END AS key_id,
@@ -39,17 +41,24 @@ WITH hits AS (
            OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
     ORDER BY l.id, x.created_at DESC
 ), kept AS (
-    SELECT * FROM hits WHERE text <> '' AND char_length(text) <= sqlc.arg(max_chars)::int
+    SELECT h.* FROM hits h
+    WHERE h.text <> '' AND char_length(h.text) <= sqlc.arg(max_chars)::int
+      AND NOT EXISTS (SELECT FROM tool_memory_query_forgets q
+                      WHERE q.tool_id = sqlc.arg(tool_id)::bigint AND q.tenant = h.tenant AND q.norm = lower(h.text)
+                        AND h.created_at <= q.forgotten_at)
 ), groups AS (
     SELECT tenant, key_id, lower(text) AS norm, count(*) AS searches, max(labelled_at) AS last,
            (array_agg(text ORDER BY created_at DESC, id DESC))[1] AS text
     FROM kept
     GROUP BY tenant, key_id, lower(text)
     UNION ALL
-    SELECT '', NULL, lower(text), count(*), max(labelled_at), (array_agg(text ORDER BY created_at DESC, id DESC))[1]
-    FROM kept
-    WHERE key_id IS NOT NULL
-    GROUP BY lower(text)
+    SELECT '', NULL, lower(h.text), count(*), max(h.labelled_at), (array_agg(h.text ORDER BY h.created_at DESC, h.id DESC))[1]
+    FROM kept h
+    WHERE h.key_id IS NOT NULL
+      AND NOT EXISTS (SELECT FROM tool_memory_query_forgets q
+                      WHERE q.tool_id = sqlc.arg(tool_id)::bigint AND q.tenant = '' AND q.norm = lower(h.text)
+                        AND h.created_at <= q.forgotten_at)
+    GROUP BY lower(h.text)
     HAVING count(DISTINCT key_id) >= sqlc.arg(min_keys)::int
 ), merged AS (
     -- an operator's query that is also k-anonymous is one global row
@@ -122,7 +131,7 @@ LIMIT sqlc.arg(n)::int;
 -- name: ListToolMemories :many
 -- What a tool learned (GET /admin/tools/{name}/memories): every tenant's memories of it,
 -- the most recently labelled first.
-SELECT m.tenant, m.query, m.searches, m.labelled_at, k.name AS key_name
+SELECT m.id, m.tenant, m.query, m.searches, m.labelled_at, k.name AS key_name
 FROM tool_memories m
 LEFT JOIN api_keys k ON k.id = m.key_id
 WHERE m.tool_id = $1
@@ -136,6 +145,20 @@ WITH mark AS (
     ON CONFLICT ON CONSTRAINT tool_memory_forgets_pkey DO UPDATE SET forgotten_at = excluded.forgotten_at
 )
 DELETE FROM tool_memories m WHERE m.tool_id = $1;
+
+-- name: ForgetToolMemory :execrows
+-- Removes one memory (id) of a tool: its tenant's memories of the same query go (a tenant
+-- has one per key), and the tenant's searches of that query until now teach the tool
+-- nothing again (tool_memory_query_forgets). No row: the tool has no such memory.
+WITH m AS (
+    SELECT x.tool_id, x.tenant, x.norm FROM tool_memories x
+    WHERE x.id = sqlc.arg(id)::bigint AND x.tool_id = sqlc.arg(tool_id)::bigint
+), mark AS (
+    INSERT INTO tool_memory_query_forgets AS f (tool_id, tenant, norm, forgotten_at)
+    SELECT m.tool_id, m.tenant, m.norm, now() FROM m
+    ON CONFLICT ON CONSTRAINT tool_memory_query_forgets_pkey DO UPDATE SET forgotten_at = excluded.forgotten_at
+)
+DELETE FROM tool_memories x USING m WHERE x.tool_id = m.tool_id AND x.tenant = m.tenant AND x.norm = m.norm;
 
 -- name: DeleteSourceMemories :execrows
 -- The memories of a source's tools (its observed queries removed: the same searches are

@@ -434,17 +434,19 @@ ORDER BY r.grp, r.pos;
 -- ranking is known, together with the rows of the searches that finished meanwhile (one
 -- batch after SearchLogAsync: one round trip, one transaction; search.logWriter): the results by position, each
 -- {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
--- reranker rerank_score} (search.logJSON), the rerank decision, and the experiment arm and
--- serving profile the Search statement chose (its exp and pset CTEs).
+-- reranker rerank_score, when the memory branch scored it memory_share} (search.logJSON), the rerank decision, and the experiment arm and
+-- serving profile the Search statement chose (its exp and pset CTEs), and the answer's
+-- confidence (search.setConfidence).
 INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
                         result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm, endpoint)
+                        experiment_id, arm, endpoint, confidence, no_good_match)
 VALUES (sqlc.arg(query)::text, sqlc.arg(variants)::text[], sqlc.arg(mode)::text, sqlc.arg(k)::int,
         sqlc.arg(filters)::jsonb, sqlc.narg(profile)::text, sqlc.arg(format)::text, sqlc.narg(plan)::jsonb,
         sqlc.narg(rerank)::jsonb, sqlc.arg(results)::jsonb, jsonb_array_length(sqlc.arg(results)::jsonb),
         (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(sqlc.arg(results)::jsonb) e),
         sqlc.arg(latency_ms)::float8, sqlc.arg(timings)::jsonb, sqlc.narg(caller)::text, sqlc.narg(caller_key_id)::bigint,
-        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text, sqlc.arg(endpoint)::text)
+        sqlc.narg(session_id)::text, sqlc.narg(experiment_id)::bigint, sqlc.narg(arm)::text, sqlc.arg(endpoint)::text,
+        sqlc.arg(confidence)::float8, sqlc.arg(no_good_match)::boolean)
 RETURNING id;
 
 -- name: SearchLogAsync :exec

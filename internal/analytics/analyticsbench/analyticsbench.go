@@ -94,13 +94,16 @@ const seedResultLists = `CREATE TEMP TABLE bench_results ON COMMIT PRESERVE ROWS
 
 // seedSearches writes $1 searches over the last $2 days, each with a result list of
 // bench_results ($4 per k), of sources $3: 65% find_tools, the rest REST, some filtered,
-// some finding nothing, over 40 callers.
+// some finding nothing, over 40 callers; the answer's confidence anywhere in [0, 1), no good
+// match below 0.4 (and when nothing was found).
 const seedSearches = `INSERT INTO search_log (id, created_at, query, mode, k, filters, profile, format, results, result_count,
-			                        top_score, latency_ms, timings, caller, caller_key_id, session_id, endpoint)
+			                        top_score, latency_ms, timings, caller, caller_key_id, session_id, endpoint,
+			                        confidence, no_good_match)
 			SELECT g.n, g.at, g.query, g.mode, g.k, g.filters, g.profile, g.format,
 			       CASE WHEN g.zero THEN '[]' ELSE r.results END, CASE WHEN g.zero THEN 0 ELSE g.k END,
 			       CASE WHEN NOT g.zero THEN r.top END,
-			       g.lat, jsonb_build_object('embed_ms', 1.0, 'db_ms', g.lat - 1), g.caller, g.key, g.session, g.ep
+			       g.lat, jsonb_build_object('embed_ms', 1.0, 'db_ms', g.lat - 1), g.caller, g.key, g.session, g.ep,
+			       CASE WHEN g.zero THEN 0 ELSE g.conf END, g.zero OR g.conf < 0.4
 			FROM (
 			    SELECT b.*,
 			           CASE WHEN b.zero THEN 'zzz missing thing ' || (b.qn % 500)
@@ -108,7 +111,7 @@ const seedSearches = `INSERT INTO search_log (id, created_at, query, mode, k, fi
 			                                       'slack message', 'database row', 'file', 'map route'])[1 + b.qn % 10] || ' ' || b.qn
 			           END AS query
 			    FROM (
-			        SELECT a.n, a.at, a.ep,
+			        SELECT a.n, a.at, a.ep, a.conf,
 			               CASE WHEN a.ep = 'find_tools' OR a.x < 0.85 THEN 'hybrid' WHEN a.x < 0.95 THEN 'lexical' ELSE 'vector' END AS mode,
 			               CASE WHEN a.ep = 'find_tools' THEN 5 ELSE 10 END AS k,
 			               CASE WHEN a.ep = 'rest' AND a.y < 0.15
@@ -125,7 +128,8 @@ const seedSearches = `INSERT INTO search_log (id, created_at, query, mode, k, fi
 			               CASE WHEN a.ep = 'find_tools' THEN 'session-' || (a.n / 8) END AS session
 			        FROM (
 			            SELECT n, now() - random() * $2::int * interval '1 day' AS at,
-			                   CASE WHEN random() < 0.65 THEN 'find_tools' ELSE 'rest' END AS ep, random() AS x, random() AS y
+			                   CASE WHEN random() < 0.65 THEN 'find_tools' ELSE 'rest' END AS ep, random() AS x, random() AS y,
+			                   random() AS conf
 			            FROM generate_series(1, $1::int) n
 			        ) a
 			    ) b

@@ -47,6 +47,7 @@ export async function render(root, ctx) {
     searches: h('div', {id: 'an-searches'}),
     latency: h('div', {id: 'an-latency'}),
     profiles: h('div', {id: 'an-profiles'}),
+    learning: h('div', {id: 'an-learning'}),
     zero: h('div', {id: 'an-zero'}),
     low: h('div', {id: 'an-low'}),
     top: h('div', {id: 'an-top'}),
@@ -57,6 +58,7 @@ export async function render(root, ctx) {
     section('Searches over time', parts.searches),
     section('Latency', parts.latency),
     section('Label rate and MRR by profile', parts.profiles),
+    section('What the catalog learned', parts.learning),
     section('Zero-result queries', parts.zero),
     section('Low-score queries', parts.low),
     section('Top queries', parts.top),
@@ -67,6 +69,7 @@ export async function render(root, ctx) {
     fill(parts.searches, a('searches', {days, bucket}), searches),
     fill(parts.latency, a('latency', {days, bucket}), latency),
     fill(parts.profiles, a('profiles', {days}), profileCharts),
+    fill(parts.learning, a('learning', {days}), learningCharts),
     fill(parts.zero, a('zero-results', {days, limit: LIMIT}), d => table([
       {title: 'Query', cell: q => searchesLink(q.query, days)},
       {title: 'From', cell: q => q.endpoint},
@@ -107,10 +110,29 @@ function searches(d) {
   const total = rows.reduce((acc, r) => acc + r.searches, 0);
   const zero = rows.reduce((acc, r) => acc + r.zero_result, 0);
   const labelled = rows.reduce((acc, r) => acc + r.labelled, 0);
+  const low = rows.reduce((acc, r) => acc + r.low_score, 0);
+  const unsure = rows.reduce((acc, r) => acc + r.low_confidence, 0);
+  // The failures per bucket, over every endpoint: a search is one of each kind at most.
+  const failing = [['without results', r => r.zero_result], ['low confidence', r => r.low_confidence], ['low score', r => r.low_score]]
+    .map(([name, v]) => ({name, points: [...sumBy(rows, r => r.start, v)].map(([s, n]) => [new Date(s).getTime(), n])}));
   return [
-    h('p', {class: 'muted'}, `${fmtInt(total)} searches · ${fmtInt(zero)} without results · ${fmtInt(labelled)} labelled`),
+    h('p', {class: 'muted', id: 'an-searches-summary'}, `${fmtInt(total)} searches · ${fmtInt(zero)} without results · ` +
+      `${fmtInt(unsure)} of low confidence (${fmtPct(total ? unsure / total : 0, 1)}) · ${fmtInt(low)} low-score · ${fmtInt(labelled)} labelled`),
     lineChart(seriesOf(rows, r => r.endpoint, t, r => r.searches), {label: 'searches by endpoint', yFormat: v => fmtInt(v), width: 1200}),
+    h('h3', {}, 'Searches that failed'),
+    h('p', {class: 'muted'}, 'Low confidence: the search returned tools, but its answer said no good match (the agent was told they are guesses). ' +
+      'Low score: the rule of the low-score queries below, which counts those and the searches whose first result neither branch ranked first.'),
+    lineChart(rows.length ? failing : [], {label: 'searches that failed', yFormat: v => fmtInt(v), width: 1200, height: 180}),
   ];
+}
+
+// sumBy sums value(row) per key(row), in the rows' order of keys.
+function sumBy(rows, key, value) {
+  const out = new Map();
+  for (const r of rows) {
+    out.set(key(r), (out.get(key(r)) || 0) + value(r));
+  }
+  return out;
 }
 
 // latency draws the 50th, 95th and 99th percentile of every search's latency per bucket.
@@ -134,6 +156,36 @@ function profileCharts(d) {
     h('div', {}, h('h3', {}, 'MRR of labelled searches'),
       h('p', {class: 'muted'}, 'The mean of 1 / rank of the tool the agent used, over the searches it used one of. An experiment also shows the MRR of all its searches, an unlabelled one counting 0.'),
       lineChart(seriesOf(rows, r => r.profile, t, r => r.mrr), {label: 'MRR by profile', yFormat: v => fmtNum(v, 2), width: 580, height: 200})));
+}
+
+// learningCharts draws how the catalog learns from its traffic, per day: of the labelled
+// searches, the share whose tool the agent used was ranked first and in the top 5 (a day
+// without labels has no point); the memories stored; and the share of the searches a
+// memory helped (a result the memory branch scored).
+function learningCharts(d) {
+  const rows = d.days || [];
+  const t = r => new Date(r.day + 'T00:00:00Z').getTime();
+  const labelled = rows.filter(r => r.labelled > 0);
+  const hits = [['used tool ranked 1st', r => r.hit_1 / r.labelled], ['used tool in the top 5', r => r.hit_5 / r.labelled]]
+    .map(([name, v]) => ({name, points: labelled.map(r => [t(r), v(r)])}));
+  const searched = rows.filter(r => r.searches > 0);
+  const last = rows.length ? rows[rows.length - 1] : null;
+  return [
+    h('p', {class: 'muted', id: 'an-learning-summary'}, last ? `${fmtInt(last.memories)} memories stored · ` +
+      `${fmtInt(rows.reduce((acc, r) => acc + r.labelled, 0))} labelled searches in this window` : 'No day in this window.'),
+    h('div', {class: 'three'},
+      h('div', {}, h('h3', {}, 'Hit rate of labelled searches'),
+        h('p', {class: 'muted'}, 'Of the searches after which the agent used a tool, the share where that tool was ranked first, and in the top 5.'),
+        lineChart(labelled.length ? hits : [], {label: 'hit rate of labelled searches', yFormat: v => fmtPct(v, 0), yMax: 1, width: 380, height: 200})),
+      h('div', {}, h('h3', {}, 'Memories stored'),
+        h('p', {class: 'muted'}, 'The queries of labelled searches kept as memories of the tools they led to, stored by the end of each day.'),
+        lineChart(rows.length ? [{name: 'memories', points: rows.map(r => [t(r), r.memories])}] : [],
+          {label: 'memories stored', yFormat: v => fmtInt(v), width: 380, height: 200})),
+      h('div', {}, h('h3', {}, 'Searches a memory helped'),
+        h('p', {class: 'muted'}, 'The share of the searches with a result the memory branch scored.'),
+        lineChart(searched.length ? [{name: 'helped by a memory', points: searched.map(r => [t(r), r.memory_helped / r.searches])}] : [],
+          {label: 'share of searches a memory helped', yFormat: v => fmtPct(v, 0), width: 380, height: 200}))),
+  ];
 }
 
 // toolTables shows the three lists of /admin/analytics/tools. "Most called" is in the

@@ -138,7 +138,8 @@ async function act(path, status, ctx) {
 }
 
 // memoryView lists the tool's memories: the queries of labelled searches that led to it,
-// which now find it for their tenant (docs/learning.md), and Forget, which removes them all.
+// which now find it for their tenant (docs/learning.md), Forget on each row, which removes
+// that one, and Forget what it learned, which removes them all.
 function memoryView(d, status, reload) {
   if (!d) {
     return null;
@@ -153,6 +154,17 @@ function memoryView(d, status, reload) {
         status.replaceChildren(errorBox(err));
       }
     }, {id: 'forget-memories'});
+  const whose = m => m.tenant === '' ? 'the operator and global' : m.tenant;
+  const forgetOne = m => confirmButton('Forget',
+    `Remove the memory "${m.query}" of ${whose(m)}? Its searches until now teach it nothing again; new ones do.`, async () => {
+      try {
+        const r = await api('DELETE', '/admin/tools/' + seg(d.tool) + '/memories/' + m.id);
+        status.replaceChildren(notice(`${r.tool} forgot "${m.query}" (${r.removed} ${r.removed === 1 ? 'memory' : 'memories'}).`, 'ok'));
+        reload();
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    }, {class: 'forget-memory'});
   return [
     h('p', {class: 'muted'}, 'The queries of labelled searches that led to this tool: through the memory branch of the search, ' +
       'each now helps find it for its tenant, for queries like it.'),
@@ -162,6 +174,7 @@ function memoryView(d, status, reload) {
       {title: 'Query', cell: m => h('a', {class: 'query', href: '/ui/search?q=' + encodeURIComponent(m.query)}, m.query)},
       {title: 'Searches', class: 'num', cell: m => String(m.searches)},
       {title: 'Last labelled', cell: m => fmtTime(m.labelled_at)},
+      {title: '', cell: forgetOne},
     ], d.memories, {empty: 'Nothing learned yet: no labelled search has led to this tool.', cls: 'memories'}),
     d.memories.length ? h('p', {class: 'actions'}, forget) : null,
   ];
