@@ -50,6 +50,30 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response) er
 	return nil
 }
 
+// logRow is a search's retrieval-log row, one element of InsertSearchLogs' batch: its JSON
+// keys are search_log's column names (result_count and top_score are derived from results
+// by the statement).
+type logRow struct {
+	Query        string          `json:"query"`
+	Variants     []string        `json:"variants"`
+	Mode         string          `json:"mode"`
+	K            int32           `json:"k"`
+	Filters      json.RawMessage `json:"filters"`
+	Profile      *string         `json:"profile"`
+	Format       string          `json:"format"`
+	Plan         json.RawMessage `json:"plan"`
+	Rerank       json.RawMessage `json:"rerank"`
+	Results      json.RawMessage `json:"results"`
+	LatencyMs    float64         `json:"latency_ms"`
+	Timings      json.RawMessage `json:"timings"`
+	Caller       *string         `json:"caller"`
+	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
+	SessionID    *string         `json:"session_id"`
+	ExperimentID pgtype.Int8     `json:"experiment_id"`
+	Arm          *string         `json:"arm"`
+	Endpoint     string          `json:"endpoint"`
+}
+
 // logJSON is the results column of the search_log row of results (name, score, ranks, BM25,
 // name match, and intent and rerank score when present) and its rerank column.
 func logJSON(results []Result, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
