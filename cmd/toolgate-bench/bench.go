@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/bench/catalogparse"
 	"github.com/toolgate/toolgate/internal/bench/chart"
-	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/cli"
 )
 
@@ -92,13 +90,7 @@ func (f *benchFlags) options() ([]bench.Options, error) {
 	return out, nil
 }
 
-// writeBenchReport prints a Markdown section: the command, the machine and the table.
-func writeBenchReport(w io.Writer, title string, args []string, m bench.Machine, results []bench.Result) {
-	fmt.Fprintf(w, "### %s\n\nCommand: `toolgate %s`\n\nMachine: %s\n\n%s", title, strings.Join(args, " "), m, bench.Table(results))
-}
-
-// runBenchCatalog times parsing and hashing a whole catalog file, the CPU work of every sync
-// of a large source before any SQL runs.
+// runBenchCatalog times parsing and hashing a whole catalog file (internal/bench/catalogparse).
 func runBenchCatalog(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("bench catalog", env)
 	file := fs.String("file", "testdata/scalemcp-1000/tools.jsonl", "catalog file in any format catalog.Parse reads")
@@ -114,56 +106,13 @@ func runBenchCatalog(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools, err := catalog.Parse(bytes.NewReader(data))
+	results, series, err := catalogparse.Run(ctx, env.log, data, levels)
 	if err != nil {
 		return err
 	}
-	ops := []struct {
-		name string
-		op   bench.Op
-	}{
-		{"parse", func(context.Context, int) error {
-			_, err := catalog.Parse(bytes.NewReader(data))
-			return err
-		}},
-		{"hash", func(context.Context, int) error {
-			for i := range tools {
-				_ = tools[i].Hash()
-			}
-			return nil
-		}},
-		{"parse+hash", func(context.Context, int) error {
-			ts, err := catalog.Parse(bytes.NewReader(data))
-			for i := range ts {
-				_ = ts[i].Hash()
-			}
-			return err
-		}},
-	}
-	var results []bench.Result
-	series := make([]chart.Series, len(ops))
-	for i, o := range ops {
-		series[i].Name = o.name
-		for _, opts := range levels {
-			name := fmt.Sprintf("%s %d tools (%d KiB)", o.name, len(tools), len(data)>>10)
-			r, err := bench.Run(ctx, name, opts, o.op)
-			if err != nil {
-				return err
-			}
-			if r.FirstError != nil {
-				return fmt.Errorf("%s: %w", name, r.FirstError)
-			}
-			env.log.Info("bench catalog", "result", r.String())
-			results = append(results, r)
-			series[i].X = append(series[i].X, float64(opts.Concurrency))
-			series[i].Y = append(series[i].Y, r.Throughput*float64(len(tools)))
-		}
-	}
-	writeBenchReport(env.stdout, "Catalog parsing and hashing", append([]string{"bench", "catalog"}, args...), bench.DescribeMachine(""), results)
+	bench.WriteReport(env.stdout, "Catalog parsing and hashing", append([]string{"bench", "catalog"}, args...), bench.DescribeMachine(""), results)
 	if *bf.png != "" {
-		if err := chart.LinePNG(*bf.png, "Catalog parse and hash throughput", "workers", "tools per second", series); err != nil {
-			return err
-		}
+		return chart.LinePNG(*bf.png, "Catalog parse and hash throughput", "workers", "tools per second", series)
 	}
 	return nil
 }

@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/bench/analyticsload"
 	"github.com/toolgate/toolgate/internal/pgtest"
 )
 
 // TestBenchAnalyticsCommand seeds a small log in toolgate_bench_analytics, times every URL
-// of analyticsBenchURLs before and after the rollup and drops the database.
+// of analyticsload.URLs before and after the rollup and drops the database.
 func TestBenchAnalyticsCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
@@ -31,12 +32,12 @@ func TestBenchAnalyticsCommand(t *testing.T) {
 		!strings.Contains(report, "Seeded 60 tools and 800 searches over 3 days in ") {
 		t.Fatalf("bench analytics output:\n%s", out.String())
 	}
-	for _, u := range analyticsBenchURLs {
+	for _, u := range analyticsload.URLs {
 		if !strings.Contains(report, "| GET "+u+" | 1 | 3 | 0 |") || !strings.Contains(live, "| GET "+u+" | 1 | 1 | 0 |") {
 			t.Errorf("no error-free rows for %s:\n%s", u, out.String())
 		}
 	}
-	for _, u := range consolePageURLs {
+	for _, u := range analyticsload.ConsolePageURLs {
 		if !strings.Contains(report, "| GET "+u+" | 1 | 3 | 0 |") {
 			t.Errorf("no error-free row for the console's %s:\n%s", u, out.String())
 		}

@@ -18,12 +18,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/api"
+	"github.com/toolgate/toolgate/internal/bench/benchdb"
+	"github.com/toolgate/toolgate/internal/bench/httpop"
+	"github.com/toolgate/toolgate/internal/bench/searchload"
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/config"
-	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/logging"
-	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/search/searchbench"
 	"github.com/toolgate/toolgate/internal/setup"
 )
 
@@ -124,21 +127,26 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// poolOptions sizes a pool by TOOLGATE_DB_MAX_CONNS.
-func poolOptions(env *cliEnv) []postgres.Option {
-	return []postgres.Option{postgres.WithMaxConns(env.cfg.DBMaxConns)}
+// server is the PostgreSQL server of the settings, on which the benchmarks make their
+// databases.
+func (env *cliEnv) server() benchdb.Server {
+	return benchdb.Server{URL: env.cfg.DatabaseURL, MaxConns: env.cfg.DBMaxConns, Log: env.log}
 }
 
-// migrateUp applies the migrations and indexes what they queued, as `toolgate migrate up`.
-func migrateUp(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
-	return setup.MigrateUp(ctx, pool, env.log)
+// catalog opens the searchbench catalog of n tools (benchdb.Server.Catalog).
+func (env *cliEnv) catalog(reuse bool) searchload.Catalog {
+	return func(ctx context.Context, n int) (*pgxpool.Pool, error) { return env.server().Catalog(ctx, n, reuse) }
 }
 
-// newSearch builds the search service of the settings, embedding queries with embedder.
-func newSearch(env *cliEnv, pool *pgxpool.Pool, embedder embed.Embedder) (*search.Service, error) {
+// toolgate serves the real API on a catalog's pool (open mode, hybrid search of the
+// settings with the searchbench embedder) on a loopback listener. Its log has warnings and
+// errors only: an access-log line per request would measure the terminal.
+func (env *cliEnv) toolgate(pool *pgxpool.Pool) (string, func(), error) {
 	st, err := setup.SearchSettings(env.cfg, nil)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return search.New(pool, embedder, st, env.log), nil
+	log := slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	svc := search.New(pool, searchbench.Embedder{}, st, log)
+	return httpop.Serve(api.New(api.Deps{Pool: pool, Logger: log, Open: true, Search: svc}))
 }

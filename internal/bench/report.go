@@ -2,9 +2,16 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
+
+// WriteReport prints a benchmark's Markdown section: its title, the command that ran it
+// (toolgate followed by args), the machine and the table of results.
+func WriteReport(w io.Writer, title string, args []string, m Machine, results []Result) {
+	fmt.Fprintf(w, "### %s\n\nCommand: `toolgate %s`\n\nMachine: %s\n\n%s", title, strings.Join(args, " "), m, Table(results))
+}
 
 // Table renders results as a Markdown table, one row per result, in the given order.
 func Table(results []Result) string {
@@ -30,4 +37,26 @@ func FormatDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	}
+}
+
+// Durations lists durations formatted by FormatDuration, comma-separated.
+func Durations(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = FormatDuration(d)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Ratios lists a[i] / b[i], comma-separated; "–" where b has no positive value.
+func Ratios(a, b []time.Duration) string {
+	s := make([]string, len(a))
+	for i := range a {
+		if i >= len(b) || b[i] <= 0 {
+			s[i] = "–"
+			continue
+		}
+		s[i] = fmt.Sprintf("%.2f×", float64(a[i])/float64(b[i]))
+	}
+	return strings.Join(s, ", ")
 }

@@ -7,121 +7,15 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
 var (
 	ErrBatchAlreadyClosed = errors.New("batch already closed")
 )
-
-const insertSearchLog = `-- name: InsertSearchLog :batchone
-INSERT INTO search_log (query, variants, mode, k, filters, profile, format, plan, rerank, results,
-                        result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                        experiment_id, arm, endpoint, confidence, no_good_match)
-VALUES ($1::text, $2::text[], $3::text, $4::int,
-        $5::jsonb, $6::text, $7::text, $8::jsonb,
-        $9::jsonb, $10::jsonb, jsonb_array_length($10::jsonb),
-        (SELECT max((e->>'score')::float8) FROM jsonb_array_elements($10::jsonb) e),
-        $11::float8, $12::jsonb, $13::text, $14::bigint,
-        $15::text, $16::bigint, $17::text, $18::text,
-        $19::float8, $20::boolean)
-RETURNING id
-`
-
-type InsertSearchLogBatchResults struct {
-	br     pgx.BatchResults
-	tot    int
-	closed bool
-}
-
-type InsertSearchLogParams struct {
-	Query        string          `json:"query"`
-	Variants     []string        `json:"variants"`
-	Mode         string          `json:"mode"`
-	K            int32           `json:"k"`
-	Filters      json.RawMessage `json:"filters"`
-	Profile      *string         `json:"profile"`
-	Format       string          `json:"format"`
-	Plan         json.RawMessage `json:"plan"`
-	Rerank       json.RawMessage `json:"rerank"`
-	Results      json.RawMessage `json:"results"`
-	LatencyMs    float64         `json:"latency_ms"`
-	Timings      json.RawMessage `json:"timings"`
-	Caller       *string         `json:"caller"`
-	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
-	SessionID    *string         `json:"session_id"`
-	ExperimentID pgtype.Int8     `json:"experiment_id"`
-	Arm          *string         `json:"arm"`
-	Endpoint     string          `json:"endpoint"`
-	Confidence   float64         `json:"confidence"`
-	NoGoodMatch  bool            `json:"no_good_match"`
-}
-
-// The retrieval log row of an answered search, written to the primary once its final
-// ranking is known, together with the rows of the searches that finished meanwhile (one
-// batch after SearchLogAsync: one round trip, one transaction; search.logWriter): the results by position, each
-// {name, score, lexical_rank, vector_rank, bm25, name_match, and with a plan intent, with a
-// reranker rerank_score, when the memory branch scored it memory_share} (search.logJSON), the rerank decision, and the experiment arm and
-// serving profile the Search statement chose (its exp and pset CTEs), and the answer's
-// confidence (search.setConfidence).
-func (q *Queries) InsertSearchLog(ctx context.Context, arg []InsertSearchLogParams) *InsertSearchLogBatchResults {
-	batch := &pgx.Batch{}
-	for _, a := range arg {
-		vals := []interface{}{
-			a.Query,
-			a.Variants,
-			a.Mode,
-			a.K,
-			a.Filters,
-			a.Profile,
-			a.Format,
-			a.Plan,
-			a.Rerank,
-			a.Results,
-			a.LatencyMs,
-			a.Timings,
-			a.Caller,
-			a.CallerKeyID,
-			a.SessionID,
-			a.ExperimentID,
-			a.Arm,
-			a.Endpoint,
-			a.Confidence,
-			a.NoGoodMatch,
-		}
-		batch.Queue(insertSearchLog, vals...)
-	}
-	br := q.db.SendBatch(ctx, batch)
-	return &InsertSearchLogBatchResults{br, len(arg), false}
-}
-
-func (b *InsertSearchLogBatchResults) QueryRow(f func(int, int64, error)) {
-	defer b.br.Close()
-	for t := 0; t < b.tot; t++ {
-		var id int64
-		if b.closed {
-			if f != nil {
-				f(t, id, ErrBatchAlreadyClosed)
-			}
-			continue
-		}
-		row := b.br.QueryRow()
-		err := row.Scan(&id)
-		if f != nil {
-			f(t, id, err)
-		}
-	}
-}
-
-func (b *InsertSearchLogBatchResults) Close() error {
-	b.closed = true
-	return b.br.Close()
-}
 
 const insertToolVector = `-- name: InsertToolVector :batchexec
 INSERT INTO tool_vectors (set_id, tool_id, embedding)

@@ -62,6 +62,62 @@ func (q *Queries) InsertSearchFeedback(ctx context.Context, arg InsertSearchFeed
 	return items, nil
 }
 
+const insertSearchLogs = `-- name: InsertSearchLogs :many
+WITH incoming AS MATERIALIZED (
+    SELECT toolgate_search_id(nextval('search_log_id_seq')) AS id, e.ord, e.doc->>'query' AS query,
+           ARRAY(SELECT jsonb_array_elements_text(coalesce(nullif(e.doc->'variants', 'null'), '[]'))) AS variants, e.doc->>'mode' AS mode,
+           (e.doc->>'k')::int AS k, e.doc->'filters' AS filters, e.doc->>'profile' AS profile,
+           e.doc->>'format' AS format, nullif(e.doc->'plan', 'null') AS plan, nullif(e.doc->'rerank', 'null') AS rerank,
+           e.doc->'results' AS results, (e.doc->>'latency_ms')::float8 AS latency_ms, e.doc->'timings' AS timings,
+           e.doc->>'caller' AS caller, (e.doc->>'caller_key_id')::bigint AS caller_key_id,
+           e.doc->>'session_id' AS session_id, (e.doc->>'experiment_id')::bigint AS experiment_id,
+           e.doc->>'arm' AS arm, e.doc->>'endpoint' AS endpoint
+    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord)
+), written AS (
+    INSERT INTO search_log (id, query, variants, mode, k, filters, profile, format, plan, rerank, results,
+                            result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
+                            experiment_id, arm, endpoint, confidence, no_good_match)
+    SELECT i.id, i.query, i.variants, i.mode, i.k, i.filters, i.profile, i.format, i.plan, i.rerank, i.results,
+           jsonb_array_length(i.results), (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(i.results) e),
+           i.latency_ms, i.timings, i.caller, i.caller_key_id, i.session_id, i.experiment_id, i.arm, i.endpoint,
+           i.confidence, i.no_good_match
+    FROM incoming i
+)
+SELECT id FROM incoming ORDER BY ord
+`
+
+// The retrieval log rows of answered searches, each written to the primary once its final
+// ranking is known, together with the rows of the searches that finished meanwhile: one
+// statement per batch (after SearchLogAsync: one round trip, one transaction;
+// search.logWriter), whose executor start and partition routing serve the whole batch (a
+// statement per row cost about twice the database CPU). batch is a JSON array of objects
+// keyed by search_log's column names (search.logRow): the query and its parameters, the
+// results by position, each {name, score, lexical_rank, vector_rank, bm25, name_match, and
+// with a plan intent, with a reranker rerank_score, when the memory branch scored it
+// memory_share} (search.logJSON), the rerank decision, the experiment arm and serving
+// profile the Search statement chose (its exp and pset CTEs), and the answer's confidence
+// and no_good_match (search.setConfidence). Returns the new ids in the rows' order: drawn, as the column's default draws them,
+// before the insert.
+func (q *Queries) InsertSearchLogs(ctx context.Context, batch json.RawMessage) ([]int64, error) {
+	rows, err := q.db.Query(ctx, insertSearchLogs, batch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const search = `-- name: Search :many
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
@@ -457,7 +513,7 @@ type SearchRow struct {
 // pgvector HNSW cosine branch, the meaning branch, fusion over the branches and every query
 // variant (docs/search.md#fusion), exact tool-name matches first. It writes nothing, so it
 // runs unchanged on the primary and on a read replica; the retrieval log row is written
-// afterwards by InsertSearchLog, once the final ranking is known (internal/search). Run it in
+// afterwards by InsertSearchLogs, once the final ranking is known (internal/search). Run it in
 // a transaction prepared by SearchSetConfig (jit, plan cache mode, statement timeout, HNSW
 // iterative scans and ef_search, all set with set_config(..., true)). The formulas it
 // computes with have their one home in sql/functions: BM25 in bm25.sql (toolgate_bm25_idf,

@@ -651,11 +651,10 @@ func enrichDataset(ctx context.Context, env Env, pool *pgxpool.Pool, embedder em
 	if err := rc.Start(ctx); err != nil {
 		return failures, fmt.Errorf("start workers: %w", err)
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = rc.StopAndCancel(sctx)
-	}()
+	// Stopped for good before the caller goes on: a lexical_index job still running (its
+	// context cancelled, it returns at once) would hold the lease of the impacts' recompute
+	// that the caller's lexical.Reimpact needs.
+	defer func() { _ = rc.StopAndCancel(context.WithoutCancel(ctx)) }()
 	if _, _, err := sources.Import(ctx, pool, jobs.NewQueue(rc), evalSource, tools); err != nil {
 		return failures, err
 	}

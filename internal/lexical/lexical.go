@@ -240,16 +240,23 @@ func reimpact(ctx context.Context, pool *pgxpool.Pool, c db.LexicalCorpusRow, ne
 	q := db.New(pool)
 	holder := rand.Text()
 	lease := reimpactLease.Seconds()
-	if mine, err = q.LexicalClaimReimpact(ctx, db.LexicalClaimReimpactParams{Holder: holder, LeaseSeconds: lease}); err != nil || !mine {
+	// The claim is waited for whatever ctx says: cancelled in flight, it still commits on the
+	// server, unseen, and left a lease nobody released for reimpactLease (a flush of a River
+	// job stopped mid-claim made toolgate eval's Reimpact find the index busy). It is one
+	// row's update, which waits at most for a running batch's renewal.
+	mine, err = q.LexicalClaimReimpact(context.WithoutCancel(ctx), db.LexicalClaimReimpactParams{Holder: holder, LeaseSeconds: lease})
+	if err != nil || mine {
+		// released also when the claim failed: it may have committed all the same (the
+		// connection broke after it); a lease not released (the database went away)
+		// expires on its own
+		defer func() { _ = q.LexicalReleaseReimpact(context.WithoutCancel(ctx), holder) }()
+	}
+	if err != nil || !mine {
 		if err != nil {
 			err = fmt.Errorf("lexical index: claim the recompute: %w", err)
 		}
 		return 0, mine, err
 	}
-	defer func() {
-		// a lease not released (the database went away) expires on its own
-		_ = q.LexicalReleaseReimpact(context.WithoutCancel(ctx), holder)
-	}()
 	// the flush that held the lease before may have just recomputed them
 	if c, err = q.LexicalCorpus(ctx); err != nil {
 		return 0, true, fmt.Errorf("lexical index: corpus: %w", err)

@@ -1,8 +1,11 @@
 package lexical_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"net"
 	"strconv"
 	"sync"
 	"testing"
@@ -356,4 +359,82 @@ func TestReimpactRecomputesASmallDrift(t *testing.T) {
 	if _, err := lexical.Reimpact(ctx, pool); !errors.Is(err, lexical.ErrReimpactBusy) {
 		t.Errorf("Reimpact beside a running lease: %v, want ErrReimpactBusy", err)
 	}
+}
+
+// A flush cancelled while the answer to its claim of the lease is on its way (a River job
+// stopped mid-flush: the claim has committed on the server, the client gives up reading)
+// does not leave the lease held for a minute: the Reimpact that follows (toolgate eval's,
+// after its workers stopped) recomputes instead of failing with ErrReimpactBusy. The
+// flush's connection cancels its context once the server committed the claim, before the
+// answer is read.
+func TestReimpactLeaseOfACancelledFlush(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := indexedCatalog(t, 600)
+	exec(t, pool, `UPDATE tools SET description = description || ' quarterly' WHERE id % 2 = 0`)
+	if _, err := lexical.Index(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	jobCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := pool.Config().Copy()
+	dial := cfg.ConnConfig.DialFunc
+	cfg.ConnConfig.DialFunc = func(dctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(dctx, network, addr)
+		return &claimCancel{Conn: c, claimed: func() {
+			cancel()
+			for claimed := false; !claimed; {
+				if err := pool.QueryRow(context.Background(), `SELECT holder IS NOT NULL FROM search_reimpact_lease`).Scan(&claimed); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}}, err
+	}
+	flushes, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flushes.Close()
+	if _, err := lexical.Reimpact(jobCtx, flushes); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Reimpact: %v, want context.Canceled", err)
+	}
+	if n, err := lexical.Reimpact(ctx, pool); err != nil || n != 600 {
+		t.Fatalf("Reimpact after a cancelled one: %d, %v; want 600 recomputed", n, err)
+	}
+}
+
+// claimCancel is a connection that calls claimed once it has sent the execution of the
+// lease's claim (the statement's text goes with its parse, maybe in an earlier write).
+type claimCancel struct {
+	net.Conn
+	claimed func()
+	armed   bool
+	once    sync.Once
+}
+
+func (c *claimCancel) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if bytes.Contains(b, []byte("UPDATE search_reimpact_lease")) && bytes.Contains(b, []byte("until < now()")) {
+		c.armed = true
+	}
+	if err == nil && c.armed && executes(b) {
+		c.once.Do(c.claimed)
+	}
+	return n, err
+}
+
+// executes says whether the frontend messages b hold an Execute.
+func executes(b []byte) bool {
+	for len(b) >= 5 {
+		if b[0] == 'E' {
+			return true
+		}
+		n := int(binary.BigEndian.Uint32(b[1:5]))
+		if n < 4 || n+1 > len(b) {
+			return false
+		}
+		b = b[n+1:]
+	}
+	return false
 }

@@ -433,7 +433,7 @@ func TestSearchRoundTrips(t *testing.T) {
 	mustSearch(t, ctx, s, search.Request{Query: "warm up", K: 3}) // pgx describes new statements once
 	seen.takeTrips()
 	seen.take()
-	want := []string{"SearchSetConfig", "Search", "SearchLogAsync", "InsertSearchLog"}
+	want := []string{"SearchSetConfig", "Search", "SearchLogAsync", "InsertSearchLogs"}
 	for _, c := range []struct {
 		query   string
 		planned bool

@@ -29,15 +29,10 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response, us
 		return err
 	}
 	t := resp.Timings
-	timings := map[string]any{"embed_ms": ms(t.Embed), "db_ms": ms(t.Statement)}
+	timings := loggedTimings{EmbedMs: ms(t.Embed), DBMs: ms(t.Statement), Degraded: pr.degraded, Replica: s.read != nil}
 	if resp.Rerank != nil || pr.plan != nil {
-		timings["rerank_ms"] = ms(t.Rerank)
-	}
-	if pr.degraded != "" {
-		timings["degraded"] = pr.degraded
-	}
-	if s.read != nil {
-		timings["replica"] = true
+		rr := ms(t.Rerank)
+		timings.RerankMs = &rr
 	}
 	entry := pr.log
 	if entry.Timings, err = json.Marshal(timings); err != nil {
@@ -57,24 +52,66 @@ func (s *Service) writeLog(ctx context.Context, pr *prepared, resp *Response, us
 	return nil
 }
 
+// logRow is a search's retrieval-log row, one element of InsertSearchLogs' batch: its JSON
+// keys are search_log's column names (result_count and top_score are derived from results
+// by the statement).
+type logRow struct {
+	Query        string          `json:"query"`
+	Variants     []string        `json:"variants"`
+	Mode         string          `json:"mode"`
+	K            int32           `json:"k"`
+	Filters      json.RawMessage `json:"filters"`
+	Profile      *string         `json:"profile"`
+	Format       string          `json:"format"`
+	Plan         json.RawMessage `json:"plan"`
+	Rerank       json.RawMessage `json:"rerank"`
+	Results      json.RawMessage `json:"results"`
+	LatencyMs    float64         `json:"latency_ms"`
+	Timings      json.RawMessage `json:"timings"`
+	Caller       *string         `json:"caller"`
+	CallerKeyID  pgtype.Int8     `json:"caller_key_id"`
+	SessionID    *string         `json:"session_id"`
+	ExperimentID pgtype.Int8     `json:"experiment_id"`
+	Arm          *string         `json:"arm"`
+	Endpoint     string          `json:"endpoint"`
+	Confidence   float64         `json:"confidence"`
+	NoGoodMatch  bool            `json:"no_good_match"`
+}
+
+// loggedTimings is the timings column of a search_log row.
+type loggedTimings struct {
+	EmbedMs  float64  `json:"embed_ms"`
+	DBMs     float64  `json:"db_ms"`
+	RerankMs *float64 `json:"rerank_ms,omitempty"` // a planned or reranked search's
+	Degraded string   `json:"degraded,omitempty"`
+	Replica  bool     `json:"replica,omitempty"`
+}
+
+// loggedResult is one result in the results column of a search_log row (a struct, not a
+// map: its encoding is a third of the Go cost of writing the row).
+type loggedResult struct {
+	Name        string   `json:"name"`
+	Score       float64  `json:"score"`
+	LexicalRank *int     `json:"lexical_rank"`
+	VectorRank  *int     `json:"vector_rank"`
+	BM25        float64  `json:"bm25"`
+	NameMatch   bool     `json:"name_match"`
+	Intent      *int     `json:"intent,omitempty"`
+	RerankScore *float64 `json:"rerank_score,omitempty"`
+	MemoryShare *float64 `json:"memory_share,omitempty"`
+}
+
 // logJSON is the results column of the search_log row of results (name, score, ranks, BM25,
 // name match, and intent, rerank score and the memory branch's share (memory[i], of the
 // result's row) when present) and its rerank column.
 func logJSON(results []Result, memory []float64, decision *rerank.Decision) (json.RawMessage, json.RawMessage, error) {
-	logged := make([]map[string]any, len(results))
+	logged := make([]loggedResult, len(results))
 	for i, res := range results {
-		e := map[string]any{"name": res.Name, "score": res.Score, "lexical_rank": res.LexicalRank,
-			"vector_rank": res.VectorRank, "bm25": res.BM25, "name_match": res.NameMatch}
-		if res.Intent != nil {
-			e["intent"] = *res.Intent
-		}
-		if res.RerankScore != nil {
-			e["rerank_score"] = *res.RerankScore
-		}
+		logged[i] = loggedResult{Name: res.Name, Score: res.Score, LexicalRank: res.LexicalRank, VectorRank: res.VectorRank,
+			BM25: res.BM25, NameMatch: res.NameMatch, Intent: res.Intent, RerankScore: res.RerankScore}
 		if i < len(memory) && memory[i] > 0 {
-			e["memory_share"] = memory[i]
+			logged[i].MemoryShare = &memory[i]
 		}
-		logged[i] = e
 	}
 	out, err := json.Marshal(logged)
 	if err != nil || decision == nil {

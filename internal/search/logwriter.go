@@ -2,7 +2,8 @@ package search
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 // batch being written writes its row at once, so a lone search pays one round trip, as
 // before, and under load one round trip and one commit serve many searches.
 //
-// A batch is one pgx batch (SearchLogAsync, then one InsertSearchLog per row): one round
-// trip, one implicit transaction that does not wait for a WAL flush, so a crash loses what
+// A batch is one pgx batch (SearchLogAsync, then InsertSearchLogs of all its rows, one
+// statement): one round trip, one implicit transaction that does not wait for a WAL flush, so a crash loses what
 // synchronous_commit = off loses and nothing more. It commits or fails as a whole: every
 // search of a failed batch fails (its answer is not given, so search_log still holds one
 // row per answered search), and no search of another batch does.
@@ -39,7 +40,7 @@ type logWriter struct {
 
 // pendingRow is one search's row on its way into a batch.
 type pendingRow struct {
-	params db.InsertSearchLogParams
+	params logRow
 	id     int64
 	err    error
 	// done receives false when the row's batch was written (id and err are set), or true
@@ -61,7 +62,7 @@ func newLogWriter(pool *pgxpool.Pool, timeout time.Duration) *logWriter {
 // write writes the row p with the rows of the searches that finish meanwhile and returns
 // its id once its batch committed. ctx's values (traces) go with the batch this search
 // writes; its cancellation does not, since the batch holds other searches' rows too.
-func (w *logWriter) write(ctx context.Context, p db.InsertSearchLogParams) (int64, error) {
+func (w *logWriter) write(ctx context.Context, p logRow) (int64, error) {
 	r := &pendingRow{params: p, done: make(chan bool, 1)}
 	w.mu.Lock()
 	w.queue = append(w.queue, r)
@@ -101,31 +102,29 @@ func (w *logWriter) writeBatch(ctx context.Context) {
 	}
 }
 
-// insert writes batch's rows in one pgx batch and returns their ids; any failure (a row's,
-// or the commit's) fails them all.
+// insert writes batch's rows in one statement, after SearchLogAsync in the same pgx batch,
+// and returns their ids; it commits or fails as a whole.
 func (w *logWriter) insert(ctx context.Context, batch []*pendingRow) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
 	defer cancel()
-	params := make([]db.InsertSearchLogParams, len(batch))
+	rows := make([]logRow, len(batch))
 	for i, r := range batch {
-		params[i] = r.params
+		rows[i] = r.params
+	}
+	data, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
 	}
 	qp := db.New(newPipeline(w.pool))
 	if err := qp.SearchLogAsync(ctx); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, len(batch))
-	var errs []error
-	br := qp.InsertSearchLog(ctx, params)
-	br.QueryRow(func(i int, id int64, err error) {
-		ids[i] = id
-		if err != nil && len(errs) == 0 {
-			errs = append(errs, err)
-		}
-	})
-	// QueryRow closed the batch; closing again returns that close's error: the commit's.
-	if err := errors.Join(append(errs, br.Close())...); err != nil {
+	ids, err := qp.InsertSearchLogs(ctx, data)
+	if err != nil {
 		return nil, err
+	}
+	if len(ids) != len(batch) {
+		return nil, fmt.Errorf("search log: %d rows written of %d", len(ids), len(batch))
 	}
 	return ids, nil
 }

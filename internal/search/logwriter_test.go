@@ -11,12 +11,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/pgtest"
 )
 
-func logParams(query string) db.InsertSearchLogParams {
-	return db.InsertSearchLogParams{Query: query, Variants: []string{query}, Mode: "hybrid", K: 3,
+func logParams(query string) logRow {
+	return logRow{Query: query, Variants: []string{query}, Mode: "hybrid", K: 3,
 		Filters: json.RawMessage(`{}`), Format: "raw", Results: json.RawMessage(`[{"name":"` + query + `","score":1}]`),
 		Timings: json.RawMessage(`{}`), Endpoint: "internal"}
 }

@@ -334,7 +334,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
 		Query: r.Query,
 	}
-	entry := db.InsertSearchLogParams{
+	entry := logRow{
 		Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode), K: int32(r.K), Filters: filters,
 		Format: string(r.Format), Plan: planJSON, Caller: optional(callerName), CallerKeyID: callerKey,
 		SessionID: optional(r.SessionID), Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)),
@@ -463,8 +463,8 @@ type prepared struct {
 	tenant   string                   // the caller's tenant (auth.Caller.Tenant): explain shows its memories alone
 	config   db.SearchSetConfigParams // the statement's per-transaction settings
 	params   db.SearchParams
-	log      db.InsertSearchLogParams // the log row, but for what the search decides
-	degraded string                   // why a branch was skipped, or ""
+	log      logRow // the log row, but for what the search decides
+	degraded string // why a branch was skipped, or ""
 	embed    time.Duration
 }
 
