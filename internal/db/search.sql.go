@@ -71,7 +71,8 @@ WITH incoming AS MATERIALIZED (
            e.doc->'results' AS results, (e.doc->>'latency_ms')::float8 AS latency_ms, e.doc->'timings' AS timings,
            e.doc->>'caller' AS caller, (e.doc->>'caller_key_id')::bigint AS caller_key_id,
            e.doc->>'session_id' AS session_id, (e.doc->>'experiment_id')::bigint AS experiment_id,
-           e.doc->>'arm' AS arm, e.doc->>'endpoint' AS endpoint
+           e.doc->>'arm' AS arm, e.doc->>'endpoint' AS endpoint,
+           (e.doc->>'confidence')::float8 AS confidence, (e.doc->>'no_good_match')::boolean AS no_good_match
     FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord)
 ), written AS (
     INSERT INTO search_log (id, query, variants, mode, k, filters, profile, format, plan, rerank, results,
@@ -96,8 +97,8 @@ SELECT id FROM incoming ORDER BY ord
 // with a plan intent, with a reranker rerank_score, when the memory branch scored it
 // memory_share} (search.logJSON), the rerank decision, the experiment arm and serving
 // profile the Search statement chose (its exp and pset CTEs), and the answer's confidence
-// and no_good_match (search.setConfidence). Returns the new ids in the rows' order: drawn, as the column's default draws them,
-// before the insert.
+// and no_good_match (search.setConfidence). Returns the new ids in the rows' order: drawn,
+// as the column's default draws them, before the insert.
 func (q *Queries) InsertSearchLogs(ctx context.Context, batch json.RawMessage) ([]int64, error) {
 	rows, err := q.db.Query(ctx, insertSearchLogs, batch)
 	if err != nil {

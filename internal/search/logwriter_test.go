@@ -33,11 +33,18 @@ func holdLog(t *testing.T, pool *pgxpool.Pool) func() {
 	if _, err := tx.Exec(ctx, `LOCK TABLE search_log IN EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
-	return func() {
-		if err := tx.Rollback(ctx); err != nil {
-			t.Error(err)
-		}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			if err := tx.Rollback(ctx); err != nil {
+				t.Error(err)
+			}
+		})
 	}
+	// a test that fails before it releases the lock must not leave the writer waiting,
+	// holding a connection the pool's cleanup would wait for
+	t.Cleanup(release)
+	return release
 }
 
 // waitQueued waits until n rows queue behind the batch being written (nothing signals it:
@@ -95,7 +102,7 @@ func TestLogWriterBatchesConcurrentSearches(t *testing.T) {
 		id, err := w.write(ctx, logParams("held"))
 		first <- written{"held", id, err}
 	}()
-	pgtest.WaitLockWait(t, pool, "INSERT INTO search_log")
+	pgtest.WaitLockWait(t, pool, "name: InsertSearchLogs")
 	var all []written
 	var queries []string
 	for g := range 63 {
@@ -180,7 +187,7 @@ func TestLogWriterFailedBatch(t *testing.T) {
 		_, err := w.write(ctx, logParams("before"))
 		first <- err
 	}()
-	pgtest.WaitLockWait(t, pool, "INSERT INTO search_log")
+	pgtest.WaitLockWait(t, pool, "name: InsertSearchLogs")
 	queries := []string{"good 1", "good 2", "bad", "good 3", "good 4"}
 	done := make(chan []written)
 	go func() { done <- writeAll(w, queries) }()

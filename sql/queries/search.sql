@@ -440,8 +440,8 @@ ORDER BY r.grp, r.pos;
 -- with a plan intent, with a reranker rerank_score, when the memory branch scored it
 -- memory_share} (search.logJSON), the rerank decision, the experiment arm and serving
 -- profile the Search statement chose (its exp and pset CTEs), and the answer's confidence
--- and no_good_match (search.setConfidence). Returns the new ids in the rows' order: drawn, as the column's default draws them,
--- before the insert.
+-- and no_good_match (search.setConfidence). Returns the new ids in the rows' order: drawn,
+-- as the column's default draws them, before the insert.
 WITH incoming AS MATERIALIZED (
     SELECT toolgate_search_id(nextval('search_log_id_seq')) AS id, e.ord, e.doc->>'query' AS query,
            ARRAY(SELECT jsonb_array_elements_text(coalesce(nullif(e.doc->'variants', 'null'), '[]'))) AS variants, e.doc->>'mode' AS mode,
@@ -450,7 +450,8 @@ WITH incoming AS MATERIALIZED (
            e.doc->'results' AS results, (e.doc->>'latency_ms')::float8 AS latency_ms, e.doc->'timings' AS timings,
            e.doc->>'caller' AS caller, (e.doc->>'caller_key_id')::bigint AS caller_key_id,
            e.doc->>'session_id' AS session_id, (e.doc->>'experiment_id')::bigint AS experiment_id,
-           e.doc->>'arm' AS arm, e.doc->>'endpoint' AS endpoint
+           e.doc->>'arm' AS arm, e.doc->>'endpoint' AS endpoint,
+           (e.doc->>'confidence')::float8 AS confidence, (e.doc->>'no_good_match')::boolean AS no_good_match
     FROM jsonb_array_elements(sqlc.arg(batch)::jsonb) WITH ORDINALITY AS e(doc, ord)
 ), written AS (
     INSERT INTO search_log (id, query, variants, mode, k, filters, profile, format, plan, rerank, results,
