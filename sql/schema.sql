@@ -1493,16 +1493,16 @@ $$;
 
 
 --
--- Name: toolgate_search_rules(text, bigint); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_search_rules(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_rules(query text, caller_key_id bigint) RETURNS TABLE(id bigint, action text, tool text, boost double precision, "position" integer)
+CREATE FUNCTION public.toolgate_search_rules(query text, tenant text) RETURNS TABLE(id bigint, action text, tool text, boost double precision, "position" integer)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    WITH q AS (SELECT toolgate_rule_words(query) AS words, toolgate_curation_tenant(caller_key_id) AS tenant)
+    WITH q AS (SELECT toolgate_rule_words(query) AS words)
     SELECT r.id, r.action, r.tool, r.boost, r.position
     FROM search_rules r, q
-    WHERE (r.tenant IS NULL OR r.tenant = q.tenant)
+    WHERE (r.tenant IS NULL OR r.tenant = toolgate_search_rules.tenant)
       AND cardinality(q.words) > 0
       AND CASE r.match WHEN 'exact' THEN toolgate_rule_words(r.pattern) = q.words
                        ELSE q.words @> toolgate_rule_words(r.pattern) END
@@ -1688,10 +1688,10 @@ END $$;
 
 
 --
--- Name: toolgate_with_synonyms(text, bigint); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_with_synonyms(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_with_synonyms(txt text, caller_key_id bigint) RETURNS text
+CREATE FUNCTION public.toolgate_with_synonyms(txt text, tenant text) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END
@@ -1700,7 +1700,7 @@ CREATE FUNCTION public.toolgate_with_synonyms(txt text, caller_key_id bigint) RE
         FROM search_synonyms s
         CROSS JOIN LATERAL unnest(s.synonyms) AS syn
         WHERE s.word = ANY (toolgate_rule_words(txt))
-          AND (s.tenant IS NULL OR s.tenant = toolgate_curation_tenant(caller_key_id))
+          AND (s.tenant IS NULL OR s.tenant = toolgate_with_synonyms.tenant)
     ) x
 $$;
 
@@ -2973,6 +2973,17 @@ CREATE TABLE public.tool_memory_forgets (
 
 
 --
+-- Name: tool_memory_tenants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memory_tenants (
+    tenant text NOT NULL,
+    memories integer NOT NULL,
+    CONSTRAINT tool_memory_tenants_memories_check CHECK ((memories > 0))
+);
+
+
+--
 -- Name: tool_revisions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3577,6 +3588,14 @@ ALTER TABLE ONLY public.tool_memory_forgets
 
 
 --
+-- Name: tool_memory_tenants tool_memory_tenants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_tenants
+    ADD CONSTRAINT tool_memory_tenants_pkey PRIMARY KEY (tenant);
+
+
+--
 -- Name: tool_revisions tool_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3862,6 +3881,13 @@ CREATE UNIQUE INDEX tool_memories_identity ON public.tool_memories USING btree (
 --
 
 CREATE INDEX tool_memories_key ON public.tool_memories USING btree (key_id) WHERE (key_id IS NOT NULL);
+
+
+--
+-- Name: tool_memories_tenant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tool_memories_tenant ON public.tool_memories USING btree (tenant);
 
 
 --

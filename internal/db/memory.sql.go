@@ -409,6 +409,26 @@ func (q *Queries) MemoryTexts(ctx context.Context, arg MemoryTextsParams) ([]Mem
 	return items, nil
 }
 
+const recountMemoryTenants = `-- name: RecountMemoryTenants :exec
+WITH counts AS (
+    SELECT m.tenant, count(*)::int AS memories FROM tool_memories m GROUP BY m.tenant
+), gone AS (
+    DELETE FROM tool_memory_tenants c WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = c.tenant)
+)
+INSERT INTO tool_memory_tenants AS c (tenant, memories)
+SELECT n.tenant, n.memories FROM counts n
+ON CONFLICT (tenant) DO UPDATE SET memories = excluded.memories
+WHERE c.memories <> excluded.memories
+`
+
+// Each tenant's number of memories (tool_memory_tenants, migration 0043), which decides how
+// the search statement scans its memories (exactly, or through the HNSW index): at the end
+// of every sweep, writing only the counts that changed.
+func (q *Queries) RecountMemoryTenants(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, recountMemoryTenants)
+	return err
+}
+
 const setMemorySweepProgress = `-- name: SetMemorySweepProgress :exec
 UPDATE memory_sweep SET after_tool = $1, updated_at = now()
 `

@@ -610,6 +610,11 @@ type ToolMemoryForget struct {
 	ForgottenAt time.Time `json:"forgotten_at"`
 }
 
+type ToolMemoryTenant struct {
+	Tenant   string `json:"tenant"`
+	Memories int32  `json:"memories"`
+}
+
 type ToolRevision struct {
 	ID            int64           `json:"id"`
 	SourceID      int64           `json:"source_id"`

@@ -118,6 +118,9 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			return st, err
 		}
 	}
+	if err := q.RecountMemoryTenants(ctx); err != nil {
+		return st, err
+	}
 	if err := q.FinishMemorySweep(ctx, int32(minKeys)); err != nil {
 		return st, err
 	}

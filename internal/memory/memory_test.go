@@ -258,3 +258,70 @@ func TestOAuthCallersTeachNothing(t *testing.T) {
 		t.Fatalf("%d memories from OAuth callers (%v), want none", n, err)
 	}
 }
+
+// TestExactAndIndexScansAgree: the memory branch scans a tenant with few memories exactly
+// (the b-tree on tenant) and a large one through the HNSW index, by the per-tenant counts
+// the sweep keeps; on a small tenant both find the same memories, so the answers are the
+// same to the last digit, for a tenant's key and for the operator.
+func TestExactAndIndexScansAgree(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
+	traffic, test := split(e.uses)
+	half := len(traffic) / 2
+	testfactory.LabelsAs(ctx, t, e.search, a, "src", traffic[:half])
+	testfactory.Labels(ctx, t, e.search, "src", traffic[half:])
+	e.sweep(t)
+
+	counts := func() string {
+		var got, want string
+		if err := e.pool.QueryRow(ctx, `SELECT coalesce(string_agg(tenant || '=' || memories, ' ' ORDER BY tenant), '') FROM tool_memory_tenants`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.pool.QueryRow(ctx, `SELECT coalesce(string_agg(tenant || '=' || n, ' ' ORDER BY tenant), '') FROM (SELECT tenant, count(*) AS n FROM tool_memories GROUP BY tenant) c`).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("tenant counts %q, want %q (the memories per tenant)", got, want)
+		}
+		return got
+	}
+	if c := counts(); !strings.Contains(c, "acme=") || !strings.HasPrefix(c, "=") {
+		t.Fatalf("tenant counts %q: want the operator's and acme's", c)
+	}
+
+	var indexed bool
+	if err := e.pool.QueryRow(ctx, `SELECT to_regclass('tool_memories_hnsw') IS NOT NULL`).Scan(&indexed); err != nil || !indexed {
+		t.Fatalf("no HNSW index of the memories (%v)", err)
+	}
+	withScan := func(exactMax int) *search.Service {
+		st := search.DefaultSettings()
+		st.QueryIDF, st.MemoryExactMax = true, exactMax
+		return search.New(e.pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	}
+	for _, c := range []struct {
+		name   string
+		caller auth.Caller
+	}{{"acme's key", a}, {"the operator", search.Internal()}} {
+		e.search = withScan(-1) // every tenant through the HNSW index
+		index, _ := e.rankings(t, c.caller, test)
+		e.search = withScan(search.DefaultMemoryExactMax) // both tenants are small: exactly
+		exact, top := e.rankings(t, c.caller, test)
+		if exact != index {
+			t.Errorf("%s: the exact scan and the HNSW walk answer differently:\nexact %s\nindex %s", c.name, exact, index)
+		}
+		if top < len(test)/2 {
+			t.Errorf("%s: %d of %d test requests answered first, want the memories to act", c.name, top, len(test))
+		}
+	}
+
+	// the counts follow the memories: a revoked key's go at once, its count at the next sweep
+	if _, err := e.keys.Revoke(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	e.sweep(t)
+	if c := counts(); strings.Contains(c, "acme=") {
+		t.Fatalf("tenant counts %q after acme's only key was revoked", c)
+	}
+}

@@ -98,6 +98,20 @@ UPDATE memory_sweep
    SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
        min_keys = sqlc.arg(min_keys)::int, updated_at = now();
 
+-- name: RecountMemoryTenants :exec
+-- Each tenant's number of memories (tool_memory_tenants, migration 0043), which decides how
+-- the search statement scans its memories (exactly, or through the HNSW index): at the end
+-- of every sweep, writing only the counts that changed.
+WITH counts AS (
+    SELECT m.tenant, count(*)::int AS memories FROM tool_memories m GROUP BY m.tenant
+), gone AS (
+    DELETE FROM tool_memory_tenants c WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = c.tenant)
+)
+INSERT INTO tool_memory_tenants AS c (tenant, memories)
+SELECT n.tenant, n.memories FROM counts n
+ON CONFLICT (tenant) DO UPDATE SET memories = excluded.memories
+WHERE c.memories <> excluded.memories;
+
 -- name: ListMemoryToolsToRefresh :many
 -- Up to n tools after after_tool (by id) whose memories may have changed: those with a
 -- label written after since; those with memories not yet embedded (the space changed);

@@ -53,14 +53,22 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
+--   ten      the caller's tenant, read once (toolgate_curation_tenant: a search key's
+--            api_keys.tenant, else 'key:' || id; NULL for an admin key and a keyless
+--            search), for the memories, the curation rules and the synonyms.
 --   mten     the tenants whose memories the search reads (docs/learning.md): the operator's
---            ('') and, for a search key, the key's own tenant (api_keys.tenant, else
---            'key:' || id); an admin key's and a keyless search read the operator's alone.
+--            ('') and the caller's (ten), each with how to scan it: exactly when the memory
+--            sweep counted at most memory_exact memories of it (tool_memory_tenants; none
+--            counted: exactly), else through the HNSW index.
 --   mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
---            memories of those tenants (HNSW cosine KNN over tool_memories, the queries of
---            past searches an agent then used a tool of), kept from memory_min_sim
---            similarity on, of searchable tools of allowed sources and tags; per tool its
---            best similarity. Nothing another tenant taught is read.
+--            memories of those tenants (the queries of past searches an agent then used a
+--            tool of), kept from memory_min_sim similarity on, of searchable tools of allowed
+--            sources and tags; per tool its best similarity. Per tenant one of two scans
+--            runs, by a one-time filter on mten.exact: its rows through the b-tree on tenant,
+--            every cosine distance computed (a small tenant: the HNSW walk would step past
+--            every other tenant's nearer memories), or the HNSW cosine KNN filtered by tenant
+--            (a large one); the memory_k nearest of their union are kept. Nothing another
+--            tenant taught is read.
 --   qnames   the name keys the query and each variant name, per intent: the keys of their
 --            identifier-form words and of the whole text without request words ("use the
 --            search tool" → "search"), computed in Go (internal/search/names.go).
@@ -149,27 +157,42 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT sqlc.arg(cand)::int
     ) n
+), ten AS MATERIALIZED (
+    -- the caller's tenant, read once: a search key's (toolgate_curation_tenant), else NULL
+    SELECT toolgate_curation_tenant(sqlc.narg(caller_key_id)::bigint) AS tenant
 ), mten AS (
-    SELECT ''::text AS tenant
-    UNION ALL
-    SELECT coalesce(k.tenant, 'key:' || k.id)
-    FROM api_keys k
-    WHERE k.id = sqlc.narg(caller_key_id)::bigint AND k.scope <> 'admin'
+    SELECT t.tenant, coalesce(c.memories, 0) <= sqlc.arg(memory_exact)::int AS exact
+    FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
+    LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
+    WHERE sqlc.arg(w_memory)::float8 > 0
 ), mem AS (
     SELECT n.variant, n.tool_id, max(n.sim) AS sim
     FROM (
-        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim
+        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim,
+               row_number() OVER (PARTITION BY q.ord ORDER BY x.dist) AS r
         FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+        CROSS JOIN mten t
         CROSS JOIN LATERAL (
-            SELECT m.tool_id, m.embedding <=> q.v AS dist
-            FROM tool_memories m
-            WHERE sqlc.arg(w_memory)::float8 > 0
-              AND m.tenant IN (SELECT tenant FROM mten)
-            ORDER BY m.embedding <=> q.v
-            LIMIT sqlc.arg(memory_k)::int
+            -- one of the two runs per tenant (t.exact is a one-time filter): a small
+            -- tenant's rows through the b-tree on tenant, every distance computed (+ 0: an
+            -- order the HNSW index cannot serve) ...
+            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM tool_memories m
+             WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
+             ORDER BY (m.embedding <=> q.v) + 0
+             LIMIT sqlc.arg(memory_k)::int)
+            UNION ALL
+            -- ... a large one's by the HNSW walk, filtered by tenant (|| '': a condition
+            -- the b-tree cannot serve, else the generic plan sorts the tenant's rows)
+            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM tool_memories m
+             WHERE NOT t.exact AND m.tenant || '' = t.tenant
+             ORDER BY m.embedding <=> q.v
+             LIMIT sqlc.arg(memory_k)::int)
         ) x
     ) n
-    WHERE n.sim >= sqlc.arg(memory_min_sim)::float8
+    WHERE n.r <= sqlc.arg(memory_k)::int
+      AND n.sim >= sqlc.arg(memory_min_sim)::float8
       AND (SELECT d.source_id IN (SELECT id FROM src)
                   AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
            FROM search_docs d WHERE d.tool_id = n.tool_id)
@@ -178,7 +201,7 @@ WITH src AS MATERIALIZED (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(caller_key_id)::bigint), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, (SELECT tenant FROM ten)), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
@@ -337,7 +360,7 @@ WITH src AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), rules AS MATERIALIZED (
     SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
-    FROM toolgate_search_rules(sqlc.arg(query)::text, sqlc.narg(caller_key_id)::bigint) AS r (id, action, tool, boost, position)
+    FROM toolgate_search_rules(sqlc.arg(query)::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
     JOIN tools t ON t.name = r.tool
 ), cur AS (
     SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
