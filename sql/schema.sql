@@ -2902,6 +2902,22 @@ CREATE TABLE public.tool_components (
 
 
 --
+-- Name: tool_demotions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_demotions (
+    tenant text NOT NULL,
+    tool_id bigint NOT NULL,
+    ignored integer NOT NULL,
+    failed integer NOT NULL,
+    used integer NOT NULL,
+    CONSTRAINT tool_demotions_failed_check CHECK ((failed >= 0)),
+    CONSTRAINT tool_demotions_ignored_check CHECK ((ignored >= 0)),
+    CONSTRAINT tool_demotions_used_check CHECK ((used >= 0))
+);
+
+
+--
 -- Name: tool_enrichments; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3556,6 +3572,14 @@ ALTER TABLE ONLY public.tool_components
 
 
 --
+-- Name: tool_demotions tool_demotions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_demotions
+    ADD CONSTRAINT tool_demotions_pkey PRIMARY KEY (tenant, tool_id);
+
+
+--
 -- Name: tool_enrichments tool_enrichments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4027,6 +4051,14 @@ ALTER TABLE ONLY public.sync_runs
 
 ALTER TABLE ONLY public.tool_components
     ADD CONSTRAINT tool_components_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_demotions tool_demotions_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_demotions
+    ADD CONSTRAINT tool_demotions_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
 
 
 --

@@ -576,6 +576,14 @@ type ToolComponent struct {
 	UpdatedAt time.Time        `json:"updated_at"`
 }
 
+type ToolDemotion struct {
+	Tenant  string `json:"tenant"`
+	ToolID  int64  `json:"tool_id"`
+	Ignored int32  `json:"ignored"`
+	Failed  int32  `json:"failed"`
+	Used    int32  `json:"used"`
+}
+
 type ToolEnrichment struct {
 	ToolID           int64           `json:"tool_id"`
 	Step             string          `json:"step"`

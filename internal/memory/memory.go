@@ -121,6 +121,12 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 	if err := q.RecountMemoryTenants(ctx); err != nil {
 		return st, err
 	}
+	if st.Tools > 0 {
+		// labels came, a key was revoked or the threshold changed: the negative evidence too
+		if err := q.RefreshDemotions(ctx); err != nil {
+			return st, err
+		}
+	}
 	if err := q.FinishMemorySweep(ctx, int32(minKeys)); err != nil {
 		return st, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -323,5 +324,70 @@ func TestExactAndIndexScansAgree(t *testing.T) {
 	e.sweep(t)
 	if c := counts(); strings.Contains(c, "acme=") {
 		t.Fatalf("tenant counts %q after acme's only key was revoked", c)
+	}
+}
+
+// TestIgnoredAndFailingToolDropsForItsTenant: a tool a tenant's searches return first while
+// its agent uses another one, and whose calls fail, loses ground for that tenant at the
+// next sweep; another tenant's answers stay the same to the last digit.
+func TestIgnoredAndFailingToolDropsForItsTenant(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	st := search.DefaultSettings()
+	st.QueryIDF, st.WeightDemotion, st.WeightMemory = true, 1, 0 // negative evidence alone
+	e.search = search.New(e.pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
+	b := e.key(t, auth.Spec{Name: "b", Tenant: "globex"})
+	query := "invoice records to archive" // names no tool: the first place is the scores'
+	first := func(c auth.Caller) (string, string) {
+		t.Helper()
+		resp, err := e.search.Search(ctx, c, search.Request{Query: query, K: 5, Plan: "none"})
+		if err != nil || len(resp.Results) < 2 {
+			t.Fatalf("search %q: %v (%d results)", query, err, len(resp.Results))
+		}
+		return resp.Results[0].Name, resp.Results[1].Name
+	}
+	ignored, _ := first(a)
+	other := []testfactory.Use{{Query: query, Tools: []string{"archive_invoice"}}}
+	bBefore, _ := e.rankings(t, b, other)
+	ok, fail := true, false
+	for range 3 {
+		resp, err := e.search.Search(ctx, a, search.Request{Query: query, K: 5, Plan: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Results[0].Name != ignored {
+			t.Fatalf("first result %s, want %s again", resp.Results[0].Name, ignored)
+		}
+		// the agent calls the first tool, which fails, and then uses the second
+		fb := []search.Feedback{{Name: ignored, Success: &fail}, {Name: resp.Results[1].Name, Success: &ok}}
+		if _, err := e.search.RecordFeedback(ctx, a, resp.SearchID, fb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.sweep(t)
+	if now, _ := first(a); now == ignored {
+		t.Errorf("acme: %s still first after 3 searches that used another tool and 3 failed calls", ignored)
+	}
+	// explain shows the factor to acme, and none to globex
+	for _, c := range []struct {
+		caller auth.Caller
+		want   bool
+	}{{a, true}, {b, false}} {
+		resp, err := e.search.Search(ctx, c.caller, search.Request{Query: query, K: 10, Plan: "none", Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(resp.Results, func(r search.Result) bool { return r.Name == ignored })
+		if i < 0 || resp.Results[i].Explanation == nil {
+			t.Fatalf("%s: %s not among the 10 explained results", c.caller.Name, ignored)
+		}
+		if d := resp.Results[i].Explanation.Demotion; (d > 0 && d < 1) != c.want {
+			t.Errorf("%s: explained demotion of %s %v, want one: %v", c.caller.Name, ignored, d, c.want)
+		}
+	}
+	if bAfter, _ := e.rankings(t, b, other); bAfter != bBefore {
+		t.Errorf("globex's answers changed after acme's evidence:\nbefore %s\nafter  %s", bBefore, bAfter)
 	}
 }

@@ -96,6 +96,10 @@ type Settings struct {
 	MemoryNeighbors int
 	// MemoryMinSimilarity is the least cosine similarity of a memory that votes.
 	MemoryMinSimilarity float64
+	// WeightDemotion is how much negative evidence costs a tool (0: off): its score is
+	// divided by 1 + WeightDemotion × (times the caller's tenant or the operator was
+	// returned it first and used another tool, plus its failed calls, less its uses).
+	WeightDemotion float64
 	// MemoryExactMax is how many memories a tenant may have (as the memory sweep last
 	// counted them) for the memory branch to scan them exactly, one distance each, rather
 	// than walk the HNSW index filtered by tenant (docs/learning.md#cost). Both find the
@@ -147,7 +151,7 @@ func DefaultSettings() Settings {
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second,
 		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second,
 		WeightMemory: DefaultWeightMemory, MemoryNeighbors: DefaultMemoryNeighbors, MemoryMinSimilarity: DefaultMemoryMinSimilarity,
-		MemoryExactMax: DefaultMemoryExactMax}
+		MemoryExactMax: DefaultMemoryExactMax, WeightDemotion: DefaultWeightDemotion}
 }
 
 // The memory branch's defaults (docs/learning.md#settings): chosen with the built-in local
@@ -159,6 +163,10 @@ const (
 	DefaultMemoryNeighbors     = 10
 	DefaultMemoryMinSimilarity = 0.2
 )
+
+// DefaultWeightDemotion is WeightDemotion's default, chosen on learning curves of the
+// traffic half of testdata/mcp-traffic (docs/learning.md#negative-evidence).
+const DefaultWeightDemotion = 0.5
 
 // DefaultMemoryExactMax is MemoryExactMax's default, measured with BenchmarkSearchMemories
 // (docs/benchmarks.md, the cost of learning).
@@ -342,8 +350,8 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector, VecConfidence: st.VectorConfidence,
 		Meanings: meanings, WMeaning: st.WeightMeaning,
 		WMemory: st.WeightMemory, MemoryK: int32(max(st.MemoryNeighbors, 1)), MemoryMinSim: st.MemoryMinSimilarity,
-		MemoryExact: int32(st.MemoryExactMax),
-		PerGroup:    int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
+		MemoryExact: int32(st.MemoryExactMax), WDemotion: st.WeightDemotion,
+		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
 		Query: r.Query,
 	}
 	entry := db.InsertSearchLogParams{

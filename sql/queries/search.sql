@@ -197,6 +197,14 @@ WITH src AS MATERIALIZED (
                   AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
            FROM search_docs d WHERE d.tool_id = n.tool_id)
     GROUP BY n.variant, n.tool_id
+), dem AS (
+    -- negative evidence (w_demotion > 0): the caller's tenant's and the operator's
+    SELECT d.tool_id,
+           1 / (1 + sqlc.arg(w_demotion)::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
+    FROM tool_demotions d
+    WHERE sqlc.arg(w_demotion)::float8 > 0
+      AND (d.tenant = '' OR d.tenant = (SELECT x.tenant FROM ten x))
+    GROUP BY d.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
@@ -388,10 +396,10 @@ WITH src AS MATERIALIZED (
             SELECT x.*, row_number() OVER (PARTITION BY x.grp, x.pin IS NULL
                                            ORDER BY x.pin, x.name_match DESC NULLS LAST, x.score DESC, x.tool_id) AS n
             FROM (
-                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) AS score, f.score AS raw_score,
+                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) * coalesce(dm.factor, 1) AS score, f.score AS raw_score,
                        f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
                        f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
-                       c.pin, c.acted AS rules
+                       c.pin, c.acted AS rules, dm.factor AS demotion
                 FROM (SELECT * FROM fused
                       UNION ALL
                       -- a pinned tool no list held, with nothing to its score
@@ -400,6 +408,7 @@ WITH src AS MATERIALIZED (
                       WHERE NOT EXISTS (SELECT 1 FROM fused f WHERE f.grp = p.grp AND f.tool_id = p.tool_id)) f
                 LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
                 LEFT JOIN cur c ON c.tool_id = f.tool_id
+                LEFT JOIN dem dm ON dm.tool_id = f.tool_id
                 WHERE NOT coalesce(c.hidden, false)
             ) x
         ) y
@@ -412,7 +421,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.raw_score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules,
+           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules, tp.demotion,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -446,7 +455,9 @@ SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(
                            - coalesce(r.meaning_share, 0), 0)
              ELSE 0 END)::float8 AS memory_share,
        -- the curation rules that acted on the result (pin, boost), in cur's form
-       r.rules
+       r.rules,
+       -- the factor negative evidence multiplied the score by (dem; 1: none)
+       coalesce(r.demotion, 1)::float8 AS demotion
 FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
