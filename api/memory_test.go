@@ -196,15 +196,10 @@ func TestTenantPoisoningStaysInTenant(t *testing.T) {
 	if r := do(t, te.e, http.MethodGet, "/admin/tools/srca__nope/memories", te.admin, ""); r.status != http.StatusNotFound {
 		t.Fatalf("memories of a missing tool: %d %v", r.status, r.body)
 	}
-	// removing them, and the negative evidence against get_weather (returned first while
-	// acme's agent used send_email: docs/learning.md#negative-evidence), restores acme's
-	// ranking, and the next sweep does not bring them back
+	// removing them restores acme's ranking, and the next sweep does not bring them back
 	r = do(t, te.e, http.MethodDelete, "/admin/tools/srca__send_email/memories", te.admin, "")
 	if r.status != http.StatusOK || r.body["removed"] != float64(len(phrases)) {
 		t.Fatalf("forget memories: %d %v", r.status, r.body)
-	}
-	if r := do(t, te.e, http.MethodDelete, "/admin/tools/srca__get_weather/memories", te.admin, ""); r.status != http.StatusOK {
-		t.Fatalf("forget get_weather: %d %v", r.status, r.body)
 	}
 	te.sweep(t)
 	if restored, _ := te.answer(t, te.a2, weather, false); restored != acmeBefore {

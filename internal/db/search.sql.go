@@ -552,6 +552,10 @@ type SearchRow struct {
 //	         every other tenant's nearer memories), or the HNSW cosine KNN filtered by tenant
 //	         (a large one); the memory_k nearest of their union are kept. Nothing another
 //	         tenant taught is read.
+//	dem      negative evidence (w_demotion > 0, docs/learning.md#negative-evidence): per tool,
+//	         the factor 1 / (1 + w_demotion × Σ max(ignored + failed − used, 0)) over the
+//	         caller's tenant's and the operator's rows of tool_demotions (the memory sweep's);
+//	         top multiplies the fused score by it.
 //	qnames   the name keys the query and each variant name, per intent: the keys of their
 //	         identifier-form words and of the whole text without request words ("use the
 //	         search tool" → "search"), computed in Go (internal/search/names.go).
@@ -594,7 +598,8 @@ type SearchRow struct {
 // (NULL when the search is in no experiment), and the profile that served the search and
 // the vector set it read (pset; ” and 0 when there is none: no profile is active), and the
 // fusion weights it used (wb); memory_share is the memory branch's part of a score; rules
-// the curation rules that pinned or boosted the result (NULL: none).
+// the curation rules that pinned or boosted the result (NULL: none); demotion the factor of
+// dem (1: none).
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
 // a branch's share is 0 and its texts NULL when none of its lists held the tool.
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {

@@ -337,6 +337,7 @@ func TestIgnoredAndFailingToolDropsForItsTenant(t *testing.T) {
 	st := search.DefaultSettings()
 	st.QueryIDF, st.WeightDemotion, st.WeightMemory = true, 1, 0 // negative evidence alone
 	e.search = search.New(e.pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	e.memory.Demotions = true
 	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
 	b := e.key(t, auth.Spec{Name: "b", Tenant: "globex"})
 	query := "invoice records to archive" // names no tool: the first place is the scores'
