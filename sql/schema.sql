@@ -1550,16 +1550,16 @@ $$;
 
 
 --
--- Name: toolgate_search_rules(text, bigint); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_search_rules(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_rules(query text, caller_key_id bigint) RETURNS TABLE(id bigint, action text, tool text, boost double precision, "position" integer)
+CREATE FUNCTION public.toolgate_search_rules(query text, tenant text) RETURNS TABLE(id bigint, action text, tool text, boost double precision, "position" integer)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    WITH q AS (SELECT toolgate_rule_words(query) AS words, toolgate_curation_tenant(caller_key_id) AS tenant)
+    WITH q AS (SELECT toolgate_rule_words(query) AS words)
     SELECT r.id, r.action, r.tool, r.boost, r.position
     FROM search_rules r, q
-    WHERE (r.tenant IS NULL OR r.tenant = q.tenant)
+    WHERE (r.tenant IS NULL OR r.tenant = toolgate_search_rules.tenant)
       AND cardinality(q.words) > 0
       AND CASE r.match WHEN 'exact' THEN toolgate_rule_words(r.pattern) = q.words
                        ELSE q.words @> toolgate_rule_words(r.pattern) END
@@ -1745,10 +1745,10 @@ END $$;
 
 
 --
--- Name: toolgate_with_synonyms(text, bigint); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_with_synonyms(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_with_synonyms(txt text, caller_key_id bigint) RETURNS text
+CREATE FUNCTION public.toolgate_with_synonyms(txt text, tenant text) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END
@@ -1757,7 +1757,7 @@ CREATE FUNCTION public.toolgate_with_synonyms(txt text, caller_key_id bigint) RE
         FROM search_synonyms s
         CROSS JOIN LATERAL unnest(s.synonyms) AS syn
         WHERE s.word = ANY (toolgate_rule_words(txt))
-          AND (s.tenant IS NULL OR s.tenant = toolgate_curation_tenant(caller_key_id))
+          AND (s.tenant IS NULL OR s.tenant = toolgate_with_synonyms.tenant)
     ) x
 $$;
 
@@ -2992,6 +2992,22 @@ CREATE TABLE public.tool_components (
 
 
 --
+-- Name: tool_demotions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_demotions (
+    tenant text NOT NULL,
+    tool_id bigint NOT NULL,
+    ignored integer NOT NULL,
+    failed integer NOT NULL,
+    used integer NOT NULL,
+    CONSTRAINT tool_demotions_failed_check CHECK ((failed >= 0)),
+    CONSTRAINT tool_demotions_ignored_check CHECK ((ignored >= 0)),
+    CONSTRAINT tool_demotions_used_check CHECK ((used >= 0))
+);
+
+
+--
 -- Name: tool_enrichments; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3071,6 +3087,17 @@ CREATE TABLE public.tool_memory_query_forgets (
     tenant text NOT NULL,
     norm text NOT NULL,
     forgotten_at timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: tool_memory_tenants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memory_tenants (
+    tenant text NOT NULL,
+    memories integer NOT NULL,
+    CONSTRAINT tool_memory_tenants_memories_check CHECK ((memories > 0))
 );
 
 
@@ -3655,6 +3682,14 @@ ALTER TABLE ONLY public.tool_components
 
 
 --
+-- Name: tool_demotions tool_demotions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_demotions
+    ADD CONSTRAINT tool_demotions_pkey PRIMARY KEY (tenant, tool_id);
+
+
+--
 -- Name: tool_enrichments tool_enrichments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3692,6 +3727,14 @@ ALTER TABLE ONLY public.tool_memory_forgets
 
 ALTER TABLE ONLY public.tool_memory_query_forgets
     ADD CONSTRAINT tool_memory_query_forgets_pkey PRIMARY KEY (tool_id, tenant, norm);
+
+
+--
+-- Name: tool_memory_tenants tool_memory_tenants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_tenants
+    ADD CONSTRAINT tool_memory_tenants_pkey PRIMARY KEY (tenant);
 
 
 --
@@ -3983,6 +4026,13 @@ CREATE INDEX tool_memories_key ON public.tool_memories USING btree (key_id) WHER
 
 
 --
+-- Name: tool_memories_tenant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tool_memories_tenant ON public.tool_memories USING btree (tenant);
+
+
+--
 -- Name: tool_revisions_pending; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -4119,6 +4169,14 @@ ALTER TABLE ONLY public.sync_runs
 
 ALTER TABLE ONLY public.tool_components
     ADD CONSTRAINT tool_components_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
+
+
+--
+-- Name: tool_demotions tool_demotions_tool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_demotions
+    ADD CONSTRAINT tool_demotions_tool_id_fkey FOREIGN KEY (tool_id) REFERENCES public.tools(id) ON DELETE CASCADE;
 
 
 --

@@ -145,7 +145,10 @@ type Config struct {
 	MemoryMinSimilarity float64
 	// MemoryPerTool is TOOLGATE_MEMORY_PER_TOOL: the most memories kept per tool and tenant.
 	MemoryPerTool int
-	SearchPlan    string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
+	// DemotionWeight is TOOLGATE_DEMOTION_WEIGHT: what negative evidence costs a tool for a
+	// tenant (0: nothing), docs/learning.md#negative-evidence.
+	DemotionWeight float64
+	SearchPlan     string // TOOLGATE_SEARCH_PLAN: the heuristic plan of a request that asks for none
 
 	// Limits of the HTTP server and of request bodies (docs/auth.md#limits; their defaults
 	// are those of api.ServerLimits and api.Limits).
@@ -296,6 +299,7 @@ func (r *reader) readSearch(c *Config, sd searchDefaults) {
 	c.MemoryNeighbors = r.integer("TOOLGATE_MEMORY_NEIGHBORS", sd.MemoryNeighbors, 1, 1000)
 	c.MemoryMinSimilarity = r.float("TOOLGATE_MEMORY_MIN_SIMILARITY", sd.MemoryMinSimilarity, -1, 1)
 	c.MemoryPerTool = r.integer("TOOLGATE_MEMORY_PER_TOOL", defaultMemoryPerTool, 1, maxMemoryPerTool)
+	c.DemotionWeight = r.float("TOOLGATE_DEMOTION_WEIGHT", sd.WeightDemotion, 0, 100)
 }
 
 // readLimits reads the HTTP server's timeouts and the sizes of what a request may send.

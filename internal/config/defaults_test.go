@@ -38,6 +38,7 @@ func TestDefaultsAreTheirOwners(t *testing.T) {
 		{"memory weight", c.MemoryWeight, sd.WeightMemory},
 		{"memory neighbors", c.MemoryNeighbors, sd.MemoryNeighbors},
 		{"memory min similarity", c.MemoryMinSimilarity, sd.MemoryMinSimilarity},
+		{"demotion weight", c.DemotionWeight, sd.WeightDemotion},
 		{"memory per tool", c.MemoryPerTool, memory.DefaultMaxPerTool},
 		{"max memory per tool", maxMemoryPerTool, memory.MaxMaxPerTool},
 		{"rerank top n", c.RerankTopN, sd.RerankTopN},

@@ -30,7 +30,7 @@ WITH corpus AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest($7::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, $8::bigint), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, toolgate_curation_tenant($8::bigint)), c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
@@ -213,7 +213,7 @@ SELECT t.name, t.enabled, t.review_state,
        ($2::text[] IS NULL OR coalesce(d.tags && $2::text[], false))::boolean AS tags_match,
        (d.tool_id IS NOT NULL)::boolean AS indexed,
        EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = $3::bigint AND tv.tool_id = t.id) AS has_vector,
-       coalesce((SELECT min(r.id) FROM toolgate_search_rules($4::text, $5::bigint) AS r (id, action, tool, boost, position)
+       coalesce((SELECT min(r.id) FROM toolgate_search_rules($4::text, toolgate_curation_tenant($5::bigint)) AS r (id, action, tool, boost, position)
                  WHERE r.tool = t.name AND r.action = 'hide'), 0)::bigint AS hidden_by
 FROM tools t
 JOIN sources s ON s.id = t.source_id

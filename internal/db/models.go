@@ -598,6 +598,14 @@ type ToolComponent struct {
 	UpdatedAt time.Time        `json:"updated_at"`
 }
 
+type ToolDemotion struct {
+	Tenant  string `json:"tenant"`
+	ToolID  int64  `json:"tool_id"`
+	Ignored int32  `json:"ignored"`
+	Failed  int32  `json:"failed"`
+	Used    int32  `json:"used"`
+}
+
 type ToolEnrichment struct {
 	ToolID           int64           `json:"tool_id"`
 	Step             string          `json:"step"`
@@ -637,6 +645,11 @@ type ToolMemoryQueryForget struct {
 	Tenant      string    `json:"tenant"`
 	Norm        string    `json:"norm"`
 	ForgottenAt time.Time `json:"forgotten_at"`
+}
+
+type ToolMemoryTenant struct {
+	Tenant   string `json:"tenant"`
+	Memories int32  `json:"memories"`
 }
 
 type ToolRevision struct {

@@ -166,36 +166,59 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT $11::int
     ) n
+), ten AS MATERIALIZED (
+    -- the caller's tenant, read once: a search key's (toolgate_curation_tenant), else NULL
+    SELECT toolgate_curation_tenant($6::bigint) AS tenant
 ), mten AS (
-    SELECT ''::text AS tenant
-    UNION ALL
-    SELECT coalesce(k.tenant, 'key:' || k.id)
-    FROM api_keys k
-    WHERE k.id = $6::bigint AND k.scope <> 'admin'
+    SELECT t.tenant, coalesce(c.memories, 0) <= $12::int AS exact
+    FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
+    LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
+    WHERE $13::float8 > 0
 ), mem AS (
     SELECT n.variant, n.tool_id, max(n.sim) AS sim
     FROM (
-        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim
+        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim,
+               row_number() OVER (PARTITION BY q.ord ORDER BY x.dist) AS r
         FROM unnest($9::vector[]) WITH ORDINALITY AS q (v, ord)
+        CROSS JOIN mten t
         CROSS JOIN LATERAL (
-            SELECT m.tool_id, m.embedding <=> q.v AS dist
-            FROM tool_memories m
-            WHERE $12::float8 > 0
-              AND m.tenant IN (SELECT tenant FROM mten)
-            ORDER BY m.embedding <=> q.v
-            LIMIT $13::int
+            -- one of the two runs per tenant (t.exact is a one-time filter): a small
+            -- tenant's rows through the b-tree on tenant, every distance computed (+ 0: an
+            -- order the HNSW index cannot serve) ...
+            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM tool_memories m
+             WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
+             ORDER BY (m.embedding <=> q.v) + 0
+             LIMIT $14::int)
+            UNION ALL
+            -- ... a large one's by the HNSW walk, filtered by tenant (|| '': a condition
+            -- the b-tree cannot serve, else the generic plan sorts the tenant's rows)
+            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM tool_memories m
+             WHERE NOT t.exact AND m.tenant || '' = t.tenant
+             ORDER BY m.embedding <=> q.v
+             LIMIT $14::int)
         ) x
     ) n
-    WHERE n.sim >= $14::float8
+    WHERE n.r <= $14::int
+      AND n.sim >= $15::float8
       AND (SELECT d.source_id IN (SELECT id FROM src)
                   AND ($10::text[] IS NULL OR d.tags && $10::text[])
            FROM search_docs d WHERE d.tool_id = n.tool_id)
     GROUP BY n.variant, n.tool_id
+), dem AS (
+    -- negative evidence (w_demotion > 0): the caller's tenant's and the operator's
+    SELECT d.tool_id,
+           1 / (1 + $16::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
+    FROM tool_demotions d
+    WHERE $16::float8 > 0
+      AND (d.tenant = '' OR d.tenant = (SELECT x.tenant FROM ten x))
+    GROUP BY d.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest($15::text[]) WITH ORDINALITY AS v (txt, ord)
+    FROM unnest($17::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, $6::bigint), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, (SELECT tenant FROM ten)), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
@@ -205,7 +228,7 @@ WITH src AS MATERIALIZED (
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, toolgate_bm25_idf(c.n, q.df) AS idf,
            row_number() OVER w AS rarity,
-           sum(least(q.df, $16::int)) OVER w AS spent
+           sum(least(q.df, $18::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
@@ -217,10 +240,10 @@ WITH src AS MATERIALIZED (
         SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
-        LIMIT $16::int
+        LIMIT $18::int
     ) p
-    WHERE t.rarity <= $17::int
-       OR t.spent <= $17::int * $16::int
+    WHERE t.rarity <= $19::int
+       OR t.spent <= $19::int * $18::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -231,15 +254,15 @@ WITH src AS MATERIALIZED (
            OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $10::text[])
         GROUP BY f.variant, f.tool_id
     ) x
-    WHERE x.r <= $18::int
+    WHERE x.r <= $20::int
     UNION
     -- a score-based fusion also scores the vector branch's candidates exactly (lex)
     SELECT v.variant, v.tool_id FROM vec v
-    WHERE $19::text <> 'rrf' AND v.variant <= cardinality($15::text[])
+    WHERE $21::text <> 'rrf' AND v.variant <= cardinality($17::text[])
     UNION
     -- and the memory branch's
     SELECT r.variant, r.tool_id FROM mem r
-    WHERE $19::text <> 'rrf' AND r.variant <= cardinality($15::text[])
+    WHERE $21::text <> 'rrf' AND r.variant <= cardinality($17::text[])
 ), lex AS (
     SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
@@ -278,23 +301,23 @@ WITH src AS MATERIALIZED (
         WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
         LIMIT 1
     ) tv
-    WHERE $19::text <> 'rrf' AND l.rank <= $11::int
+    WHERE $21::text <> 'rrf' AND l.rank <= $11::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), mng AS (
     SELECT c.variant, c.tool_id, -(tm.meaning <#> q.m) AS sim
     FROM (SELECT l.variant, l.tool_id FROM lex l WHERE l.rank <= $11::int
           UNION
           SELECT v.variant, v.tool_id FROM vec v) c
-    JOIN unnest($20::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
+    JOIN unnest($22::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
     CROSS JOIN LATERAL (
         SELECT x.meaning FROM tool_meanings x WHERE x.tool_id = c.tool_id LIMIT 1
     ) tm
     -- a text none of whose words the lexicon knows has the zero vector: no say
-    WHERE $21::float8 > 0 AND l2_norm(q.m) > 0
+    WHERE $23::float8 > 0 AND l2_norm(q.m) > 0
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($22::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($23::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($24::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($25::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -308,8 +331,8 @@ WITH src AS MATERIALIZED (
     GROUP BY q.grp, a.tool_id
 ), wb AS (
     -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
-    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $24::float8) AS w_lex,
-           coalesce((SELECT p.weight_vector FROM pset p), $25::float8) AS w_vec
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $26::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), $27::float8) AS w_vec
 ), branches AS (
     -- every branch's candidates per text with their rank, score (BM25, cosine similarity)
     -- and branch weight, once per intent the text serves
@@ -318,7 +341,7 @@ WITH src AS MATERIALIZED (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
         WHERE l.rank <= $11::int
-           OR ($19::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+           OR ($21::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
         SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, (SELECT w_vec FROM wb)
         FROM vec v
@@ -327,11 +350,11 @@ WITH src AS MATERIALIZED (
         FROM vecx x
         UNION ALL
         SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
-               m.sim, $21::float8
+               m.sim, $23::float8
         FROM mng m
         UNION ALL
         SELECT 'r', r.variant, r.tool_id, row_number() OVER (PARTITION BY r.variant ORDER BY r.sim DESC, r.tool_id),
-               r.sim, $12::float8 * max(r.sim) OVER (PARTITION BY r.variant)
+               r.sim, $13::float8 * max(r.sim) OVER (PARTITION BY r.variant)
         FROM mem r
     ) b
     JOIN tg ON tg.variant = b.variant
@@ -341,8 +364,8 @@ WITH src AS MATERIALIZED (
     FROM (SELECT array_agg(b.grp) AS g, array_agg(b.branch) AS br, array_agg(b.variant::int) AS v,
                  array_agg(b.tool_id) AS t, array_agg(b.rank) AS r, array_agg(b.score) AS s, array_agg(b.wb) AS w
           FROM branches b) a
-    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $19::text,
-                                     $26::float8, $27::float8)
+    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $21::text,
+                                     $28::float8, $29::float8)
         AS f (grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share,
               lexical_texts, vector_texts)
 ), fused AS (
@@ -354,7 +377,7 @@ WITH src AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), rules AS MATERIALIZED (
     SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
-    FROM toolgate_search_rules($28::text, $6::bigint) AS r (id, action, tool, boost, position)
+    FROM toolgate_search_rules($30::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
     JOIN tools t ON t.name = r.tool
 ), cur AS (
     SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
@@ -373,19 +396,19 @@ WITH src AS MATERIALIZED (
                   WHERE d.tool_id = c.tool_id AND d.source_id IN (SELECT id FROM src)
                     AND ($10::text[] IS NULL OR d.tags && $10::text[]))
 ), top AS (
-    SELECT grp, tool_id, score, raw_score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, meaning_share, lexical_texts, vector_texts, pin, rules, n, pos FROM (
+    SELECT grp, tool_id, score, raw_score, lexical_rank, vector_rank, bm25, name_match, lexical_share, vector_share, meaning_share, lexical_texts, vector_texts, pin, rules, demotion, n, pos FROM (
         -- the pinned tools at their positions (the j-th pin, by position, goes after
         -- position − j of the others), the others in the places left
-        SELECT y.grp, y.tool_id, y.score, y.raw_score, y.lexical_rank, y.vector_rank, y.bm25, y.name_match, y.lexical_share, y.vector_share, y.meaning_share, y.lexical_texts, y.vector_texts, y.pin, y.rules, y.n, row_number() OVER (PARTITION BY y.grp
+        SELECT y.grp, y.tool_id, y.score, y.raw_score, y.lexical_rank, y.vector_rank, y.bm25, y.name_match, y.lexical_share, y.vector_share, y.meaning_share, y.lexical_texts, y.vector_texts, y.pin, y.rules, y.demotion, y.n, row_number() OVER (PARTITION BY y.grp
                                        ORDER BY CASE WHEN y.pin IS NULL THEN y.n ELSE y.pin - y.n + 0.5 END, y.pin NULLS LAST) AS pos
         FROM (
-            SELECT x.grp, x.tool_id, x.score, x.raw_score, x.lexical_rank, x.vector_rank, x.bm25, x.name_match, x.lexical_share, x.vector_share, x.meaning_share, x.lexical_texts, x.vector_texts, x.pin, x.rules, row_number() OVER (PARTITION BY x.grp, x.pin IS NULL
+            SELECT x.grp, x.tool_id, x.score, x.raw_score, x.lexical_rank, x.vector_rank, x.bm25, x.name_match, x.lexical_share, x.vector_share, x.meaning_share, x.lexical_texts, x.vector_texts, x.pin, x.rules, x.demotion, row_number() OVER (PARTITION BY x.grp, x.pin IS NULL
                                            ORDER BY x.pin, x.name_match DESC NULLS LAST, x.score DESC, x.tool_id) AS n
             FROM (
-                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) AS score, f.score AS raw_score,
+                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) * coalesce(dm.factor, 1) AS score, f.score AS raw_score,
                        f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
                        f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
-                       c.pin, c.acted AS rules
+                       c.pin, c.acted AS rules, dm.factor AS demotion
                 FROM (SELECT grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share, lexical_texts, vector_texts FROM fused
                       UNION ALL
                       -- a pinned tool no list held, with nothing to its score
@@ -394,11 +417,12 @@ WITH src AS MATERIALIZED (
                       WHERE NOT EXISTS (SELECT 1 FROM fused f WHERE f.grp = p.grp AND f.tool_id = p.tool_id)) f
                 LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
                 LEFT JOIN cur c ON c.tool_id = f.tool_id
+                LEFT JOIN dem dm ON dm.tool_id = f.tool_id
                 WHERE NOT coalesce(c.hidden, false)
             ) x
         ) y
     ) z
-    WHERE z.pos <= $29::int
+    WHERE z.pos <= $31::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -406,7 +430,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.raw_score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules,
+           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules, tp.demotion,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -438,7 +462,9 @@ SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(
                            - coalesce(r.meaning_share, 0), 0)
              ELSE 0 END)::float8 AS memory_share,
        -- the curation rules that acted on the result (pin, boost), in cur's form
-       r.rules
+       r.rules,
+       -- the factor negative evidence multiplied the score by (dem; 1: none)
+       coalesce(r.demotion, 1)::float8 AS demotion
 FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true
@@ -457,9 +483,11 @@ type SearchParams struct {
 	Vecs          []pgvector.Vector       `json:"vecs"`
 	Tags          []string                `json:"tags"`
 	Cand          int32                   `json:"cand"`
+	MemoryExact   int32                   `json:"memory_exact"`
 	WMemory       float64                 `json:"w_memory"`
 	MemoryK       int32                   `json:"memory_k"`
 	MemoryMinSim  float64                 `json:"memory_min_sim"`
+	WDemotion     float64                 `json:"w_demotion"`
 	Texts         []string                `json:"texts"`
 	Postings      int32                   `json:"postings"`
 	LexicalTerms  int32                   `json:"lexical_terms"`
@@ -508,6 +536,7 @@ type SearchRow struct {
 	VectorTexts   []int32         `json:"vector_texts"`
 	MemoryShare   float64         `json:"memory_share"`
 	Rules         json.RawMessage `json:"rules"`
+	Demotion      float64         `json:"demotion"`
 }
 
 // The whole search in one read-only statement: a bounded Okapi BM25 lexical branch, a
@@ -564,14 +593,26 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
+//	ten      the caller's tenant, read once (toolgate_curation_tenant: a search key's
+//	         api_keys.tenant, else 'key:' || id; NULL for an admin key and a keyless
+//	         search), for the memories, the curation rules and the synonyms.
 //	mten     the tenants whose memories the search reads (docs/learning.md): the operator's
-//	         ('') and, for a search key, the key's own tenant (api_keys.tenant, else
-//	         'key:' || id); an admin key's and a keyless search read the operator's alone.
+//	         ('') and the caller's (ten), each with how to scan it: exactly when the memory
+//	         sweep counted at most memory_exact memories of it (tool_memory_tenants; none
+//	         counted: exactly), else through the HNSW index.
 //	mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
-//	         memories of those tenants (HNSW cosine KNN over tool_memories, the queries of
-//	         past searches an agent then used a tool of), kept from memory_min_sim
-//	         similarity on, of searchable tools of allowed sources and tags; per tool its
-//	         best similarity. Nothing another tenant taught is read.
+//	         memories of those tenants (the queries of past searches an agent then used a
+//	         tool of), kept from memory_min_sim similarity on, of searchable tools of allowed
+//	         sources and tags; per tool its best similarity. Per tenant one of two scans
+//	         runs, by a one-time filter on mten.exact: its rows through the b-tree on tenant,
+//	         every cosine distance computed (a small tenant: the HNSW walk would step past
+//	         every other tenant's nearer memories), or the HNSW cosine KNN filtered by tenant
+//	         (a large one); the memory_k nearest of their union are kept. Nothing another
+//	         tenant taught is read.
+//	dem      negative evidence (w_demotion > 0, docs/learning.md#negative-evidence): per tool,
+//	         the factor 1 / (1 + w_demotion × Σ max(ignored + failed − used, 0)) over the
+//	         caller's tenant's and the operator's rows of tool_demotions (the memory sweep's);
+//	         top multiplies the fused score by it.
 //	qnames   the name keys the query and each variant name, per intent: the keys of their
 //	         identifier-form words and of the whole text without request words ("use the
 //	         search tool" → "search"), computed in Go (internal/search/names.go).
@@ -614,7 +655,8 @@ type SearchRow struct {
 // (NULL when the search is in no experiment), and the profile that served the search and
 // the vector set it read (pset; ” and 0 when there is none: no profile is active), and the
 // fusion weights it used (wb); memory_share is the memory branch's part of a score; rules
-// the curation rules that pinned or boosted the result (NULL: none).
+// the curation rules that pinned or boosted the result (NULL: none); demotion the factor of
+// dem (1: none).
 // pos, ranks, name_match and bm25 are 0 when absent (no result, or not ranked by that branch);
 // a branch's share is 0 and its texts NULL when none of its lists held the tool.
 func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, error) {
@@ -630,9 +672,11 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Vecs,
 		arg.Tags,
 		arg.Cand,
+		arg.MemoryExact,
 		arg.WMemory,
 		arg.MemoryK,
 		arg.MemoryMinSim,
+		arg.WDemotion,
 		arg.Texts,
 		arg.Postings,
 		arg.LexicalTerms,
@@ -687,6 +731,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 			&i.VectorTexts,
 			&i.MemoryShare,
 			&i.Rules,
+			&i.Demotion,
 		); err != nil {
 			return nil, err
 		}

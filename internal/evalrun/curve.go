@@ -167,7 +167,7 @@ func (r *runner) curve(ctx context.Context, pool *pgxpool.Pool, c evalConfig, re
 		return Curve{}, err
 	}
 	r.curves++
-	mem := &memory.Service{Pool: pool, Embedder: r.embedder, QueryIDF: st.QueryIDF,
+	mem := &memory.Service{Pool: pool, Embedder: r.embedder, QueryIDF: st.QueryIDF, Demotions: st.WeightDemotion > 0,
 		MaxPerTool: r.env.Config.MemoryPerTool, MinKeys: r.env.Config.ObservedMinKeys, Logger: r.env.Log}
 	req := search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}
 	perK := evalPerK(st, effectivePlan(c, st), r.o.Ks)

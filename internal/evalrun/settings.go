@@ -33,6 +33,7 @@ var evalSettingKeys = map[string]setter{
 	"vector_confidence":     field(func(s *search.Settings) *float64 { return &s.VectorConfidence }, floatIn(0, 1)),
 	"weight_meaning":        field(func(s *search.Settings) *float64 { return &s.WeightMeaning }, floatIn(0, 100)),
 	"weight_memory":         field(func(s *search.Settings) *float64 { return &s.WeightMemory }, floatIn(0, 100)),
+	"weight_demotion":       field(func(s *search.Settings) *float64 { return &s.WeightDemotion }, floatIn(0, 100)),
 	"memory_neighbors":      field(func(s *search.Settings) *int { return &s.MemoryNeighbors }, intIn(1, 1000)),
 	"memory_min_similarity": field(func(s *search.Settings) *float64 { return &s.MemoryMinSimilarity }, floatIn(-1, 1)),
 	"rerank_top_n":          field(func(s *search.Settings) *int { return &s.RerankTopN }, intIn(1, 1000)),

@@ -68,7 +68,10 @@ type Service struct {
 	MaxPerTool int
 	// MinKeys is how many distinct search keys make a query global; 0 is DefaultMinKeys.
 	MinKeys int
-	Logger  *slog.Logger
+	// Demotions makes Sweep recompute the negative evidence too (tool_demotions), for a
+	// search whose WeightDemotion is above 0.
+	Demotions bool
+	Logger    *slog.Logger
 
 	batch int // tools per batch of a sweep; 0 is defaultBatch
 }
@@ -87,7 +90,9 @@ func (s *Service) maxPerTool() int { return cmp.Or(s.MaxPerTool, DefaultMaxPerTo
 // Sweep refreshes the memories of every tool labelled since the last sweep (less a margin),
 // of every tool with memories not yet embedded, and of every tool with memories when a key
 // was revoked since or the threshold is not the last sweep's, a batch at a time in id order,
-// recording its progress so that a sweep cut short resumes.
+// recording its progress so that a sweep cut short resumes. Then it recounts each tenant's
+// memories (which scan the search reads them with) and, with Demotions, when it refreshed a
+// tool, recomputes the negative evidence.
 func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 	var st SweepStats
 	if s.Embedder == nil {
@@ -116,6 +121,15 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 		}
 		after = ids[len(ids)-1]
 		if err := q.SetMemorySweepProgress(ctx, after); err != nil {
+			return st, err
+		}
+	}
+	if err := q.RecountMemoryTenants(ctx); err != nil {
+		return st, err
+	}
+	if s.Demotions && st.Tools > 0 {
+		// labels came, a key was revoked or the threshold changed: the negative evidence too
+		if err := q.RefreshDemotions(ctx); err != nil {
 			return st, err
 		}
 	}

@@ -346,3 +346,136 @@ func TestForgetOneMemory(t *testing.T) {
 		t.Errorf("a memory of no tool: %v, want not found", err)
 	}
 }
+
+// TestExactAndIndexScansAgree: the memory branch scans a tenant with few memories exactly
+// (the b-tree on tenant) and a large one through the HNSW index, by the per-tenant counts
+// the sweep keeps; on a small tenant both find the same memories, so the answers are the
+// same to the last digit, for a tenant's key and for the operator.
+func TestExactAndIndexScansAgree(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
+	traffic, test := split(e.uses)
+	half := len(traffic) / 2
+	testfactory.LabelsAs(ctx, t, e.search, a, "src", traffic[:half])
+	testfactory.Labels(ctx, t, e.search, "src", traffic[half:])
+	e.sweep(t)
+
+	counts := func() string {
+		var got, want string
+		if err := e.pool.QueryRow(ctx, `SELECT coalesce(string_agg(tenant || '=' || memories, ' ' ORDER BY tenant), '') FROM tool_memory_tenants`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.pool.QueryRow(ctx, `SELECT coalesce(string_agg(tenant || '=' || n, ' ' ORDER BY tenant), '') FROM (SELECT tenant, count(*) AS n FROM tool_memories GROUP BY tenant) c`).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("tenant counts %q, want %q (the memories per tenant)", got, want)
+		}
+		return got
+	}
+	if c := counts(); !strings.Contains(c, "acme=") || !strings.HasPrefix(c, "=") {
+		t.Fatalf("tenant counts %q: want the operator's and acme's", c)
+	}
+
+	var indexed bool
+	if err := e.pool.QueryRow(ctx, `SELECT to_regclass('tool_memories_hnsw') IS NOT NULL`).Scan(&indexed); err != nil || !indexed {
+		t.Fatalf("no HNSW index of the memories (%v)", err)
+	}
+	withScan := func(exactMax int) *search.Service {
+		st := search.DefaultSettings()
+		st.QueryIDF, st.MemoryExactMax = true, exactMax
+		return search.New(e.pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	}
+	for _, c := range []struct {
+		name   string
+		caller auth.Caller
+	}{{"acme's key", a}, {"the operator", search.Internal()}} {
+		e.search = withScan(-1) // every tenant through the HNSW index
+		index, _ := e.rankings(t, c.caller, test)
+		e.search = withScan(search.DefaultMemoryExactMax) // both tenants are small: exactly
+		exact, top := e.rankings(t, c.caller, test)
+		if exact != index {
+			t.Errorf("%s: the exact scan and the HNSW walk answer differently:\nexact %s\nindex %s", c.name, exact, index)
+		}
+		if top < len(test)/2 {
+			t.Errorf("%s: %d of %d test requests answered first, want the memories to act", c.name, top, len(test))
+		}
+	}
+
+	// the counts follow the memories: a revoked key's go at once, its count at the next sweep
+	if _, err := e.keys.Revoke(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	e.sweep(t)
+	if c := counts(); strings.Contains(c, "acme=") {
+		t.Fatalf("tenant counts %q after acme's only key was revoked", c)
+	}
+}
+
+// TestIgnoredAndFailingToolDropsForItsTenant: a tool a tenant's searches return first while
+// its agent uses another one, and whose calls fail, loses ground for that tenant at the
+// next sweep; another tenant's answers stay the same to the last digit.
+func TestIgnoredAndFailingToolDropsForItsTenant(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	st := search.DefaultSettings()
+	st.QueryIDF, st.WeightDemotion, st.WeightMemory = true, 1, 0 // negative evidence alone
+	e.search = search.New(e.pool, embed.NewLocal(384), st, slog.New(slog.DiscardHandler))
+	e.memory.Demotions = true
+	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
+	b := e.key(t, auth.Spec{Name: "b", Tenant: "globex"})
+	query := "invoice records to archive" // names no tool: the first place is the scores'
+	first := func(c auth.Caller) (string, string) {
+		t.Helper()
+		resp, err := e.search.Search(ctx, c, search.Request{Query: query, K: 5, Plan: "none"})
+		if err != nil || len(resp.Results) < 2 {
+			t.Fatalf("search %q: %v (%d results)", query, err, len(resp.Results))
+		}
+		return resp.Results[0].Name, resp.Results[1].Name
+	}
+	ignored, _ := first(a)
+	other := []testfactory.Use{{Query: query, Tools: []string{"archive_invoice"}}}
+	bBefore, _ := e.rankings(t, b, other)
+	ok, fail := true, false
+	for range 3 {
+		resp, err := e.search.Search(ctx, a, search.Request{Query: query, K: 5, Plan: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Results[0].Name != ignored {
+			t.Fatalf("first result %s, want %s again", resp.Results[0].Name, ignored)
+		}
+		// the agent calls the first tool, which fails, and then uses the second
+		fb := []search.Feedback{{Name: ignored, Success: &fail}, {Name: resp.Results[1].Name, Success: &ok}}
+		if _, err := e.search.RecordFeedback(ctx, a, resp.SearchID, fb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.sweep(t)
+	if now, _ := first(a); now == ignored {
+		t.Errorf("acme: %s still first after 3 searches that used another tool and 3 failed calls", ignored)
+	}
+	// explain shows the factor to acme, and none to globex
+	for _, c := range []struct {
+		caller auth.Caller
+		want   bool
+	}{{a, true}, {b, false}} {
+		resp, err := e.search.Search(ctx, c.caller, search.Request{Query: query, K: 10, Plan: "none", Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(resp.Results, func(r search.Result) bool { return r.Name == ignored })
+		if i < 0 || resp.Results[i].Explanation == nil {
+			t.Fatalf("%s: %s not among the 10 explained results", c.caller.Name, ignored)
+		}
+		if d := resp.Results[i].Explanation.Demotion; (d > 0 && d < 1) != c.want {
+			t.Errorf("%s: explained demotion of %s %v, want one: %v", c.caller.Name, ignored, d, c.want)
+		}
+	}
+	if bAfter, _ := e.rankings(t, b, other); bAfter != bBefore {
+		t.Errorf("globex's answers changed after acme's evidence:\nbefore %s\nafter  %s", bBefore, bAfter)
+	}
+}

@@ -32,6 +32,10 @@ type Explanation struct {
 	// Rules are the curation rules that pinned or boosted the tool (docs/curations.md): a
 	// boost multiplies the fused score, which is then the branches' shares times the boosts.
 	Rules []RuleAction `json:"rules,omitempty"`
+	// Demotion is the factor negative evidence multiplied the score by, below 1 (the
+	// caller's tenant's or the operator's searches returned the tool first and used another,
+	// or its calls failed: docs/learning.md#negative-evidence); 0 (left out): none.
+	Demotion float64 `json:"demotion,omitempty"`
 }
 
 // RuleAction is a curation rule that acted on a result: a pin (Position) or a boost (Boost).
@@ -250,6 +254,9 @@ func (s *Service) explanations(ctx context.Context, to batcher, pr *prepared, ro
 		}
 		if pr.plan != nil && row.Grp >= 1 && int(row.Grp) <= len(pr.plan.Intents) {
 			e.Task = &TaskExplanation{Intent: int(row.Grp) - 1, Text: pr.plan.Intents[row.Grp-1].Query}
+		}
+		if row.Demotion < 1 {
+			e.Demotion = row.Demotion
 		}
 		if len(row.Rules) > 0 {
 			if err := json.Unmarshal(row.Rules, &e.Rules); err != nil {

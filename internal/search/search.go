@@ -96,9 +96,19 @@ type Settings struct {
 	MemoryNeighbors int
 	// MemoryMinSimilarity is the least cosine similarity of a memory that votes.
 	MemoryMinSimilarity float64
-	EfSearch            int // hnsw.ef_search for the vector branch (raised to the candidates when below)
-	Candidates          int // ranked candidates per branch and variant fed to fusion (at least k)
-	Postings            int // per query term, the top postings by impact the lexical branch scores
+	// WeightDemotion is how much negative evidence costs a tool (0: off): its score is
+	// divided by 1 + WeightDemotion × (times the caller's tenant or the operator was
+	// returned it first and used another tool, plus its failed calls, less its uses).
+	WeightDemotion float64
+	// MemoryExactMax is how many memories a tenant may have (as the memory sweep last
+	// counted them) for the memory branch to scan them exactly, one distance each, rather
+	// than walk the HNSW index filtered by tenant (docs/learning.md#cost). Both find the
+	// same nearest memories, but for the HNSW walk's approximation; a negative value walks
+	// the index whatever the count.
+	MemoryExactMax int
+	EfSearch       int // hnsw.ef_search for the vector branch (raised to the candidates when below)
+	Candidates     int // ranked candidates per branch and variant fed to fusion (at least k)
+	Postings       int // per query term, the top postings by impact the lexical branch scores
 	// LexicalTerms is how many of a query variant's rarest terms choose the lexical
 	// candidates (each its top Postings); every term still scores them.
 	LexicalTerms int
@@ -140,7 +150,8 @@ func DefaultSettings() Settings {
 	return Settings{Fusion: FusionMinMax, KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: plan.ModeDecompose,
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second,
 		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second,
-		WeightMemory: DefaultWeightMemory, MemoryNeighbors: DefaultMemoryNeighbors, MemoryMinSimilarity: DefaultMemoryMinSimilarity}
+		WeightMemory: DefaultWeightMemory, MemoryNeighbors: DefaultMemoryNeighbors, MemoryMinSimilarity: DefaultMemoryMinSimilarity,
+		MemoryExactMax: DefaultMemoryExactMax, WeightDemotion: DefaultWeightDemotion}
 }
 
 // The memory branch's defaults (docs/learning.md#settings): chosen with the built-in local
@@ -152,6 +163,15 @@ const (
 	DefaultMemoryNeighbors     = 10
 	DefaultMemoryMinSimilarity = 0.2
 )
+
+// DefaultWeightDemotion is WeightDemotion's default: off. On learning curves it lifted the
+// requests for tools the traffic taught on testdata/mcp-traffic but lost the others, and
+// lost on testdata/mcp-multidomain (docs/learning.md#negative-evidence).
+const DefaultWeightDemotion = 0
+
+// DefaultMemoryExactMax is MemoryExactMax's default, measured with BenchmarkSearchMemories
+// (docs/benchmarks.md, the cost of learning).
+const DefaultMemoryExactMax = 5000
 
 // DefaultVectorConfidence is VectorConfidence with the built-in local embedder, chosen on the
 // development half of testdata/mcp-paraphrase (docs/search.md#vector-confidence).
@@ -331,6 +351,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		Fusion: string(cmp.Or(st.Fusion, FusionRRF)), Cand: int32(cand), NameKeys: emptyIfNil(qt.keys), NameGroups: emptyIfNil(qt.keyGroups), WLex: st.WeightLexical, KRrf: st.KRRF, WVec: st.WeightVector, VecConfidence: st.VectorConfidence,
 		Meanings: meanings, WMeaning: st.WeightMeaning,
 		WMemory: st.WeightMemory, MemoryK: int32(max(st.MemoryNeighbors, 1)), MemoryMinSim: st.MemoryMinSimilarity,
+		MemoryExact: int32(st.MemoryExactMax), WDemotion: st.WeightDemotion,
 		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
 		Query: r.Query,
 	}

@@ -66,7 +66,8 @@ func SearchSettings(c config.Config, obs *provider.Observer) (search.Settings, e
 		WeightLexical: c.SearchWeightLexical, WeightVector: c.SearchWeightVector, VectorConfidence: c.SearchVectorConfidence,
 		WeightMeaning: c.SearchWeightMeaning,
 		WeightMemory:  c.MemoryWeight, MemoryNeighbors: c.MemoryNeighbors, MemoryMinSimilarity: c.MemoryMinSimilarity,
-		EfSearch: c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
+		WeightDemotion: c.DemotionWeight,
+		EfSearch:       c.SearchEfSearch, Candidates: c.SearchCandidates, Postings: c.SearchPostings, LexicalTerms: c.SearchTerms,
 		EmbedTimeout: c.SearchEmbedTimeout, StatementTimeout: c.SearchStmtTimeout, QueryIDF: c.SearchQueryIDF,
 		Planner: planner, DefaultPlan: plan.Mode(c.SearchPlan), DefaultPlanner: heuristic, Reranker: reranker, RerankTopN: c.RerankTopN, RerankTimeout: c.RerankTimeout,
 	}, nil

@@ -23,26 +23,30 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     WHERE w <> ''
 $$;
 
--- The rules a search applies: the global ones and its tenant's, whose pattern matches the
+-- The rules a search applies: the global ones and its tenant's (toolgate_curation_tenant,
+-- which the caller reads once; NULL: the global ones alone), whose pattern matches the
 -- query (exact: the same words in the same order; contains: every word of the pattern is a
 -- word of the query). No regular expressions: a pattern is matched in time linear in the
 -- query, whoever wrote it.
-CREATE OR REPLACE FUNCTION toolgate_search_rules(query text, caller_key_id bigint)
+DROP FUNCTION IF EXISTS toolgate_search_rules(text, bigint);
+CREATE OR REPLACE FUNCTION toolgate_search_rules(query text, tenant text)
 RETURNS TABLE (id bigint, action text, tool text, boost double precision, "position" integer)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    WITH q AS (SELECT toolgate_rule_words(query) AS words, toolgate_curation_tenant(caller_key_id) AS tenant)
+    WITH q AS (SELECT toolgate_rule_words(query) AS words)
     SELECT r.id, r.action, r.tool, r.boost, r.position
     FROM search_rules r, q
-    WHERE (r.tenant IS NULL OR r.tenant = q.tenant)
+    WHERE (r.tenant IS NULL OR r.tenant = toolgate_search_rules.tenant)
       AND cardinality(q.words) > 0
       AND CASE r.match WHEN 'exact' THEN toolgate_rule_words(r.pattern) = q.words
                        ELSE q.words @> toolgate_rule_words(r.pattern) END
 $$;
 
--- A query text with the synonyms of its words appended (the global ones and the tenant's),
--- for the lexical analysis: "mail invoice" with mail → {email} is searched as
--- "mail invoice email". A text with no synonym is returned unchanged.
-CREATE OR REPLACE FUNCTION toolgate_with_synonyms(txt text, caller_key_id bigint) RETURNS text
+-- A query text with the synonyms of its words appended (the global ones and the tenant's,
+-- toolgate_curation_tenant; NULL: the global ones alone), for the lexical analysis:
+-- "mail invoice" with mail → {email} is searched as "mail invoice email". A text with no
+-- synonym is returned unchanged.
+DROP FUNCTION IF EXISTS toolgate_with_synonyms(text, bigint);
+CREATE OR REPLACE FUNCTION toolgate_with_synonyms(txt text, tenant text) RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END
     FROM (
@@ -50,6 +54,6 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
         FROM search_synonyms s
         CROSS JOIN LATERAL unnest(s.synonyms) AS syn
         WHERE s.word = ANY (toolgate_rule_words(txt))
-          AND (s.tenant IS NULL OR s.tenant = toolgate_curation_tenant(caller_key_id))
+          AND (s.tenant IS NULL OR s.tenant = toolgate_with_synonyms.tenant)
     ) x
 $$;

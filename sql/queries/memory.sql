@@ -107,6 +107,20 @@ UPDATE memory_sweep
    SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
        min_keys = sqlc.arg(min_keys)::int, updated_at = now();
 
+-- name: RecountMemoryTenants :exec
+-- Each tenant's number of memories (tool_memory_tenants, migration 0049), which decides how
+-- the search statement scans its memories (exactly, or through the HNSW index): at the end
+-- of every sweep, writing only the counts that changed.
+WITH counts AS (
+    SELECT m.tenant, count(*)::int AS memories FROM tool_memories m GROUP BY m.tenant
+), gone AS (
+    DELETE FROM tool_memory_tenants c WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = c.tenant)
+)
+INSERT INTO tool_memory_tenants AS c (tenant, memories)
+SELECT n.tenant, n.memories FROM counts n
+ON CONFLICT (tenant) DO UPDATE SET memories = excluded.memories
+WHERE c.memories <> excluded.memories;
+
 -- name: ListMemoryToolsToRefresh :many
 -- Up to n tools after after_tool (by id) whose memories may have changed: those with a
 -- label written after since; those with memories not yet embedded (the space changed);
@@ -138,11 +152,13 @@ WHERE m.tool_id = $1
 ORDER BY m.labelled_at DESC, m.id DESC;
 
 -- name: ForgetToolMemories :execrows
--- Removes what a tool learned: its memories go, and the searches until now teach it nothing
--- again (tool_memory_forgets).
+-- Removes what a tool learned: its memories and its negative evidence go, and the searches
+-- until now teach it nothing again (tool_memory_forgets).
 WITH mark AS (
     INSERT INTO tool_memory_forgets AS f (tool_id, forgotten_at) VALUES ($1, now())
     ON CONFLICT ON CONSTRAINT tool_memory_forgets_pkey DO UPDATE SET forgotten_at = excluded.forgotten_at
+), demoted AS (
+    DELETE FROM tool_demotions d WHERE d.tool_id = $1
 )
 DELETE FROM tool_memories m WHERE m.tool_id = $1;
 
@@ -161,8 +177,11 @@ WITH m AS (
 DELETE FROM tool_memories x USING m WHERE x.tool_id = m.tool_id AND x.tenant = m.tenant AND x.norm = m.norm;
 
 -- name: DeleteSourceMemories :execrows
--- The memories of a source's tools (its observed queries removed: the same searches are
--- forgotten, observed_query_forgets).
+-- The memories and the negative evidence of a source's tools (its observed queries removed:
+-- the same searches are forgotten, observed_query_forgets).
+WITH demoted AS (
+    DELETE FROM tool_demotions d USING tools t WHERE t.id = d.tool_id AND t.source_id = $1
+)
 DELETE FROM tool_memories m USING tools t WHERE t.id = m.tool_id AND t.source_id = $1;
 
 -- name: MemoryTexts :many
@@ -179,3 +198,58 @@ FROM (
 ) x
 WHERE x.r <= sqlc.arg(per_tool)::int
 ORDER BY x.name, x.sim DESC;
+
+-- name: RefreshDemotions :exec
+-- The negative evidence (tool_demotions, migration 0050), recomputed whole from the labels:
+-- per tenant (as MemoriesWanted's: the operator's '' for a search without a key or with an
+-- admin key, else the key's tenant; a revoked key's and an OAuth token's searches do not
+-- count) and tool, the labelled searches that returned it first and labelled another tool
+-- but not it (ignored), its failed labels (failed) and its other labels (used); searches
+-- made before the tool's memories or its source's observed queries were removed are
+-- forgotten.
+WITH forgot AS (
+    -- when each tool's evidence was forgotten: its memories removed, or its source's
+    -- observed queries (as MemoriesWanted forgets the same searches)
+    SELECT t.name, greatest(mf.forgotten_at, f.forgotten_at) AS at
+    FROM tools t
+    LEFT JOIN tool_memory_forgets mf ON mf.tool_id = t.id
+    LEFT JOIN observed_query_forgets f ON f.source_id = t.source_id
+    WHERE mf.forgotten_at IS NOT NULL OR f.forgotten_at IS NOT NULL
+), s AS (
+    SELECT l.id, l.created_at, l.results -> 0 ->> 'name' AS first,
+           CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN '' ELSE coalesce(k.tenant, 'key:' || k.id) END AS tenant
+    FROM (SELECT DISTINCT x.search_id, x.search_created_at FROM search_labels x) x
+    JOIN search_log l ON l.id = x.search_id AND l.created_at = x.search_created_at
+    LEFT JOIN api_keys k ON k.id = l.caller_key_id
+    WHERE ((l.caller_key_id IS NULL AND NOT toolgate_token_search(l.caller))
+           OR (k.id IS NOT NULL AND k.revoked_at IS NULL))
+), lab AS (
+    SELECT s.id, s.created_at, s.tenant, x.tool_name, bool_or(x.success = false) AS failed,
+           bool_or(x.success IS DISTINCT FROM false) AS used
+    FROM s
+    JOIN search_labels x ON x.search_id = s.id AND x.search_created_at = s.created_at
+    GROUP BY s.id, s.created_at, s.tenant, x.tool_name
+), ev AS (
+    SELECT s.tenant, s.first AS tool_name, 1 AS ignored, 0 AS failed, 0 AS used
+    FROM s
+    WHERE s.first IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM forgot g WHERE g.name = s.first AND s.created_at <= g.at)
+      AND NOT EXISTS (SELECT 1 FROM lab b WHERE b.id = s.id AND b.tool_name = s.first)
+      AND EXISTS (SELECT 1 FROM lab b WHERE b.id = s.id AND b.used)
+    UNION ALL
+    SELECT b.tenant, b.tool_name, 0, b.failed::int, (b.used AND NOT b.failed)::int FROM lab b
+    WHERE NOT EXISTS (SELECT 1 FROM forgot g WHERE g.name = b.tool_name AND b.created_at <= g.at)
+), sums AS (
+    SELECT e.tenant, t.id AS tool_id, sum(e.ignored)::int AS ignored, sum(e.failed)::int AS failed, sum(e.used)::int AS used
+    FROM ev e
+    JOIN tools t ON t.name = e.tool_name
+    GROUP BY e.tenant, t.id
+), gone AS (
+    DELETE FROM tool_demotions d
+    WHERE NOT EXISTS (SELECT 1 FROM sums n WHERE n.tenant = d.tenant AND n.tool_id = d.tool_id AND (n.ignored > 0 OR n.failed > 0))
+)
+INSERT INTO tool_demotions AS d (tenant, tool_id, ignored, failed, used)
+SELECT n.tenant, n.tool_id, n.ignored, n.failed, n.used FROM sums n
+WHERE n.ignored > 0 OR n.failed > 0
+ON CONFLICT (tenant, tool_id) DO UPDATE SET ignored = excluded.ignored, failed = excluded.failed, used = excluded.used
+WHERE (d.ignored, d.failed, d.used) IS DISTINCT FROM (excluded.ignored, excluded.failed, excluded.used);

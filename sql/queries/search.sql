@@ -53,14 +53,26 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
+--   ten      the caller's tenant, read once (toolgate_curation_tenant: a search key's
+--            api_keys.tenant, else 'key:' || id; NULL for an admin key and a keyless
+--            search), for the memories, the curation rules and the synonyms.
 --   mten     the tenants whose memories the search reads (docs/learning.md): the operator's
---            ('') and, for a search key, the key's own tenant (api_keys.tenant, else
---            'key:' || id); an admin key's and a keyless search read the operator's alone.
+--            ('') and the caller's (ten), each with how to scan it: exactly when the memory
+--            sweep counted at most memory_exact memories of it (tool_memory_tenants; none
+--            counted: exactly), else through the HNSW index.
 --   mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
---            memories of those tenants (HNSW cosine KNN over tool_memories, the queries of
---            past searches an agent then used a tool of), kept from memory_min_sim
---            similarity on, of searchable tools of allowed sources and tags; per tool its
---            best similarity. Nothing another tenant taught is read.
+--            memories of those tenants (the queries of past searches an agent then used a
+--            tool of), kept from memory_min_sim similarity on, of searchable tools of allowed
+--            sources and tags; per tool its best similarity. Per tenant one of two scans
+--            runs, by a one-time filter on mten.exact: its rows through the b-tree on tenant,
+--            every cosine distance computed (a small tenant: the HNSW walk would step past
+--            every other tenant's nearer memories), or the HNSW cosine KNN filtered by tenant
+--            (a large one); the memory_k nearest of their union are kept. Nothing another
+--            tenant taught is read.
+--   dem      negative evidence (w_demotion > 0, docs/learning.md#negative-evidence): per tool,
+--            the factor 1 / (1 + w_demotion × Σ max(ignored + failed − used, 0)) over the
+--            caller's tenant's and the operator's rows of tool_demotions (the memory sweep's);
+--            top multiplies the fused score by it.
 --   qnames   the name keys the query and each variant name, per intent: the keys of their
 --            identifier-form words and of the whole text without request words ("use the
 --            search tool" → "search"), computed in Go (internal/search/names.go).
@@ -102,7 +114,8 @@
 -- (NULL when the search is in no experiment), and the profile that served the search and
 -- the vector set it read (pset; '' and 0 when there is none: no profile is active), and the
 -- fusion weights it used (wb); memory_share is the memory branch's part of a score; rules
--- the curation rules that pinned or boosted the result (NULL: none).
+-- the curation rules that pinned or boosted the result (NULL: none); demotion the factor of
+-- dem (1: none).
 WITH src AS MATERIALIZED (
     SELECT s.id FROM sources s
     WHERE (sqlc.narg(sources)::text[] IS NULL OR s.name = ANY (sqlc.narg(sources)::text[]))
@@ -149,36 +162,59 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT sqlc.arg(cand)::int
     ) n
+), ten AS MATERIALIZED (
+    -- the caller's tenant, read once: a search key's (toolgate_curation_tenant), else NULL
+    SELECT toolgate_curation_tenant(sqlc.narg(caller_key_id)::bigint) AS tenant
 ), mten AS (
-    SELECT ''::text AS tenant
-    UNION ALL
-    SELECT coalesce(k.tenant, 'key:' || k.id)
-    FROM api_keys k
-    WHERE k.id = sqlc.narg(caller_key_id)::bigint AND k.scope <> 'admin'
+    SELECT t.tenant, coalesce(c.memories, 0) <= sqlc.arg(memory_exact)::int AS exact
+    FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
+    LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
+    WHERE sqlc.arg(w_memory)::float8 > 0
 ), mem AS (
     SELECT n.variant, n.tool_id, max(n.sim) AS sim
     FROM (
-        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim
+        SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim,
+               row_number() OVER (PARTITION BY q.ord ORDER BY x.dist) AS r
         FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+        CROSS JOIN mten t
         CROSS JOIN LATERAL (
-            SELECT m.tool_id, m.embedding <=> q.v AS dist
-            FROM tool_memories m
-            WHERE sqlc.arg(w_memory)::float8 > 0
-              AND m.tenant IN (SELECT tenant FROM mten)
-            ORDER BY m.embedding <=> q.v
-            LIMIT sqlc.arg(memory_k)::int
+            -- one of the two runs per tenant (t.exact is a one-time filter): a small
+            -- tenant's rows through the b-tree on tenant, every distance computed (+ 0: an
+            -- order the HNSW index cannot serve) ...
+            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM tool_memories m
+             WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
+             ORDER BY (m.embedding <=> q.v) + 0
+             LIMIT sqlc.arg(memory_k)::int)
+            UNION ALL
+            -- ... a large one's by the HNSW walk, filtered by tenant (|| '': a condition
+            -- the b-tree cannot serve, else the generic plan sorts the tenant's rows)
+            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM tool_memories m
+             WHERE NOT t.exact AND m.tenant || '' = t.tenant
+             ORDER BY m.embedding <=> q.v
+             LIMIT sqlc.arg(memory_k)::int)
         ) x
     ) n
-    WHERE n.sim >= sqlc.arg(memory_min_sim)::float8
+    WHERE n.r <= sqlc.arg(memory_k)::int
+      AND n.sim >= sqlc.arg(memory_min_sim)::float8
       AND (SELECT d.source_id IN (SELECT id FROM src)
                   AND (sqlc.narg(tags)::text[] IS NULL OR d.tags && sqlc.narg(tags)::text[])
            FROM search_docs d WHERE d.tool_id = n.tool_id)
     GROUP BY n.variant, n.tool_id
+), dem AS (
+    -- negative evidence (w_demotion > 0): the caller's tenant's and the operator's
+    SELECT d.tool_id,
+           1 / (1 + sqlc.arg(w_demotion)::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
+    FROM tool_demotions d
+    WHERE sqlc.arg(w_demotion)::float8 > 0
+      AND (d.tenant = '' OR d.tenant = (SELECT x.tenant FROM ten x))
+    GROUP BY d.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(caller_key_id)::bigint), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, (SELECT tenant FROM ten)), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
@@ -337,7 +373,7 @@ WITH src AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), rules AS MATERIALIZED (
     SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
-    FROM toolgate_search_rules(sqlc.arg(query)::text, sqlc.narg(caller_key_id)::bigint) AS r (id, action, tool, boost, position)
+    FROM toolgate_search_rules(sqlc.arg(query)::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
     JOIN tools t ON t.name = r.tool
 ), cur AS (
     SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
@@ -365,10 +401,10 @@ WITH src AS MATERIALIZED (
             SELECT x.*, row_number() OVER (PARTITION BY x.grp, x.pin IS NULL
                                            ORDER BY x.pin, x.name_match DESC NULLS LAST, x.score DESC, x.tool_id) AS n
             FROM (
-                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) AS score, f.score AS raw_score,
+                SELECT f.grp, f.tool_id, f.score * coalesce(c.boost, 1) * coalesce(dm.factor, 1) AS score, f.score AS raw_score,
                        f.lexical_rank, f.vector_rank, f.bm25, nm.len AS name_match,
                        f.lexical_share, f.vector_share, f.meaning_share, f.lexical_texts, f.vector_texts,
-                       c.pin, c.acted AS rules
+                       c.pin, c.acted AS rules, dm.factor AS demotion
                 FROM (SELECT * FROM fused
                       UNION ALL
                       -- a pinned tool no list held, with nothing to its score
@@ -377,6 +413,7 @@ WITH src AS MATERIALIZED (
                       WHERE NOT EXISTS (SELECT 1 FROM fused f WHERE f.grp = p.grp AND f.tool_id = p.tool_id)) f
                 LEFT JOIN named nm ON nm.grp = f.grp AND nm.tool_id = f.tool_id
                 LEFT JOIN cur c ON c.tool_id = f.tool_id
+                LEFT JOIN dem dm ON dm.tool_id = f.tool_id
                 WHERE NOT coalesce(c.hidden, false)
             ) x
         ) y
@@ -389,7 +426,7 @@ WITH src AS MATERIALIZED (
     -- filters inside, a table without statistics yet (right after a bulk load) was read
     -- through its (source_id, original_name) index instead, every tool of the source per row.
     SELECT tp.grp, tp.tool_id, tp.score, tp.raw_score, tp.lexical_rank, tp.vector_rank, tp.bm25, tp.name_match, tp.pos,
-           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules,
+           tp.lexical_share, tp.vector_share, tp.meaning_share, tp.lexical_texts, tp.vector_texts, tp.rules, tp.demotion,
            t.name, t.original_name, s.name AS source, t.title, t.description,
            t.input_schema, t.output_schema, t.annotations, t.content_hash
     FROM top tp
@@ -423,7 +460,9 @@ SELECT coalesce(r.grp, 0)::int AS grp, coalesce(r.pos, 0)::int AS pos, coalesce(
                            - coalesce(r.meaning_share, 0), 0)
              ELSE 0 END)::float8 AS memory_share,
        -- the curation rules that acted on the result (pin, boost), in cur's form
-       r.rules
+       r.rules,
+       -- the factor negative evidence multiplied the score by (dem; 1: none)
+       coalesce(r.demotion, 1)::float8 AS demotion
 FROM (SELECT 1) one
 LEFT JOIN ranked r ON true
 LEFT JOIN exp x ON true

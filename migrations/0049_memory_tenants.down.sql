@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS tool_memory_tenants;
+DROP INDEX IF EXISTS tool_memories_tenant;
