@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 )
 
 // guard refuses what a web page could make a visitor's browser send (docs/auth.md#browsers):
@@ -12,6 +13,12 @@ import (
 // page reaches a server on the loopback address under its own domain name).
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		// The OAuth callback is the one request that comes from another site by design: the
+		// upstream authorization server's page sends the operator's browser there. It does
+		// nothing without a pending state an admin started (upstream_auth.go).
+		if c.Path() == upstreamauth.CallbackPath {
+			return next(c)
+		}
 		if err := httpguard.CheckOrigin(c.Request()); err != nil {
 			return err
 		}

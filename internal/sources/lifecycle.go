@@ -84,6 +84,9 @@ type Service struct {
 	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS).
 	Commands mcpclient.CommandPolicy
 	Logger   *slog.Logger
+	// OAuthReady says whether sources configured for OAuth can hold tokens
+	// (upstreamauth.Manager.Ready: a secret key is configured); nil refuses them.
+	OAuthReady func() error
 }
 
 // ByName reads the source called name with q: a *SourceNotFoundError when there is none.
@@ -114,6 +117,7 @@ type MCPSettings struct {
 	Env        map[string]string
 	URL        string
 	Headers    map[string]string
+	OAuth      *mcpclient.OAuthConfig
 	Interval   *string
 	ReviewMode bool
 }
@@ -169,7 +173,7 @@ func (s *Service) Create(ctx context.Context, in NewSource) (Created, error) {
 		return s.createMCP(ctx, in.Name, in.Kind, in.MCP)
 	}
 	if !reflect.ValueOf(in.MCP).IsZero() {
-		return Created{}, invalid("command, args, env, url, headers, interval and review_mode are for MCP sources")
+		return Created{}, invalid("command, args, env, url, headers, oauth, interval and review_mode are for MCP sources")
 	}
 	tools, err := parseInlineTools(in.Tools)
 	if err != nil {
@@ -204,7 +208,7 @@ func parseInlineTools(raw []json.RawMessage) ([]catalog.Tool, error) {
 
 // createMCP creates an MCP source and queues its first sync in the same transaction.
 func (s *Service) createMCP(ctx context.Context, name string, kind db.SourceKind, f MCPSettings) (Created, error) {
-	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers}
+	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers, OAuth: f.OAuth}
 	if err := s.checkConfig(kind, cfg); err != nil {
 		return Created{}, err
 	}
@@ -243,6 +247,12 @@ func (s *Service) checkConfig(kind db.SourceKind, cfg mcpclient.Config) error {
 	if kind == mcpclient.KindStdio {
 		return s.Commands.Check(cfg)
 	}
+	if cfg.OAuth != nil {
+		if s.OAuthReady == nil {
+			return mcpclient.ErrNoAuthorizer
+		}
+		return s.OAuthReady()
+	}
 	return nil
 }
 
@@ -277,6 +287,9 @@ type Change struct {
 	Env        *map[string]string
 	URL        *string
 	Headers    *map[string]string
+	// OAuth replaces the source's OAuth settings; an empty client_id and scope
+	// ({}) keeps OAuth with dynamic registration.
+	OAuth *mcpclient.OAuthConfig
 }
 
 // Update changes the settings of the MCP source called name. A changed config (command,
@@ -302,6 +315,9 @@ func (s *Service) Update(ctx context.Context, name string, ch Change) (db.Source
 		set(&cfg.Env, ch.Env)
 		set(&cfg.URL, ch.URL)
 		set(&cfg.Headers, ch.Headers)
+		if ch.OAuth != nil {
+			cfg.OAuth = ch.OAuth
+		}
 		// compared as values: the stored jsonb text is not byte-for-byte what json.Marshal
 		// writes
 		changed := !reflect.DeepEqual(before, cfg)
