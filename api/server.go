@@ -23,8 +23,8 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
-	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/internal/tracing"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/jobs"
 )
 

@@ -40,6 +40,8 @@ type AuthServerConfig struct {
 	// Scopes are the scopes it grants, space-separated; empty: toolgate's defaults.
 	Scopes  string       `json:"scopes,omitempty"`
 	Clients []AuthClient `json:"clients"`
+	// AccessTokenTTL is the lifetime of its access tokens in seconds; 0: an hour.
+	AccessTokenTTL int `json:"accessTokenTTL,omitempty"`
 }
 
 // AuthClient is a client registered with the authorization server.
@@ -48,6 +50,8 @@ type AuthClient struct {
 	Secret string `json:"client_secret"`
 	// Claims are added to every access token issued to the client.
 	Claims map[string]any `json:"claims,omitempty"`
+	// RedirectURIs are the client's redirect URIs; empty: http://127.0.0.1/callback.
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
 }
 
 // AuthServer is a real OAuth 2.1 authorization server (oidc-provider, a certified OpenID

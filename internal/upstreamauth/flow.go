@@ -145,7 +145,12 @@ func (m *Manager) Start(ctx context.Context, name string, req StartRequest) (Sta
 	if d.scope != "" {
 		oc.Scopes = strings.Fields(d.scope)
 	}
-	authURL := oc.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.resource)}
+	if slices.Contains(oc.Scopes, "offline_access") {
+		// OpenID Connect §11: offline_access is granted only with the consent prompt
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
+	}
+	authURL := oc.AuthCodeURL(state, opts...)
 	hash := sha256.Sum256([]byte(state))
 	keyID, sealed := m.seal(secrets{ClientSecret: cl.secret, CodeVerifier: verifier}, pendingAAD(hash[:]))
 	expires := m.s.Now().Add(m.s.PendingTTL)

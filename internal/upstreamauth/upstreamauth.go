@@ -188,7 +188,9 @@ func (e *AuthorizationError) Code() string         { return "authorization_faile
 // during a refresh: the source stays authorized and the refresh is tried again next time.
 type UnavailableError struct{ Err error }
 
-func (e *UnavailableError) Error() string        { return "authorization server unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Error() string {
+	return "authorization server unavailable: " + e.Err.Error()
+}
 func (e *UnavailableError) Unwrap() error        { return e.Err }
 func (e *UnavailableError) Is(target error) bool { return target == derrors.Unavailable }
 

@@ -6,7 +6,10 @@
 //
 // Configuration is one JSON argument:
 //   {"resources": ["http://127.0.0.1:1234"], "scopes": "toolgate:search toolgate:admin",
-//    "clients": [{"client_id": "...", "client_secret": "...", "claims": {...}}]}
+//    "clients": [{"client_id": "...", "client_secret": "...", "claims": {...}, "redirect_uris": [...]}],
+//    "accessTokenTTL": 3600}
+// It issues refresh tokens to clients allowed the refresh_token grant that ask for
+// offline_access, and revokes tokens at /token/revocation (RFC 7009).
 // Once listening it prints {"issuer": "http://127.0.0.1:PORT"} on one line.
 import http from 'node:http';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -26,14 +29,16 @@ function build(issuer, keys) {
     clients: (config.clients || []).map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      grant_types: ['client_credentials', 'authorization_code'],
+      grant_types: ['client_credentials', 'authorization_code', 'refresh_token'],
       response_types: ['code'],
-      redirect_uris: ['http://127.0.0.1/callback'],
-      scope: scopes,
+      redirect_uris: c.redirect_uris || ['http://127.0.0.1/callback'],
+      scope: `${scopes} offline_access`,
     })),
     jwks: { keys },
     scopes: ['openid', 'offline_access', ...scopes.split(' ')],
+    issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     features: {
+      revocation: { enabled: true },
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       registration: { enabled: true },
@@ -45,7 +50,7 @@ function build(issuer, keys) {
           // every resource this server knows; toolgate tests ask for others to get tokens
           // whose audience is not toolgate
           if (!config.resources.includes(resourceIndicator)) throw new errors.InvalidTarget();
-          return { scope: scopes, audience: resourceIndicator, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+          return { scope: scopes, audience: resourceIndicator, accessTokenTTL: config.accessTokenTTL || 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
         },
       },
     },
