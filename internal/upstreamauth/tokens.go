@@ -2,7 +2,9 @@ package upstreamauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -178,12 +180,21 @@ func (m *Manager) Revoke(ctx context.Context, name string) (Revoked, error) {
 	} else if row.RevocationEndpoint != "" && row.Secret != nil {
 		cl := client{id: row.ClientID, secret: sec.ClientSecret, method: row.TokenAuthMethod, tokenURL: row.RevocationEndpoint}
 		out.AtServer = true
-		for hint, tok := range map[string]string{"refresh_token": sec.RefreshToken, "access_token": sec.AccessToken} {
-			if tok == "" {
+		// The refresh token first: revoking it ends the grant. A self-contained (JWT) access
+		// token may be one the server cannot revoke (unsupported_token_type, RFC 7009
+		// §2.2.1); it expires on its own.
+		for _, t := range []struct{ hint, tok string }{{"refresh_token", sec.RefreshToken}, {"access_token", sec.AccessToken}} {
+			if t.tok == "" {
 				continue
 			}
-			if err := m.revokeAt(ctx, cl, tok, hint); err != nil {
+			err := m.revokeAt(ctx, cl, t.tok, t.hint)
+			var grant *GrantError
+			if errors.As(err, &grant) && grant.Code == "unsupported_token_type" && t.hint == "access_token" {
+				continue
+			}
+			if err != nil {
 				out.AtServer, out.Error = false, err.Error()
+				break
 			}
 		}
 	}
@@ -217,11 +228,15 @@ func (m *Manager) revokeAt(ctx context.Context, cl client, tok, hint string) err
 	if err != nil {
 		return errors.New("revocation endpoint unreachable: " + Sanitize(err.Error(), 200))
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("revocation endpoint answered " + resp.Status)
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return nil
 	}
-	return nil
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e)
+	return &GrantError{Status: resp.StatusCode, Code: Sanitize(e.Error, 64), Description: "the revocation endpoint refused"}
 }
 
 // Reencrypt seals again under the primary key every secret sealed under another one, so

@@ -204,6 +204,31 @@ func TestAuthorizeDynamicClient(t *testing.T) {
 	if _, err := m.Finish(ctx, "forged", "code", "", ""); !errors.As(err, new(*upstreamauth.UnknownStateError)) {
 		t.Errorf("forged state: %v, want *UnknownStateError", err)
 	}
+
+	// the authorization server's refusal is shown in toolgate's words, its text cut down
+	// to bounded printable ASCII
+	st, err = m.Start(ctx, "up", upstreamauth.StartRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(st.AuthorizationURL)
+	_, err = m.Finish(ctx, u.Query().Get("state"), "", "access_denied\r\n", "<script>\x00"+strings.Repeat("é", 5000))
+	var ae *upstreamauth.AuthorizationError
+	if !errors.As(err, &ae) || len(err.Error()) > 400 || strings.ContainsAny(err.Error(), "\x00\r\né") {
+		t.Errorf("refused authorization: %q", err)
+	}
+
+	// a state past its lifetime is refused
+	st, err = m.Start(ctx, "up", upstreamauth.StartRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ = url.Parse(st.AuthorizationURL)
+	e.clock.Advance(upstreamauth.DefaultPendingTTL + time.Second)
+	var unknown *upstreamauth.UnknownStateError
+	if _, err := m.Finish(ctx, u.Query().Get("state"), "code", "", ""); !errors.As(err, &unknown) || !unknown.Expired {
+		t.Errorf("expired state: %v, want *UnknownStateError{Expired}", err)
+	}
 }
 
 // TestRefresh: a token about to expire is refreshed before it is sent, and one the server
