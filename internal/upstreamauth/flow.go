@@ -114,6 +114,9 @@ func (m *Manager) Start(ctx context.Context, name string, req StartRequest) (Sta
 	if err != nil {
 		return Start{}, err
 	}
+	if req.ClientSecret != "" && cfg.OAuth.ClientID == "" {
+		return Start{}, &AuthorizationError{Step: "client", Msg: "client_secret is for a source with oauth.client_id"}
+	}
 	d, err := m.discover(ctx, cfg)
 	if err != nil {
 		return Start{}, err
@@ -135,9 +138,6 @@ func (m *Manager) Start(ctx context.Context, name string, req StartRequest) (Sta
 		return Start{}, &AuthorizationError{Step: "client registration",
 			Msg: fmt.Sprintf("the authorization server %s offers no dynamic client registration: register toolgate there "+
 				"(redirect URI %s) and set the source's oauth.client_id", d.asm.Issuer, redirect)}
-	}
-	if req.ClientSecret != "" && cfg.OAuth.ClientID == "" {
-		return Start{}, &AuthorizationError{Step: "client", Msg: "client_secret is for a source with oauth.client_id"}
 	}
 	state := rand.Text()
 	verifier := oauth2.GenerateVerifier()
@@ -194,7 +194,7 @@ type discovery struct {
 func (m *Manager) discover(ctx context.Context, cfg mcpclient.Config) (discovery, error) {
 	fail := func(msg string, err error) (discovery, error) {
 		if err != nil {
-			msg += ": " + Sanitize(err.Error(), maxErrorLen)
+			msg = strings.TrimPrefix(msg+": "+Sanitize(err.Error(), maxErrorLen), ": ")
 		}
 		return discovery{}, &AuthorizationError{Step: "discovery", Msg: msg, Err: err}
 	}

@@ -89,6 +89,12 @@ func New(pool *pgxpool.Pool, s Settings, log *slog.Logger) *Manager {
 	}
 	client := *s.Client
 	client.CheckRedirect = refuseRedirect
+	if client.Transport == nil {
+		// An explicit transport: the go-sdk's discovery would otherwise refuse every
+		// private and loopback address, where an operator's own authorization server may
+		// well be. The endpoints are checked by checkEndpoint instead.
+		client.Transport = http.DefaultTransport
+	}
 	s.Client = &client
 	if s.Now == nil {
 		s.Now = time.Now
