@@ -16,7 +16,6 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/sources"
-	"github.com/toolgate/toolgate/internal/upstreamauth"
 )
 
 func (s *Server) registerSources(g *echo.Group) {
@@ -135,10 +134,6 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 	if err != nil {
 		return nil, err
 	}
-	authStates, err := upstreamauth.States(ctx, db.New(s.deps.Pool))
-	if err != nil {
-		return nil, err
-	}
 	out := make([]sourceView, len(rows))
 	for i, r := range rows {
 		src := r.Source
@@ -158,7 +153,7 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 			v.Interval = sources.FormatInterval(src.SyncInterval)
 		}
 		if cfg, _ := mcpclient.ParseConfig(src.Config); cfg.OAuth != nil {
-			v.Authorization = newAuthorizationView(authStates, src.ID)
+			v.Authorization = newAuthorizationView(r)
 		}
 		if r.RunStartedAt != nil { // the source has a sync run: every run column is set
 			v.LastSync = &lastSyncView{State: r.RunState, Created: r.RunCreated.Int32, Updated: r.RunUpdated.Int32,

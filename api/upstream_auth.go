@@ -28,12 +28,16 @@ type authorizationView struct {
 	AuthorizedAt *time.Time `json:"authorized_at,omitempty"`
 }
 
-func newAuthorizationView(states map[int64]db.ListSourceOAuthStatesRow, sourceID int64) *authorizationView {
-	r, ok := states[sourceID]
-	if !ok {
+// newAuthorizationView is the authorization of the source of r, which is configured for OAuth.
+func newAuthorizationView(r db.ListSourceSummariesRow) *authorizationView {
+	if r.AuthState == "" {
 		return &authorizationView{State: upstreamauth.StateUnauthorized}
 	}
-	return &authorizationView{State: r.State, Error: r.Error, Issuer: r.Issuer, ExpiresAt: r.ExpiresAt, AuthorizedAt: r.AuthorizedAt}
+	v := &authorizationView{State: r.AuthState, Error: r.AuthError, ExpiresAt: r.AuthExpiresAt, AuthorizedAt: r.AuthAuthorizedAt}
+	if r.AuthIssuer != nil {
+		v.Issuer = *r.AuthIssuer
+	}
+	return v
 }
 
 func (s *Server) upstreamAuth() (*upstreamauth.Manager, error) {

@@ -219,49 +219,6 @@ func (q *Queries) ListSourceOAuthSealed(ctx context.Context, keyID string) ([]Li
 	return items, nil
 }
 
-const listSourceOAuthStates = `-- name: ListSourceOAuthStates :many
-SELECT source_id, state, error, issuer, expires_at, authorized_at, updated_at FROM source_oauth
-`
-
-type ListSourceOAuthStatesRow struct {
-	SourceID     int64      `json:"source_id"`
-	State        string     `json:"state"`
-	Error        *string    `json:"error"`
-	Issuer       string     `json:"issuer"`
-	ExpiresAt    *time.Time `json:"expires_at"`
-	AuthorizedAt *time.Time `json:"authorized_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
-}
-
-// The authorization state of every source that has one, for the source listings.
-func (q *Queries) ListSourceOAuthStates(ctx context.Context) ([]ListSourceOAuthStatesRow, error) {
-	rows, err := q.db.Query(ctx, listSourceOAuthStates)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListSourceOAuthStatesRow{}
-	for rows.Next() {
-		var i ListSourceOAuthStatesRow
-		if err := rows.Scan(
-			&i.SourceID,
-			&i.State,
-			&i.Error,
-			&i.Issuer,
-			&i.ExpiresAt,
-			&i.AuthorizedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const resealSourceOAuth = `-- name: ResealSourceOAuth :execrows
 UPDATE source_oauth SET key_id = $3, secret = $4, updated_at = now()
 WHERE source_id = $1 AND generation = $2

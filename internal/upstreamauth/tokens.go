@@ -281,16 +281,3 @@ func (m *Manager) Reencrypt(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-// States are the authorization states of every source that has one, by source id.
-func States(ctx context.Context, q *db.Queries) (map[int64]db.ListSourceOAuthStatesRow, error) {
-	rows, err := q.ListSourceOAuthStates(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int64]db.ListSourceOAuthStatesRow, len(rows))
-	for _, r := range rows {
-		out[r.SourceID] = r
-	}
-	return out, nil
-}

@@ -4,10 +4,6 @@
 -- name: GetSourceOAuth :one
 SELECT * FROM source_oauth WHERE source_id = $1;
 
--- name: ListSourceOAuthStates :many
--- The authorization state of every source that has one, for the source listings.
-SELECT source_id, state, error, issuer, expires_at, authorized_at, updated_at FROM source_oauth;
-
 -- name: InsertSourceOAuthPending :exec
 INSERT INTO source_oauth_pending (state_hash, source_id, issuer, token_endpoint, revocation_endpoint, client_id,
     token_auth_method, resource, scope, redirect_uri, key_id, secret, started_by, expires_at)
