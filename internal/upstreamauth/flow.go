@@ -338,7 +338,7 @@ func (m *Manager) register(ctx context.Context, d discovery, redirect string) (c
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}, Scope: d.scope,
 	}, m.s.Client)
 	if err != nil {
-		return client{}, &AuthorizationError{Step: "dynamic client registration", Msg: Sanitize(err.Error(), maxErrorLen), Err: err}
+		return client{}, &AuthorizationError{Step: "dynamic client registration", Msg: registrationFailure(err), Err: err}
 	}
 	cl := client{id: res.ClientID, secret: res.ClientSecret, method: res.TokenEndpointAuthMethod, tokenURL: d.asm.TokenEndpoint}
 	switch {
@@ -348,6 +348,24 @@ func (m *Manager) register(ctx context.Context, d discovery, redirect string) (c
 		cl.method = authBasic
 	}
 	return cl, nil
+}
+
+// registrationFailure says why a registration failed: the server's error code and
+// description, or the failure without the answer's body (a 2xx answer that does not decode
+// may hold a client secret).
+func registrationFailure(err error) string {
+	var re *oauthex.ClientRegistrationError
+	switch {
+	case errors.As(err, &re):
+		msg := "the registration endpoint refused: " + Sanitize(re.ErrorCode, 64)
+		if re.ErrorDescription != "" {
+			msg += " (" + Sanitize(re.ErrorDescription, 200) + ")"
+		}
+		return msg
+	case strings.Contains(err.Error(), "successful registration response"):
+		return "the registration endpoint's answer is not a client registration"
+	}
+	return Sanitize(err.Error(), maxErrorLen)
 }
 
 // Finish completes the authorization whose callback brought state and code (or the

@@ -26,7 +26,13 @@ func (m *Manager) Token(ctx context.Context, name string) (string, error) {
 	if row.ExpiresAt == nil || m.s.Now().Add(m.s.RefreshBefore).Before(*row.ExpiresAt) {
 		return sec.AccessToken, nil
 	}
-	return m.refresh(ctx, name, row.SourceID, sec.AccessToken)
+	tok, err := m.refresh(ctx, name, row.SourceID, sec.AccessToken)
+	var down *UnavailableError
+	if errors.As(err, &down) && m.s.Now().Before(*row.ExpiresAt) {
+		// the authorization server is down, but the token has not expired yet: use it
+		return sec.AccessToken, nil
+	}
+	return tok, err
 }
 
 // Refresh is the access token to use instead of rejected, which the source's server refused

@@ -415,3 +415,29 @@ func TestParseKeys(t *testing.T) {
 		t.Error("the keyring prints its key")
 	}
 }
+
+// TestRefreshServerDown: an authorization server that cannot be reached is not a refusal:
+// the source stays authorized, a token not yet expired is still used, and an expired one
+// fails the request until the server is back.
+func TestRefreshServerDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, `{}`)
+	m := e.manager(t, e.keys)
+	e.authorize(t, m, "")
+	current, _, _ := m.SecretsOf(ctx, "up")
+	if _, err := e.pool.Exec(ctx, `UPDATE source_oauth SET token_endpoint = 'http://127.0.0.1:1/token'`); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Hour - 30*time.Second) // within a minute of the expiry: a refresh is due
+	if tok, err := m.Token(ctx, "up"); err != nil || tok != current {
+		t.Fatalf("token before expiry, server down: %v", err)
+	}
+	e.clock.Advance(time.Minute)
+	if _, err := m.Token(ctx, "up"); !errors.As(err, new(*upstreamauth.UnavailableError)) {
+		t.Fatalf("token after expiry, server down: %v, want *UnavailableError", err)
+	}
+	if state, _, keyID, _ := e.state(t); state != upstreamauth.StateAuthorized || keyID == nil {
+		t.Errorf("state %q, tokens kept %t; want authorized with its tokens", state, keyID != nil)
+	}
+}
