@@ -293,8 +293,9 @@ type Change struct {
 }
 
 // Update changes the settings of the MCP source called name. A changed config (command,
-// args, env, url, headers) is validated and checked against the allowlist, and a sync of
-// the new server is queued in the same transaction. An unchanged config is not checked
+// args, env, url, headers, oauth) is validated and checked against the allowlist, and a sync
+// of the new server is queued in the same transaction; an OAuth source whose url or oauth
+// changes forgets its tokens, which were issued for the old ones. An unchanged config is not checked
 // again: a source stored before the allowlist changed may still get a new interval, and
 // its syncs are refused.
 func (s *Service) Update(ctx context.Context, name string, ch Change) (db.Source, error) {
@@ -343,6 +344,13 @@ func (s *Service) Update(ctx context.Context, name string, ch Change) (db.Source
 		}
 		if err != nil {
 			return err
+		}
+		if changed && before.OAuth != nil && (cfg.URL != before.URL || !reflect.DeepEqual(cfg.OAuth, before.OAuth)) {
+			// The tokens were issued for the old server (RFC 8707 resource) and client: never
+			// send them to another. The source is authorized again for the new one.
+			if err := q.RevokeSourceOAuth(ctx, src.ID); err != nil {
+				return err
+			}
 		}
 		if changed { // a new server: sync it now
 			_, err = s.Queue.SyncTx(ctx, tx, src.ID)
