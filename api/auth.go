@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/oauth"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 )
 
 // access is what a route requires of its caller.
@@ -46,6 +47,9 @@ var routeAccess = map[string]access{
 	// the OAuth Protected Resource Metadata (oauth.go), read before a client holds a token
 	"* " + oauth.MetadataPath:                 accessPublic,
 	"* " + oauth.MetadataPath + oauth.MCPPath: accessPublic,
+	// where an upstream authorization server sends the operator's browser back: it takes
+	// only a state toolgate issued to an admin (upstream_auth.go)
+	"GET " + upstreamauth.CallbackPath: accessPublic,
 }
 
 // routeAccessOf returns what the route of method and path requires.

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/httpguard"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 )
 
 // guard refuses what a web page could make a visitor's browser send (docs/auth.md#browsers):
@@ -30,7 +31,10 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			h.Set("Access-Control-Expose-Headers", corsExposedHeaders)
 			return next(c)
 		}
-		if err := httpguard.CheckOrigin(r); err != nil {
+		// The OAuth callback is the one request that comes from another site by design: the
+		// upstream authorization server's page sends the operator's browser there. It does
+		// nothing without a pending state an admin started (upstream_auth.go).
+		if err := httpguard.CheckOrigin(r); err != nil && c.Path() != upstreamauth.CallbackPath {
 			return err
 		}
 		if s.deps.Open {

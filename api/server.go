@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/tracing"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -70,6 +71,9 @@ type Deps struct {
 	AbandonedAfter func(kind string) time.Duration
 	// Limits bound request bodies (docs/auth.md#limits); zero fields take the defaults.
 	Limits Limits
+	// UpstreamAuth authorizes mcp_http sources at their servers' authorization servers
+	// and holds their tokens (docs/upstream-oauth.md); nil refuses OAuth sources.
+	UpstreamAuth *upstreamauth.Manager
 }
 
 // Server holds the handlers' dependencies.
@@ -94,6 +98,9 @@ func New(deps Deps) *echo.Echo {
 		limits: deps.Limits.withDefaults()}
 	s.fair = newFairShare(s.limits.KeySearchUnits)
 	s.sources = &sources.Service{Pool: deps.Pool, Queue: s.queue, Commands: deps.Commands, Logger: s.log}
+	if deps.UpstreamAuth != nil {
+		s.sources.OAuthReady = deps.UpstreamAuth.Ready
+	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -135,6 +142,7 @@ func New(deps Deps) *echo.Echo {
 	s.registerSearch(e)
 	s.registerConsole(e, v1)
 	s.registerOAuth(e)
+	s.registerUpstreamAuth(e, v1)
 	return e
 }
 

@@ -107,8 +107,11 @@ type sourceView struct {
 	Pending       int64         `json:"pending"`
 	FullyEnriched bool          `json:"fully_enriched"`
 	LastSync      *lastSyncView `json:"last_sync"`
-	CreatedAt     time.Time     `json:"created_at"`
-	UpdatedAt     time.Time     `json:"updated_at"`
+	// Authorization is the OAuth authorization of an mcp_http source configured for OAuth
+	// (docs/upstream-oauth.md); absent for every other source. It never holds a token.
+	Authorization *authorizationView `json:"authorization,omitempty"`
+	CreatedAt     time.Time          `json:"created_at"`
+	UpdatedAt     time.Time          `json:"updated_at"`
 }
 
 type lastSyncView struct {
@@ -148,6 +151,9 @@ func (s *Server) sourceViews(ctx context.Context, name *string) ([]sourceView, e
 		}
 		if src.Kind != db.SourceCatalog {
 			v.Interval = sources.FormatInterval(src.SyncInterval)
+		}
+		if cfg, _ := mcpclient.ParseConfig(src.Config); cfg.OAuth != nil {
+			v.Authorization = newAuthorizationView(r)
 		}
 		if r.RunStartedAt != nil { // the source has a sync run: every run column is set
 			v.LastSync = &lastSyncView{State: r.RunState, Created: r.RunCreated.Int32, Updated: r.RunUpdated.Int32,
@@ -205,7 +211,7 @@ func (s *Server) createSource(c echo.Context) error {
 	f := req.mcpSourceFields
 	out, err := s.sources.Create(ctx, sources.NewSource{Name: req.Name, Kind: req.Kind, Tools: req.Tools,
 		MCP: sources.MCPSettings{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers,
-			Interval: f.Interval, ReviewMode: f.ReviewMode},
+			OAuth: f.OAuth, Interval: f.Interval, ReviewMode: f.ReviewMode},
 		CheckTools: s.checkCatalogTools})
 	if err != nil {
 		return err

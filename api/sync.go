@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/sources"
 )
 
@@ -24,24 +25,28 @@ func (s *Server) registerSync(g *echo.Group) {
 
 // mcpSourceFields are the settings of an MCP source in a create request.
 type mcpSourceFields struct {
-	Command    string            `json:"command"`
-	Args       []string          `json:"args"`
-	Env        map[string]string `json:"env"`
-	URL        string            `json:"url"`
-	Headers    map[string]string `json:"headers"`
-	Interval   *string           `json:"interval"`
-	ReviewMode bool              `json:"review_mode"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	// OAuth makes an mcp_http source authorize at its server's authorization server
+	// (docs/upstream-oauth.md)
+	OAuth      *mcpclient.OAuthConfig `json:"oauth"`
+	Interval   *string                `json:"interval"`
+	ReviewMode bool                   `json:"review_mode"`
 }
 
 // patchSourceRequest changes an MCP source; absent fields stay as they are.
 type patchSourceRequest struct {
-	Interval   *string            `json:"interval"`
-	ReviewMode *bool              `json:"review_mode"`
-	Command    *string            `json:"command"`
-	Args       *[]string          `json:"args"`
-	Env        *map[string]string `json:"env"`
-	URL        *string            `json:"url"`
-	Headers    *map[string]string `json:"headers"`
+	Interval   *string                `json:"interval"`
+	ReviewMode *bool                  `json:"review_mode"`
+	Command    *string                `json:"command"`
+	Args       *[]string              `json:"args"`
+	Env        *map[string]string     `json:"env"`
+	URL        *string                `json:"url"`
+	Headers    *map[string]string     `json:"headers"`
+	OAuth      *mcpclient.OAuthConfig `json:"oauth"`
 }
 
 func (s *Server) patchSource(c echo.Context) error {
@@ -51,7 +56,7 @@ func (s *Server) patchSource(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	src, err := s.sources.Update(ctx, c.Param("name"), sources.Change{Interval: req.Interval, ReviewMode: req.ReviewMode,
-		Command: req.Command, Args: req.Args, Env: req.Env, URL: req.URL, Headers: req.Headers})
+		Command: req.Command, Args: req.Args, Env: req.Env, URL: req.URL, Headers: req.Headers, OAuth: req.OAuth})
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,9 @@ type Deps struct {
 	// ListLimits bound one listing of an MCP server's tools (TOOLGATE_MAX_TOOLS_PER_SOURCE,
 	// TOOLGATE_MAX_LIST_BYTES); the zero value is mcpclient.DefaultLimits.
 	ListLimits mcpclient.Limits
+	// Auth gives the access tokens of mcp_http sources configured for OAuth
+	// (upstreamauth.Manager); nil: their syncs fail.
+	Auth mcpclient.Authorizer
 	// EnrichTimeout bounds one enrich_tool job, ReweightTimeout one attempt of a re-weight,
 	// JobTimeout the database-only work (housekeeping jobs, applying a listed sync). Zero
 	// takes the default (timeouts.go).

@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 )
 
 // SyncArgs syncs one MCP source: list its server's tools, apply the diff.
@@ -53,13 +54,15 @@ func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.deps
 
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 	rep, err := sources.SyncWith(ctx, w.deps.Pool, NewQueue(river.ClientFromContext[pgx.Tx](ctx)), job.Args.SourceID,
-		sources.SyncOptions{Timeout: w.deps.syncTimeout(), Commands: w.deps.Commands, Limits: w.deps.ListLimits})
+		sources.SyncOptions{Timeout: w.deps.syncTimeout(), Commands: w.deps.Commands, Limits: w.deps.ListLimits, Auth: w.deps.Auth})
 	var gone *sources.SourceNotFoundError
 	var kind *sources.NotMCPSourceError
 	var refused *mcpclient.CommandNotAllowedError
+	var unauthorized *upstreamauth.NotAuthorizedError
 	// Retrying cannot help these; a source whose command the allowlist refuses syncs again
-	// once its command or the allowlist changes (PATCH queues a sync; so does its interval).
-	if errors.As(err, &gone) || errors.As(err, &kind) || errors.As(err, &refused) {
+	// once its command or the allowlist changes (PATCH queues a sync; so does its interval),
+	// and a source without OAuth tokens once an admin authorizes it (which queues a sync).
+	if errors.As(err, &gone) || errors.As(err, &kind) || errors.As(err, &refused) || errors.As(err, &unauthorized) {
 		return river.JobCancel(err)
 	}
 	result := "ok"

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/internal/testfactory"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -202,5 +203,47 @@ func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the refused command ran: %v", err)
+	}
+}
+
+// TestSyncOfUnauthorizedSourceIsCancelled: the sync of an mcp_http source configured for
+// OAuth that holds no tokens fails at once, before any request, records the state in its
+// run, and its job is cancelled rather than retried: it syncs again once an admin
+// authorizes it (the callback queues a sync).
+func TestSyncOfUnauthorizedSourceIsCancelled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	var src db.Source
+	if err := pool.QueryRow(ctx, `INSERT INTO sources (name, kind, config)
+		VALUES ('tracker', 'mcp_http', '{"url": "http://127.0.0.1:1/mcp", "oauth": {}}') RETURNING id`).Scan(&src.ID); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := upstreamauth.ParseKeys(upstreamauth.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log, SyncTimeout: 10 * time.Second,
+		Auth: upstreamauth.New(pool, upstreamauth.Settings{Keys: keys}, log)}, jobs.Options{Work: true, MaxWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := testfactory.JobEvents(t, rc)
+	if err := rc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	id, _, err := jobs.NewQueue(rc).Sync(ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := testfactory.WaitJob(t, events, time.Minute, "the unauthorized sync", func(ev *river.Event) bool { return ev.Job.ID == id })
+	if ev.Kind != river.EventKindJobCancelled {
+		t.Fatalf("the unauthorized sync ended %s, want cancelled", ev.Job.State)
+	}
+	run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+	if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, "not authorized") {
+		t.Fatalf("run: %+v %v", run, err)
 	}
 }

@@ -2908,6 +2908,55 @@ CREATE VIEW public.search_zero_result_queries AS
 
 
 --
+-- Name: source_oauth; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.source_oauth (
+    source_id bigint NOT NULL,
+    state text NOT NULL,
+    error text,
+    issuer text DEFAULT ''::text NOT NULL,
+    token_endpoint text DEFAULT ''::text NOT NULL,
+    revocation_endpoint text DEFAULT ''::text NOT NULL,
+    client_id text DEFAULT ''::text NOT NULL,
+    token_auth_method text DEFAULT 'none'::text NOT NULL,
+    resource text DEFAULT ''::text NOT NULL,
+    scope text DEFAULT ''::text NOT NULL,
+    key_id text,
+    secret bytea,
+    expires_at timestamp with time zone,
+    generation bigint DEFAULT 0 NOT NULL,
+    authorized_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT source_oauth_check CHECK (((key_id IS NULL) = (secret IS NULL))),
+    CONSTRAINT source_oauth_state_check CHECK ((state = ANY (ARRAY['authorized'::text, 'unauthorized'::text, 'refresh_failed'::text])))
+);
+
+
+--
+-- Name: source_oauth_pending; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.source_oauth_pending (
+    state_hash bytea NOT NULL,
+    source_id bigint NOT NULL,
+    issuer text NOT NULL,
+    token_endpoint text NOT NULL,
+    revocation_endpoint text NOT NULL,
+    client_id text NOT NULL,
+    token_auth_method text NOT NULL,
+    resource text NOT NULL,
+    scope text NOT NULL,
+    redirect_uri text NOT NULL,
+    key_id text NOT NULL,
+    secret bytea NOT NULL,
+    started_by text NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
 -- Name: sources; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3650,6 +3699,22 @@ ALTER TABLE ONLY public.search_synonyms
 
 
 --
+-- Name: source_oauth_pending source_oauth_pending_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.source_oauth_pending
+    ADD CONSTRAINT source_oauth_pending_pkey PRIMARY KEY (state_hash);
+
+
+--
+-- Name: source_oauth source_oauth_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.source_oauth
+    ADD CONSTRAINT source_oauth_pkey PRIMARY KEY (source_id);
+
+
+--
 -- Name: sources sources_name_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4005,6 +4070,20 @@ CREATE INDEX search_synonyms_word ON public.search_synonyms USING btree (word);
 
 
 --
+-- Name: source_oauth_pending_expires; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX source_oauth_pending_expires ON public.source_oauth_pending USING btree (expires_at);
+
+
+--
+-- Name: source_oauth_pending_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX source_oauth_pending_source ON public.source_oauth_pending USING btree (source_id);
+
+
+--
 -- Name: sync_runs_source_started; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -4153,6 +4232,22 @@ ALTER TABLE ONLY public.profile_experiments
 
 ALTER TABLE ONLY public.profile_experiments
     ADD CONSTRAINT profile_experiments_control_profile_id_fkey FOREIGN KEY (control_profile_id) REFERENCES public.weight_profiles(id) ON DELETE SET NULL;
+
+
+--
+-- Name: source_oauth_pending source_oauth_pending_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.source_oauth_pending
+    ADD CONSTRAINT source_oauth_pending_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+
+--
+-- Name: source_oauth source_oauth_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.source_oauth
+    ADD CONSTRAINT source_oauth_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
 
 
 --

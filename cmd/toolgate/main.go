@@ -32,6 +32,7 @@ commands:
   import    FILE --source NAME: replace a catalog source's tools with FILE's
   sync      NAME: sync an MCP source from its server now
   sources   forget-queries NAME: remove the observed queries of the source's tools
+            | reencrypt-secrets: seal the sources' OAuth tokens under the first TOOLGATE_SECRET_KEYS key
   keys      create --name N --scope admin|search [--sources a,b] [--rate 600] | list | revoke NAME|PREFIX
   profiles  list | show NAME | activate NAME | reweight NAME [--wait]: TDWA weight profiles
             | tune NEW [--baseline P] [--wait] | tunes: weights tuned from labelled searches

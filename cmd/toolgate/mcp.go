@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/setup"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/internal/version"
 )
 
@@ -78,5 +79,6 @@ func newGateway(env *cliEnv, pool *pgxpool.Pool, svc *search.Service) *gateway.G
 		Commands:            stdioCommands(cfg),
 		MaxResponseBytes:    int64(cfg.MCPMaxResponseBytes),
 		Version:             version.Get().Version,
+		Auth:                upstreamauth.New(pool, cfg.UpstreamAuth, env.log),
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/setup"
 	"github.com/toolgate/toolgate/internal/syncwatch"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -90,11 +91,13 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			}
 		}()
 	}
+	// OAuth to mcp_http sources: one manager for the syncs, the watcher, the gateway and the API
+	upAuth := upstreamauth.New(pool, cfg.UpstreamAuth, env.log)
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: setup.Enricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys,
 		Memory: cfg.MemoryWeight > 0, MemoryPerTool: cfg.MemoryPerTool, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
-		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg),
+		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg), Auth: upAuth,
 		Search: searchSt}
 	rc, err := jobs.NewClient(jobDeps,
 		jobs.Options{Work: work, MaxWorkers: cfg.Workers, PollOnly: cfg.RiverPollOnly, RescueAfter: cfg.RescueAfter})
@@ -128,7 +131,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 			return fmt.Errorf("start workers: %w", err)
 		}
 		go func() {
-			syncwatch.New(pool, jobs.NewQueue(rc), env.log, cfg.SyncTimeout, stdioCommands(cfg), listLimits(cfg)).Run(ctx)
+			syncwatch.New(pool, jobs.NewQueue(rc), env.log, cfg.SyncTimeout, stdioCommands(cfg), listLimits(cfg)).WithAuth(upAuth).Run(ctx)
 			close(watchDone)
 		}()
 	} else {
@@ -155,7 +158,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	}
 	searchSvc := newSearchWith(env, searchSt, pool, readPool, embedder)
 	deps := api.Deps{Pool: pool, ReadPool: readPool, ControlPool: control, ControlReadPool: controlRead, River: rc, Logger: env.log, Metrics: m, Tracing: env.tracer(), Open: cfg.Open,
-		Commands: stdioCommands(cfg), CORSOrigins: cfg.CORSOrigins, Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg)}
+		Commands: stdioCommands(cfg), CORSOrigins: cfg.CORSOrigins, Search: searchSvc, AbandonedAfter: jobDeps.AbandonedAfter, Limits: bodyLimits(cfg), UpstreamAuth: upAuth}
 	var e *echo.Echo
 	if cfg.Role == config.RoleWorker {
 		e = api.NewHealthOnly(deps)

@@ -8,6 +8,7 @@ import (
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -40,7 +41,8 @@ func runSync(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	rep, err := sources.SyncWith(ctx, pool, jobs.NewQueue(rc), src.ID,
-		sources.SyncOptions{Timeout: *timeout, Commands: stdioCommands(env.cfg), Limits: listLimits(env.cfg)})
+		sources.SyncOptions{Timeout: *timeout, Commands: stdioCommands(env.cfg), Limits: listLimits(env.cfg),
+			Auth: upstreamauth.New(pool, env.cfg.UpstreamAuth, env.log)})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/oauth"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 )
 
 // DefaultDatabaseURL is the cluster made by scripts/pg-setup.sh.
@@ -166,6 +167,9 @@ type Config struct {
 
 	// OAuth is TOOLGATE_OAUTH_*: access tokens accepted beside API keys (oauth.go).
 	OAuth oauth.Settings
+	// UpstreamAuth is TOOLGATE_SECRET_KEYS and TOOLGATE_PUBLIC_URL: OAuth to mcp_http
+	// sources (upstreamauth.go).
+	UpstreamAuth upstreamauth.Settings
 }
 
 // Error is a setting that cannot be used.
@@ -223,6 +227,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.readSearch(&c, sd)
 	r.readLimits(&c)
 	r.readOAuth(&c)
+	r.readUpstreamAuth(&c)
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	confidence, meaningWeight := 0.0, 0.0
 	if c.Embedder == "local" {

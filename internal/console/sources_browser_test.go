@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/testfactory"
+	"github.com/toolgate/toolgate/internal/upstreamauth"
 	"github.com/toolgate/toolgate/jobs"
 )
 
@@ -97,5 +98,52 @@ func TestConsoleManagesSources(t *testing.T) {
 	b.wait(`//div[@id="status"]/div[contains(., "tools: not JSON")]`)
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sources`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d sources after a refused catalog (%v)", left, err)
+	}
+}
+
+// TestConsoleSourceAuthorization: the page of a source configured for OAuth shows its
+// authorization state with the authorization server's error, and the Authorize and Revoke
+// actions; Revoke, after a confirmation, leaves it unauthorized.
+func TestConsoleSourceAuthorization(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log}, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := upstreamauth.ParseKeys(upstreamauth.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true,
+		UpstreamAuth: upstreamauth.New(pool, upstreamauth.Settings{Keys: keys}, log)}))
+	t.Cleanup(srv.Close)
+	if _, err := pool.Exec(ctx, `WITH s AS (INSERT INTO sources (name, kind, config)
+		VALUES ('tracker', 'mcp_http', '{"url": "https://tracker.example.com/mcp", "oauth": {}}') RETURNING id)
+		INSERT INTO source_oauth (source_id, state, error, issuer) SELECT id, 'refresh_failed',
+		'refresh refused: the token endpoint refused (400 invalid_grant)', 'https://auth.example.com' FROM s`); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newBrowser(t)
+	b.open(srv.URL+"/ui/catalog/tracker", "#authorization")
+	b.wait(`//div[@id="authorization"]//span[contains(@class,"badge")][text()="refresh failed"]`)
+	if got := b.text("#authorization-error"); !strings.Contains(got, "invalid_grant") {
+		t.Errorf("authorization error shown: %q", got)
+	}
+	b.wait("#authorize-source")
+	b.shot("source-authorization")
+	b.click("#revoke-source")
+	b.wait(`//span[@class="question"][contains(., "Forget the tokens of tracker")]`)
+	b.click("button.confirm")
+	b.wait(`//div[@id="authorization"]//span[contains(@class,"badge")][text()="unauthorized"]`)
+	var state string
+	if err := pool.QueryRow(ctx, `SELECT state FROM source_oauth`).Scan(&state); err != nil || state != upstreamauth.StateUnauthorized {
+		t.Errorf("state after revoke: %q %v", state, err)
 	}
 }

@@ -370,9 +370,12 @@ SELECT s.id, s.name, s.kind, s.config, s.sync_interval, s.review_mode, s.created
        (coalesce(c.tools - c.complete, 0) = 0 AND coalesce(c.queued, 0) = 0)::boolean AS fully_enriched,
        coalesce(r.state, '') AS run_state, r.created AS run_created, r.updated AS run_updated, r.deleted AS run_deleted,
        r.unchanged AS run_unchanged, r.pending AS run_pending, r.skipped AS run_skipped,
-       r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error
+       r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.error AS run_error,
+       coalesce(o.state, '') AS auth_state, o.error AS auth_error, o.issuer AS auth_issuer,
+       o.expires_at AS auth_expires_at, o.authorized_at AS auth_authorized_at
 FROM sources s
 LEFT JOIN counts c ON c.source_id = s.id
+LEFT JOIN source_oauth o ON o.source_id = s.id
 LEFT JOIN sync_runs r
        ON r.id = (SELECT r2.id FROM sync_runs r2 WHERE r2.source_id = s.id ORDER BY r2.started_at DESC, r2.id DESC LIMIT 1)
 WHERE $1::text IS NULL OR s.name = $1
@@ -398,6 +401,11 @@ type ListSourceSummariesRow struct {
 	RunStartedAt     *time.Time      `json:"run_started_at"`
 	RunFinishedAt    *time.Time      `json:"run_finished_at"`
 	RunError         *string         `json:"run_error"`
+	AuthState        string          `json:"auth_state"`
+	AuthError        *string         `json:"auth_error"`
+	AuthIssuer       *string         `json:"auth_issuer"`
+	AuthExpiresAt    *time.Time      `json:"auth_expires_at"`
+	AuthAuthorizedAt *time.Time      `json:"auth_authorized_at"`
 }
 
 // Every source, or only the one called name, with its tool counts and its last sync run, in
@@ -415,7 +423,8 @@ type ListSourceSummariesRow struct {
 // 50,000 tools whose changes all waited in the queue). A source without a sync run has
 // run_state ” and every other run column NULL: coalesce, because sqlc gives the typed
 // sync_runs.state (sqlc.yaml) no pointer on the nullable side of a LEFT JOIN
-// (sqlc-dev/sqlc#2632).
+// (sqlc-dev/sqlc#2632). The auth_ columns are the OAuth authorization of an mcp_http source
+// configured for OAuth (internal/upstreamauth); auth_state is empty when it has none yet.
 func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]ListSourceSummariesRow, error) {
 	rows, err := q.db.Query(ctx, listSourceSummaries, name)
 	if err != nil {
@@ -451,6 +460,11 @@ func (q *Queries) ListSourceSummaries(ctx context.Context, name *string) ([]List
 			&i.RunStartedAt,
 			&i.RunFinishedAt,
 			&i.RunError,
+			&i.AuthState,
+			&i.AuthError,
+			&i.AuthIssuer,
+			&i.AuthExpiresAt,
+			&i.AuthAuthorizedAt,
 		); err != nil {
 			return nil, err
 		}

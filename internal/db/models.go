@@ -554,6 +554,43 @@ type Source struct {
 	UpdatedAt    time.Time       `json:"updated_at"`
 }
 
+type SourceOauth struct {
+	SourceID           int64      `json:"source_id"`
+	State              string     `json:"state"`
+	Error              *string    `json:"error"`
+	Issuer             string     `json:"issuer"`
+	TokenEndpoint      string     `json:"token_endpoint"`
+	RevocationEndpoint string     `json:"revocation_endpoint"`
+	ClientID           string     `json:"client_id"`
+	TokenAuthMethod    string     `json:"token_auth_method"`
+	Resource           string     `json:"resource"`
+	Scope              string     `json:"scope"`
+	KeyID              *string    `json:"key_id"`
+	Secret             []byte     `json:"secret"`
+	ExpiresAt          *time.Time `json:"expires_at"`
+	Generation         int64      `json:"generation"`
+	AuthorizedAt       *time.Time `json:"authorized_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
+}
+
+type SourceOauthPending struct {
+	StateHash          []byte    `json:"state_hash"`
+	SourceID           int64     `json:"source_id"`
+	Issuer             string    `json:"issuer"`
+	TokenEndpoint      string    `json:"token_endpoint"`
+	RevocationEndpoint string    `json:"revocation_endpoint"`
+	ClientID           string    `json:"client_id"`
+	TokenAuthMethod    string    `json:"token_auth_method"`
+	Resource           string    `json:"resource"`
+	Scope              string    `json:"scope"`
+	RedirectUri        string    `json:"redirect_uri"`
+	KeyID              string    `json:"key_id"`
+	Secret             []byte    `json:"secret"`
+	StartedBy          string    `json:"started_by"`
+	ExpiresAt          time.Time `json:"expires_at"`
+	CreatedAt          time.Time `json:"created_at"`
+}
+
 type SyncRun struct {
 	ID         int64           `json:"id"`
 	SourceID   int64           `json:"source_id"`

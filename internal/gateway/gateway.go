@@ -150,6 +150,9 @@ type Options struct {
 	// (TOOLGATE_MCP_MAX_RESPONSE_BYTES); a larger one fails the call with
 	// upstream_response_too_large. 0: mcpclient.DefaultLimits.MaxResponseBytes.
 	MaxResponseBytes int64
+	// Auth gives the access tokens of mcp_http sources configured for OAuth
+	// (upstreamauth.Manager); nil: a call to such a source fails.
+	Auth mcpclient.Authorizer
 	// Version is the serverInfo.version of every session, the binary's version (toolgate
 	// version); empty means "devel".
 	Version string
@@ -223,7 +226,7 @@ func New(pool *pgxpool.Pool, finder Finder, opts Options) *Gateway {
 	}
 	return &Gateway{
 		pool: pool, q: db.New(pool), finder: finder, opts: opts,
-		upstreams: newUpstreamPool(opts.UpstreamConcurrency, mcpclient.Options{Commands: opts.Commands, Limits: mcpclient.Limits{MaxResponseBytes: opts.MaxResponseBytes}}, opts.ConnectTimeout),
+		upstreams: newUpstreamPool(opts.UpstreamConcurrency, mcpclient.Options{Commands: opts.Commands, Limits: mcpclient.Limits{MaxResponseBytes: opts.MaxResponseBytes}, Auth: opts.Auth}, opts.ConnectTimeout),
 		log:       opts.Logger.With("component", "gateway"),
 		labels:    labeler{slots: make(chan struct{}, maxLabelWrites)},
 	}

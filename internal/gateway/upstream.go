@@ -40,7 +40,7 @@ const DefaultConnectTimeout = 20 * time.Second
 // upstreamPool keeps one client session per source, reused by every call, reconnected after
 // a failure, with at most `limit` calls in flight per source.
 type upstreamPool struct {
-	connect func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error)
+	connect func(ctx context.Context, source string, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error)
 	// connectTimeout bounds a connection attempt when the call's own deadline is further
 	// away (Options.ConnectTimeout).
 	connectTimeout time.Duration
@@ -60,7 +60,9 @@ type upstream struct {
 }
 
 func newUpstreamPool(limit int, opts mcpclient.Options, connectTimeout time.Duration) *upstreamPool {
-	connect := func(ctx context.Context, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error) {
+	connect := func(ctx context.Context, source string, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error) {
+		opts := opts
+		opts.Source = source // whose OAuth token to send, for an OAuth source
 		return Connect(ctx, kind, config, opts)
 	}
 	return &upstreamPool{connect: connect, connectTimeout: connectTimeout, limit: limit, conns: map[string]*upstream{}}
@@ -87,7 +89,7 @@ func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKi
 		return nil, &UpstreamError{Source: source, Err: fmt.Errorf("waiting for a free connection slot: %w", ctx.Err())}
 	}
 	for attempt := 0; ; attempt++ {
-		session, err := u.get(ctx, p.connect, p.connectTimeout, kind, config)
+		session, err := u.get(ctx, p.connect, p.connectTimeout, source, kind, config)
 		if err != nil {
 			return nil, &UpstreamError{Source: source, Unreachable: true, Err: cfg.Scrub(err)}
 		}
@@ -118,8 +120,8 @@ func (p *upstreamPool) call(ctx context.Context, source string, kind db.SourceKi
 }
 
 // get returns the source's session, connecting (or reconnecting after a config change) first.
-func (u *upstream) get(ctx context.Context, connect func(context.Context, db.SourceKind, json.RawMessage) (*mcpclient.Session, error),
-	connectTimeout time.Duration, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error) {
+func (u *upstream) get(ctx context.Context, connect func(context.Context, string, db.SourceKind, json.RawMessage) (*mcpclient.Session, error),
+	connectTimeout time.Duration, source string, kind db.SourceKind, config json.RawMessage) (*mcpclient.Session, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.session != nil && u.kind == kind && bytes.Equal(u.config, config) {
@@ -133,7 +135,7 @@ func (u *upstream) get(ctx context.Context, connect func(context.Context, db.Sou
 	// burst of calls to a down source makes one connection attempt at a time.
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	session, err := connect(ctx, kind, config)
+	session, err := connect(ctx, source, kind, config)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func TestUpstreamConnectTimeoutIsTheSetting(t *testing.T) {
 			p := newUpstreamPool(1, mcpclient.Options{}, tc.connect)
 			var left time.Duration
 			refused := errors.New("refused")
-			p.connect = func(ctx context.Context, _ db.SourceKind, _ json.RawMessage) (*mcpclient.Session, error) {
+			p.connect = func(ctx context.Context, _ string, _ db.SourceKind, _ json.RawMessage) (*mcpclient.Session, error) {
 				deadline, ok := ctx.Deadline()
 				if !ok {
 					t.Fatal("connect without a deadline")

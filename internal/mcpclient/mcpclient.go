@@ -117,6 +117,30 @@ type Config struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth, on an mcp_http source, makes toolgate send the access token of the source's
+	// authorization (internal/upstreamauth, docs/upstream-oauth.md) with every request.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
+}
+
+// OAuthConfig is how an mcp_http source authorizes at its server's authorization server.
+// Nothing in it is secret: a pre-registered client's secret is given when an operator
+// authorizes the source, and stored sealed with the tokens.
+type OAuthConfig struct {
+	// ClientID is a client registered with the authorization server beforehand; empty:
+	// toolgate registers itself dynamically (RFC 7591).
+	ClientID string `json:"client_id,omitempty"`
+	// Scope is the scope to ask for, space-separated; empty: the one the server's
+	// challenge or metadata names.
+	Scope string `json:"scope,omitempty"`
+}
+
+// Authorizer gives the access tokens of sources configured for OAuth
+// (upstreamauth.Manager implements it).
+type Authorizer interface {
+	// Token is the source's access token, refreshed first when it is about to expire.
+	Token(ctx context.Context, source string) (string, error)
+	// Refresh is a token to use instead of rejected, which the server refused (401).
+	Refresh(ctx context.Context, source, rejected string) (string, error)
 }
 
 // ConfigError says why a source configuration cannot be used.
@@ -136,8 +160,8 @@ func (c Config) Validate(kind db.SourceKind) error {
 	bad := func(format string, args ...any) error { return &ConfigError{Reason: fmt.Sprintf(format, args...)} }
 	switch kind {
 	case KindStdio:
-		if c.URL != "" || len(c.Headers) > 0 {
-			return bad("url and headers are for mcp_http sources")
+		if c.URL != "" || len(c.Headers) > 0 || c.OAuth != nil {
+			return bad("url, headers and oauth are for mcp_http sources")
 		}
 		if strings.TrimSpace(c.Command) == "" {
 			return bad("command is required")
@@ -167,6 +191,12 @@ func (c Config) Validate(kind db.SourceKind) error {
 			if strings.ContainsAny(v, "\r\n\x00") {
 				return bad("header %q: value must not contain CR, LF or NUL", k)
 			}
+			if c.OAuth != nil && strings.EqualFold(k, "Authorization") {
+				return bad("header Authorization: an OAuth source's Authorization is its access token")
+			}
+		}
+		if c.OAuth != nil && strings.ContainsFunc(c.OAuth.ClientID+c.OAuth.Scope, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return bad("oauth: client_id and scope must not contain control characters")
 		}
 	default:
 		return bad("kind %q: want %s or %s", kind, KindStdio, KindHTTP)
@@ -294,7 +324,14 @@ type Options struct {
 	// Limits bound a listing of the session's tools (Session.ListTools) and every answer of
 	// the server; a zero field is its DefaultLimits value.
 	Limits Limits
+	// Auth and Source give the access token of an mcp_http source configured for OAuth
+	// (Config.OAuth), Source being its name; such a source cannot connect without them.
+	Auth   Authorizer
+	Source string
 }
+
+// ErrNoAuthorizer is an OAuth source connected without an Authorizer.
+var ErrNoAuthorizer = &ConfigError{Reason: "the source authorizes with OAuth, and toolgate holds no tokens without a secret key (TOOLGATE_SECRET_KEYS)"}
 
 // Connect starts or reaches the server and completes the MCP initialization. The caller
 // closes the session. ctx bounds the connection attempt; for stdio it does not bound the
@@ -310,6 +347,13 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 		if err := opts.Commands.Check(cfg); err != nil {
 			return nil, err
 		}
+	}
+	var auth *bearer
+	if cfg.OAuth != nil {
+		if opts.Auth == nil {
+			return nil, ErrNoAuthorizer
+		}
+		auth = &bearer{auth: opts.Auth, source: opts.Source}
 	}
 	limits := opts.Limits.withDefaults()
 	copts := &mcp.ClientOptions{}
@@ -338,7 +382,7 @@ func Connect(ctx context.Context, kind db.SourceKind, cfg Config, opts Options) 
 		transport = &mcp.StreamableClientTransport{
 			Endpoint: cfg.URL,
 			HTTPClient: &http.Client{
-				Transport: headerTransport{headers: cfg.Headers, origin: origin(u), base: http.DefaultTransport,
+				Transport: headerTransport{headers: cfg.Headers, bearer: auth, origin: origin(u), base: http.DefaultTransport,
 					budget: budget, maxResponse: limits.MaxResponseBytes},
 				CheckRedirect: refuseRedirect,
 			},
@@ -384,6 +428,7 @@ func stdioEnv(extra map[string]string) []string {
 //   - any other body (an error page) is cut at the bound.
 type headerTransport struct {
 	headers     map[string]string
+	bearer      *bearer // nil unless the source authorizes with OAuth
 	origin      string
 	base        http.RoundTripper
 	budget      *byteBudget
@@ -391,15 +436,29 @@ type headerTransport struct {
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && origin(r.URL) == t.origin {
+	own := origin(r.URL) == t.origin
+	if (len(t.headers) > 0 || t.bearer != nil) && own {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
 		}
 	}
+	var token string
+	if t.bearer != nil && own {
+		var err error
+		if token, err = t.bearer.auth.Token(r.Context(), t.bearer.source); err != nil {
+			return nil, err
+		}
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		return resp, err
+	}
+	if token != "" && resp.StatusCode == http.StatusUnauthorized {
+		if resp, err = t.retryUnauthorized(r, resp, token); err != nil {
+			return nil, err
+		}
 	}
 	if t.budget != nil {
 		resp.Body = countedBody{ReadCloser: resp.Body, budget: t.budget}
@@ -433,6 +492,36 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = boundedBody{ReadCloser: resp.Body, read: &atomic.Int64{}, limit: t.maxResponse}
 	}
 	return resp, nil
+}
+
+// bearer is the access token source of an OAuth source.
+type bearer struct {
+	auth   Authorizer
+	source string
+}
+
+// retryUnauthorized answers a 401 to token: the request is sent once more with the token the
+// Authorizer gives instead (a refreshed one), or fails with the Authorizer's error, which
+// says why the source is no longer authorized. A request whose body cannot be sent again
+// keeps its 401.
+func (t headerTransport) retryUnauthorized(r *http.Request, resp *http.Response, token string) (*http.Response, error) {
+	if r.Body != nil && r.GetBody == nil {
+		return resp, nil
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	fresh, err := t.bearer.auth.Refresh(r.Context(), t.bearer.source, token)
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	if r.GetBody != nil {
+		if r.Body, err = r.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	r.Header.Set("Authorization", "Bearer "+fresh)
+	return t.base.RoundTrip(r)
 }
 
 // origin is the scheme, host and port of u, which decides whether a request may carry a

@@ -43,6 +43,8 @@ type AuthServerConfig struct {
 	// OpaqueResources are resources (of Resources) whose access tokens are opaque strings,
 	// checked at its introspection endpoint (RFC 7662), not JWTs.
 	OpaqueResources []string `json:"opaqueResources,omitempty"`
+	// AccessTokenTTL is the lifetime of its access tokens in seconds; 0: an hour.
+	AccessTokenTTL int `json:"accessTokenTTL,omitempty"`
 }
 
 // AuthClient is a client registered with the authorization server.
@@ -51,6 +53,8 @@ type AuthClient struct {
 	Secret string `json:"client_secret"`
 	// Claims are added to every access token issued to the client.
 	Claims map[string]any `json:"claims,omitempty"`
+	// RedirectURIs are the client's redirect URIs; empty: http://127.0.0.1/callback.
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
 }
 
 // AuthServer is a real OAuth 2.1 authorization server (oidc-provider, a certified OpenID

@@ -84,6 +84,9 @@ type Service struct {
 	// Commands are the programs an mcp_stdio source may run (TOOLGATE_STDIO_COMMANDS).
 	Commands mcpclient.CommandPolicy
 	Logger   *slog.Logger
+	// OAuthReady says whether sources configured for OAuth can hold tokens
+	// (upstreamauth.Manager.Ready: a secret key is configured); nil refuses them.
+	OAuthReady func() error
 }
 
 // ByName reads the source called name with q: a *SourceNotFoundError when there is none.
@@ -114,6 +117,7 @@ type MCPSettings struct {
 	Env        map[string]string
 	URL        string
 	Headers    map[string]string
+	OAuth      *mcpclient.OAuthConfig
 	Interval   *string
 	ReviewMode bool
 }
@@ -169,7 +173,7 @@ func (s *Service) Create(ctx context.Context, in NewSource) (Created, error) {
 		return s.createMCP(ctx, in.Name, in.Kind, in.MCP)
 	}
 	if !reflect.ValueOf(in.MCP).IsZero() {
-		return Created{}, invalid("command, args, env, url, headers, interval and review_mode are for MCP sources")
+		return Created{}, invalid("command, args, env, url, headers, oauth, interval and review_mode are for MCP sources")
 	}
 	tools, err := parseInlineTools(in.Tools)
 	if err != nil {
@@ -204,7 +208,7 @@ func parseInlineTools(raw []json.RawMessage) ([]catalog.Tool, error) {
 
 // createMCP creates an MCP source and queues its first sync in the same transaction.
 func (s *Service) createMCP(ctx context.Context, name string, kind db.SourceKind, f MCPSettings) (Created, error) {
-	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers}
+	cfg := mcpclient.Config{Command: f.Command, Args: f.Args, Env: f.Env, URL: f.URL, Headers: f.Headers, OAuth: f.OAuth}
 	if err := s.checkConfig(kind, cfg); err != nil {
 		return Created{}, err
 	}
@@ -243,6 +247,12 @@ func (s *Service) checkConfig(kind db.SourceKind, cfg mcpclient.Config) error {
 	if kind == mcpclient.KindStdio {
 		return s.Commands.Check(cfg)
 	}
+	if cfg.OAuth != nil {
+		if s.OAuthReady == nil {
+			return mcpclient.ErrNoAuthorizer
+		}
+		return s.OAuthReady()
+	}
 	return nil
 }
 
@@ -277,11 +287,15 @@ type Change struct {
 	Env        *map[string]string
 	URL        *string
 	Headers    *map[string]string
+	// OAuth replaces the source's OAuth settings; an empty client_id and scope
+	// ({}) keeps OAuth with dynamic registration.
+	OAuth *mcpclient.OAuthConfig
 }
 
 // Update changes the settings of the MCP source called name. A changed config (command,
-// args, env, url, headers) is validated and checked against the allowlist, and a sync of
-// the new server is queued in the same transaction. An unchanged config is not checked
+// args, env, url, headers, oauth) is validated and checked against the allowlist, and a sync
+// of the new server is queued in the same transaction; an OAuth source whose url or oauth
+// changes forgets its tokens, which were issued for the old ones. An unchanged config is not checked
 // again: a source stored before the allowlist changed may still get a new interval, and
 // its syncs are refused.
 func (s *Service) Update(ctx context.Context, name string, ch Change) (db.Source, error) {
@@ -302,6 +316,9 @@ func (s *Service) Update(ctx context.Context, name string, ch Change) (db.Source
 		set(&cfg.Env, ch.Env)
 		set(&cfg.URL, ch.URL)
 		set(&cfg.Headers, ch.Headers)
+		if ch.OAuth != nil {
+			cfg.OAuth = ch.OAuth
+		}
 		// compared as values: the stored jsonb text is not byte-for-byte what json.Marshal
 		// writes
 		changed := !reflect.DeepEqual(before, cfg)
@@ -327,6 +344,13 @@ func (s *Service) Update(ctx context.Context, name string, ch Change) (db.Source
 		}
 		if err != nil {
 			return err
+		}
+		if changed && before.OAuth != nil && (cfg.URL != before.URL || !reflect.DeepEqual(cfg.OAuth, before.OAuth)) {
+			// The tokens were issued for the old server (RFC 8707 resource) and client: never
+			// send them to another. The source is authorized again for the new one.
+			if err := q.RevokeSourceOAuth(ctx, src.ID); err != nil {
+				return err
+			}
 		}
 		if changed { // a new server: sync it now
 			_, err = s.Queue.SyncTx(ctx, tx, src.ID)

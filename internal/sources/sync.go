@@ -64,6 +64,9 @@ type SyncOptions struct {
 	// Limits bound the listing (TOOLGATE_MAX_TOOLS_PER_SOURCE, TOOLGATE_MAX_LIST_BYTES);
 	// the zero value is mcpclient.DefaultLimits.
 	Limits mcpclient.Limits
+	// Auth gives the access token of an mcp_http source configured for OAuth
+	// (upstreamauth.Manager); nil refuses such a source (mcpclient.ErrNoAuthorizer).
+	Auth mcpclient.Authorizer
 }
 
 // SyncWith is Sync with every option, the listing's limits included.
@@ -105,7 +108,8 @@ func SyncWith(ctx context.Context, pool *pgxpool.Pool, queue Queue, sourceID int
 	if err != nil {
 		return fail(err)
 	}
-	listed, err := mcpclient.List(ctx, src.Kind, cfg, opts.Timeout, mcpclient.Options{Commands: opts.Commands, Limits: opts.Limits})
+	listed, err := mcpclient.List(ctx, src.Kind, cfg, opts.Timeout, mcpclient.Options{Commands: opts.Commands, Limits: opts.Limits,
+		Auth: opts.Auth, Source: src.Name})
 	if err != nil {
 		return fail(err)
 	}

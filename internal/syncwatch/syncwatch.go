@@ -51,6 +51,8 @@ type Watcher struct {
 	// limits bound every answer of a watched server, each event of its standalone stream
 	// included (TOOLGATE_MCP_MAX_RESPONSE_BYTES)
 	limits mcpclient.Limits
+	// auth gives the tokens of OAuth sources (WithAuth)
+	auth mcpclient.Authorizer
 
 	// connected holds the sources with a session open now; the tests wait on it
 	// (export_test.go).
@@ -63,6 +65,13 @@ type Watcher struct {
 func New(pool *pgxpool.Pool, queue Queue, log *slog.Logger, timeout time.Duration, commands mcpclient.CommandPolicy, limits mcpclient.Limits) *Watcher {
 	return &Watcher{pool: pool, queue: queue, log: log.With("component", "syncwatch"), timeout: timeout, rescan: Rescan,
 		commands: commands, limits: limits, connected: map[int64]bool{}}
+}
+
+// WithAuth makes the watcher send the access tokens of mcp_http sources configured for
+// OAuth (upstreamauth.Manager); without it such a source's session is refused.
+func (w *Watcher) WithAuth(a mcpclient.Authorizer) *Watcher {
+	w.auth = a
+	return w
 }
 
 type watch struct {
@@ -154,7 +163,8 @@ func (w *Watcher) session(ctx context.Context, src db.Source, cfg mcpclient.Conf
 		w.log.Info("tools/list_changed", "source", src.Name, "job_id", id, "duplicate", dup, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)
-	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange, Commands: w.commands, Limits: w.limits})
+	cs, err := mcpclient.Connect(cctx, src.Kind, cfg, mcpclient.Options{ToolListChanged: onChange, Commands: w.commands, Limits: w.limits,
+		Auth: w.auth, Source: src.Name})
 	cancel()
 	if err != nil {
 		return err

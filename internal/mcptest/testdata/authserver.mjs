@@ -6,10 +6,12 @@
 //
 // Configuration is one JSON argument:
 //   {"resources": ["http://127.0.0.1:1234"], "scopes": "toolgate:search toolgate:admin",
-//    "clients": [{"client_id": "...", "client_secret": "...", "claims": {...}}],
-//    "opaqueResources": ["http://127.0.0.1:1234"]}
-// Tokens for an opaque resource are opaque strings, checked at /token/introspection
-// (RFC 7662) by any client authenticated with its secret.
+//    "clients": [{"client_id": "...", "client_secret": "...", "claims": {...}, "redirect_uris": [...]}],
+//    "accessTokenTTL": 3600, "opaqueResources": ["http://127.0.0.1:1234"]}
+// It issues refresh tokens to clients allowed the refresh_token grant that ask for
+// offline_access, and revokes tokens at /token/revocation (RFC 7009). Tokens for an opaque
+// resource are opaque strings, checked at /token/introspection (RFC 7662) by any client
+// authenticated with its secret.
 // Once listening it prints {"issuer": "http://127.0.0.1:PORT"} on one line.
 import http from 'node:http';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -29,14 +31,16 @@ function build(issuer, keys) {
     clients: (config.clients || []).map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      grant_types: ['client_credentials', 'authorization_code'],
+      grant_types: ['client_credentials', 'authorization_code', 'refresh_token'],
       response_types: ['code'],
-      redirect_uris: ['http://127.0.0.1/callback'],
-      scope: scopes,
+      redirect_uris: c.redirect_uris || ['http://127.0.0.1/callback'],
+      scope: `${scopes} offline_access`,
     })),
     jwks: { keys },
     scopes: ['openid', 'offline_access', ...scopes.split(' ')],
+    issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     features: {
+      revocation: { enabled: true },
       devInteractions: { enabled: true },
       introspection: { enabled: true, allowedPolicy: async (ctx, client) => client.clientAuthMethod !== 'none' },
       clientCredentials: { enabled: true },
@@ -49,7 +53,7 @@ function build(issuer, keys) {
           // every resource this server knows; toolgate tests ask for others to get tokens
           // whose audience is not toolgate
           if (!config.resources.includes(resourceIndicator)) throw new errors.InvalidTarget();
-          return { scope: scopes, audience: resourceIndicator, accessTokenTTL: 3600,
+          return { scope: scopes, audience: resourceIndicator, accessTokenTTL: config.accessTokenTTL || 3600,
             accessTokenFormat: (config.opaqueResources || []).includes(resourceIndicator) ? 'opaque' : 'jwt', jwt: { sign: { alg: 'RS256' } } };
         },
       },

@@ -190,6 +190,9 @@ function sourceHead(src, status, ctx, saved) {
     ['Tools', fmtInt(src.tools)], ['Enriched', [progress(src.enriched, src.tools), failedBadge(src), pendingBadge(src)]], ['Embedded', progress(src.embedded, src.tools)],
     ['Indexed', progress(src.indexed, src.tools)], ['Created', fmtTime(src.created_at)],
   ])];
+  if (src.authorization) {
+    nodes.push(authorization(src, status, saved));
+  }
   if (src.kind !== 'catalog') {
     nodes.push(h('p', {}, button('Sync now', async () => {
       try {
@@ -214,6 +217,42 @@ function sourceHead(src, status, ctx, saved) {
 
 // settingsForm changes an MCP source's sync interval and review mode (PATCH), then calls
 // saved.
+// authorization shows the OAuth authorization of a source configured for OAuth, with its
+// actions: Authorize opens the authorization server's sign-in page in a new tab (which comes
+// back to toolgate's callback), Revoke forgets the tokens.
+function authorization(src, status, saved) {
+  const a = src.authorization;
+  const kind = a.state === 'authorized' ? 'ok' : a.state === 'refresh_failed' ? 'bad' : 'warn';
+  const state = [badge(a.state.replace('_', ' '), kind)];
+  if (a.error) state.push(' ', h('span', {class: 'muted', id: 'authorization-error'}, a.error));
+  const rows = [['Authorization', state]];
+  if (a.issuer) rows.push(['Authorization server', a.issuer]);
+  if (a.expires_at) rows.push(['Token expires', fmtTime(a.expires_at)]);
+  const base = '/v1/sources/' + seg(src.name) + '/oauth/';
+  const actions = h('p', {}, button('Authorize', async () => {
+    try {
+      const r = await post(base + 'authorize');
+      window.open(r.authorization_url, '_blank', 'noopener');
+      status.replaceChildren(notice(h('span', {}, 'Sign in at the authorization server in the new tab (',
+        h('a', {href: r.authorization_url, target: '_blank', rel: 'noopener'}, 'open it'), '), then reload this page.'), 'ok'));
+    } catch (err) {
+      status.replaceChildren(errorBox(err));
+    }
+  }, {id: 'authorize-source'}));
+  if (a.state !== 'unauthorized') {
+    actions.append(' ', confirmButton('Revoke', `Forget the tokens of ${src.name} and ask its authorization server to revoke them? Its tools cannot be called until it is authorized again.`, async () => {
+      try {
+        const r = await post(base + 'revoke');
+        status.replaceChildren(notice(r.revoked_at_server ? 'Tokens revoked.' : `Tokens forgotten; the authorization server did not revoke them${r.error ? ': ' + r.error : ''}.`, 'ok'));
+        saved();
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    }, {id: 'revoke-source'}));
+  }
+  return h('div', {id: 'authorization'}, dl(rows), actions);
+}
+
 function settingsForm(src, status, saved) {
   const interval = h('input', {id: 'set-interval', value: src.interval || '', size: 10});
   const review = h('input', {id: 'set-review', type: 'checkbox', checked: src.review_mode});

@@ -1,0 +1,2 @@
+DROP TABLE source_oauth_pending;
+DROP TABLE source_oauth;
