@@ -465,19 +465,6 @@ END $$;
 
 
 --
--- Name: toolgate_curation_tenant(bigint); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.toolgate_curation_tenant(caller_key_id bigint) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$
-    SELECT coalesce(k.tenant, 'key:' || k.id)
-    FROM api_keys k
-    WHERE k.id = caller_key_id AND k.scope <> 'admin'
-$$;
-
-
---
 -- Name: toolgate_detect_language(text); Type: FUNCTION; Schema: public; Owner: -
 --
 

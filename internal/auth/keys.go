@@ -39,6 +39,10 @@ var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(bas
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// ValidTenant reports whether s may name a tenant: 1-64 characters of A-Z a-z 0-9 . _ -,
+// starting with a letter or digit — never a key's own tenant "key:<id>".
+func ValidTenant(s string) bool { return validName.MatchString(s) }
+
 // ErrInvalidKey is a missing, malformed or unknown key, or a wrong secret.
 var ErrInvalidKey error = &derrors.Sentinel{Category: derrors.Unauthorized, Message: "missing or invalid API key",
 	Public: "missing or invalid API key (send an Authorization: Bearer header)"}
@@ -167,7 +171,7 @@ func (k *Keys) Create(ctx context.Context, s Spec) (Key, string, error) {
 		// promise a limit it cannot hold.
 		return Key{}, "", &InvalidSpecError{"sources", "an admin key sees every source and cannot be limited to some; give a search key the sources"}
 	}
-	if s.Tenant != "" && !validName.MatchString(s.Tenant) {
+	if s.Tenant != "" && !ValidTenant(s.Tenant) {
 		return Key{}, "", &InvalidSpecError{"tenant", fmt.Sprintf("%q: want 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit", s.Tenant)}
 	}
 	if s.Scope == ScopeAdmin && s.Tenant != "" {

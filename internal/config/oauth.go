@@ -19,6 +19,7 @@ func (r *reader) readOAuth(c *Config) {
 		ScopeSearch:  r.str("TOOLGATE_OAUTH_SCOPE_SEARCH", oauth.DefaultScopeSearch),
 		ScopeAdmin:   r.str("TOOLGATE_OAUTH_SCOPE_ADMIN", oauth.DefaultScopeAdmin),
 		SourcesClaim: r.str("TOOLGATE_OAUTH_SOURCES_CLAIM", oauth.DefaultSourcesClaim),
+		TenantClaim:  r.str("TOOLGATE_OAUTH_TENANT_CLAIM", oauth.DefaultTenantClaim),
 		RatePerMin:   r.integer("TOOLGATE_OAUTH_RATE_PER_MIN", oauth.DefaultRatePerMin, 0, 1_000_000),
 		Leeway:       r.duration("TOOLGATE_OAUTH_LEEWAY", oauth.DefaultLeeway),
 		Refresh:      r.duration("TOOLGATE_OAUTH_JWKS_REFRESH", oauth.DefaultRefresh),

@@ -22,7 +22,7 @@ func TestOAuthSettings(t *testing.T) {
 	}))
 	if err != nil || !slices.Equal(c.OAuth.Issuers, []string{"https://auth.example.com", "http://127.0.0.1:9000/realms/x"}) ||
 		c.OAuth.Resource != "https://toolgate.example.com" || c.OAuth.Leeway != 10*time.Second || c.OAuth.ScopeSearch != "toolgate:search" ||
-		c.OAuth.RatePerMin != 600 {
+		c.OAuth.RatePerMin != 600 || c.OAuth.TenantClaim != "toolgate_tenant" {
 		t.Fatalf("issuers: %+v %v", c.OAuth, err)
 	}
 	for name, tc := range map[string]struct {

@@ -8,7 +8,6 @@ package db
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
@@ -30,7 +29,7 @@ WITH corpus AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest($7::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, toolgate_curation_tenant($8::bigint)), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, $8::text), c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
@@ -115,7 +114,7 @@ type SearchExplainParams struct {
 	VecVariants []int32           `json:"vec_variants"`
 	VecOrds     []int32           `json:"vec_ords"`
 	Texts       []string          `json:"texts"`
-	CallerKeyID pgtype.Int8       `json:"caller_key_id"`
+	Tenant      *string           `json:"tenant"`
 	Vecs        []pgvector.Vector `json:"vecs"`
 	VectorSet   int64             `json:"vector_set"`
 }
@@ -142,7 +141,7 @@ type SearchExplainRow struct {
 //	lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 //	              the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 //	              vector lists (vector_texts).
-//	texts, vecs, allowed, caller_key_id  Search's parameters of the same names (allowed: the caller's
+//	texts, vecs, allowed, tenant  Search's parameters of the same names (allowed: the caller's
 //	              sources, NULL for an unrestricted caller; the statistics are those Search
 //	              scored with, so an idf says nothing of a source the caller cannot see).
 //	vector_set    the vector set the vector branch read (Search's vector_set: the current
@@ -177,7 +176,7 @@ func (q *Queries) SearchExplain(ctx context.Context, arg SearchExplainParams) ([
 		arg.VecVariants,
 		arg.VecOrds,
 		arg.Texts,
-		arg.CallerKeyID,
+		arg.Tenant,
 		arg.Vecs,
 		arg.VectorSet,
 	)
@@ -213,7 +212,7 @@ SELECT t.name, t.enabled, t.review_state,
        ($2::text[] IS NULL OR coalesce(d.tags && $2::text[], false))::boolean AS tags_match,
        (d.tool_id IS NOT NULL)::boolean AS indexed,
        EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = $3::bigint AND tv.tool_id = t.id) AS has_vector,
-       coalesce((SELECT min(r.id) FROM toolgate_search_rules($4::text, toolgate_curation_tenant($5::bigint)) AS r (id, action, tool, boost, position)
+       coalesce((SELECT min(r.id) FROM toolgate_search_rules($4::text, $5::text) AS r (id, action, tool, boost, position)
                  WHERE r.tool = t.name AND r.action = 'hide'), 0)::bigint AS hidden_by
 FROM tools t
 JOIN sources s ON s.id = t.source_id
@@ -223,13 +222,13 @@ WHERE t.name = ANY ($6::text[])
 `
 
 type SearchToolStatusParams struct {
-	Sources     []string    `json:"sources"`
-	Tags        []string    `json:"tags"`
-	VectorSet   int64       `json:"vector_set"`
-	Query       string      `json:"query"`
-	CallerKeyID pgtype.Int8 `json:"caller_key_id"`
-	Names       []string    `json:"names"`
-	Allowed     []string    `json:"allowed"`
+	Sources   []string `json:"sources"`
+	Tags      []string `json:"tags"`
+	VectorSet int64    `json:"vector_set"`
+	Query     string   `json:"query"`
+	Tenant    *string  `json:"tenant"`
+	Names     []string `json:"names"`
+	Allowed   []string `json:"allowed"`
 }
 
 type SearchToolStatusRow struct {
@@ -257,7 +256,7 @@ func (q *Queries) SearchToolStatus(ctx context.Context, arg SearchToolStatusPara
 		arg.Tags,
 		arg.VectorSet,
 		arg.Query,
-		arg.CallerKeyID,
+		arg.Tenant,
 		arg.Names,
 		arg.Allowed,
 	)

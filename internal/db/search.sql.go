@@ -167,13 +167,12 @@ WITH src AS MATERIALIZED (
         LIMIT $11::int
     ) n
 ), ten AS MATERIALIZED (
-    -- the caller's tenant, read once: a search key's (toolgate_curation_tenant), else NULL
-    SELECT toolgate_curation_tenant($6::bigint) AS tenant
+    SELECT $12::text AS tenant
 ), mten AS (
-    SELECT t.tenant, coalesce(c.memories, 0) <= $12::int AS exact
+    SELECT t.tenant, coalesce(c.memories, 0) <= $13::int AS exact
     FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
     LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
-    WHERE $13::float8 > 0
+    WHERE $14::float8 > 0
 ), mem AS (
     SELECT n.variant, n.tool_id, max(n.sim) AS sim
     FROM (
@@ -189,7 +188,7 @@ WITH src AS MATERIALIZED (
              FROM tool_memories m
              WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
              ORDER BY (m.embedding <=> q.v) + 0
-             LIMIT $14::int)
+             LIMIT $15::int)
             UNION ALL
             -- ... a large one's by the HNSW walk, filtered by tenant (|| '': a condition
             -- the b-tree cannot serve, else the generic plan sorts the tenant's rows)
@@ -197,11 +196,11 @@ WITH src AS MATERIALIZED (
              FROM tool_memories m
              WHERE NOT t.exact AND m.tenant || '' = t.tenant
              ORDER BY m.embedding <=> q.v
-             LIMIT $14::int)
+             LIMIT $15::int)
         ) x
     ) n
-    WHERE n.r <= $14::int
-      AND n.sim >= $15::float8
+    WHERE n.r <= $15::int
+      AND n.sim >= $16::float8
       AND (SELECT d.source_id IN (SELECT id FROM src)
                   AND ($10::text[] IS NULL OR d.tags && $10::text[])
            FROM search_docs d WHERE d.tool_id = n.tool_id)
@@ -209,14 +208,14 @@ WITH src AS MATERIALIZED (
 ), dem AS (
     -- negative evidence (w_demotion > 0): the caller's tenant's and the operator's
     SELECT d.tool_id,
-           1 / (1 + $16::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
+           1 / (1 + $17::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
     FROM tool_demotions d
-    WHERE $16::float8 > 0
+    WHERE $17::float8 > 0
       AND (d.tenant = '' OR d.tenant = (SELECT x.tenant FROM ten x))
     GROUP BY d.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
-    FROM unnest($17::text[]) WITH ORDINALITY AS v (txt, ord)
+    FROM unnest($18::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
     CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, (SELECT tenant FROM ten)), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
@@ -228,7 +227,7 @@ WITH src AS MATERIALIZED (
 ), terms AS MATERIALIZED (
     SELECT q.variant, q.lexeme, q.df, toolgate_bm25_idf(c.n, q.df) AS idf,
            row_number() OVER w AS rarity,
-           sum(least(q.df, $18::int)) OVER w AS spent
+           sum(least(q.df, $19::int)) OVER w AS spent
     FROM qdf q
     CROSS JOIN corpus c
     WHERE q.df > 0
@@ -240,10 +239,10 @@ WITH src AS MATERIALIZED (
         SELECT sp.tool_id, sp.impact FROM search_postings sp
         WHERE sp.lexeme = t.lexeme AND sp.source_id IN (SELECT id FROM src)
         ORDER BY sp.impact DESC
-        LIMIT $18::int
+        LIMIT $19::int
     ) p
-    WHERE t.rarity <= $19::int
-       OR t.spent <= $19::int * $18::int
+    WHERE t.rarity <= $20::int
+       OR t.spent <= $20::int * $19::int
 ), shortlist AS (
     SELECT x.variant, x.tool_id
     FROM (
@@ -254,15 +253,15 @@ WITH src AS MATERIALIZED (
            OR EXISTS (SELECT 1 FROM search_docs d WHERE d.tool_id = f.tool_id AND d.tags && $10::text[])
         GROUP BY f.variant, f.tool_id
     ) x
-    WHERE x.r <= $20::int
+    WHERE x.r <= $21::int
     UNION
     -- a score-based fusion also scores the vector branch's candidates exactly (lex)
     SELECT v.variant, v.tool_id FROM vec v
-    WHERE $21::text <> 'rrf' AND v.variant <= cardinality($17::text[])
+    WHERE $22::text <> 'rrf' AND v.variant <= cardinality($18::text[])
     UNION
     -- and the memory branch's
     SELECT r.variant, r.tool_id FROM mem r
-    WHERE $21::text <> 'rrf' AND r.variant <= cardinality($17::text[])
+    WHERE $22::text <> 'rrf' AND r.variant <= cardinality($18::text[])
 ), lex AS (
     SELECT s.variant, s.tool_id, s.score,
            row_number() OVER (PARTITION BY s.variant ORDER BY s.score DESC, s.tool_id) AS rank
@@ -301,23 +300,23 @@ WITH src AS MATERIALIZED (
         WHERE x.set_id = (SELECT current_set FROM pset) AND x.tool_id = l.tool_id
         LIMIT 1
     ) tv
-    WHERE $21::text <> 'rrf' AND l.rank <= $11::int
+    WHERE $22::text <> 'rrf' AND l.rank <= $11::int
       AND NOT EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id)
 ), mng AS (
     SELECT c.variant, c.tool_id, -(tm.meaning <#> q.m) AS sim
     FROM (SELECT l.variant, l.tool_id FROM lex l WHERE l.rank <= $11::int
           UNION
           SELECT v.variant, v.tool_id FROM vec v) c
-    JOIN unnest($22::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
+    JOIN unnest($23::sparsevec[]) WITH ORDINALITY AS q (m, ord) ON q.ord = c.variant
     CROSS JOIN LATERAL (
         SELECT x.meaning FROM tool_meanings x WHERE x.tool_id = c.tool_id LIMIT 1
     ) tm
     -- a text none of whose words the lexicon knows has the zero vector: no say
-    WHERE $23::float8 > 0 AND l2_norm(q.m) > 0
+    WHERE $24::float8 > 0 AND l2_norm(q.m) > 0
 ), qnames AS (
     -- the name keys the query names (internal/search/names.go), with their intent
-    SELECT ($24::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
-    FROM unnest($25::text[]) WITH ORDINALITY AS q (key, ord)
+    SELECT ($25::int[])[q.ord] AS grp, q.key, cardinality(string_to_array(q.key, ' ')) AS len
+    FROM unnest($26::text[]) WITH ORDINALITY AS q (key, ord)
 ), anyname AS (
     SELECT d.tool_id, d.name_keys
     FROM search_docs d
@@ -331,8 +330,8 @@ WITH src AS MATERIALIZED (
     GROUP BY q.grp, a.tool_id
 ), wb AS (
     -- the fusion weights: the serving profile's, else (none, or NULL) the settings'
-    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $26::float8) AS w_lex,
-           coalesce((SELECT p.weight_vector FROM pset p), $27::float8) AS w_vec
+    SELECT coalesce((SELECT p.weight_lexical FROM pset p), $27::float8) AS w_lex,
+           coalesce((SELECT p.weight_vector FROM pset p), $28::float8) AS w_vec
 ), branches AS (
     -- every branch's candidates per text with their rank, score (BM25, cosine similarity)
     -- and branch weight, once per intent the text serves
@@ -341,7 +340,7 @@ WITH src AS MATERIALIZED (
         SELECT 'l'::text AS branch, l.variant, l.tool_id, l.rank, l.score, (SELECT w_lex FROM wb) AS wb
         FROM lex l
         WHERE l.rank <= $11::int
-           OR ($21::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
+           OR ($22::text <> 'rrf' AND EXISTS (SELECT 1 FROM vec v WHERE v.variant = l.variant AND v.tool_id = l.tool_id))
         UNION ALL
         SELECT 'v', v.variant, v.tool_id, v.rank, v.sim, (SELECT w_vec FROM wb)
         FROM vec v
@@ -350,11 +349,11 @@ WITH src AS MATERIALIZED (
         FROM vecx x
         UNION ALL
         SELECT 'm', m.variant, m.tool_id, row_number() OVER (PARTITION BY m.variant ORDER BY m.sim DESC, m.tool_id),
-               m.sim, $23::float8
+               m.sim, $24::float8
         FROM mng m
         UNION ALL
         SELECT 'r', r.variant, r.tool_id, row_number() OVER (PARTITION BY r.variant ORDER BY r.sim DESC, r.tool_id),
-               r.sim, $13::float8 * max(r.sim) OVER (PARTITION BY r.variant)
+               r.sim, $14::float8 * max(r.sim) OVER (PARTITION BY r.variant)
         FROM mem r
     ) b
     JOIN tg ON tg.variant = b.variant
@@ -364,8 +363,8 @@ WITH src AS MATERIALIZED (
     FROM (SELECT array_agg(b.grp) AS g, array_agg(b.branch) AS br, array_agg(b.variant::int) AS v,
                  array_agg(b.tool_id) AS t, array_agg(b.rank) AS r, array_agg(b.score) AS s, array_agg(b.wb) AS w
           FROM branches b) a
-    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $21::text,
-                                     $28::float8, $29::float8)
+    CROSS JOIN LATERAL toolgate_fuse(a.g, a.br, a.v, a.t, a.r, a.s, a.w, $22::text,
+                                     $29::float8, $30::float8)
         AS f (grp, tool_id, score, lexical_rank, vector_rank, bm25, lexical_share, vector_share, meaning_share,
               lexical_texts, vector_texts)
 ), fused AS (
@@ -377,7 +376,7 @@ WITH src AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), rules AS MATERIALIZED (
     SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
-    FROM toolgate_search_rules($30::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
+    FROM toolgate_search_rules($31::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
     JOIN tools t ON t.name = r.tool
 ), cur AS (
     SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
@@ -422,7 +421,7 @@ WITH src AS MATERIALIZED (
             ) x
         ) y
     ) z
-    WHERE z.pos <= $31::int
+    WHERE z.pos <= $32::int
 ), ranked AS MATERIALIZED (
     -- one primary-key lookup per ranked tool: a lateral subquery with LIMIT is not flattened
     -- into a join, so the generic plan (which guesses thousands of ranked rows) cannot choose
@@ -483,6 +482,7 @@ type SearchParams struct {
 	Vecs          []pgvector.Vector       `json:"vecs"`
 	Tags          []string                `json:"tags"`
 	Cand          int32                   `json:"cand"`
+	Tenant        *string                 `json:"tenant"`
 	MemoryExact   int32                   `json:"memory_exact"`
 	WMemory       float64                 `json:"w_memory"`
 	MemoryK       int32                   `json:"memory_k"`
@@ -593,9 +593,10 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
-//	ten      the caller's tenant, read once (toolgate_curation_tenant: a search key's
-//	         api_keys.tenant, else 'key:' || id; NULL for an admin key and a keyless
-//	         search), for the memories, the curation rules and the synonyms.
+//	ten      the caller's tenant (auth.Caller.Tenant, which authentication read: a search
+//	         key's api_keys.tenant, else 'key:' || id; a search token's tenant claim; NULL
+//	         for an admin key or token, a keyless search and a search token without the
+//	         claim), for the memories, the curation rules and the synonyms.
 //	mten     the tenants whose memories the search reads (docs/learning.md): the operator's
 //	         ('') and the caller's (ten), each with how to scan it: exactly when the memory
 //	         sweep counted at most memory_exact memories of it (tool_memory_tenants; none
@@ -672,6 +673,7 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Vecs,
 		arg.Tags,
 		arg.Cand,
+		arg.Tenant,
 		arg.MemoryExact,
 		arg.WMemory,
 		arg.MemoryK,

@@ -67,10 +67,8 @@ func (v *Verifier) introspect(ctx context.Context, raw string) (*Token, error) {
 		return nil, err
 	}
 	t := &Token{Issuer: is.url, Subject: c.Subject, Scopes: strings.Fields(doc.Scope), Expiry: c.Expiry.Time()}
-	if raw, ok := extra[v.s.SourcesClaim]; ok {
-		if t.Sources, err = stringList(raw); err != nil {
-			return nil, &InvalidTokenError{fmt.Sprintf("claim %s: %v", v.s.SourcesClaim, err)}
-		}
+	if err := v.readClaims(t, extra); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -27,6 +27,7 @@ const (
 	DefaultScopeSearch  = "toolgate:search"
 	DefaultScopeAdmin   = "toolgate:admin"
 	DefaultSourcesClaim = "toolgate_sources"
+	DefaultTenantClaim  = "toolgate_tenant"
 	DefaultLeeway       = 30 * time.Second
 	// DefaultRatePerMin is a subject's requests a minute, as a key created without a limit.
 	DefaultRatePerMin = auth.DefaultRatePerMin
@@ -51,6 +52,10 @@ type Settings struct {
 	// SourcesClaim is the claim that limits a search caller to some sources (an array of
 	// source names, or one space-separated string); absent, it sees every source.
 	SourcesClaim string
+	// TenantClaim is the claim that names a search caller's tenant (docs/learning.md): it
+	// learns from what that tenant's keys taught and has that tenant's curations; absent,
+	// it has the operator's alone.
+	TenantClaim string
 	// Introspection checks opaque (non-JWT) tokens at one issuer (RFC 7662); its zero value
 	// refuses them.
 	Introspection Introspection
@@ -74,6 +79,7 @@ func (s Settings) withDefaults() Settings {
 	s.ScopeSearch = cmp.Or(s.ScopeSearch, DefaultScopeSearch)
 	s.ScopeAdmin = cmp.Or(s.ScopeAdmin, DefaultScopeAdmin)
 	s.SourcesClaim = cmp.Or(s.SourcesClaim, DefaultSourcesClaim)
+	s.TenantClaim = cmp.Or(s.TenantClaim, DefaultTenantClaim)
 	if s.Leeway == 0 {
 		s.Leeway = DefaultLeeway
 	}

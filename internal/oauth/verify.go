@@ -63,7 +63,9 @@ type Token struct {
 	Scopes  []string
 	// Sources is the sources claim; nil when the token has none.
 	Sources []string
-	Expiry  time.Time
+	// Tenant is the tenant claim; "" when the token has none.
+	Tenant string
+	Expiry time.Time
 }
 
 // Verifier checks access tokens. It is safe for concurrent use.
@@ -139,12 +141,28 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Token, error) {
 	if c.Scope != "" {
 		t.Scopes = strings.Fields(c.Scope)
 	}
-	if raw, ok := extra[v.s.SourcesClaim]; ok {
-		if t.Sources, err = stringList(raw); err != nil {
-			return nil, &InvalidTokenError{fmt.Sprintf("claim %s: %v", v.s.SourcesClaim, err)}
-		}
+	if err := v.readClaims(t, extra); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// readClaims reads the sources and tenant claims of a token (or of its introspection) into t.
+func (v *Verifier) readClaims(t *Token, claims map[string]any) error {
+	if raw, ok := claims[v.s.SourcesClaim]; ok {
+		var err error
+		if t.Sources, err = stringList(raw); err != nil {
+			return &InvalidTokenError{fmt.Sprintf("claim %s: %v", v.s.SourcesClaim, err)}
+		}
+	}
+	if raw, ok := claims[v.s.TenantClaim]; ok {
+		tenant, isString := raw.(string)
+		if !isString || !auth.ValidTenant(tenant) {
+			return &InvalidTokenError{fmt.Sprintf("claim %s: want a tenant name (1-64 characters of A-Z a-z 0-9 . _ -)", v.s.TenantClaim)}
+		}
+		t.Tenant = tenant
+	}
+	return nil
 }
 
 // validate checks the registered claims of a token whose signature verified.
@@ -195,8 +213,8 @@ func stringList(v any) ([]string, error) {
 }
 
 // Caller is the caller a token makes: an admin caller when it has the admin scope, a
-// search caller (limited to the token's sources, when it names some) when it has the
-// search scope, and a caller of no scope otherwise, refused by every route. Its name is
+// search caller (limited to the token's sources, when it names some, of the token's
+// tenant, when it names one) when it has the search scope, and a caller of no scope otherwise, refused by every route. Its name is
 // "oauth:<issuer>#<subject>", which owns its MCP sessions and its share of searches.
 func (v *Verifier) Caller(t *Token) auth.Caller {
 	c := auth.Caller{Name: auth.OAuthName(t.Issuer, t.Subject)}
@@ -206,6 +224,7 @@ func (v *Verifier) Caller(t *Token) auth.Caller {
 	case slices.Contains(t.Scopes, v.s.ScopeSearch):
 		c.Scope = auth.ScopeSearch
 		c.Sources = t.Sources
+		c.Tenant = t.Tenant
 	}
 	return c
 }

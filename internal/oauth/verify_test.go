@@ -249,3 +249,34 @@ func sign(t *testing.T, signer jose.Signer, iss string) string {
 	}
 	return raw
 }
+
+// TestTokenTenantClaim: a search token's toolgate_tenant claim makes its caller that
+// tenant's, an admin token's is ignored (the operator has no tenant), and a claim that is
+// not a tenant name — a key's own tenant "key:<id>" above all — refuses the token.
+func TestTokenTenantClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	acme := mcptest.AuthClient{ID: "acme-agent", Secret: "s1", Claims: map[string]any{"toolgate_tenant": "acme"}}
+	impostor := mcptest.AuthClient{ID: "impostor", Secret: "s2", Claims: map[string]any{"toolgate_tenant": "key:1"}}
+	as := mcptest.StartAuthServer(t, mcptest.AuthServerConfig{Resources: []string{resource}, Clients: []mcptest.AuthClient{acme, impostor, searchClient}})
+	v := oauth.NewVerifier(oauth.Settings{Issuers: []string{as.Issuer}, Resource: resource}, slog.New(slog.DiscardHandler))
+	for _, tc := range []struct {
+		client mcptest.AuthClient
+		scope  string
+		tenant string
+	}{
+		{acme, "toolgate:search", "acme"},
+		{acme, "toolgate:admin", ""},
+		{searchClient, "toolgate:search", ""},
+	} {
+		tok, err := v.Verify(ctx, as.ClientToken(t, tc.client, resource, tc.scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := v.Caller(tok); c.Tenant != tc.tenant {
+			t.Errorf("%s with %s: tenant %q, want %q", tc.client.ID, tc.scope, c.Tenant, tc.tenant)
+		}
+	}
+	_, err := v.Verify(ctx, as.ClientToken(t, impostor, resource, "toolgate:search"))
+	invalid(t, err, "claim toolgate_tenant")
+}

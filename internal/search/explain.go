@@ -186,7 +186,7 @@ func (s *Service) explain(ctx context.Context, to batcher, pr *prepared, resp *R
 func (s *Service) explanations(ctx context.Context, to batcher, pr *prepared, rows []db.SearchRow, every bool) ([]*Explanation, map[int32][]string, error) {
 	p := pr.params
 	args := db.SearchExplainParams{Names: make([]string, len(rows)), Texts: p.Texts, Vecs: p.Vecs, Allowed: p.Allowed,
-		CallerKeyID: p.CallerKeyID}
+		Tenant: p.Tenant}
 	for i, row := range rows {
 		ord := int32(i + 1)
 		args.Names[i] = *row.Name

@@ -353,7 +353,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 		WMemory: st.WeightMemory, MemoryK: int32(max(st.MemoryNeighbors, 1)), MemoryMinSim: st.MemoryMinSimilarity,
 		MemoryExact: int32(st.MemoryExactMax), WDemotion: st.WeightDemotion,
 		PerGroup: int32(n), SessionID: optional(r.SessionID), Caller: optional(callerName), CallerKeyID: callerKey,
-		Query: r.Query,
+		Tenant: optional(c.Tenant), Query: r.Query,
 	}
 	entry := logRow{
 		Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode), K: int32(r.K), Filters: filters,

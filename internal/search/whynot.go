@@ -69,7 +69,7 @@ func (s *Service) whyNot(ctx context.Context, to batcher, pr *prepared, resp *Re
 	names := pr.req.ExplainTools
 	status, err := db.New(newPipeline(to)).SearchToolStatus(ctx, db.SearchToolStatusParams{
 		Names: names, Allowed: pr.params.Allowed, Sources: pr.params.Sources, Tags: pr.params.Tags, VectorSet: first.VectorSet,
-		Query: pr.params.Query, CallerKeyID: pr.params.CallerKeyID})
+		Query: pr.params.Query, Tenant: pr.params.Tenant})
 	if err != nil {
 		return fmt.Errorf("why not: %w", err)
 	}

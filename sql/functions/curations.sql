@@ -4,15 +4,9 @@
 --
 -- Applied after the migrations, whole (CREATE OR REPLACE).
 
--- The curation tenant of a search: the search key's tenant (api_keys.tenant, else
--- 'key:' || id); NULL for an admin key, a search without a key or an unknown key, which
--- read the global rules and synonyms alone.
-CREATE OR REPLACE FUNCTION toolgate_curation_tenant(caller_key_id bigint) RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT coalesce(k.tenant, 'key:' || k.id)
-    FROM api_keys k
-    WHERE k.id = caller_key_id AND k.scope <> 'admin'
-$$;
+-- A search's curation tenant is its caller's (auth.Caller.Tenant, passed to the statements
+-- as their tenant parameter); NULL reads the global rules and synonyms alone.
+DROP FUNCTION IF EXISTS toolgate_curation_tenant(bigint);
 
 -- The words of a query or a pattern as rules compare them: lower-cased runs of letters,
 -- digits and underscores, in order.
@@ -23,8 +17,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     WHERE w <> ''
 $$;
 
--- The rules a search applies: the global ones and its tenant's (toolgate_curation_tenant,
--- which the caller reads once; NULL: the global ones alone), whose pattern matches the
+-- The rules a search applies: the global ones and its tenant's (NULL: the global ones
+-- alone), whose pattern matches the
 -- query (exact: the same words in the same order; contains: every word of the pattern is a
 -- word of the query). No regular expressions: a pattern is matched in time linear in the
 -- query, whoever wrote it.
@@ -42,7 +36,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 $$;
 
 -- A query text with the synonyms of its words appended (the global ones and the tenant's,
--- toolgate_curation_tenant; NULL: the global ones alone), for the lexical analysis:
+-- NULL: the global ones alone), for the lexical analysis:
 -- "mail invoice" with mail → {email} is searched as "mail invoice email". A text with no
 -- synonym is returned unchanged.
 DROP FUNCTION IF EXISTS toolgate_with_synonyms(text, bigint);

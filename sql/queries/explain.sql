@@ -11,7 +11,7 @@
 --   lex_ords, lex_variants  pairs (returned tool, text): the texts whose lexical lists held
 --                 the tool (Search's lexical_texts); vec_ords, vec_variants the same for the
 --                 vector lists (vector_texts).
---   texts, vecs, allowed, caller_key_id  Search's parameters of the same names (allowed: the caller's
+--   texts, vecs, allowed, tenant  Search's parameters of the same names (allowed: the caller's
 --                 sources, NULL for an unrestricted caller; the statistics are those Search
 --                 scored with, so an idf says nothing of a source the caller cannot see).
 --   vector_set    the vector set the vector branch read (Search's vector_set: the current
@@ -52,7 +52,7 @@ WITH corpus AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, toolgate_curation_tenant(sqlc.narg(caller_key_id)::bigint)), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(tenant)::text), c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
@@ -142,7 +142,7 @@ SELECT t.name, t.enabled, t.review_state,
        (sqlc.narg(tags)::text[] IS NULL OR coalesce(d.tags && sqlc.narg(tags)::text[], false))::boolean AS tags_match,
        (d.tool_id IS NOT NULL)::boolean AS indexed,
        EXISTS (SELECT 1 FROM tool_vectors tv WHERE tv.set_id = sqlc.arg(vector_set)::bigint AND tv.tool_id = t.id) AS has_vector,
-       coalesce((SELECT min(r.id) FROM toolgate_search_rules(sqlc.arg(query)::text, toolgate_curation_tenant(sqlc.narg(caller_key_id)::bigint)) AS r (id, action, tool, boost, position)
+       coalesce((SELECT min(r.id) FROM toolgate_search_rules(sqlc.arg(query)::text, sqlc.narg(tenant)::text) AS r (id, action, tool, boost, position)
                  WHERE r.tool = t.name AND r.action = 'hide'), 0)::bigint AS hidden_by
 FROM tools t
 JOIN sources s ON s.id = t.source_id

@@ -53,9 +53,10 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
---   ten      the caller's tenant, read once (toolgate_curation_tenant: a search key's
---            api_keys.tenant, else 'key:' || id; NULL for an admin key and a keyless
---            search), for the memories, the curation rules and the synonyms.
+--   ten      the caller's tenant (auth.Caller.Tenant, which authentication read: a search
+--            key's api_keys.tenant, else 'key:' || id; a search token's tenant claim; NULL
+--            for an admin key or token, a keyless search and a search token without the
+--            claim), for the memories, the curation rules and the synonyms.
 --   mten     the tenants whose memories the search reads (docs/learning.md): the operator's
 --            ('') and the caller's (ten), each with how to scan it: exactly when the memory
 --            sweep counted at most memory_exact memories of it (tool_memory_tenants; none
@@ -163,8 +164,7 @@ WITH src AS MATERIALIZED (
         LIMIT sqlc.arg(cand)::int
     ) n
 ), ten AS MATERIALIZED (
-    -- the caller's tenant, read once: a search key's (toolgate_curation_tenant), else NULL
-    SELECT toolgate_curation_tenant(sqlc.narg(caller_key_id)::bigint) AS tenant
+    SELECT sqlc.narg(tenant)::text AS tenant
 ), mten AS (
     SELECT t.tenant, coalesce(c.memories, 0) <= sqlc.arg(memory_exact)::int AS exact
     FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
