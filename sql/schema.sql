@@ -1632,6 +1632,32 @@ $$;
 
 
 --
+-- Name: toolgate_teaching_searches(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_teaching_searches(tool bigint) RETURNS TABLE(id bigint, created_at timestamp with time zone, labelled_at timestamp with time zone, key_id bigint, operator boolean, tenant text, text text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT DISTINCT ON (l.id) l.id, l.created_at, x.created_at, l.caller_key_id,
+           l.caller_key_id IS NULL OR k.scope = 'admin',
+           CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN '' ELSE coalesce(k.tenant, 'key:' || k.id) END,
+           btrim(regexp_replace(l.query, '\s+', ' ', 'g'))
+    FROM tools t
+    JOIN sources s ON s.id = t.source_id
+    JOIN search_labels x ON x.tool_name = t.name
+    JOIN search_log l ON l.id = x.search_id AND l.created_at = x.search_created_at
+    LEFT JOIN api_keys k ON k.id = l.caller_key_id
+    LEFT JOIN observed_query_forgets f ON f.source_id = t.source_id
+    WHERE t.id = tool
+      AND x.success IS DISTINCT FROM false
+      AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
+      AND ((l.caller_key_id IS NULL AND NOT toolgate_token_search(l.caller))
+           OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
+    ORDER BY l.id, x.created_at DESC
+$$;
+
+
+--
 -- Name: toolgate_text_vector(text); Type: FUNCTION; Schema: public; Owner: -
 --
 

@@ -278,26 +278,11 @@ func (q *Queries) ListToolMemoryRows(ctx context.Context, toolID int64) ([]ListT
 const memoriesWanted = `-- name: MemoriesWanted :many
 
 WITH hits AS (
-    SELECT DISTINCT ON (l.id) l.id, l.created_at, x.created_at AS labelled_at,
-           CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN NULL ELSE k.id END AS key_id,
-           CASE WHEN l.caller_key_id IS NULL OR k.scope = 'admin' THEN '' ELSE coalesce(k.tenant, 'key:' || k.id) END AS tenant,
-           btrim(regexp_replace(l.query, '\s+', ' ', 'g')) AS text
-    FROM tools t
-    JOIN sources s ON s.id = t.source_id
-    JOIN search_labels x ON x.tool_name = t.name
-    JOIN search_log l ON l.id = x.search_id AND l.created_at = x.search_created_at
-    LEFT JOIN api_keys k ON k.id = l.caller_key_id
-    LEFT JOIN observed_query_forgets f ON f.source_id = t.source_id
-    LEFT JOIN tool_memory_forgets mf ON mf.tool_id = t.id
-    WHERE t.id = $2::bigint
-      AND x.success IS DISTINCT FROM false
-      AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
-      AND (mf.forgotten_at IS NULL OR l.created_at > mf.forgotten_at)
-      -- a search by OAuth access token (caller 'oauth:...') has no key to count or to
-      -- revoke and is not the operator's: it teaches nothing (docs/auth.md#oauth)
-      AND ((l.caller_key_id IS NULL AND NOT toolgate_token_search(l.caller))
-           OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
-    ORDER BY l.id, x.created_at DESC
+    SELECT h.id, h.created_at, h.labelled_at, CASE WHEN h.operator THEN NULL ELSE h.key_id END AS key_id,
+           h.tenant, h.text
+    FROM toolgate_teaching_searches($2::bigint) AS h (id, created_at, labelled_at, key_id, operator, tenant, text)
+    LEFT JOIN tool_memory_forgets mf ON mf.tool_id = $2::bigint
+    WHERE mf.forgotten_at IS NULL OR h.created_at > mf.forgotten_at
 ), kept AS (
     SELECT h.id, h.created_at, h.labelled_at, h.key_id, h.tenant, h.text FROM hits h
     WHERE h.text <> '' AND char_length(h.text) <= $3::int
@@ -362,11 +347,13 @@ type MemoriesWantedRow struct {
 // A query that min_keys distinct search keys asked becomes global too (tenant ”, no key):
 // k-anonymous, it shows no one key's words and no one tenant can plant it alone.
 //
-// Limits: a key's searches count only while it is not revoked and may still see the tool's
-// source; searches made with an OAuth access token do not count; searches made before the tool's memories or its source's observed queries were
-// removed are forgotten, and so are a tenant's searches of a query made before its memory of
-// that query was removed (tool_memory_query_forgets; a removed global memory: the query is
-// global again only from searches made after). Per tenant, the most recently labelled max_n.
+// Limits: the searches that count are toolgate_teaching_searches (keys not revoked that may
+// still see the tool's source, no OAuth token, none made before the source's observed
+// queries were removed), the observed queries' rule too; searches made before the tool's
+// memories were removed are forgotten, and so are a tenant's searches of a query made
+// before its memory of that query was removed (tool_memory_query_forgets; a removed global
+// memory: the query is global again only from searches made after). Per tenant, the most
+// recently labelled max_n.
 func (q *Queries) MemoriesWanted(ctx context.Context, arg MemoriesWantedParams) ([]MemoriesWantedRow, error) {
 	rows, err := q.db.Query(ctx, memoriesWanted,
 		arg.MaxN,

@@ -173,23 +173,8 @@ func (q *Queries) ListToolsToRefresh(ctx context.Context, arg ListToolsToRefresh
 const observedQueries = `-- name: ObservedQueries :many
 
 WITH hits AS (
-    SELECT DISTINCT ON (l.id) l.id, l.created_at, l.caller_key_id AS key_id,
-           (l.caller_key_id IS NULL OR k.scope = 'admin') AS trusted,
-           btrim(regexp_replace(l.query, '\s+', ' ', 'g')) AS text
-    FROM tools t
-    JOIN sources s ON s.id = t.source_id
-    JOIN search_labels x ON x.tool_name = t.name
-    JOIN search_log l ON l.id = x.search_id AND l.created_at = x.search_created_at
-    LEFT JOIN api_keys k ON k.id = l.caller_key_id
-    LEFT JOIN observed_query_forgets f ON f.source_id = t.source_id
-    WHERE t.id = $1::bigint
-      AND x.success IS DISTINCT FROM false
-      AND (f.forgotten_at IS NULL OR l.created_at > f.forgotten_at)
-      -- a search by OAuth access token (caller 'oauth:...') has no key to count or to
-      -- revoke: it is left out
-      AND ((l.caller_key_id IS NULL AND NOT toolgate_token_search(l.caller))
-           OR (k.id IS NOT NULL AND k.revoked_at IS NULL AND (k.sources IS NULL OR s.name = ANY (k.sources))))
-    ORDER BY l.id
+    SELECT h.id, h.created_at, h.key_id, h.operator AS trusted, h.text
+    FROM toolgate_teaching_searches($1::bigint) AS h (id, created_at, labelled_at, key_id, operator, tenant, text)
 ), groups AS (
     SELECT lower(text) AS norm,
            count(DISTINCT key_id) + count(*) FILTER (WHERE key_id IS NULL) AS callers,
@@ -238,11 +223,8 @@ type ObservedQueriesRow struct {
 // each search without a key counts (the operator's volume is its own); ties the most
 // recently searched first; at most max_n.
 //
-// Key and source limits: a search made with an API key counts only while that key is not
-// revoked and may still see the tool's source (api_keys.sources now, not when it searched);
-// a search without a key saw every source. The search itself returned the tool (a label's
-// rank says so). Searches made before the source's observed queries were last removed are
-// forgotten. Searches made with an OAuth access token do not count at all (docs/auth.md#oauth).
+// Which searches count (keys, sources, removals, OAuth tokens): toolgate_teaching_searches,
+// the memories' rule too. The search itself returned the tool (a label's rank says so).
 func (q *Queries) ObservedQueries(ctx context.Context, arg ObservedQueriesParams) ([]ObservedQueriesRow, error) {
 	rows, err := q.db.Query(ctx, observedQueries,
 		arg.ToolID,
