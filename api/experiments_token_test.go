@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/embed"
-	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/oauth"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
@@ -27,20 +24,9 @@ func TestTokenSubjectIsCappedInExperiments(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ids := testfactory.DemoCatalog(ctx, t, pool, 1, nil)
 	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 1), ids...)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource := "http://" + ln.Addr().String()
-	as := mcptest.StartAuthServer(t, mcptest.AuthServerConfig{Resources: []string{resource}, Clients: []mcptest.AuthClient{oauthAgent, oauthOps}})
 	log := slog.New(slog.DiscardHandler)
-	srv := httptest.NewUnstartedServer(api.New(api.Deps{Pool: pool, Logger: log,
-		Search: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log),
-		OAuth:  oauth.NewVerifier(oauth.Settings{Issuers: []string{as.Issuer}, Resource: resource}, log)}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, as, resource := serveWithOAuth(t, api.Deps{Pool: pool, Logger: log,
+		Search: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log)}, oauth.Settings{}, oauthAgent, oauthOps)
 	o := &oauthAPI{srv: srv, as: as, resource: resource}
 	admin := as.ClientToken(t, oauthOps, resource, "toolgate:admin")
 	if status, _, body := o.do(t, "POST", "/admin/experiments", admin, `{"name":"steered","candidate":"mean","share":0.5}`); status != 201 {

@@ -1,17 +1,13 @@
 package api_test
 
 import (
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/api"
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/internal/oauth"
 	"github.com/toolgate/toolgate/internal/pgtest"
 )
@@ -22,21 +18,10 @@ import (
 func TestOAuthSubjectRateLimit(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource := "http://" + ln.Addr().String()
-	as := mcptest.StartAuthServer(t, mcptest.AuthServerConfig{Resources: []string{resource}, Clients: []mcptest.AuthClient{oauthAgent, oauthOps}})
-	log := slog.New(slog.DiscardHandler)
 	// one fixed window: the count cannot restart at a minute's turn during the test
 	window := time.Date(2026, 12, 2, 10, 0, 30, 0, time.UTC)
-	srv := httptest.NewUnstartedServer(api.New(api.Deps{Pool: pool, Logger: log, Keys: auth.NewKeys(pool, func() time.Time { return window }),
-		OAuth: oauth.NewVerifier(oauth.Settings{Issuers: []string{as.Issuer}, Resource: resource, RatePerMin: 3}, log)}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, as, resource := serveWithOAuth(t, api.Deps{Pool: pool, Keys: auth.NewKeys(pool, func() time.Time { return window })},
+		oauth.Settings{RatePerMin: 3}, oauthAgent, oauthOps)
 	whoami := func(token string) (int, string, string, string) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/whoami", nil)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -30,26 +28,15 @@ func TestTokenTenantClaimGetsItsTenantsCurations(t *testing.T) {
 	pool := searchableCatalog(t, "srca",
 		testfactory.Tool("get_weather", "Current weather forecast for a city."),
 		testfactory.Tool("send_email", "Send an email message to a recipient."))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource := "http://" + ln.Addr().String()
 	acme := mcptest.AuthClient{ID: "acme-agent", Secret: "s1", Claims: map[string]any{"toolgate_tenant": "acme"}}
-	as := mcptest.StartAuthServer(t, mcptest.AuthServerConfig{Resources: []string{resource}, Clients: []mcptest.AuthClient{acme, oauthAgent}})
 	log := slog.New(slog.DiscardHandler)
 	keys := auth.NewKeys(pool, time.Now)
 	_, admin, err := keys.Create(ctx, auth.Spec{Name: "ops", Scope: auth.ScopeAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(api.New(api.Deps{Pool: pool, Logger: log, Keys: keys,
-		Search: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log),
-		OAuth:  oauth.NewVerifier(oauth.Settings{Issuers: []string{as.Issuer}, Resource: resource}, log)}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, as, resource := serveWithOAuth(t, api.Deps{Pool: pool, Logger: log, Keys: keys,
+		Search: search.New(pool, embed.NewLocal(384), search.DefaultSettings(), log)}, oauth.Settings{}, acme, oauthAgent)
 	post := func(credential, path, body string) map[string]any {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
