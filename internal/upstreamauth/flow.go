@@ -430,6 +430,31 @@ type client struct {
 	id, secret, method, tokenURL string
 }
 
+// post is a POST of form to endpoint (the token or the revocation endpoint), authenticated
+// as the client by its method: the secret in the form (client_secret_post), HTTP Basic
+// (client_secret_basic), or the client id alone (none, a public client).
+func (cl client) post(ctx context.Context, endpoint string, form url.Values) (*http.Request, error) {
+	switch cl.method {
+	case authPost:
+		form.Set("client_id", cl.id)
+		form.Set("client_secret", cl.secret)
+	case authBasic:
+	default:
+		form.Set("client_id", cl.id)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if cl.method == authBasic {
+		// RFC 6749 §2.3.1: both form-encoded before Basic
+		req.SetBasicAuth(url.QueryEscape(cl.id), url.QueryEscape(cl.secret))
+	}
+	return req, nil
+}
+
 // tokenResponse is a token endpoint's answer (RFC 6749 §5).
 type tokenResponse struct {
 	AccessToken      string `json:"access_token"`
@@ -479,23 +504,9 @@ func (m *Manager) tokenRequest(ctx context.Context, cl client, form url.Values) 
 	if form.Get("resource") == "" {
 		form.Del("resource")
 	}
-	switch cl.method {
-	case authPost:
-		form.Set("client_id", cl.id)
-		form.Set("client_secret", cl.secret)
-	case authBasic:
-	default:
-		form.Set("client_id", cl.id)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cl.tokenURL, strings.NewReader(form.Encode()))
+	req, err := cl.post(ctx, cl.tokenURL, form)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if cl.method == authBasic {
-		// RFC 6749 §2.3.1: both form-encoded before Basic
-		req.SetBasicAuth(url.QueryEscape(cl.id), url.QueryEscape(cl.secret))
 	}
 	resp, err := m.s.Client.Do(req)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -213,22 +212,9 @@ func (m *Manager) Revoke(ctx context.Context, name string) (Revoked, error) {
 
 // revokeAt asks the revocation endpoint (in cl.tokenURL) to revoke tok.
 func (m *Manager) revokeAt(ctx context.Context, cl client, tok, hint string) error {
-	form := url.Values{"token": {tok}, "token_type_hint": {hint}}
-	switch cl.method {
-	case authPost:
-		form.Set("client_id", cl.id)
-		form.Set("client_secret", cl.secret)
-	case authBasic:
-	default:
-		form.Set("client_id", cl.id)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cl.tokenURL, strings.NewReader(form.Encode()))
+	req, err := cl.post(ctx, cl.tokenURL, url.Values{"token": {tok}, "token_type_hint": {hint}})
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if cl.method == authBasic {
-		req.SetBasicAuth(url.QueryEscape(cl.id), url.QueryEscape(cl.secret))
 	}
 	resp, err := m.s.Client.Do(req)
 	if err != nil {
