@@ -166,11 +166,9 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT $11::int
     ) n
-), ten AS MATERIALIZED (
-    SELECT $12::text AS tenant
 ), mten AS (
-    SELECT t.tenant, coalesce(c.memories, 0) <= $13::int AS exact
-    FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
+    SELECT t.tenant, coalesce(c.memories, 0) <= $12::int AS exact
+    FROM (SELECT ''::text AS tenant UNION ALL SELECT $13::text WHERE $13::text IS NOT NULL) t
     LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
     WHERE $14::float8 > 0
 ), mem AS (
@@ -211,13 +209,13 @@ WITH src AS MATERIALIZED (
            1 / (1 + $17::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
     FROM tool_demotions d
     WHERE $17::float8 > 0
-      AND (d.tenant = '' OR d.tenant = (SELECT x.tenant FROM ten x))
+      AND (d.tenant = '' OR d.tenant = $13::text)
     GROUP BY d.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest($18::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, (SELECT tenant FROM ten)), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, $13::text), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
@@ -376,7 +374,7 @@ WITH src AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), rules AS MATERIALIZED (
     SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
-    FROM toolgate_search_rules($31::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
+    FROM toolgate_search_rules($31::text, $13::text) AS r (id, action, tool, boost, position)
     JOIN tools t ON t.name = r.tool
 ), cur AS (
     SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
@@ -482,8 +480,8 @@ type SearchParams struct {
 	Vecs          []pgvector.Vector       `json:"vecs"`
 	Tags          []string                `json:"tags"`
 	Cand          int32                   `json:"cand"`
-	Tenant        *string                 `json:"tenant"`
 	MemoryExact   int32                   `json:"memory_exact"`
+	Tenant        *string                 `json:"tenant"`
 	WMemory       float64                 `json:"w_memory"`
 	MemoryK       int32                   `json:"memory_k"`
 	MemoryMinSim  float64                 `json:"memory_min_sim"`
@@ -593,12 +591,12 @@ type SearchRow struct {
 //	vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 //	         allowed sources and tags (a correlated filter on the index scan; iterative scans
 //	         keep going until `cand` rows passed it), ranked by distance.
-//	ten      the caller's tenant (auth.Caller.Tenant, which authentication read: a search
-//	         key's api_keys.tenant, else 'key:' || id; a search token's tenant claim; NULL
-//	         for an admin key or token, a keyless search and a search token without the
-//	         claim), for the memories, the curation rules and the synonyms.
 //	mten     the tenants whose memories the search reads (docs/learning.md): the operator's
-//	         ('') and the caller's (ten), each with how to scan it: exactly when the memory
+//	         ('') and the caller's (the tenant parameter, auth.Caller.Tenant as
+//	         authentication read it: a search key's api_keys.tenant, else 'key:' || id; a
+//	         search token's tenant claim; NULL for an admin key or token, a keyless search
+//	         and a search token without the claim; it also picks the curation rules and the
+//	         synonyms), each with how to scan it: exactly when the memory
 //	         sweep counted at most memory_exact memories of it (tool_memory_tenants; none
 //	         counted: exactly), else through the HNSW index.
 //	mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
@@ -673,8 +671,8 @@ func (q *Queries) Search(ctx context.Context, arg SearchParams) ([]SearchRow, er
 		arg.Vecs,
 		arg.Tags,
 		arg.Cand,
-		arg.Tenant,
 		arg.MemoryExact,
+		arg.Tenant,
 		arg.WMemory,
 		arg.MemoryK,
 		arg.MemoryMinSim,

@@ -53,12 +53,12 @@
 --   vec      per query vector, HNSW cosine KNN over that set, keeping the searchable tools of
 --            allowed sources and tags (a correlated filter on the index scan; iterative scans
 --            keep going until `cand` rows passed it), ranked by distance.
---   ten      the caller's tenant (auth.Caller.Tenant, which authentication read: a search
---            key's api_keys.tenant, else 'key:' || id; a search token's tenant claim; NULL
---            for an admin key or token, a keyless search and a search token without the
---            claim), for the memories, the curation rules and the synonyms.
 --   mten     the tenants whose memories the search reads (docs/learning.md): the operator's
---            ('') and the caller's (ten), each with how to scan it: exactly when the memory
+--            ('') and the caller's (the tenant parameter, auth.Caller.Tenant as
+--            authentication read it: a search key's api_keys.tenant, else 'key:' || id; a
+--            search token's tenant claim; NULL for an admin key or token, a keyless search
+--            and a search token without the claim; it also picks the curation rules and the
+--            synonyms), each with how to scan it: exactly when the memory
 --            sweep counted at most memory_exact memories of it (tool_memory_tenants; none
 --            counted: exactly), else through the HNSW index.
 --   mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
@@ -163,11 +163,9 @@ WITH src AS MATERIALIZED (
         ORDER BY tv.embedding <=> q.v
         LIMIT sqlc.arg(cand)::int
     ) n
-), ten AS MATERIALIZED (
-    SELECT sqlc.narg(tenant)::text AS tenant
 ), mten AS (
     SELECT t.tenant, coalesce(c.memories, 0) <= sqlc.arg(memory_exact)::int AS exact
-    FROM (SELECT ''::text AS tenant UNION ALL SELECT x.tenant FROM ten x WHERE x.tenant IS NOT NULL) t
+    FROM (SELECT ''::text AS tenant UNION ALL SELECT sqlc.narg(tenant)::text WHERE sqlc.narg(tenant)::text IS NOT NULL) t
     LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
     WHERE sqlc.arg(w_memory)::float8 > 0
 ), mem AS (
@@ -208,13 +206,13 @@ WITH src AS MATERIALIZED (
            1 / (1 + sqlc.arg(w_demotion)::float8 * sum(greatest(d.ignored + d.failed - d.used, 0))) AS factor
     FROM tool_demotions d
     WHERE sqlc.arg(w_demotion)::float8 > 0
-      AND (d.tenant = '' OR d.tenant = (SELECT x.tenant FROM ten x))
+      AND (d.tenant = '' OR d.tenant = sqlc.narg(tenant)::text)
     GROUP BY d.tool_id
 ), qterms AS (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, (SELECT tenant FROM ten)), c.seen) AS u (lexeme)
+    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(tenant)::text), c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)
@@ -373,7 +371,7 @@ WITH src AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM fusedb f WHERE f.grp = nm.grp AND f.tool_id = nm.tool_id)
 ), rules AS MATERIALIZED (
     SELECT r.id, r.action, r.boost, r.position, t.id AS tool_id
-    FROM toolgate_search_rules(sqlc.arg(query)::text, (SELECT tenant FROM ten)) AS r (id, action, tool, boost, position)
+    FROM toolgate_search_rules(sqlc.arg(query)::text, sqlc.narg(tenant)::text) AS r (id, action, tool, boost, position)
     JOIN tools t ON t.name = r.tool
 ), cur AS (
     SELECT r.tool_id, bool_or(r.action = 'hide') AS hidden,
