@@ -999,9 +999,7 @@ END $$;
 CREATE FUNCTION public.toolgate_rule_words(txt text) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT coalesce(array_agg(w ORDER BY ord), '{}')
-    FROM regexp_split_to_table(lower(coalesce(txt, '')), '[^[:alnum:]_]+') WITH ORDINALITY AS x (w, ord)
-    WHERE w <> ''
+    SELECT array_remove(regexp_split_to_array(lower(coalesce(txt, '')), '[^[:alnum:]_]+'), '')
 $$;
 
 
@@ -1762,17 +1760,18 @@ END $$;
 --
 
 CREATE FUNCTION public.toolgate_with_synonyms(txt text, tenant text) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
-    SELECT CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END
-    FROM (
-        SELECT string_agg(DISTINCT syn, ' ') AS extra
-        FROM search_synonyms s
-        CROSS JOIN LATERAL unnest(s.synonyms) AS syn
-        WHERE s.word = ANY (toolgate_rule_words(txt))
-          AND (s.tenant IS NULL OR s.tenant = toolgate_with_synonyms.tenant)
-    ) x
-$$;
+DECLARE
+    extra text;
+BEGIN
+    SELECT string_agg(DISTINCT syn, ' ') INTO extra
+    FROM search_synonyms s
+    CROSS JOIN LATERAL unnest(s.synonyms) AS syn
+    WHERE s.word = ANY (toolgate_rule_words(txt))
+      AND (s.tenant IS NULL OR s.tenant = toolgate_with_synonyms.tenant);
+    RETURN CASE WHEN extra IS NULL THEN txt ELSE txt || ' ' || extra END;
+END $$;
 
 
 SET default_tablespace = '';

@@ -215,7 +215,11 @@ WITH src AS MATERIALIZED (
     SELECT DISTINCT v.ord AS variant, u.lexeme
     FROM unnest($18::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, $13::text), c.seen) AS u (lexeme)
+    -- the synonyms once, behind OFFSET 0: passed as an expression, the call would be copied
+    -- into every use of the text in the inlined toolgate_query_lexemes (or keep it from
+    -- being inlined at all)
+    CROSS JOIN LATERAL (SELECT toolgate_with_synonyms(v.txt, $13::text) AS txt OFFSET 0) s
+    CROSS JOIN LATERAL toolgate_query_lexemes(s.txt, c.seen) AS u (lexeme)
 ), qdf AS MATERIALIZED (
     -- a scalar subquery per term: one primary-key probe each, whatever the plan's estimates
     -- (for a restricted caller, one primary-key range: the lexeme's rows of its sources)

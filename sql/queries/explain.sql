@@ -52,13 +52,18 @@ WITH corpus AS (
     SELECT DISTINCT v.ord::int AS variant, u.lexeme
     FROM unnest(sqlc.arg(texts)::text[]) WITH ORDINALITY AS v (txt, ord)
     CROSS JOIN corpus c
-    CROSS JOIN LATERAL toolgate_query_lexemes(toolgate_with_synonyms(v.txt, sqlc.narg(tenant)::text), c.seen) AS u (lexeme)
+    -- the synonyms once, behind OFFSET 0: passed as an expression, the call would be copied
+    -- into every use of the text in the inlined toolgate_query_lexemes (or keep it from
+    -- being inlined at all)
+    CROSS JOIN LATERAL (SELECT toolgate_with_synonyms(v.txt, sqlc.narg(tenant)::text) AS txt OFFSET 0) s
+    CROSS JOIN LATERAL toolgate_query_lexemes(s.txt, c.seen) AS u (lexeme)
 ), terms AS (
     SELECT q.variant, q.lexeme, CASE WHEN f.df > 0 THEN toolgate_bm25_idf(c.n, f.df) END AS idf
     FROM qterms q
     CROSS JOIN corpus c
     CROSS JOIN LATERAL (
-        SELECT toolgate_bm25_df(q.lexeme, c.seen) AS df
+        -- once per term, behind OFFSET 0 (else the call is copied into each use of df)
+        SELECT toolgate_bm25_df(q.lexeme, c.seen) AS df OFFSET 0
     ) f
 ), doc AS (
     SELECT r.ord, d.doc_len, u.lexeme, d.tfs[u.i] AS tf
