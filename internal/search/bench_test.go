@@ -69,7 +69,7 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
-	goCPU0, pgCPU0 := processCPU(b), backendsCPU(b, pool)
+	goCPU0, pgCPU0, busy0 := processCPU(b), backendsCPU(b, pool), machineBusy(b)
 	b.ResetTimer()
 	start := time.Now()
 	for c := 0; c < clients; c++ {
@@ -98,6 +98,7 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	busy := machineBusy(b) - busy0
 	goCPU, pgCPU := processCPU(b)-goCPU0, usedSince(pgCPU0, backendsCPU(b, pool))
 	if firstErr != nil {
 		b.Fatal(firstErr)
@@ -112,6 +113,7 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(goCPU.Microseconds())/1000/float64(b.N), "go-cpu-ms/op")
 	b.ReportMetric(float64(pgCPU.Microseconds())/1000/float64(b.N), "pg-cpu-ms/op")
+	b.ReportMetric(float64(busy.Microseconds())/1000/float64(b.N), "machine-cpu-ms/op")
 }
 
 // processCPU is the CPU time, user and system, this process has used.
@@ -165,6 +167,26 @@ func backendsCPU(b *testing.B, pool *pgxpool.Pool) map[int32]time.Duration {
 		out[pid] = time.Duration(ticks) * time.Second / 100
 	}
 	return out
+}
+
+// machineBusy is the CPU time every process of the machine has used so far, all cores
+// (/proc/stat: user to steal but idle and iowait; guest time is in user already): the search's Go and its backends, and also
+// what they leave to others (the WAL writer, the clients' loop, anything else running).
+func machineBusy(b *testing.B) time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	var ticks int64
+	for i, f := range strings.Fields(line)[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(f, 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100
 }
 
 // usedSince is the CPU time the backends of before used up to after.
