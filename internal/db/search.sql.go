@@ -180,12 +180,14 @@ WITH src AS MATERIALIZED (
         CROSS JOIN mten t
         CROSS JOIN LATERAL (
             -- one of the two runs per tenant (t.exact is a one-time filter): a small
-            -- tenant's rows through the b-tree on tenant, every distance computed (+ 0: an
-            -- order the HNSW index cannot serve) ...
-            (SELECT m.tool_id, m.embedding <=> q.v AS dist
-             FROM tool_memories m
-             WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
-             ORDER BY (m.embedding <=> q.v) + 0
+            -- tenant's rows through the b-tree on tenant, every distance computed once
+            -- (behind OFFSET 0, so that the order is not one the HNSW index serves) ...
+            (SELECT e.tool_id, e.dist
+             FROM (SELECT m.tool_id, m.embedding <=> q.v AS dist
+                   FROM tool_memories m
+                   WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
+                   OFFSET 0) e
+             ORDER BY e.dist
              LIMIT $15::int)
             UNION ALL
             -- ... a large one's by the HNSW walk, filtered by tenant (|| '': a condition
