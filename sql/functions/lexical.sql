@@ -9,7 +9,8 @@
 -- english; CJK text also as character pairs), stored as parallel arrays of its sorted
 -- lexemes and their weighted term frequencies:
 --   A (weight 3.0): the namespaced name and the title, as words (`acme__getStockPrice` ->
---                   "acme get stock price");
+--                   "acme get stock price", a run of initials one word:
+--                   toolgate_name_words);
 --   B (weight 2.0): synthetic questions, observed queries (the words of the searches that
 --                   led to the tool, internal/observed), key topics, Tool-DE profile tags
 --                   and function;
@@ -65,15 +66,16 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- The words of a name key (toolgate_name_key) as the lexical document reads them: a run of
--- two or more words of one or two letters, one of them a single letter, is one word
--- other than the words "a" and "i" ("get at t revenue" -> "get att revenue", "s p global" ->
--- "sp global", "pg e" -> "pge"; "add to a list" stays as it is):
--- a name written with an ampersand or initials ("AT&T", "S&P", "PG&E") comes out of an
--- identifier (get_at_t_revenue) split into stop words and letters, and joined it is the
--- word the text analysis makes of "AT&T" (toolgate_text_vector). A single "s" ending such a
--- run is a possessive ("bj s" of "BJ's") and stays apart. The heuristic enricher joins the
--- names it writes into questions the same way (enrich.joinInitials; TestJoinInitialsMatchesSQL
--- runs both on the same cases).
+-- two or more words of one or two letters, one of them a single letter other than the words
+-- "a" and "i", is one word ("get at t revenue" -> "get att revenue", "s p global" -> "sp
+-- global", "pg e" -> "pge"; "add to a list" stays as it is). A name written with an
+-- ampersand or initials ("AT&T", "S&P", "PG&E") comes out of an identifier
+-- (get_at_t_revenue) split into stop words and letters; joined, it is the word the text
+-- analysis makes of "AT&T" (toolgate_text_vector). A single "s" ending such a run is a
+-- possessive ("bj s" of "BJ's") and stays apart. The heuristic enricher joins the names it
+-- writes into questions the same way (its Go twin enrich.joinInitialWords;
+-- TestJoinInitialWordsMatchesSQL runs both on the same cases). Its results are stored, as
+-- the name key's are: a change needs the same rebuild.
 CREATE OR REPLACE FUNCTION toolgate_name_words(key text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT AS $$
 DECLARE
