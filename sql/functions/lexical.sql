@@ -141,11 +141,11 @@ END $$;
 -- them:
 --   - A name of initials joined by an ampersand ("AT&T", "P&G", "S&P", "PG&E", "H&M", "Q&A":
 --     one to three letters on each side, no space) is one word ("ATT", "PG"): the parser
---     splits at the "&", and "at", "t", "s" are stop words, so AT&T's documents held no word
---     for their company at all.
+--     splits at the "&", and "at", "t", "s" are stop words: without the rule AT&T's
+--     documents hold no word for their company at all.
 --   - Legal-form abbreviations ("Inc.", "Corp.", "Ltd", "LLC", "plc", "GmbH", "S.A.", "N.V.",
---     ...) are no words: they say nothing of what a tool does, and a company's "Inc." was a
---     rare word of high idf shared with every request naming another "... Inc.". Only
+--     ...) are no words: they say nothing of what a tool does, and a company's "Inc." would
+--     be a rare word of high idf shared with every request naming another "... Inc.". Only
 --     abbreviations whose sole use is a legal form: not "AG", "SE" or "Co" (words of their own),
 --     nor "Corporation" or "Limited", whose stems ("corpor", "limit") are also "corporate"
 --     and "limited".
