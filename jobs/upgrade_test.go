@@ -12,7 +12,7 @@ import (
 )
 
 // A catalog enriched by heuristic-v1 is queued again once for the lexicon's version
-// (heuristic-v3), not a second time while its jobs wait, and not at all once every tool has
+// (heuristic-v4), not a second time while its jobs wait, and not at all once every tool has
 // its outputs.
 func TestRequeueSuperseded(t *testing.T) {
 	ctx := context.Background()

@@ -945,6 +945,42 @@ $$;
 
 
 --
+-- Name: toolgate_name_words(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_name_words(key text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $_$
+DECLARE
+    words  text[] := string_to_array(key, ' ');
+    result text[] := '{}';
+    run    text[] := '{}';
+    w      text;
+BEGIN
+    -- an empty word at the end closes the last run
+    FOREACH w IN ARRAY words || ''::text LOOP
+        IF w ~ '^[a-z]{1,2}$' THEN
+            run := run || w;
+            CONTINUE;
+        END IF;
+        IF cardinality(run) >= 2 AND run[cardinality(run)] = 's' THEN
+            -- the possessive's "s" stays apart
+            run := run[1:cardinality(run) - 1];
+            w := 's ' || w;
+        END IF;
+        IF cardinality(run) >= 2 AND EXISTS (SELECT 1 FROM unnest(run) r WHERE length(r) = 1 AND r NOT IN ('a', 'i')) THEN
+            result := result || array_to_string(run, '');
+        ELSE
+            result := result || run;
+        END IF;
+        run := '{}';
+        result := result || w;
+    END LOOP;
+    RETURN btrim(array_to_string(result, ' '));
+END $_$;
+
+
+--
 -- Name: toolgate_query_lexemes(text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1015,7 +1051,7 @@ CREATE FUNCTION public.toolgate_search_document(ids bigint[]) RETURNS TABLE(tool
            d.tags, d.name_keys, d.lang::text
     FROM (
         SELECT t.id AS tool_id, t.source_id, g.lang,
-               setweight(toolgate_field_vector(g.lang, toolgate_name_key(t.name), coalesce(t.title, '')), 'A')
+               setweight(toolgate_field_vector(g.lang, toolgate_name_words(toolgate_name_key(t.name)), coalesce(t.title, '')), 'A')
             || setweight(toolgate_text_vector(g.lang, coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
@@ -1673,7 +1709,9 @@ $$;
 CREATE FUNCTION public.toolgate_text_vector(cfg regconfig, txt text) RETURNS tsvector
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT to_tsvector(cfg, txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
+    SELECT ts_delete(to_tsvector(cfg, regexp_replace(txt, '\m([[:alpha:]]{1,3})&([[:alpha:]]{1,3})\M', '\1\2', 'g')),
+                     '{inc,corp,ltd,llc,llp,plc,gmbh,sarl,s.a,s.a.s,s.l,s.p.a,s.r.l,n.v,b.v,k.k}'::text[])
+        || to_tsvector('simple', toolgate_cjk_bigrams(txt))
 $$;
 
 

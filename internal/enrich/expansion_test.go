@@ -94,7 +94,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 	_, res := testfactory.Catalog(ctx, t, pool, "docs", []catalog.Tool{testfactory.Tool("copy_sheet", "Copy an existing sheet to a new sheet.")}, nil)
 	svc := testfactory.LocalEnricher(pool, 3)
 	svc.Enricher = enrich.Heuristic{Lexicon: lexicon.Builtin}
-	if svc.Enricher.Model() != "heuristic-v3" || (enrich.Heuristic{}).Model() != "heuristic-v1" {
+	if svc.Enricher.Model() != "heuristic-v4" || (enrich.Heuristic{}).Model() != "heuristic-v1" {
 		t.Fatalf("models %s, %s", svc.Enricher.Model(), enrich.Heuristic{}.Model())
 	}
 	testfactory.Enrich(ctx, t, svc, res.Changed...)
@@ -106,7 +106,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 	if !strings.Contains(" "+text+" ", " duplicate ") {
 		t.Fatalf("expansion component %q lacks duplicate", text)
 	}
-	if n := countRows(t, pool, "SELECT count(*) FROM tool_enrichments WHERE tool_id = $1 AND step = 'expansion' AND model = 'heuristic-v3'", id); n != 1 {
+	if n := countRows(t, pool, "SELECT count(*) FROM tool_enrichments WHERE tool_id = $1 AND step = 'expansion' AND model = 'heuristic-v4'", id); n != 1 {
 		t.Fatalf("%d expansion steps stored", n)
 	}
 	// the concat component is the tool's own text only
@@ -142,7 +142,7 @@ func TestEnrichToolStoresExpansion(t *testing.T) {
 func TestHeuristicLoadsItsLexiconOnFirstUse(t *testing.T) {
 	loads := 0
 	h := enrich.Heuristic{Lexicon: func() (*lexicon.Lexicon, error) { loads++; return lexicon.Builtin() }}
-	if h.Model() != "heuristic-v3" || len(h.Supersedes()) != 2 || loads != 0 {
+	if h.Model() != "heuristic-v4" || len(h.Supersedes()) != 3 || loads != 0 {
 		t.Fatalf("model %s, supersedes %v, %d loads before any expansion", h.Model(), h.Supersedes(), loads)
 	}
 	words, _, err := h.Expansion(context.Background(), enrich.Document{Name: "copy_sheet", Description: "Copy a sheet."})

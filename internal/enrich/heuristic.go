@@ -29,19 +29,20 @@ func (Heuristic) Deterministic() bool { return true }
 
 // Model names the heuristic's output version: v2 is v1 with the knowledge expansion of a
 // lexicon, v3 expands no name (meaning.Names) and bounds the expansion by the document's
-// own length.
+// own length, v4 writes a name's initials as one word (joinInitials: get_at_t_revenue's
+// questions say "att revenue", not "at t revenue").
 func (h Heuristic) Model() string {
 	if h.Lexicon != nil {
-		return "heuristic-v3"
+		return "heuristic-v4"
 	}
 	return "heuristic-v1"
 }
 
-// Supersedes names the earlier versions whose outputs v3 replaces: the workers re-enrich
+// Supersedes names the earlier versions whose outputs v4 replaces: the workers re-enrich
 // the tools they enriched (jobs.RequeueSuperseded).
 func (h Heuristic) Supersedes() []string {
 	if h.Lexicon != nil {
-		return []string{"heuristic-v1", "heuristic-v2"}
+		return []string{"heuristic-v1", "heuristic-v2", "heuristic-v3"}
 	}
 	return nil
 }
@@ -82,7 +83,7 @@ type shape struct {
 
 func shapeOf(d Document) shape {
 	var s shape
-	words := embed.Words(d.Name)
+	words := embed.Words(joinInitials(d.Name))
 	s.verb = "get"
 	if len(words) > 1 && verbs[words[0]] {
 		s.verb, words = words[0], words[1:]

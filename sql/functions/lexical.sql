@@ -9,7 +9,8 @@
 -- english; CJK text also as character pairs), stored as parallel arrays of its sorted
 -- lexemes and their weighted term frequencies:
 --   A (weight 3.0): the namespaced name and the title, as words (`acme__getStockPrice` ->
---                   "acme get stock price");
+--                   "acme get stock price", a run of initials one word:
+--                   toolgate_name_words);
 --   B (weight 2.0): synthetic questions, observed queries (the words of the searches that
 --                   led to the tool, internal/observed), key topics, Tool-DE profile tags
 --                   and function;
@@ -64,6 +65,47 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE label WHEN 'A' THEN 3.0 WHEN 'B' THEN 2.0 WHEN 'C' THEN 1.0 ELSE 0.5 END::real
 $$;
 
+-- The words of a name key (toolgate_name_key) as the lexical document reads them: a run of
+-- two or more words of one or two letters, one of them a single letter other than the words
+-- "a" and "i", is one word ("get at t revenue" -> "get att revenue", "s p global" -> "sp
+-- global", "pg e" -> "pge"; "add to a list" stays as it is). A name written with an
+-- ampersand or initials ("AT&T", "S&P", "PG&E") comes out of an identifier
+-- (get_at_t_revenue) split into stop words and letters; joined, it is the word the text
+-- analysis makes of "AT&T" (toolgate_text_vector). A single "s" ending such a run is a
+-- possessive ("bj s" of "BJ's") and stays apart. The heuristic enricher joins the names it
+-- writes into questions the same way (its Go twin enrich.joinInitialWords;
+-- TestJoinInitialWordsMatchesSQL runs both on the same cases). Its results are stored, as
+-- the name key's are: a change needs the same rebuild.
+CREATE OR REPLACE FUNCTION toolgate_name_words(key text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT AS $$
+DECLARE
+    words  text[] := string_to_array(key, ' ');
+    result text[] := '{}';
+    run    text[] := '{}';
+    w      text;
+BEGIN
+    -- an empty word at the end closes the last run
+    FOREACH w IN ARRAY words || ''::text LOOP
+        IF w ~ '^[a-z]{1,2}$' THEN
+            run := run || w;
+            CONTINUE;
+        END IF;
+        IF cardinality(run) >= 2 AND run[cardinality(run)] = 's' THEN
+            -- the possessive's "s" stays apart
+            run := run[1:cardinality(run) - 1];
+            w := 's ' || w;
+        END IF;
+        IF cardinality(run) >= 2 AND EXISTS (SELECT 1 FROM unnest(run) r WHERE length(r) = 1 AND r NOT IN ('a', 'i')) THEN
+            result := result || array_to_string(run, '');
+        ELSE
+            result := result || run;
+        END IF;
+        run := '{}';
+        result := result || w;
+    END LOOP;
+    RETURN btrim(array_to_string(result, ' '));
+END $$;
+
 -- The words of Chinese, Japanese and Korean text as overlapping pairs of characters
 -- (character bigrams), space-separated: these scripts write no spaces between words, so the
 -- english configuration makes each run of them one lexeme (a whole clause) and a query for
@@ -94,11 +136,26 @@ END $$;
 
 -- The lexical vector of a text in a language (a text-search configuration): the
 -- configuration's stemming and stop words, plus the CJK character bigrams
--- (toolgate_cjk_bigrams) with the simple configuration. Text without CJK characters has no
--- bigrams, and gets exactly to_tsvector(cfg, txt).
+-- (toolgate_cjk_bigrams) with the simple configuration, with two rules for names the
+-- configurations cannot see. Documents and queries are both analysed here, so both follow
+-- them:
+--   - A name of initials joined by an ampersand ("AT&T", "P&G", "S&P", "PG&E", "H&M", "Q&A":
+--     one to three letters on each side, no space) is one word ("ATT", "PG"): the parser
+--     splits at the "&", and "at", "t", "s" are stop words: without the rule AT&T's
+--     documents hold no word for their company at all.
+--   - Legal-form abbreviations ("Inc.", "Corp.", "Ltd", "LLC", "plc", "GmbH", "S.A.", "N.V.",
+--     ...) are no words: they say nothing of what a tool does, and a company's "Inc." would
+--     be a rare word of high idf shared with every request naming another "... Inc.". Only
+--     abbreviations whose sole use is a legal form: not "AG", "SE" or "Co" (words of their own),
+--     nor "Corporation" or "Limited", whose stems ("corpor", "limit") are also "corporate"
+--     and "limited".
+-- Text without CJK characters, ampersands or those abbreviations gets exactly
+-- to_tsvector(cfg, txt).
 CREATE OR REPLACE FUNCTION toolgate_text_vector(cfg regconfig, txt text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT to_tsvector(cfg, txt) || to_tsvector('simple', toolgate_cjk_bigrams(txt))
+    SELECT ts_delete(to_tsvector(cfg, regexp_replace(txt, '\m([[:alpha:]]{1,3})&([[:alpha:]]{1,3})\M', '\1\2', 'g')),
+                     '{inc,corp,ltd,llc,llp,plc,gmbh,sarl,s.a,s.a.s,s.l,s.p.a,s.r.l,n.v,b.v,k.k}'::text[])
+        || to_tsvector('simple', toolgate_cjk_bigrams(txt))
 $$;
 
 -- The same in English: the vector of every English document.
@@ -175,7 +232,7 @@ LANGUAGE sql STABLE AS $$
            d.tags, d.name_keys, d.lang::text
     FROM (
         SELECT t.id AS tool_id, t.source_id, g.lang,
-               setweight(toolgate_field_vector(g.lang, toolgate_name_key(t.name), coalesce(t.title, '')), 'A')
+               setweight(toolgate_field_vector(g.lang, toolgate_name_words(toolgate_name_key(t.name)), coalesce(t.title, '')), 'A')
             || setweight(toolgate_text_vector(g.lang, coalesce(
                    (SELECT string_agg(c.text, ' ' ORDER BY c.kind, c.ordinal) FROM tool_components c
                     WHERE c.tool_id = t.id
