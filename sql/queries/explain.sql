@@ -92,7 +92,7 @@ WITH corpus AS (
     FROM res r
     JOIN tools t ON t.id = r.tool_id
     CROSS JOIN LATERAL unnest(ARRAY[
-        toolgate_name_key(t.name),
+        toolgate_name_words(toolgate_name_key(t.name)),
         t.title,
         (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'question'),
         (SELECT string_agg(c.text, ' ') FROM tool_components c WHERE c.tool_id = t.id AND c.kind = 'observed'),

@@ -570,8 +570,9 @@ FROM fb;
 
 -- name: SearchWordIDF :many
 -- The BM25 idf of each word of a query in the lexical index, for the local embedder's
--- query weighting (embed.Local.EmbedWeighted): 0 for a word the english configuration
--- drops as a stop word, ln(1 + (N + 0.5) / 0.5) (the rarest) for a word no tool has. With
+-- query weighting (embed.Local.EmbedWeighted): 0 for a word the text analysis drops (an
+-- english stop word, a legal form: toolgate_text_vector), ln(1 + (N + 0.5) / 0.5) (the
+-- rarest) for a word no tool has. With
 -- the statistics the Search statement scores with: the corpus's, or for a caller restricted
 -- to some sources (allowed), theirs alone.
 SELECT u.word::text AS word,
@@ -581,5 +582,5 @@ FROM unnest(sqlc.arg(words)::text[]) AS u (word)
 CROSS JOIN toolgate_bm25_corpus(sqlc.narg(allowed)::text[]) AS c (n, avgdl, seen)
 CROSS JOIN LATERAL (
     SELECT count(*) AS lexemes, max(toolgate_bm25_df(t.lexeme, c.seen)) AS df
-    FROM unnest(to_tsvector('english', u.word)) AS t (lexeme, positions, weights)
+    FROM unnest(toolgate_text_vector('english', u.word)) AS t (lexeme, positions, weights)
 ) x;
