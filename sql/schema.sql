@@ -1750,6 +1750,21 @@ END $$;
 
 
 --
+-- Name: toolgate_unit_memory(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_unit_memory() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.embedding IS NOT NULL AND (TG_OP = 'INSERT' OR NEW.embedding IS DISTINCT FROM OLD.embedding) THEN
+        NEW.embedding := l2_normalize(NEW.embedding);
+    END IF;
+    RETURN NEW;
+END $$;
+
+
+--
 -- Name: toolgate_vector_partition(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -4215,6 +4230,13 @@ CREATE TRIGGER tool_components_search_queue_insert AFTER INSERT ON public.tool_c
 --
 
 CREATE TRIGGER tool_components_search_queue_update AFTER UPDATE ON public.tool_components REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.toolgate_components_search_queue();
+
+
+--
+-- Name: tool_memories tool_memories_unit; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tool_memories_unit BEFORE INSERT OR UPDATE ON public.tool_memories FOR EACH ROW EXECUTE FUNCTION public.toolgate_unit_memory();
 
 
 --

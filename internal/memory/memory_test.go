@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +104,28 @@ func (e *env) rankings(t *testing.T, c auth.Caller, uses []testfactory.Use) (str
 	}
 	return b.String(), top
 }
+
+// sameRankings: a and b (rankings' output) name the same tools in the same order, with
+// scores that differ by at most tol.
+func sameRankings(a, b string, tol float64) bool {
+	x, y := strings.FieldsFunc(a, isRankingSep), strings.FieldsFunc(b, isRankingSep)
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i] == y[i] {
+			continue
+		}
+		p, err1 := strconv.ParseFloat(x[i], 64)
+		q, err2 := strconv.ParseFloat(y[i], 64)
+		if err1 != nil || err2 != nil || math.Abs(p-q) > tol {
+			return false
+		}
+	}
+	return true
+}
+
+func isRankingSep(r rune) bool { return r == ' ' || r == '|' || r == '\n' }
 
 // split: the first phrasing of each job is the traffic, the third the test.
 func split(uses []testfactory.Use) (traffic, test []testfactory.Use) {
@@ -262,6 +286,33 @@ func TestOAuthCallersTeachNothing(t *testing.T) {
 	}
 }
 
+// TestMemoriesAreUnitVectors: the memory branch's exact scan ranks by inner product, which
+// is the cosine distance only for unit vectors: every memory embedding is stored at unit
+// length, whoever writes it (the sweep, or a write of a longer vector).
+func TestMemoriesAreUnitVectors(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	traffic, _ := split(e.uses)
+	testfactory.Labels(ctx, t, e.search, "src", traffic)
+	e.sweep(t)
+	// a longer vector written straight into the table, as another writer might
+	if _, err := e.pool.Exec(ctx, `UPDATE tool_memories
+		SET embedding = (SELECT array_agg(x * 3 ORDER BY i)::vector FROM unnest(embedding::real[]) WITH ORDINALITY AS u (x, i))
+		WHERE id = (SELECT min(id) FROM tool_memories)`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var worst float64
+	if err := e.pool.QueryRow(ctx, `SELECT count(*), coalesce(max(abs(vector_norm(embedding) - 1)), 1)
+		FROM tool_memories WHERE embedding IS NOT NULL`).Scan(&n, &worst); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || worst > 1e-5 {
+		t.Fatalf("%d memory embeddings, the furthest from unit length by %g", n, worst)
+	}
+}
+
 // TestForgetOneMemory: removing one memory of a tool (a tenant's) removes it alone (the
 // operator's memory of the same query stays), a refresh of the tool does not learn it back from the searches made
 // before, and a search of the same query made after teaches it again.
@@ -350,7 +401,9 @@ func TestForgetOneMemory(t *testing.T) {
 // TestExactAndIndexScansAgree: the memory branch scans a tenant with few memories exactly
 // (the b-tree on tenant) and a large one through the HNSW index, by the per-tenant counts
 // the sweep keeps; on a small tenant both find the same memories, so the answers are the
-// same to the last digit, for a tenant's key and for the operator.
+// same, for a tenant's key and for the operator: the same tools in the same order, each
+// score to 1e-6 (the exact scan's inner product of unit vectors and the index's cosine
+// round differently in the last digits of single precision).
 func TestExactAndIndexScansAgree(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -396,7 +449,7 @@ func TestExactAndIndexScansAgree(t *testing.T) {
 		index, _ := e.rankings(t, c.caller, test)
 		e.search = withScan(search.DefaultMemoryExactMax) // both tenants are small: exactly
 		exact, top := e.rankings(t, c.caller, test)
-		if exact != index {
+		if !sameRankings(exact, index, 1e-6) {
 			t.Errorf("%s: the exact scan and the HNSW walk answer differently:\nexact %s\nindex %s", c.name, exact, index)
 		}
 		if top < len(test)/2 {

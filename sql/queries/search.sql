@@ -174,13 +174,17 @@ WITH src AS MATERIALIZED (
         SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim,
                row_number() OVER (PARTITION BY q.ord ORDER BY x.dist) AS r
         FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
+        CROSS JOIN LATERAL (SELECT l2_normalize(q.v) AS unit OFFSET 0) u
         CROSS JOIN mten t
         CROSS JOIN LATERAL (
             -- one of the two runs per tenant (t.exact is a one-time filter): a small
             -- tenant's rows through the b-tree on tenant, every distance computed once
-            -- (behind OFFSET 0, so that the order is not one the HNSW index serves) ...
+            -- (behind OFFSET 0, so that the order is not one the HNSW index serves), as
+            -- 1 − the inner product: the stored embeddings are unit vectors
+            -- (toolgate_unit_memory), so this is their cosine distance without the two
+            -- norms the cosine sums ...
             (SELECT e.tool_id, e.dist
-             FROM (SELECT m.tool_id, m.embedding <=> q.v AS dist
+             FROM (SELECT m.tool_id, 1 + (m.embedding <#> u.unit) AS dist
                    FROM tool_memories m
                    WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
                    OFFSET 0) e
