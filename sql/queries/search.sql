@@ -66,8 +66,9 @@
 --            tool of), kept from memory_min_sim similarity on, of searchable tools of allowed
 --            sources and tags; per tool its best similarity. Per tenant one of two scans
 --            runs, by a one-time filter on mten.exact: its rows through the b-tree on tenant,
---            every cosine distance computed (a small tenant: the HNSW walk would step past
---            every other tenant's nearer memories), or the HNSW cosine KNN filtered by tenant
+--            every cosine distance computed, as 1 − the inner product of unit vectors (a
+--            small tenant: the HNSW walk would step past every other tenant's nearer
+--            memories), or the HNSW cosine KNN filtered by tenant
 --            (a large one); the memory_k nearest of their union are kept. Nothing another
 --            tenant taught is read.
 --   dem      negative evidence (w_demotion > 0, docs/learning.md#negative-evidence): per tool,
