@@ -183,21 +183,7 @@ func TestSyncRefusesCommandsOutsideTheAllowlist(t *testing.T) {
 		t.Fatalf("run: %+v %v", run, err)
 	}
 
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), SyncTimeout: time.Second},
-		jobs.Options{Work: true, MaxWorkers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := testfactory.JobEvents(t, rc)
-	if err := rc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
-	id, _, err := jobs.NewQueue(rc).Sync(ctx, src.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := testfactory.WaitJob(t, events, time.Minute, "the refused sync", func(ev *river.Event) bool { return ev.Job.ID == id })
+	ev := syncJob(t, jobs.Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), SyncTimeout: time.Second}, src.ID, "the refused sync")
 	if ev.Kind != river.EventKindJobCancelled {
 		t.Fatalf("the refused sync ended %s, want cancelled", ev.Job.State)
 	}
@@ -224,8 +210,23 @@ func TestSyncOfUnauthorizedSourceIsCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: log, SyncTimeout: 10 * time.Second,
-		Auth: upstreamauth.New(pool, upstreamauth.Settings{Keys: keys}, log)}, jobs.Options{Work: true, MaxWorkers: 2})
+	ev := syncJob(t, jobs.Deps{Pool: pool, Logger: log, SyncTimeout: 10 * time.Second,
+		Auth: upstreamauth.New(pool, upstreamauth.Settings{Keys: keys}, log)}, src.ID, "the unauthorized sync")
+	if ev.Kind != river.EventKindJobCancelled {
+		t.Fatalf("the unauthorized sync ended %s, want cancelled", ev.Job.State)
+	}
+	run, err := db.New(pool).LastSyncRun(ctx, src.ID)
+	if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, "not authorized") {
+		t.Fatalf("run: %+v %v", run, err)
+	}
+}
+
+// syncJob runs a River client with deps (two workers), queues a sync of the source and
+// returns the event that ended its job.
+func syncJob(t *testing.T, deps jobs.Deps, sourceID int64, what string) *river.Event {
+	t.Helper()
+	ctx := context.Background()
+	rc, err := jobs.NewClient(deps, jobs.Options{Work: true, MaxWorkers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,16 +235,9 @@ func TestSyncOfUnauthorizedSourceIsCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
-	id, _, err := jobs.NewQueue(rc).Sync(ctx, src.ID)
+	id, _, err := jobs.NewQueue(rc).Sync(ctx, sourceID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := testfactory.WaitJob(t, events, time.Minute, "the unauthorized sync", func(ev *river.Event) bool { return ev.Job.ID == id })
-	if ev.Kind != river.EventKindJobCancelled {
-		t.Fatalf("the unauthorized sync ended %s, want cancelled", ev.Job.State)
-	}
-	run, err := db.New(pool).LastSyncRun(ctx, src.ID)
-	if err != nil || run.State != "failed" || run.Error == nil || !strings.Contains(*run.Error, "not authorized") {
-		t.Fatalf("run: %+v %v", run, err)
-	}
+	return testfactory.WaitJob(t, events, time.Minute, what, func(ev *river.Event) bool { return ev.Job.ID == id })
 }
