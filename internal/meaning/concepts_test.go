@@ -16,6 +16,7 @@ func TestConcepts(t *testing.T) {
 		{"what is 17% of 240", "calculate"},
 		{"2^10 please", "calculate"},
 		{"x = 7, what is x squared", "calculate"},
+		{"take the sqrt(x) of a vector's length", "calculate"}, // a form without a digit
 		{"how much is 12 km in miles", "convert"},
 		{"turn 70 °F to celsius", "convert"},
 		{"100 USD to EUR", "convert"},
