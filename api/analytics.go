@@ -20,7 +20,7 @@ func (s *Server) registerAnalytics(g *echo.Group) {
 	g.GET("/analytics/zero-results", analyticsHandler(s, "queries", analytics.ZeroResults))
 	g.GET("/analytics/low-score", analyticsHandler(s, "queries", analytics.LowScore))
 	g.GET("/analytics/profiles", analyticsHandler(s, "days", analytics.Profiles))
-	g.GET("/analytics/learning", analyticsHandler(s, "days", analytics.Learning))
+	g.GET("/analytics/learning", s.analyticsLearning)
 	g.GET("/analytics/slowest", analyticsHandler(s, "searches", analytics.Slowest))
 	g.GET("/analytics/top-queries", analyticsHandler(s, "queries", analytics.TopQueries))
 	g.GET("/analytics/tools", s.analyticsTools)
@@ -70,6 +70,18 @@ func analyticsHandler[T any](s *Server, key string, answer func(context.Context,
 		}
 		return c.JSON(http.StatusOK, map[string]any{key: rows})
 	}
+}
+
+func (s *Server) analyticsLearning(c echo.Context) error {
+	p, err := analytics.ParseParams(c.QueryParam)
+	if err != nil {
+		return err
+	}
+	answer, err := analytics.Learning(c.Request().Context(), s.deps.Pool, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, answer)
 }
 
 func (s *Server) analyticsTools(c echo.Context) error {

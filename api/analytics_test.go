@@ -37,6 +37,7 @@ var analyticsURLs = []string{
 	"/admin/analytics/zero-results?days=1",
 	"/admin/analytics/low-score?days=1",
 	"/admin/analytics/profiles?days=1",
+	"/admin/analytics/learning?days=1&tenant=acme",
 	"/admin/analytics/tools?limit=10",
 	"/admin/analytics/slowest?days=1",
 	"/admin/analytics/top-queries?days=1",
@@ -307,6 +308,20 @@ func TestAnalyticsSeeWhatAnMCPSessionChose(t *testing.T) {
 		!slices.Equal(keysOf(d), []string{"day", "label_rate", "labelled", "mrr", "profile", "searches"}) {
 		t.Errorf("profiles: %v", profiles)
 	}
+	// the search counts for the tenant whose memories it read: the agent's key's own
+	var agent int64
+	if err := e.pool.QueryRow(ctx, `SELECT id FROM api_keys WHERE name = 'agent'`).Scan(&agent); err != nil {
+		t.Fatal(err)
+	}
+	tenant := fmt.Sprintf("key:%d", agent)
+	learning := e.get(t, "/admin/analytics/learning?days=1&tenant="+tenant)
+	if d := first(learning, "days"); d["searches"] != 1.0 || d["labelled"] != 1.0 || learning["tenant"] != tenant ||
+		!slices.Equal(learning["tenants"].([]any), []any{tenant}) {
+		t.Errorf("learning of %s: %v", tenant, learning)
+	}
+	if d := first(e.get(t, "/admin/analytics/learning?days=1&tenant=(operator)"), "days"); d["searches"] != 0.0 || d["labelled"] != 0.0 {
+		t.Errorf("learning of the operator, who searched nothing: %v", d)
+	}
 
 	// POST /search cannot say it is a find_tools...
 	var refused map[string]any
@@ -418,7 +433,7 @@ func TestAnalyticsBadParams(t *testing.T) {
 	e := newAnalyticsEnv(t)
 	for _, u := range analyticsURLs {
 		path, _, _ := strings.Cut(u, "?")
-		for _, q := range []string{"days=0", "days=91", "days=seven", "limit=0", "limit=501", "limit=1.5", "bucket=week"} {
+		for _, q := range []string{"days=0", "days=91", "days=seven", "limit=0", "limit=501", "limit=1.5", "bucket=week", "tenant=two+words"} {
 			var body map[string]any
 			if got := e.do(t, http.MethodGet, path+"?"+q, e.admin, "", &body); got != http.StatusBadRequest || errorCode(body) != "invalid_param" {
 				t.Errorf("GET %s?%s: %d %v, want 400 invalid_param", path, q, got, body)

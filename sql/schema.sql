@@ -128,24 +128,31 @@ $$;
 
 
 --
--- Name: toolgate_analytics_learning(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+-- Name: toolgate_analytics_learning(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zone) RETURNS TABLE(day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint, memories bigint)
+CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zone, want text) RETURNS TABLE(day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint, memories bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     WITH days AS (
         SELECT d::date AS day
         FROM generate_series((since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
+    ), hours AS (
+        SELECT h.hour, h.searches, h.memory_helped FROM toolgate_search_hourly(since) h WHERE want IS NULL
+        UNION ALL
+        SELECT t.hour, t.searches, t.memory_helped FROM toolgate_search_tenants(since, want) t WHERE want IS NOT NULL
     ), traffic AS (
         SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, sum(h.searches)::bigint AS searches,
                sum(h.memory_helped)::bigint AS memory_helped
-        FROM toolgate_search_hourly(since) h
+        FROM hours h
         GROUP BY 1
     ), best AS (
         SELECT (x.search_created_at AT TIME ZONE 'UTC')::date AS day, min(x.rank) AS rank
         FROM search_labels x
         WHERE x.search_created_at >= since
+          AND (want IS NULL OR EXISTS (SELECT FROM search_log l
+                                       WHERE l.id = x.search_id AND l.created_at = x.search_created_at
+                                         AND l.tenant = want))
         GROUP BY 1, x.search_id, x.search_created_at
     ), labels AS (
         SELECT b.day, count(*) AS labelled, count(*) FILTER (WHERE b.rank = 1) AS hit_1,
@@ -155,6 +162,7 @@ CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zon
     ), stored AS (
         SELECT (m.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
         FROM tool_memories m
+        WHERE want IS NULL OR m.tenant = want
         GROUP BY 1
     )
     SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(l.labelled, 0),
@@ -257,6 +265,21 @@ CREATE FUNCTION public.toolgate_analytics_slowest(since timestamp with time zone
     FROM top t
     JOIN search_log l ON l.id = t.search_id AND l.created_at = t.created_at
     ORDER BY t.latency_ms DESC, t.search_id
+$$;
+
+
+--
+-- Name: toolgate_analytics_tenants(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_analytics_tenants(since timestamp with time zone) RETURNS TABLE(tenant text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT x.tenant
+    FROM (SELECT t.tenant FROM toolgate_search_tenants(since, NULL) t
+          UNION
+          SELECT c.tenant FROM tool_memory_tenants c) x
+    ORDER BY x.tenant <> '', x.tenant
 $$;
 
 
@@ -518,6 +541,7 @@ BEGIN
         DELETE FROM search_rollup_tools WHERE month >= lo AND month < hi;
         DELETE FROM search_rollup_slowest WHERE day >= lo AND day < hi;
         DELETE FROM search_rollup_latency WHERE hour >= lo AND hour < hi;
+        DELETE FROM search_rollup_tenants WHERE hour >= lo AND hour < hi;
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;
@@ -1132,7 +1156,7 @@ $$;
 
 CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, endpoint text, profile text, mode text, searches bigint, zero_result bigint, low_score bigint, labelled bigint, rr_sum double precision, low_confidence bigint, memory_helped bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
-    AS $_$
+    AS $$
     SELECT date_trunc('hour', l.created_at, 'UTC'),
            toolgate_search_endpoint(l.endpoint, l.session_id, l.caller, l.caller_key_id),
            toolgate_search_profile(l.profile), l.mode,
@@ -1140,7 +1164,7 @@ CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zon
            count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)),
            count(b.best), coalesce(sum(1.0::float8 / b.best), 0),
            count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
-           count(*) FILTER (WHERE l.results @? '$[*].memory_share ? (@ > 0)')
+           count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
     FROM search_log l
     LEFT JOIN (
         SELECT x.search_id, x.search_created_at, min(x.rank) AS best
@@ -1150,7 +1174,7 @@ CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zon
     ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
-$_$;
+$$;
 
 
 --
@@ -1278,6 +1302,17 @@ CREATE FUNCTION public.toolgate_search_low_score(mode text, result_count integer
                        OR NOT results @? '$[*].lexical_rank ? (@.type() == "number")'
                    ELSE coalesce((results -> 0 ->> 'bm25')::float8, 0) < 1
                END)
+$_$;
+
+
+--
+-- Name: toolgate_search_memory_helped(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_memory_helped(results jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+    SELECT results @? '$[*].memory_share ? (@ > 0)'
 $_$;
 
 
@@ -1451,8 +1486,8 @@ CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
     FROM pg_proc p
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
-                        'toolgate_search_low_confidence',
-                        'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
+                        'toolgate_search_low_confidence', 'toolgate_search_memory_helped',
+                        'toolgate_search_hourly_of', 'toolgate_search_tenants_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
 $$;
@@ -1480,7 +1515,8 @@ BEGIN
     SELECT * INTO st FROM search_rollup_state FOR UPDATE;
     IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
         TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
-                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest, search_rollup_latency;
+                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest, search_rollup_latency,
+                 search_rollup_tenants;
         rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
         UPDATE search_rollup_state
            SET through = rolled_through, labels_through = labels_to, rules = digest, updated_at = now();
@@ -1500,6 +1536,8 @@ BEGIN
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
         INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
+        INSERT INTO search_rollup_tenants (hour, tenant, searches, memory_helped)
+        SELECT * FROM toolgate_search_tenants_of(st.through, upto);
         INSERT INTO search_rollup_latency (hour, endpoint, bucket, searches)
         SELECT * FROM toolgate_search_latency_of(st.through, upto);
         INSERT INTO search_rollup_queries AS r (day, query, searches, zero_result, last_seen)
@@ -1603,6 +1641,38 @@ CREATE FUNCTION public.toolgate_search_slowest_of(from_ts timestamp with time zo
         WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.latency_ms IS NOT NULL
     ) s
     WHERE s.r <= n
+$$;
+
+
+--
+-- Name: toolgate_search_tenants(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_tenants(since timestamp with time zone, want text) RETURNS TABLE(hour timestamp with time zone, tenant text, searches bigint, memory_helped bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT r.hour, r.tenant, r.searches, r.memory_helped
+    FROM search_rollup_tenants r
+    WHERE (want IS NULL OR r.tenant = want)
+      AND r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
+    UNION ALL
+    SELECT t.* FROM toolgate_search_tenants_of(greatest(since, toolgate_search_rollup_through()), 'infinity') t
+    WHERE want IS NULL OR t.tenant = want
+$$;
+
+
+--
+-- Name: toolgate_search_tenants_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_tenants_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, tenant text, searches bigint, memory_helped bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT date_trunc('hour', l.created_at, 'UTC'), l.tenant, count(*),
+           count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.tenant IS NOT NULL
+    GROUP BY 1, 2
 $$;
 
 
@@ -2325,7 +2395,8 @@ CREATE TABLE public.search_log (
     arm text,
     endpoint text,
     confidence double precision,
-    no_good_match boolean
+    no_good_match boolean,
+    tenant text
 )
 PARTITION BY RANGE (created_at);
 
@@ -2501,7 +2572,7 @@ CREATE VIEW public.search_learning_daily AS
     l.hit_5,
     l.memories
    FROM public.toolgate_analytics_learning(COALESCE(( SELECT min(search_log.created_at) AS min
-           FROM public.search_log), now())) l(day, searches, memory_helped, labelled, hit_1, hit_5, memories);
+           FROM public.search_log), now()), NULL::text) l(day, searches, memory_helped, labelled, hit_1, hit_5, memories);
 
 
 --
@@ -2740,6 +2811,18 @@ CREATE TABLE public.search_rollup_state (
     rules text,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT search_rollup_state_singleton_check CHECK (singleton)
+);
+
+
+--
+-- Name: search_rollup_tenants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.search_rollup_tenants (
+    hour timestamp with time zone NOT NULL,
+    tenant text NOT NULL,
+    searches bigint NOT NULL,
+    memory_helped bigint NOT NULL
 );
 
 
@@ -3692,6 +3775,14 @@ ALTER TABLE ONLY public.search_rollup_state
 
 
 --
+-- Name: search_rollup_tenants search_rollup_tenants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.search_rollup_tenants
+    ADD CONSTRAINT search_rollup_tenants_pkey PRIMARY KEY (tenant, hour);
+
+
+--
 -- Name: search_rollup_tool_totals search_rollup_tool_totals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4111,6 +4202,13 @@ CREATE UNIQUE INDEX search_rollup_queries_key ON public.search_rollup_queries US
 --
 
 CREATE INDEX search_rollup_slowest_day ON public.search_rollup_slowest USING btree (day, latency_ms DESC);
+
+
+--
+-- Name: search_rollup_tenants_hour; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX search_rollup_tenants_hour ON public.search_rollup_tenants USING btree (hour);
 
 
 --

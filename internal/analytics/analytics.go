@@ -12,12 +12,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/derrors"
 )
@@ -61,11 +63,23 @@ type Params struct {
 	// Endpoint narrows Latency to the searches of one endpoint ("rest", "find_tools" or
 	// "internal"); "" is all of them.
 	Endpoint string
+	// Tenant narrows Learning to one tenant's searches and memories (docs/learning.md): ""
+	// for the operator's, a key's tenant, "key:<id>" for a key of no tenant; nil is every
+	// tenant's.
+	Tenant *string
 }
 
-// ParseParams reads days, limit, bucket and endpoint from query parameters (get returns ""
-// for an absent one): days 1..MaxDays (DefaultDays), limit 1..MaxLimit (DefaultLimit),
-// bucket hour or day (day), endpoint rest, find_tools or internal (all).
+// OperatorTenant is how the answers and the tenant parameter name the operator's tenant
+// ("" inside): no tenant's name has brackets.
+const OperatorTenant = "(operator)"
+
+// keyTenant is the tenant of a search key made without one (auth.Key's "key:<id>").
+var keyTenant = regexp.MustCompile(`^key:[0-9]+$`)
+
+// ParseParams reads days, limit, bucket, endpoint and tenant from query parameters (get
+// returns "" for an absent one): days 1..MaxDays (DefaultDays), limit 1..MaxLimit
+// (DefaultLimit), bucket hour or day (day), endpoint rest, find_tools or internal (all),
+// tenant OperatorTenant, a tenant's name or key:<id> (every tenant).
 func ParseParams(get func(string) string) (Params, error) {
 	p := Params{Days: DefaultDays, Limit: DefaultLimit, Bucket: BucketDay}
 	var err error
@@ -87,6 +101,15 @@ func ParseParams(get func(string) string) (Params, error) {
 		p.Endpoint = e
 	default:
 		return p, &ParamError{Param: "endpoint", Reason: fmt.Sprintf("%q is not rest, find_tools or internal", e)}
+	}
+	switch t := get("tenant"); {
+	case t == "":
+	case t == OperatorTenant:
+		p.Tenant = new(string)
+	case auth.ValidTenant(t) || keyTenant.MatchString(t):
+		p.Tenant = &t
+	default:
+		return p, &ParamError{Param: "tenant", Reason: fmt.Sprintf("%q is not %s, a tenant's name or key:<id>", t, OperatorTenant)}
 	}
 	return p, nil
 }
@@ -235,18 +258,48 @@ type LearningDay struct {
 	Memories     int64  `json:"memories"`
 }
 
-// Learning returns every day of the window, oldest first.
-func Learning(ctx context.Context, pool *pgxpool.Pool, p Params) ([]LearningDay, error) {
-	out := []LearningDay{}
+// LearningAnswer is how one tenant's searches learn (Tenant), or every tenant's (Tenant
+// nil), and the tenants there are to choose from.
+type LearningAnswer struct {
+	Tenant *string       `json:"tenant"`
+	Days   []LearningDay `json:"days"`
+	// Tenants are the tenants with searches in the window or with memories, the operator's
+	// (OperatorTenant) first. A search logged before the log named its tenant (migration
+	// 0054) counts for every tenant's answer only.
+	Tenants []string `json:"tenants"`
+}
+
+// Learning returns every day of the window, oldest first, of p.Tenant's searches and
+// memories, or of every tenant's.
+func Learning(ctx context.Context, pool *pgxpool.Pool, p Params) (LearningAnswer, error) {
+	out := LearningAnswer{Days: []LearningDay{}, Tenants: []string{}}
+	if p.Tenant != nil {
+		out.Tenant = new(tenantName(*p.Tenant))
+	}
 	err := read(ctx, pool, func(q *db.Queries) error {
-		rows, err := q.AnalyticsLearning(ctx, int32(p.Days))
+		rows, err := q.AnalyticsLearning(ctx, db.AnalyticsLearningParams{Days: int32(p.Days), Tenant: p.Tenant})
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
-			out = append(out, LearningDay{Day: r.Day.Time.Format(time.DateOnly), Searches: r.Searches, MemoryHelped: r.MemoryHelped,
+			out.Days = append(out.Days, LearningDay{Day: r.Day.Time.Format(time.DateOnly), Searches: r.Searches, MemoryHelped: r.MemoryHelped,
 				Labelled: r.Labelled, Hit1: r.Hit1, Hit5: r.Hit5, Memories: r.Memories})
+		}
+		tenants, err := q.AnalyticsTenants(ctx, int32(p.Days))
+		for _, t := range tenants {
+			out.Tenants = append(out.Tenants, tenantName(t))
 		}
 		return err
 	})
 	return out, err
+}
+
+// tenantName is how the answers name tenant: OperatorTenant for the operator's.
+func tenantName(tenant string) string {
+	if tenant == "" {
+		return OperatorTenant
+	}
+	return tenant
 }
 
 // ProfileDay is one serving profile's searches of one day and how agents fared with them.

@@ -38,6 +38,7 @@ type snapshot struct {
 	Slowest     map[int][]analytics.SlowSearch
 	TopQueries  map[int][]analytics.TopQuery
 	Tools       analytics.ToolLists
+	Learning    map[string]analytics.LearningAnswer
 }
 
 func answers(t *testing.T, pool *pgxpool.Pool) snapshot {
@@ -45,7 +46,7 @@ func answers(t *testing.T, pool *pgxpool.Pool) snapshot {
 	ctx := context.Background()
 	s := snapshot{Searches: map[string][]analytics.SearchBucket{}, Latency: map[string][]analytics.LatencyBucket{}, ZeroResults: map[int][]analytics.ZeroResultQuery{},
 		LowScore: map[int][]analytics.LowScoreQuery{}, Profiles: map[int][]analytics.ProfileDay{},
-		Slowest: map[int][]analytics.SlowSearch{}, TopQueries: map[int][]analytics.TopQuery{}}
+		Slowest: map[int][]analytics.SlowSearch{}, TopQueries: map[int][]analytics.TopQuery{}, Learning: map[string]analytics.LearningAnswer{}}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -76,6 +77,15 @@ func answers(t *testing.T, pool *pgxpool.Pool) snapshot {
 		must(err)
 		s.TopQueries[days], err = analytics.TopQueries(ctx, pool, p)
 		must(err)
+		for _, tenant := range []*string{nil, new(""), new("acme"), new("key:4"), new("nobody")} {
+			p.Tenant = tenant
+			key := fmt.Sprint(days)
+			if tenant != nil {
+				key += " " + *tenant
+			}
+			s.Learning[key], err = analytics.Learning(ctx, pool, p)
+			must(err)
+		}
 	}
 	var err error
 	s.Tools, err = analytics.Tools(ctx, pool, analytics.Params{Limit: analytics.MaxLimit})
@@ -124,6 +134,20 @@ func rollup(t *testing.T, pool *pgxpool.Pool, opts analytics.RollupOptions) anal
 	return rep
 }
 
+func searchesOf(a analytics.LearningAnswer) (n int64) {
+	for _, d := range a.Days {
+		n += d.Searches
+	}
+	return n
+}
+
+func labelledOf(a analytics.LearningAnswer) (n int64) {
+	for _, d := range a.Days {
+		n += d.Labelled
+	}
+	return n
+}
+
 func count(t *testing.T, pool *pgxpool.Pool, sql string) int64 {
 	t.Helper()
 	var n int64
@@ -160,6 +184,11 @@ func TestRollupAnswersAsTheLog(t *testing.T) {
 	live := answers(t, pool)
 	if len(live.ZeroResults[90]) == 0 || len(live.LowScore[90]) == 0 || len(live.Tools.Popular) == 0 || len(live.Profiles[90]) < 2 {
 		t.Fatalf("the seeded log gives too little to compare: %+v", live.Profiles[90])
+	}
+	all, acme := live.Learning["90"], live.Learning["90 acme"]
+	if n := searchesOf(acme); n == 0 || n >= searchesOf(all) || labelledOf(acme) == 0 ||
+		!slices.Equal(all.Tenants[:3], []string{analytics.OperatorTenant, "acme", "globex"}) {
+		t.Fatalf("the seeded tenants: acme %d of %d searches, %d labelled; tenants %v", n, searchesOf(all), labelledOf(acme), all.Tenants)
 	}
 
 	// Seven hours per step: the steps' bounds fall anywhere in the days.
@@ -310,6 +339,11 @@ func TestParseParams(t *testing.T) {
 		{query: map[string]string{"bucket": "week"}, bad: "bucket"},
 		{query: map[string]string{"endpoint": "find_tools"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Endpoint: "find_tools"}},
 		{query: map[string]string{"endpoint": "mcp"}, bad: "endpoint"},
+		{query: map[string]string{"tenant": "(operator)"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("")}},
+		{query: map[string]string{"tenant": "acme"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("acme")}},
+		{query: map[string]string{"tenant": "key:12"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("key:12")}},
+		{query: map[string]string{"tenant": "key:ci-bot"}, bad: "tenant"},
+		{query: map[string]string{"tenant": "two words"}, bad: "tenant"},
 	} {
 		got, err := analytics.ParseParams(func(k string) string { return c.query[k] })
 		var pe *analytics.ParamError
@@ -318,7 +352,7 @@ func TestParseParams(t *testing.T) {
 			if !errors.As(err, &pe) || pe.Param != c.bad || !errors.Is(err, derrors.Invalid) || pe.Code() != "invalid_param" {
 				t.Errorf("%v: %v, want an invalid_param error about %s", c.query, err, c.bad)
 			}
-		case err != nil || got != c.want:
+		case err != nil || !reflect.DeepEqual(got, c.want):
 			t.Errorf("%v: %+v %v, want %+v", c.query, got, err, c.want)
 		}
 	}
@@ -637,10 +671,11 @@ func TestLearningDays(t *testing.T) {
 		FROM (SELECT min(rank) AS r FROM search_labels GROUP BY search_id) b`).Scan(&hit1, &hit5, &memories); err != nil {
 		t.Fatal(err)
 	}
-	days, err := analytics.Learning(ctx, pool, analytics.Params{Days: 3})
+	answer, err := analytics.Learning(ctx, pool, analytics.Params{Days: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
+	days := answer.Days
 	today := time.Now().UTC()
 	if len(days) != 3 || days[0].Day != today.AddDate(0, 0, -2).Format(time.DateOnly) || days[2].Day != today.Format(time.DateOnly) {
 		t.Fatalf("days %+v, want the last 3", days)
@@ -655,5 +690,79 @@ func TestLearningDays(t *testing.T) {
 	}
 	if n := count(t, pool, `SELECT count(*) FROM search_learning_daily WHERE memories > 0`); n != 1 {
 		t.Errorf("search_learning_daily: %d days with memories, want 1", n)
+	}
+}
+
+// TestLearningPerTenant: the learning answer of one tenant counts that tenant's searches,
+// labels and memories alone (two keys of one tenant, a key of its own, the operator), and
+// lists the tenants there are.
+func TestLearningPerTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
+	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
+	emb := embed.NewLocal(384)
+	st := search.DefaultSettings()
+	st.DefaultPlan = plan.ModeNone
+	svc := search.New(pool, emb, st, slog.New(slog.DiscardHandler))
+	keys := auth.NewKeys(pool, time.Now)
+	caller := func(spec auth.Spec) auth.Caller {
+		spec.Scope = auth.ScopeSearch
+		k, _, err := keys.Create(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *k.Caller()
+	}
+	a1, a2 := caller(auth.Spec{Name: "a1", Tenant: "acme"}), caller(auth.Spec{Name: "a2", Tenant: "acme"})
+	solo := caller(auth.Spec{Name: "solo"})
+	acmeLabelled := testfactory.LabelsAs(ctx, t, svc, a1, "fin", []testfactory.Use{
+		{Query: "what does apple trade at right now", Tools: []string{"get_apple_current_stock_price"}},
+		{Query: "how much money did microsoft make", Tools: []string{"get_microsoft_revenue"}},
+	})
+	acmeLabelled += testfactory.LabelsAs(ctx, t, svc, a2, "fin", []testfactory.Use{
+		{Query: "microsoft sales last year", Tools: []string{"get_microsoft_revenue"}},
+	})
+	soloLabelled := testfactory.LabelsAs(ctx, t, svc, solo, "fin", []testfactory.Use{
+		{Query: "amazon share price targets from analysts", Tools: []string{"get_amazon_analyst_price_targets"}},
+	})
+	if acmeLabelled == 0 || soloLabelled == 0 {
+		t.Fatalf("labelled: acme %d, solo %d", acmeLabelled, soloLabelled)
+	}
+	if _, err := svc.Search(ctx, search.Internal(), search.Request{Query: "apple stock price", K: 5}); err != nil {
+		t.Fatal(err)
+	}
+	mem := &memory.Service{Pool: pool, Embedder: emb, Logger: slog.New(slog.DiscardHandler)}
+	if _, err := mem.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	soloTenant := solo.Tenant
+	acmeMemories := count(t, pool, `SELECT count(*) FROM tool_memories WHERE tenant = 'acme'`)
+	soloMemories := count(t, pool, `SELECT count(*) FROM tool_memories WHERE tenant = '`+soloTenant+`'`)
+	if acmeMemories == 0 || soloMemories == 0 {
+		t.Fatalf("memories: acme %d, %s %d", acmeMemories, soloTenant, soloMemories)
+	}
+	for _, c := range []struct {
+		name                         string
+		tenant                       *string
+		searches, labelled, memories int64
+	}{
+		{"every tenant", nil, 5, int64(acmeLabelled + soloLabelled), acmeMemories + soloMemories},
+		{"acme", new("acme"), 3, int64(acmeLabelled), acmeMemories},
+		{"the key of its own", &soloTenant, 1, int64(soloLabelled), soloMemories},
+		{"the operator", new(""), 1, 0, 0},
+	} {
+		answer, err := analytics.Learning(ctx, pool, analytics.Params{Days: 1, Tenant: c.tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		today := answer.Days[0]
+		if today.Searches != c.searches || today.Labelled != c.labelled || today.Memories != c.memories {
+			t.Errorf("%s: %+v, want %d searches, %d labelled, %d memories", c.name, today, c.searches, c.labelled, c.memories)
+		}
+		if want := []string{analytics.OperatorTenant, "acme", soloTenant}; !slices.Equal(answer.Tenants, want) {
+			t.Errorf("%s: tenants %v, want %v", c.name, answer.Tenants, want)
+		}
 	}
 }

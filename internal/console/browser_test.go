@@ -696,8 +696,15 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
 	}
+	var learningAsked []string // the tenant parameter of each learning request ("" absent)
+	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.URL.Path, "/admin/analytics/"); ok {
+			if name == "learning" {
+				mu.Lock()
+				learningAsked = append(learningAsked, r.URL.Query().Get("tenant"))
+				mu.Unlock()
+			}
 			fixture(w, name)
 			return
 		}
@@ -803,5 +810,25 @@ func TestConsoleRendersTheContracts(t *testing.T) {
 	if got := eval[string](b, `document.querySelector('#an-zero tbody tr:nth-child(4) .query').textContent`); got != "<b>bold</b> query" {
 		t.Errorf("a query with markup shown as %q", got)
 	}
+	// whose learning: every tenant's, or one of the tenants the answer lists
+	if got := eval[[]string](b, `[...document.querySelectorAll('#an-learning-tenant option')].map(o => o.value + '=' + o.textContent)`); strings.Join(got, ",") != "=every tenant,(operator)=the operator,acme=acme,key:7=key:7" {
+		t.Errorf("tenants offered: %q", got)
+	}
 	b.shot("analytics")
+	b.do("show acme's learning", chromedp.SetValue(chromedp.CSS("#an-learning-tenant"), "acme"),
+		chromedp.Click(chromedp.CSS("#an-learning-filter button")))
+	b.wait("#an-learning figure")
+	b.settled()
+	if loc := b.location(); !strings.HasSuffix(loc, "/ui/analytics?days=7&tenant=acme") {
+		t.Errorf("location %s, want the tenant in it", loc)
+	}
+	if got := eval[string](b, `[...document.querySelectorAll('.window a')].find(a => a.textContent === '30 days')?.getAttribute('href') || ''`); got != "/ui/analytics?days=30&tenant=acme" {
+		t.Errorf("the 30-day window links to %q, want the tenant kept", got)
+	}
+	mu.Lock()
+	asked := slices.Clone(learningAsked)
+	mu.Unlock()
+	if !slices.Equal(asked, []string{"", "acme"}) {
+		t.Errorf("learning asked for tenants %q, want every tenant, then acme", asked)
+	}
 }

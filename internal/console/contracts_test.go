@@ -24,7 +24,7 @@ func TestContractsMatchTheAPI(t *testing.T) {
 		"zero-results":   listAnswer("queries", reflect.TypeFor[analytics.ZeroResultQuery]()),
 		"low-score":      listAnswer("queries", reflect.TypeFor[analytics.LowScoreQuery]()),
 		"profiles":       listAnswer("days", reflect.TypeFor[analytics.ProfileDay]()),
-		"learning":       listAnswer("days", reflect.TypeFor[analytics.LearningDay]()),
+		"learning":       reflect.TypeFor[analytics.LearningAnswer](),
 		"slowest":        listAnswer("searches", reflect.TypeFor[analytics.SlowSearch]()),
 		"top-queries":    listAnswer("queries", reflect.TypeFor[analytics.TopQuery]()),
 		"tools":          reflect.TypeFor[analytics.ToolLists](),

@@ -66,10 +66,15 @@ const analyticsLearning = `-- name: AnalyticsLearning :many
 SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
        l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
        l.memories::bigint AS memories
-FROM toolgate_analytics_learning(toolgate_analytics_since($1::int))
+FROM toolgate_analytics_learning(toolgate_analytics_since($1::int), $2::text)
     AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
 ORDER BY l.day
 `
+
+type AnalyticsLearningParams struct {
+	Days   int32   `json:"days"`
+	Tenant *string `json:"tenant"`
+}
 
 type AnalyticsLearningRow struct {
 	Day          pgtype.Date `json:"day"`
@@ -81,8 +86,9 @@ type AnalyticsLearningRow struct {
 	Memories     int64       `json:"memories"`
 }
 
-func (q *Queries) AnalyticsLearning(ctx context.Context, days int32) ([]AnalyticsLearningRow, error) {
-	rows, err := q.db.Query(ctx, analyticsLearning, days)
+// Every tenant's (tenant NULL) or one tenant's.
+func (q *Queries) AnalyticsLearning(ctx context.Context, arg AnalyticsLearningParams) ([]AnalyticsLearningRow, error) {
+	rows, err := q.db.Query(ctx, analyticsLearning, arg.Days, arg.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +329,31 @@ func (q *Queries) AnalyticsSlowest(ctx context.Context, arg AnalyticsSlowestPara
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const analyticsTenants = `-- name: AnalyticsTenants :many
+SELECT t.tenant::text AS tenant
+FROM toolgate_analytics_tenants(toolgate_analytics_since($1::int)) AS t (tenant)
+`
+
+func (q *Queries) AnalyticsTenants(ctx context.Context, days int32) ([]string, error) {
+	rows, err := q.db.Query(ctx, analyticsTenants, days)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var tenant string
+		if err := rows.Scan(&tenant); err != nil {
+			return nil, err
+		}
+		items = append(items, tenant)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

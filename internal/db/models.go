@@ -305,6 +305,7 @@ type SearchLog struct {
 	Endpoint     *string         `json:"endpoint"`
 	Confidence   pgtype.Float8   `json:"confidence"`
 	NoGoodMatch  pgtype.Bool     `json:"no_good_match"`
+	Tenant       *string         `json:"tenant"`
 }
 
 type SearchLowScoreQuery struct {
@@ -411,6 +412,13 @@ type SearchRollupState struct {
 	LabelsThrough *time.Time `json:"labels_through"`
 	Rules         *string    `json:"rules"`
 	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+type SearchRollupTenant struct {
+	Hour         time.Time `json:"hour"`
+	Tenant       string    `json:"tenant"`
+	Searches     int64     `json:"searches"`
+	MemoryHelped int64     `json:"memory_helped"`
 }
 
 type SearchRollupTool struct {

@@ -72,16 +72,17 @@ WITH incoming AS MATERIALIZED (
            e.doc->>'caller' AS caller, (e.doc->>'caller_key_id')::bigint AS caller_key_id,
            e.doc->>'session_id' AS session_id, (e.doc->>'experiment_id')::bigint AS experiment_id,
            e.doc->>'arm' AS arm, e.doc->>'endpoint' AS endpoint,
-           (e.doc->>'confidence')::float8 AS confidence, (e.doc->>'no_good_match')::boolean AS no_good_match
+           (e.doc->>'confidence')::float8 AS confidence, (e.doc->>'no_good_match')::boolean AS no_good_match,
+           e.doc->>'tenant' AS tenant
     FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord)
 ), written AS (
     INSERT INTO search_log (id, query, variants, mode, k, filters, profile, format, plan, rerank, results,
                             result_count, top_score, latency_ms, timings, caller, caller_key_id, session_id,
-                            experiment_id, arm, endpoint, confidence, no_good_match)
+                            experiment_id, arm, endpoint, confidence, no_good_match, tenant)
     SELECT i.id, i.query, i.variants, i.mode, i.k, i.filters, i.profile, i.format, i.plan, i.rerank, i.results,
            jsonb_array_length(i.results), (SELECT max((e->>'score')::float8) FROM jsonb_array_elements(i.results) e),
            i.latency_ms, i.timings, i.caller, i.caller_key_id, i.session_id, i.experiment_id, i.arm, i.endpoint,
-           i.confidence, i.no_good_match
+           i.confidence, i.no_good_match, i.tenant
     FROM incoming i
 )
 SELECT id FROM incoming ORDER BY ord
@@ -96,8 +97,9 @@ SELECT id FROM incoming ORDER BY ord
 // results by position, each {name, score, lexical_rank, vector_rank, bm25, name_match, and
 // with a plan intent, with a reranker rerank_score, when the memory branch scored it
 // memory_share} (search.logJSON), the rerank decision, the experiment arm and serving
-// profile the Search statement chose (its exp and pset CTEs), and the answer's confidence
-// and no_good_match (search.setConfidence). Returns the new ids in the rows' order: drawn,
+// profile the Search statement chose (its exp and pset CTEs), the answer's confidence
+// and no_good_match (search.setConfidence), and the tenant whose memories the search read
+// (auth.Caller.Tenant, ” for the operator's). Returns the new ids in the rows' order: drawn,
 // as the column's default draws them, before the insert.
 func (q *Queries) InsertSearchLogs(ctx context.Context, batch json.RawMessage) ([]int64, error) {
 	rows, err := q.db.Query(ctx, insertSearchLogs, batch)

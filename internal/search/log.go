@@ -76,6 +76,7 @@ type logRow struct {
 	Endpoint     string          `json:"endpoint"`
 	Confidence   float64         `json:"confidence"`
 	NoGoodMatch  bool            `json:"no_good_match"`
+	Tenant       string          `json:"tenant"` // whose memories the search read: auth.Caller.Tenant
 }
 
 // loggedTimings is the timings column of a search_log row.

@@ -358,7 +358,7 @@ func (s *Service) prepare(ctx context.Context, c auth.Caller, r Request) (*prepa
 	entry := logRow{
 		Query: r.Query, Variants: emptyIfNil(variants), Mode: string(r.Mode), K: int32(r.K), Filters: filters,
 		Format: string(r.Format), Plan: planJSON, Caller: optional(callerName), CallerKeyID: callerKey,
-		SessionID: optional(r.SessionID), Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)),
+		SessionID: optional(r.SessionID), Endpoint: string(cmp.Or(r.Endpoint, EndpointInternal)), Tenant: c.Tenant,
 	}
 	return &prepared{req: r, plan: p, tenant: c.Tenant, intents: len(intents), texts: qt.texts, n: n, rerankOn: rerankOn,
 		config: db.SearchSetConfigParams{EfSearch: strconv.Itoa(max(st.EfSearch, cand)), StatementTimeout: statementTimeout(st.StatementTimeout)},

@@ -39,6 +39,16 @@ BEGIN
     END IF;
 END $$;
 
+-- The learning answer gained its tenant argument (migration 0054): the one-argument answer
+-- and the psql view over it go, the view is made again below. Done once.
+DO $$
+BEGIN
+    IF to_regprocedure('toolgate_analytics_learning(timestamptz)') IS NOT NULL THEN
+        DROP VIEW IF EXISTS search_learning_daily;
+        DROP FUNCTION toolgate_analytics_learning(timestamptz);
+    END IF;
+END $$;
+
 -- ---------------------------------------------------------------------------------------
 -- Rules.
 
@@ -101,6 +111,13 @@ RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT result_count > 0 AND coalesce(no_good_match, false)
 $$;
 
+-- A search a memory helped: a result the memory branch scored (memory_share in the logged
+-- results, search.logJSON).
+CREATE OR REPLACE FUNCTION toolgate_search_memory_helped(results jsonb)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT results @? '$[*].memory_share ? (@ > 0)'
+$$;
+
 -- The start of the window of the last `days` UTC days, today included.
 CREATE OR REPLACE FUNCTION toolgate_analytics_since(days integer)
 RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE AS $$
@@ -127,7 +144,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
            count(*) FILTER (WHERE toolgate_search_low_score(l.mode, l.result_count, l.results, l.no_good_match)),
            count(b.best), coalesce(sum(1.0::float8 / b.best), 0),
            count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
-           count(*) FILTER (WHERE l.results @? '$[*].memory_share ? (@ > 0)')
+           count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
     FROM search_log l
     LEFT JOIN (
         SELECT x.search_id, x.search_created_at, min(x.rank) AS best
@@ -137,6 +154,19 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
+$$;
+
+-- Per hour and tenant whose memories the searches read (search_log.tenant, logged since
+-- migration 0054; an older row has none and is not counted): searches, and those a memory
+-- helped.
+CREATE OR REPLACE FUNCTION toolgate_search_tenants_of(from_ts timestamptz, to_ts timestamptz)
+RETURNS TABLE (hour timestamptz, tenant text, searches bigint, memory_helped bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT date_trunc('hour', l.created_at, 'UTC'), l.tenant, count(*),
+           count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
+    FROM search_log l
+    WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.tenant IS NOT NULL
+    GROUP BY 1, 2
 $$;
 
 -- Per day and query: searches, those that found nothing, when last seen.
@@ -247,8 +277,8 @@ RETURNS text LANGUAGE sql STABLE AS $$
     FROM pg_proc p
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
-                        'toolgate_search_low_confidence',
-                        'toolgate_search_hourly_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
+                        'toolgate_search_low_confidence', 'toolgate_search_memory_helped',
+                        'toolgate_search_hourly_of', 'toolgate_search_tenants_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
 $$;
@@ -280,6 +310,19 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WHERE r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
     UNION ALL
     SELECT h.* FROM toolgate_search_hourly_of(greatest(since, toolgate_search_rollup_through()), 'infinity') h
+$$;
+
+-- The tenants' rows from `since` on: of one tenant (want), or of every tenant (want NULL).
+CREATE OR REPLACE FUNCTION toolgate_search_tenants(since timestamptz, want text)
+RETURNS TABLE (hour timestamptz, tenant text, searches bigint, memory_helped bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT r.hour, r.tenant, r.searches, r.memory_helped
+    FROM search_rollup_tenants r
+    WHERE (want IS NULL OR r.tenant = want)
+      AND r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
+    UNION ALL
+    SELECT t.* FROM toolgate_search_tenants_of(greatest(since, toolgate_search_rollup_through()), 'infinity') t
+    WHERE want IS NULL OR t.tenant = want
 $$;
 
 CREATE OR REPLACE FUNCTION toolgate_search_latency(since timestamptz)
@@ -362,23 +405,32 @@ $$;
 -- with a result the memory branch scored (memory_helped); labelled searches, and of those
 -- the ones whose best label was ranked first (hit_1) and in the top 5 (hit_5); the memories
 -- stored now that were first stored by the end of the day (a memory removed since is not
--- counted). The labels are read from search_labels (a tenth of the searches at most).
-CREATE OR REPLACE FUNCTION toolgate_analytics_learning(since timestamptz)
+-- counted). The labels are read from search_labels (a tenth of the searches at most). Of
+-- every tenant (want NULL), or of one (want: '' the operator's, a key's tenant, 'key:' || id):
+-- its searches (those logged with their tenant, since migration 0054) and its memories.
+CREATE OR REPLACE FUNCTION toolgate_analytics_learning(since timestamptz, want text)
 RETURNS TABLE (day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint,
                memories bigint)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WITH days AS (
         SELECT d::date AS day
         FROM generate_series((since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
+    ), hours AS (
+        SELECT h.hour, h.searches, h.memory_helped FROM toolgate_search_hourly(since) h WHERE want IS NULL
+        UNION ALL
+        SELECT t.hour, t.searches, t.memory_helped FROM toolgate_search_tenants(since, want) t WHERE want IS NOT NULL
     ), traffic AS (
         SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, sum(h.searches)::bigint AS searches,
                sum(h.memory_helped)::bigint AS memory_helped
-        FROM toolgate_search_hourly(since) h
+        FROM hours h
         GROUP BY 1
     ), best AS (
         SELECT (x.search_created_at AT TIME ZONE 'UTC')::date AS day, min(x.rank) AS rank
         FROM search_labels x
         WHERE x.search_created_at >= since
+          AND (want IS NULL OR EXISTS (SELECT FROM search_log l
+                                       WHERE l.id = x.search_id AND l.created_at = x.search_created_at
+                                         AND l.tenant = want))
         GROUP BY 1, x.search_id, x.search_created_at
     ), labels AS (
         SELECT b.day, count(*) AS labelled, count(*) FILTER (WHERE b.rank = 1) AS hit_1,
@@ -388,6 +440,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     ), stored AS (
         SELECT (m.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
         FROM tool_memories m
+        WHERE want IS NULL OR m.tenant = want
         GROUP BY 1
     )
     SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(l.labelled, 0),
@@ -396,6 +449,18 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     FROM days d
     LEFT JOIN traffic t ON t.day = d.day
     LEFT JOIN labels l ON l.day = d.day
+$$;
+
+-- The tenants with searches logged with their tenant from `since` on, or with memories: the
+-- operator's ('') first, then by name.
+CREATE OR REPLACE FUNCTION toolgate_analytics_tenants(since timestamptz)
+RETURNS TABLE (tenant text)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT x.tenant
+    FROM (SELECT t.tenant FROM toolgate_search_tenants(since, NULL) t
+          UNION
+          SELECT c.tenant FROM tool_memory_tenants c) x
+    ORDER BY x.tenant <> '', x.tenant
 $$;
 
 -- Queries that found nothing, per endpoint and filters (the sources and tags that may have
@@ -567,7 +632,7 @@ FROM toolgate_analytics_low_score('-infinity')
 -- searches with their best label first and in the top 5, memories stored by the day's end.
 CREATE OR REPLACE VIEW search_learning_daily AS
 SELECT l.day, l.searches, l.memory_helped, l.labelled, l.hit_1, l.hit_5, l.memories
-FROM toolgate_analytics_learning(coalesce((SELECT min(created_at) FROM search_log), now()))
+FROM toolgate_analytics_learning(coalesce((SELECT min(created_at) FROM search_log), now()), NULL)
     AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories);
 
 -- Queries by how often they were searched.
@@ -691,7 +756,8 @@ BEGIN
     SELECT * INTO st FROM search_rollup_state FOR UPDATE;
     IF st.through IS NULL OR st.rules IS DISTINCT FROM digest THEN
         TRUNCATE search_rollup_hourly, search_rollup_queries, search_rollup_zero, search_rollup_low,
-                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest, search_rollup_latency;
+                 search_rollup_tools, search_rollup_tool_totals, search_rollup_slowest, search_rollup_latency,
+                 search_rollup_tenants;
         rolled_through := least(coalesce(date_trunc('hour', (SELECT min(l.created_at) FROM search_log l), 'UTC'), target), target);
         UPDATE search_rollup_state
            SET through = rolled_through, labels_through = labels_to, rules = digest, updated_at = now();
@@ -711,6 +777,8 @@ BEGIN
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
         INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
+        INSERT INTO search_rollup_tenants (hour, tenant, searches, memory_helped)
+        SELECT * FROM toolgate_search_tenants_of(st.through, upto);
         INSERT INTO search_rollup_latency (hour, endpoint, bucket, searches)
         SELECT * FROM toolgate_search_latency_of(st.through, upto);
         INSERT INTO search_rollup_queries AS r (day, query, searches, zero_result, last_seen)
@@ -804,6 +872,7 @@ BEGIN
         DELETE FROM search_rollup_tools WHERE month >= lo AND month < hi;
         DELETE FROM search_rollup_slowest WHERE day >= lo AND day < hi;
         DELETE FROM search_rollup_latency WHERE hour >= lo AND hour < hi;
+        DELETE FROM search_rollup_tenants WHERE hour >= lo AND hour < hi;
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;

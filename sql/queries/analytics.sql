@@ -45,12 +45,17 @@ FROM toolgate_analytics_profiles(toolgate_analytics_since(sqlc.arg(days)::int))
 ORDER BY p.day, p.profile;
 
 -- name: AnalyticsLearning :many
+-- Every tenant's (tenant NULL) or one tenant's.
 SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
        l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
        l.memories::bigint AS memories
-FROM toolgate_analytics_learning(toolgate_analytics_since(sqlc.arg(days)::int))
+FROM toolgate_analytics_learning(toolgate_analytics_since(sqlc.arg(days)::int), sqlc.narg(tenant)::text)
     AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
 ORDER BY l.day;
+
+-- name: AnalyticsTenants :many
+SELECT t.tenant::text AS tenant
+FROM toolgate_analytics_tenants(toolgate_analytics_since(sqlc.arg(days)::int)) AS t (tenant);
 
 -- name: AnalyticsTopQueries :many
 SELECT q.query::text AS query, q.searches::bigint AS searches, q.zero_result::bigint AS zero_result,

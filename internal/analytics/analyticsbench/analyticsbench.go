@@ -98,12 +98,12 @@ const seedResultLists = `CREATE TEMP TABLE bench_results ON COMMIT PRESERVE ROWS
 // match below 0.4 (and when nothing was found).
 const seedSearches = `INSERT INTO search_log (id, created_at, query, mode, k, filters, profile, format, results, result_count,
 			                        top_score, latency_ms, timings, caller, caller_key_id, session_id, endpoint,
-			                        confidence, no_good_match)
+			                        confidence, no_good_match, tenant)
 			SELECT g.n, g.at, g.query, g.mode, g.k, g.filters, g.profile, g.format,
 			       CASE WHEN g.zero THEN '[]' ELSE r.results END, CASE WHEN g.zero THEN 0 ELSE g.k END,
 			       CASE WHEN NOT g.zero THEN r.top END,
 			       g.lat, jsonb_build_object('embed_ms', 1.0, 'db_ms', g.lat - 1), g.caller, g.key, g.session, g.ep,
-			       CASE WHEN g.zero THEN 0 ELSE g.conf END, g.zero OR g.conf < 0.4
+			       CASE WHEN g.zero THEN 0 ELSE g.conf END, g.zero OR g.conf < 0.4, g.tenant
 			FROM (
 			    SELECT b.*,
 			           CASE WHEN b.zero THEN 'zzz missing thing ' || (b.qn % 500)
@@ -125,6 +125,9 @@ const seedSearches = `INSERT INTO search_log (id, created_at, query, mode, k, fi
 			               CASE WHEN a.ep = 'find_tools' THEN 'raw' ELSE 'openai' END AS format,
 			               3 + power(random(), 4) * 300 AS lat,
 			               'agent-' || (a.n % 40) AS caller, (a.n % 40) + 1 AS key,
+			               -- the operator's, two named tenants' and keys' own, and one search in
+			               -- seven logged before the log named its tenant
+			               CASE WHEN a.n % 7 <> 0 THEN (ARRAY['', 'acme', 'globex', 'key:' || ((a.n % 40) + 1)])[1 + (a.n % 40) % 4] END AS tenant,
 			               CASE WHEN a.ep = 'find_tools' THEN 'session-' || (a.n / 8) END AS session
 			        FROM (
 			            SELECT n, now() - random() * $2::int * interval '1 day' AS at,

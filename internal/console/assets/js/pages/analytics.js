@@ -1,5 +1,6 @@
-// Analytics: /ui/analytics?days=7. Each section reads one /admin/analytics endpoint and
-// shows its data, or its error, by itself.
+// Analytics: /ui/analytics?days=7[&tenant=acme]. Each section reads one /admin/analytics
+// endpoint and shows its data, or its error, by itself; the tenant narrows what the catalog
+// learned to one tenant's searches and memories.
 
 import {get, query} from '../api.js';
 import {h, fill, table, section, fmtInt, fmtNum, fmtPct, fmtTime, fmtDuration, compact} from '../dom.js';
@@ -37,10 +38,11 @@ export async function render(root, ctx) {
   if (!(days >= 1 && days <= 90)) {
     days = 7;
   }
+  const tenant = ctx.url.searchParams.get('tenant');
   ctx.setTitle(`Analytics, ${days} days`);
   root.append(h('h1', {}, 'Analytics'),
     h('p', {class: 'window'}, 'Window: ', windows.map(d => [d === days ?
-      h('b', {'aria-current': 'true'}, d === 1 ? '1 day' : `${d} days`) : h('a', {href: `/ui/analytics?days=${d}`}, d === 1 ? '1 day' : `${d} days`), ' '])));
+      h('b', {'aria-current': 'true'}, d === 1 ? '1 day' : `${d} days`) : h('a', {href: '/ui/analytics' + query({days: d, tenant})}, d === 1 ? '1 day' : `${d} days`), ' '])));
   const opts = {signal: ctx.signal};
   const bucket = days <= 2 ? 'hour' : 'day';
   const parts = {
@@ -69,7 +71,7 @@ export async function render(root, ctx) {
     fill(parts.searches, a('searches', {days, bucket}), searches),
     fill(parts.latency, a('latency', {days, bucket}), latency),
     fill(parts.profiles, a('profiles', {days}), profileCharts),
-    fill(parts.learning, a('learning', {days}), learningCharts),
+    fill(parts.learning, a('learning', {days, tenant}), d => [tenantPicker(d, days, ctx), ...learningCharts(d)]),
     fill(parts.zero, a('zero-results', {days, limit: LIMIT}), d => table([
       {title: 'Query', cell: q => searchesLink(q.query, days)},
       {title: 'From', cell: q => q.endpoint},
@@ -156,6 +158,23 @@ function profileCharts(d) {
     h('div', {}, h('h3', {}, 'MRR of labelled searches'),
       h('p', {class: 'muted'}, 'The mean of 1 / rank of the tool the agent used, over the searches it used one of. An experiment also shows the MRR of all its searches, an unlabelled one counting 0.'),
       lineChart(seriesOf(rows, r => r.profile, t, r => r.mrr), {label: 'MRR by profile', yFormat: v => fmtNum(v, 2), width: 580, height: 200})));
+}
+
+// tenantPicker chooses whose learning the section shows: every tenant's, or one tenant's
+// searches and memories (the operator's is "(operator)" in the API).
+function tenantPicker(d, days, ctx) {
+  const label = t => t === '(operator)' ? 'the operator' : t;
+  const chosen = d.tenant ?? '';
+  const tenants = d.tenants || [];
+  const pick = h('select', {id: 'an-learning-tenant', name: 'tenant'},
+    [['', 'every tenant'], ...(chosen && !tenants.includes(chosen) ? [chosen] : []).concat(tenants).map(t => [t, label(t)])]
+      .map(([v, l]) => h('option', {value: v, selected: v === chosen}, l)));
+  const f = h('form', {class: 'inline-form', id: 'an-learning-filter'}, h('label', {}, 'Tenant ', pick), h('button', {type: 'submit'}, 'Show'));
+  f.addEventListener('submit', e => {
+    e.preventDefault();
+    ctx.navigate('/ui/analytics' + query({days, tenant: pick.value}));
+  });
+  return f;
 }
 
 // learningCharts draws how the catalog learns from its traffic, per day: of the labelled
