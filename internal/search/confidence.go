@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 
 	"github.com/toolgate/toolgate/internal/db"
 )
@@ -44,21 +45,25 @@ func (s signals) features() []float64 {
 // model's features (a vector-only answer has no BM25 and is never found by both branches),
 // so the hybrid model put every vector-only answer near 0 although half were right.
 type confidenceModels struct {
+	branches       string // hybrid, lexical or vector: ConfidenceInputs.Branches
 	result, answer []float64
 }
 
 var (
 	hybridConfidence = confidenceModels{
-		result: []float64{-8.266, 0.349, 1.409, 0.312, -0.153, 1.48, 2.502, -0.881},
-		answer: []float64{-8.768, -0.521, 1.637, 0.434, 0.521, 2.405, 0, 0, 2.754},
+		branches: "hybrid",
+		result:   []float64{-8.266, 0.349, 1.409, 0.312, -0.153, 1.48, 2.502, -0.881},
+		answer:   []float64{-8.768, -0.521, 1.637, 0.434, 0.521, 2.405, 0, 0, 2.754},
 	}
 	lexicalConfidence = confidenceModels{
-		result: []float64{-7.968, 1.543, 0, 0, 0, 1.903, 0.749, -0.777},
-		answer: []float64{-11.138, 0, 0, 0, 0, 3.631, 0, 0, 2.274},
+		branches: "lexical",
+		result:   []float64{-7.968, 1.543, 0, 0, 0, 1.903, 0.749, -0.777},
+		answer:   []float64{-11.138, 0, 0, 0, 0, 3.631, 0, 0, 2.274},
 	}
 	vectorConfidence = confidenceModels{
-		result: []float64{-3.593, 0, 3.076, 0, 0, 0, 0.569, -0.864},
-		answer: []float64{-4.39, 0, 4.146, 0, 0, 0, 0, 0, 2.104},
+		branches: "vector",
+		result:   []float64{-3.593, 0, 3.076, 0, 0, 0, 0.569, -0.864},
+		answer:   []float64{-4.39, 0, 4.146, 0, 0, 0, 0, 0, 2.104},
 	}
 )
 
@@ -80,38 +85,84 @@ func modelsFor(lexical, vector bool) confidenceModels {
 // the tool asked for.
 const nameMatchConfidence = 0.99
 
+// ConfidenceInputs are what the confidence models of one search were given, for refitting
+// them on an evaluation's searches (`toolgate eval --per-query`, docs/eval.md#calibration):
+// the set of branches whose models ran, each result's features in the order of the results
+// and the answer model's (nil without results).
+type ConfidenceInputs struct {
+	Branches string         `json:"branches"`
+	Results  []ResultInputs `json:"results"`
+	Answer   []float64      `json:"answer"`
+}
+
+// ResultInputs are the features of one result; NameMatch says its confidence is
+// nameMatchConfidence whatever the models say (for the first result, the answer's too).
+type ResultInputs struct {
+	Features  []float64 `json:"features"`
+	NameMatch bool      `json:"name_match,omitempty"`
+}
+
+// ConfidenceOf is what the served models of in.Branches make of in: the answer's confidence
+// and each result's, before a name match overrides them and before rounding. It is the
+// function the search itself applies (setConfidence).
+func ConfidenceOf(in ConfidenceInputs) (answer float64, results []float64) {
+	m := modelsByBranches(in.Branches)
+	results = make([]float64, len(in.Results))
+	for i, r := range in.Results {
+		results[i] = logistic(m.result, r.Features)
+	}
+	if in.Answer != nil {
+		answer = logistic(m.answer, in.Answer)
+	}
+	return answer, results
+}
+
+// modelsByBranches is the pair of models named branches (the hybrid pair for any other name).
+func modelsByBranches(branches string) confidenceModels {
+	switch branches {
+	case lexicalConfidence.branches:
+		return lexicalConfidence
+	case vectorConfidence.branches:
+		return vectorConfidence
+	default:
+		return hybridConfidence
+	}
+}
+
 // setConfidence gives each result of resp its confidence and resp its answer confidence,
-// from the statement's rows of the results (in their order): wMeaning is the meaning
-// branch's weight in the search, lexical and vector whether those branches ran. An answer
-// without results has confidence 0.
+// from the statement's rows of the results (in their order), and records the models' inputs
+// in resp.ConfidenceInputs: wMeaning is the meaning branch's weight in the search, lexical
+// and vector whether those branches ran. An answer without results has confidence 0.
 func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64, lexical, vector bool) {
 	m := modelsFor(lexical, vector)
-	resp.Confidence = 0
-	if len(rows) == 0 {
-		resp.NoGoodMatch = true
-		return
-	}
-	sig := make([]signals, len(rows))
-	for i, row := range rows {
-		sig[i] = signalsOf(row, rows[0].Score, wMeaning, i+1)
-	}
+	in := ConfidenceInputs{Branches: m.branches, Results: make([]ResultInputs, len(resp.Results))}
 	for i := range resp.Results {
-		c := logistic(m.result, sig[i].features())
-		if resp.Results[i].NameMatch {
-			c = nameMatchConfidence
+		sig := signalsOf(rows[i], rows[0].Score, wMeaning, i+1)
+		in.Results[i] = ResultInputs{Features: sig.features(), NameMatch: resp.Results[i].NameMatch}
+	}
+	if len(in.Results) > 0 {
+		gap := 1.0
+		if len(rows) > 1 {
+			gap = 1 - signalsOf(rows[1], rows[0].Score, wMeaning, 2).relative
 		}
-		resp.Results[i].Confidence = round3(c)
+		in.Answer = append(slices.Clone(in.Results[0].Features), gap)
 	}
-	gap := 1.0
-	if len(sig) > 1 {
-		gap = 1 - sig[1].relative
+	resp.ConfidenceInputs = in
+	answer, results := ConfidenceOf(in)
+	for i := range resp.Results {
+		if resp.Results[i].NameMatch {
+			results[i] = nameMatchConfidence
+		}
+		resp.Results[i].Confidence = round3(results[i])
 	}
-	c := logistic(m.answer, append(sig[0].features(), gap))
-	if resp.Results[0].NameMatch {
-		c = nameMatchConfidence
+	resp.Confidence = 0
+	if len(resp.Results) > 0 {
+		if resp.Results[0].NameMatch {
+			answer = nameMatchConfidence
+		}
+		resp.Confidence = round3(answer)
 	}
-	resp.Confidence = round3(c)
-	resp.NoGoodMatch = resp.Confidence < ConfidenceThreshold
+	resp.NoGoodMatch = len(resp.Results) == 0 || resp.Confidence < ConfidenceThreshold
 }
 
 func signalsOf(row db.SearchRow, top, wMeaning float64, rank int) signals {
