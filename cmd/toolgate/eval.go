@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/eval"
@@ -86,8 +88,8 @@ func runEvalFitConfidence(_ context.Context, env *cliEnv, args []string) error {
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 || *l2 < 0 {
-		return &cli.UsageError{Msg: fitConfidenceUsage}
+	if fs.NArg() == 0 || *l2 < 0 || slices.ContainsFunc(fs.Args(), func(a string) bool { return strings.HasPrefix(a, "-") }) {
+		return &cli.UsageError{Msg: fitConfidenceUsage} // flags go before the files
 	}
 	var sets []eval.ConfidenceSet
 	var fit []eval.QueryOutcome

@@ -95,7 +95,9 @@ func TestEvalPerQuerySignalsAndFitConfidence(t *testing.T) {
 	if measured == 0 || measured >= len(outs) {
 		t.Errorf("%d searches measured on the even half of %d", measured, len(outs))
 	}
-	if code, _, errOut := runCLI(t, nil, "eval", "fit-confidence"); code != 2 || !strings.Contains(errOut, "usage") {
-		t.Errorf("fit-confidence without a file: exit %d: %s", code, errOut)
+	for _, args := range [][]string{{}, {perQuery, "--measure", perQuery}} {
+		if code, _, errOut := runCLI(t, nil, append([]string{"eval", "fit-confidence"}, args...)...); code != 2 || !strings.Contains(errOut, "usage") {
+			t.Errorf("fit-confidence %v: exit %d: %s", args, code, errOut)
+		}
 	}
 }
