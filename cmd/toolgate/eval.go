@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/eval"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // runEvalCalls scores agent tool-call traces: FinMCP-Bench tool precision, recall, F1 and
@@ -73,3 +76,48 @@ func readTraces(path string) ([]eval.Trace, error) {
 	}
 	return traces, err
 }
+
+// runEvalFitConfidence fits the answer confidence's models on --per-query files and
+// measures them on others (eval.FitConfidence, eval.MeasureConfidence).
+func runEvalFitConfidence(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlags("eval fit-confidence", env)
+	var measure stringList
+	fs.Var(&measure, "measure", "a --per-query file (FILE, FILE:odd or FILE:even) to measure the models on and not fit them on (repeatable)")
+	l2 := fs.Float64("l2", 1, "L2 penalty of the coefficients (the intercept's excepted)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 || *l2 < 0 || slices.ContainsFunc(fs.Args(), func(a string) bool { return strings.HasPrefix(a, "-") }) {
+		return &cli.UsageError{Msg: fitConfidenceUsage} // flags go before the files
+	}
+	var sets []eval.ConfidenceSet
+	var fit []eval.QueryOutcome
+	for i, spec := range append(fs.Args(), measure...) {
+		set, err := eval.LoadConfidenceSet(spec, i < fs.NArg())
+		if err != nil {
+			return err
+		}
+		if set.Fitted {
+			fit = append(fit, set.Outcomes...)
+		}
+		sets = append(sets, set)
+	}
+	models, err := eval.FitConfidence(fit, *l2)
+	if err != nil {
+		return err
+	}
+	rows := eval.MeasureConfidence(sets, models, search.ConfidenceThreshold)
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Models map[string]eval.ConfidenceModels `json:"models"`
+			Rows   []eval.ConfidenceRow             `json:"calibration"`
+		}{models, rows})
+	}
+	fmt.Fprintf(env.stdout, "%s\n%s", eval.ConfidenceModelsGo(models), eval.ConfidenceTable(rows))
+	return nil
+}
+
+const fitConfidenceUsage = "usage: toolgate eval fit-confidence [--measure FILE[:odd|:even]]... [--l2 1] [--json] FILE[:odd|:even]..."

@@ -16,7 +16,7 @@ import (
 
 const evalUsage = "usage: toolgate eval DIR [--k 1,5,10] [--mode hybrid|lexical|vector|all] [--profile NAME[,NAME]|all] " +
 	"[--plan default|none|rewrite|decompose|full[,...]] [--set key=value]... [--vary key=v1,v2,...]... [--questions N] [--queries-limit N] " +
-	"[--kind KIND[,KIND]] [--traffic-split kind:NAME|FRACTION [--curve-svg FILE]] [--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]"
+	"[--kind KIND[,KIND]] [--traffic-split kind:NAME|FRACTION [--curve-svg FILE]] [--out FILE] [--per-query FILE] [--json] [--keep]\n       toolgate eval calls --gold FILE --pred FILE [--json]\n       toolgate eval fit-confidence [--measure FILE[:odd|:even]]... [--l2 1] [--json] FILE[:odd|:even]..."
 
 // runEvalDataset is `toolgate eval DIR`: the run itself is evalrun.Run, which reports its
 // progress on stderr; the reports go to stdout, as tables or JSON. An interrupted run prints

@@ -103,6 +103,8 @@ func init() {
 			subs: map[string]*cliCommand{
 				"calls": {run: runEvalCalls, usage: "toolgate eval calls --gold FILE --pred FILE [--json]",
 					about: "Score agent tool-call traces against gold traces: tool precision, recall, F1 and exact match rate, and the weighted score of names, keys and values."},
+				"fit-confidence": {run: runEvalFitConfidence, usage: fitConfidenceUsage[len("usage: "):],
+					about: "Fit the answer confidence's logistic models (internal/search/confidence.go) on the --per-query files of eval runs and print them as Go, with the calibration of the served and the refitted confidence on every file, --measure files included (docs/eval.md#calibration)."},
 			}},
 		"dataset": {usage: datasetUsage[len("usage: "):],
 			about: "Write an evaluation dataset (docs/eval.md): a generated ScaleMCP-style one, or the tools of real MCP servers.",

@@ -24,7 +24,7 @@ func cjkFeatures(word string, weight float64, add func(feature string, weight fl
 		run = run[:0]
 	}
 	for _, r := range word {
-		if isCJK(r) {
+		if IsCJK(r) {
 			run = append(run, r)
 		} else {
 			flush()
@@ -33,9 +33,9 @@ func cjkFeatures(word string, weight float64, add func(feature string, weight fl
 	flush()
 }
 
-// isCJK reports whether r is a character of the scripts written without spaces: kana,
+// IsCJK reports whether r is a character of the scripts written without spaces: kana,
 // CJK ideographs and hangul syllables (the ranges of toolgate_cjk_bigrams).
-func isCJK(r rune) bool {
+func IsCJK(r rune) bool {
 	return (r >= 0x3040 && r <= 0x30ff) || (r >= 0x3400 && r <= 0x4dbf) || (r >= 0x4e00 && r <= 0x9fff) ||
 		(r >= 0xf900 && r <= 0xfaff) || (r >= 0xac00 && r <= 0xd7af)
 }

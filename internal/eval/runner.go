@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/search"
 )
 
 // SearchFunc ranks tools for a query and returns at most k tool names, best first. The eval
@@ -43,6 +44,9 @@ type Options struct {
 	// against ConfidenceThreshold.
 	Confidence          func(query string) (float64, bool)
 	ConfidenceThreshold float64
+	// Signals, when set, gives what the confidence models of the max(Ks) search of a query
+	// just made were given (nil: nothing), for the query's outcome.
+	Signals func(query string) *search.ConfidenceInputs
 }
 
 // QueryOutcome is one query's ranking (the max(Ks) search) and the rank of each of its gold
@@ -55,6 +59,10 @@ type QueryOutcome struct {
 	Gold    []GoldRank `json:"gold"`
 	// Confidence is the answer's confidence, when the search reports one.
 	Confidence *float64 `json:"confidence,omitempty"`
+	// Signals are the inputs of the confidence models, one per result (in the order of
+	// Results) and the answer's, when the search reports them: the data
+	// `toolgate eval fit-confidence` fits the models on.
+	Signals *search.ConfidenceInputs `json:"signals,omitempty"`
 }
 
 // GoldRank is where a gold tool is in a ranking: its 1-based rank, nil when the ranking
@@ -166,6 +174,9 @@ func Run(ctx context.Context, queries []Query, search SearchFunc, opts Options) 
 				calib.add(c, ranking, q.Gold)
 				o.Confidence = &c
 			}
+		}
+		if opts.Signals != nil {
+			o.Signals = opts.Signals(q.Query)
 		}
 		if opts.PerQuery != nil {
 			if err := opts.PerQuery(o); err != nil {

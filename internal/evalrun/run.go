@@ -337,12 +337,18 @@ func (r *runner) runConfig(ctx context.Context, pool *pgxpool.Pool, c evalConfig
 	perK := evalPerK(st, effective, r.o.Ks)
 	cfg := r.configRecord(c, st, effective, perK)
 	var planned planStats
-	confidence := map[string]float64{}
+	confidence := map[string]search.Response{}
 	t := time.Now()
 	ranked := searchFunc(svc, search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}, r.ds.Tools, &planned, confidence, r.o.Ks[len(r.o.Ks)-1])
 	rep, err := eval.Run(ctx, r.queries, ranked,
 		eval.Options{Ks: r.o.Ks, PerK: perK, Config: cfg, Dataset: &r.ds.Info, PerQuery: r.perQuery.writer(r.info.ID, c.label),
-			Confidence: func(q string) (float64, bool) { v, ok := confidence[q]; return v, ok }, ConfidenceThreshold: search.ConfidenceThreshold})
+			Confidence: func(q string) (float64, bool) { v, ok := confidence[q]; return v.Confidence, ok }, ConfidenceThreshold: search.ConfidenceThreshold,
+			Signals: func(q string) *search.ConfidenceInputs {
+				if v, ok := confidence[q]; ok {
+					return &v.ConfidenceInputs
+				}
+				return nil
+			}})
 	if err != nil {
 		return Line{}, err
 	}
@@ -565,8 +571,9 @@ func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
 // searchFunc ranks with the search service of POST /search and returns the tools' names as
 // the dataset spells them: the original names of tools, which the catalog may hold under
 // another name (catalog.CatalogName) in the eval source's namespace. The plans of the
-// searches for maxK go to planned, their answer confidences to confidence (by query).
-func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool, planned *planStats, confidence map[string]float64, maxK int) eval.SearchFunc {
+// searches for maxK go to planned, their answer confidences and the inputs of their
+// confidence models to confidence (by query; the responses without their results).
+func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool, planned *planStats, confidence map[string]search.Response, maxK int) eval.SearchFunc {
 	original := make(map[string]string, len(tools))
 	for _, t := range tools {
 		original[catalog.ToolName(evalSource, t.Name)] = t.Name
@@ -580,7 +587,7 @@ func searchFunc(svc *search.Service, base search.Request, tools []catalog.Tool, 
 		}
 		if k == maxK {
 			planned.add(resp.Plan)
-			confidence[query] = resp.Confidence
+			confidence[query] = search.Response{Confidence: resp.Confidence, ConfidenceInputs: resp.ConfidenceInputs}
 		}
 		names := make([]string, len(resp.Results))
 		for i, r := range resp.Results {

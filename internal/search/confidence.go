@@ -2,27 +2,33 @@ package search
 
 import (
 	"math"
+	"slices"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/embed"
 )
 
 // ConfidenceThreshold is the answer confidence below which a search says it found no good
-// match (Response.NoGoodMatch): on the development sets an answer under it had its first
-// result right in one search in seven, one above it in seven of ten
+// match (Response.NoGoodMatch): on the multi-domain development set an answer under it has
+// its first result right in one search in five, one above it in seven of ten
 // (docs/search.md#confidence).
 const ConfidenceThreshold = 0.4
 
-// signals are what the statement says about one result that tells a right tool from a
-// wrong one: each branch's share of its score as a fraction of the branch's weight (1: the
-// branch's best candidate, the vector share lowered by the vector confidence when its best
-// similarity is weak), whether both the lexical and the vector branch found it, its BM25,
-// its score relative to the first result's, and its rank.
+// signals are what tells a right result from a wrong one: what the statement says about it
+// — each branch's share of its score as a fraction of the branch's weight (1: the branch's
+// best candidate, the vector share lowered by the vector confidence when its best similarity
+// is weak), whether both the lexical and the vector branch found it, its BM25, its score
+// relative to the first result's, and its rank — and the share of the request's letters
+// written in Chinese, Japanese or Korean script (cjkShare), on which the other signals of
+// a right answer are weaker.
 type signals struct {
 	lexical, vector, meaning float64
 	both                     bool
 	bm25                     float64
 	relative                 float64
 	rank                     int
+	cjk                      float64
 }
 
 // features are the inputs of the confidence model, in the order of its coefficients.
@@ -31,34 +37,57 @@ func (s signals) features() []float64 {
 	if s.both {
 		both = 1
 	}
-	return []float64{s.lexical, s.vector, s.meaning, both, math.Log1p(s.bm25), s.relative, math.Log(float64(s.rank))}
+	return []float64{s.lexical, s.vector, s.meaning, both, math.Log1p(s.bm25), s.relative, math.Log(float64(s.rank)), s.cjk}
+}
+
+// cjkShare is the share of the letters and digits of text that are kana, CJK ideographs or
+// hangul (embed.IsCJK): 0 for an English request, 1 for a Chinese one, 0 without letters.
+func cjkShare(text string) float64 {
+	var letters, cjk int
+	for _, r := range text {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			letters++
+			if embed.IsCJK(r) {
+				cjk++
+			}
+		}
+	}
+	if letters == 0 {
+		return 0
+	}
+	return float64(cjk) / float64(letters)
 }
 
 // confidenceModels are the logistic models of one set of branches: result is the model of
 // "this result is a tool the request needs" over signals.features, answer the model of "the
 // first result is a tool the request needs" over the first result's features and the gap to
 // the second (1 - its relative score; 1 when there is no second result). Each is the
-// intercept, then one coefficient per feature (then the gap's). They were fitted on the
-// development sets with the built-in providers and default settings, one pair per set of
-// branches that ran (docs/search.md#confidence): a single branch cannot fill the hybrid
-// model's features (a vector-only answer has no BM25 and is never found by both branches),
-// so the hybrid model put every vector-only answer near 0 although half were right.
+// intercept, then one coefficient per feature (then the gap's). They are fitted by
+// `toolgate eval fit-confidence` on the searches of `toolgate eval --mode all` over
+// the fitting halves of the development sets, built-in providers and default settings,
+// one pair per set of branches that ran (docs/eval.md#calibration): a single branch cannot
+// fill the hybrid model's features (a vector-only answer has no BM25 and is never found by
+// both branches).
 type confidenceModels struct {
+	branches       string // hybrid, lexical or vector: ConfidenceInputs.Branches
 	result, answer []float64
 }
 
 var (
 	hybridConfidence = confidenceModels{
-		result: []float64{-8.266, 0.349, 1.409, 0.312, -0.153, 1.48, 2.502, -0.881},
-		answer: []float64{-8.768, -0.521, 1.637, 0.434, 0.521, 2.405, 0, 0, 2.754},
+		branches: "hybrid",
+		result:   []float64{-7.135, 0.449, 1.221, 0.272, -0.097, 1.22, 2.218, -0.984, 1.355},
+		answer:   []float64{-7.58, -0.395, 1.258, 0.383, 0.308, 2.156, 0, 0, 1.128, 2.936},
 	}
 	lexicalConfidence = confidenceModels{
-		result: []float64{-7.968, 1.543, 0, 0, 0, 1.903, 0.749, -0.777},
-		answer: []float64{-11.138, 0, 0, 0, 0, 3.631, 0, 0, 2.274},
+		branches: "lexical",
+		result:   []float64{-6.991, 1.442, 0, 0, 0, 1.606, 0.808, -0.848, 0.664},
+		answer:   []float64{-9.562, 0, 0, 0, 0, 3.123, 0, 0, 1.035, 2.326},
 	}
 	vectorConfidence = confidenceModels{
-		result: []float64{-3.593, 0, 3.076, 0, 0, 0, 0.569, -0.864},
-		answer: []float64{-4.39, 0, 4.146, 0, 0, 0, 0, 0, 2.104},
+		branches: "vector",
+		result:   []float64{-3.544, 0, 3.066, 0, 0, 0, 0.538, -0.87, 1},
+		answer:   []float64{-4.112, 0, 3.879, 0, 0, 0, 0, 0, 0.758, 2.022},
 	}
 )
 
@@ -80,37 +109,86 @@ func modelsFor(lexical, vector bool) confidenceModels {
 // the tool asked for.
 const nameMatchConfidence = 0.99
 
+// ConfidenceInputs are what the confidence models of one search were given, for refitting
+// them on an evaluation's searches (`toolgate eval --per-query`, docs/eval.md#calibration):
+// the set of branches whose models ran, each result's features in the order of the results
+// and the answer model's (nil without results).
+type ConfidenceInputs struct {
+	Branches string         `json:"branches"`
+	Results  []ResultInputs `json:"results"`
+	Answer   []float64      `json:"answer"`
+}
+
+// ResultInputs are the features of one result; NameMatch says its confidence is
+// nameMatchConfidence whatever the models say (for the first result, the answer's too).
+type ResultInputs struct {
+	Features  []float64 `json:"features"`
+	NameMatch bool      `json:"name_match,omitempty"`
+}
+
+// ConfidenceOf is what the served models of in.Branches make of in: the answer's confidence
+// and each result's, before a name match overrides them and before rounding. It is the
+// function the search itself applies (setConfidence).
+func ConfidenceOf(in ConfidenceInputs) (answer float64, results []float64) {
+	m := modelsByBranches(in.Branches)
+	results = make([]float64, len(in.Results))
+	for i, r := range in.Results {
+		results[i] = logistic(m.result, r.Features)
+	}
+	if in.Answer != nil {
+		answer = logistic(m.answer, in.Answer)
+	}
+	return answer, results
+}
+
+// modelsByBranches is the pair of models named branches (the hybrid pair for any other name).
+func modelsByBranches(branches string) confidenceModels {
+	switch branches {
+	case lexicalConfidence.branches:
+		return lexicalConfidence
+	case vectorConfidence.branches:
+		return vectorConfidence
+	default:
+		return hybridConfidence
+	}
+}
+
 // setConfidence gives each result of resp its confidence and resp its answer confidence,
-// from the statement's rows of the results (in their order): wMeaning is the meaning
-// branch's weight in the search, lexical and vector whether those branches ran. An answer
-// without results has confidence 0.
-func setConfidence(resp *Response, rows []db.SearchRow, wMeaning float64, lexical, vector bool) {
+// from the statement's rows of the results (in their order), and records the models' inputs
+// in resp.ConfidenceInputs: wMeaning is the meaning branch's weight in the search, lexical
+// and vector whether those branches ran, query the request's text. An answer without
+// results has confidence 0.
+func setConfidence(resp *Response, rows []db.SearchRow, query string, wMeaning float64, lexical, vector bool) {
 	m := modelsFor(lexical, vector)
-	resp.Confidence = 0
-	if len(rows) == 0 {
-		resp.NoGoodMatch = true
-		return
-	}
-	sig := make([]signals, len(rows))
-	for i, row := range rows {
-		sig[i] = signalsOf(row, rows[0].Score, wMeaning, i+1)
-	}
+	in := ConfidenceInputs{Branches: m.branches, Results: make([]ResultInputs, len(resp.Results))}
+	cjk := cjkShare(query)
 	for i := range resp.Results {
-		c := logistic(m.result, sig[i].features())
-		if resp.Results[i].NameMatch {
-			c = nameMatchConfidence
+		sig := signalsOf(rows[i], rows[0].Score, wMeaning, i+1)
+		sig.cjk = cjk
+		in.Results[i] = ResultInputs{Features: sig.features(), NameMatch: resp.Results[i].NameMatch}
+	}
+	if len(in.Results) > 0 {
+		gap := 1.0
+		if len(rows) > 1 {
+			gap = 1 - signalsOf(rows[1], rows[0].Score, wMeaning, 2).relative
 		}
-		resp.Results[i].Confidence = round3(c)
+		in.Answer = append(slices.Clone(in.Results[0].Features), gap)
 	}
-	gap := 1.0
-	if len(sig) > 1 {
-		gap = 1 - sig[1].relative
+	resp.ConfidenceInputs = in
+	answer, results := ConfidenceOf(in)
+	for i := range resp.Results {
+		if resp.Results[i].NameMatch {
+			results[i] = nameMatchConfidence
+		}
+		resp.Results[i].Confidence = round3(results[i])
 	}
-	c := logistic(m.answer, append(sig[0].features(), gap))
-	if resp.Results[0].NameMatch {
-		c = nameMatchConfidence
+	resp.Confidence = 0
+	if len(resp.Results) > 0 {
+		if resp.Results[0].NameMatch {
+			answer = nameMatchConfidence
+		}
+		resp.Confidence = round3(answer)
 	}
-	resp.Confidence = round3(c)
 	resp.NoGoodMatch = resp.Confidence < ConfidenceThreshold
 }
 

@@ -48,6 +48,9 @@ type Response struct {
 	// guess, not an answer (confidence.go).
 	Confidence  float64 `json:"confidence"`
 	NoGoodMatch bool    `json:"no_good_match"`
+	// ConfidenceInputs are what the confidence models were given (for refitting them; not
+	// part of the answer).
+	ConfidenceInputs ConfidenceInputs `json:"-"`
 	// Plan and Rerank are what the planner and the reranker did (absent when not asked for).
 	Plan   *plan.Plan       `json:"plan,omitempty"`
 	Rerank *rerank.Decision `json:"rerank,omitempty"`

@@ -255,7 +255,7 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	start = time.Now()
 	used := s.fill(ctx, &resp, pr, rows) // merging and reranking, with no connection held
 	resp.Timings.Rerank = time.Since(start)
-	setConfidence(&resp, used, pr.params.WMeaning, len(pr.params.Texts) > 0, len(pr.params.Vecs) > 0)
+	setConfidence(&resp, used, pr.req.Query, pr.params.WMeaning, len(pr.params.Texts) > 0, len(pr.params.Vecs) > 0)
 	if err := s.explainAsked(ctx, read, pr, &resp, used); err != nil {
 		return Response{}, err
 	}
