@@ -5,7 +5,8 @@
 -- tenant claim); NULL for the searches logged before this migration.
 ALTER TABLE search_log ADD COLUMN tenant text;
 
--- Per hour and tenant, its searches and those with a result the memory branch scored
+-- Per hour and tenant, its searches, those with a result the memory branch scored, the
+-- labelled ones and of those the ones whose best label was ranked first and in the top 5
 -- (sql/functions/analytics.sql, toolgate_search_tenants_of). The search_rollup job fills it
 -- with the other rollups.
 CREATE TABLE search_rollup_tenants (
@@ -13,8 +14,11 @@ CREATE TABLE search_rollup_tenants (
     tenant        text NOT NULL,
     searches      bigint NOT NULL,
     memory_helped bigint NOT NULL,
+    labelled      bigint NOT NULL,
+    hit_1         bigint NOT NULL,
+    hit_5         bigint NOT NULL,
     PRIMARY KEY (tenant, hour)
 );
 
--- the retention's deletes by hour
+-- the relabelled hours' and the retention's deletes by hour
 CREATE INDEX search_rollup_tenants_hour ON search_rollup_tenants (hour);

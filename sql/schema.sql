@@ -137,27 +137,29 @@ CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zon
     WITH days AS (
         SELECT d::date AS day
         FROM generate_series((since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
-    ), hours AS (
-        SELECT h.hour, h.searches, h.memory_helped FROM toolgate_search_hourly(since) h WHERE want IS NULL
-        UNION ALL
-        SELECT t.hour, t.searches, t.memory_helped FROM toolgate_search_tenants(since, want) t WHERE want IS NOT NULL
-    ), traffic AS (
-        SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, sum(h.searches)::bigint AS searches,
-               sum(h.memory_helped)::bigint AS memory_helped
-        FROM hours h
-        GROUP BY 1
     ), best AS (
         SELECT (x.search_created_at AT TIME ZONE 'UTC')::date AS day, min(x.rank) AS rank
         FROM search_labels x
-        WHERE x.search_created_at >= since
-          AND (want IS NULL OR EXISTS (SELECT FROM search_log l
-                                       WHERE l.id = x.search_id AND l.created_at = x.search_created_at
-                                         AND l.tenant = want))
+        WHERE x.search_created_at >= since AND want IS NULL
         GROUP BY 1, x.search_id, x.search_created_at
-    ), labels AS (
-        SELECT b.day, count(*) AS labelled, count(*) FILTER (WHERE b.rank = 1) AS hit_1,
-               count(*) FILTER (WHERE b.rank <= 5) AS hit_5
+    ), hours AS (
+        -- every tenant's: the searches of the hourly rollups, the labels counted here
+        SELECT (h.hour AT TIME ZONE 'UTC')::date AS day, h.searches, h.memory_helped,
+               0::bigint AS labelled, 0::bigint AS hit_1, 0::bigint AS hit_5
+        FROM toolgate_search_hourly(since) h
+        WHERE want IS NULL
+        UNION ALL
+        SELECT b.day, 0, 0, 1, (b.rank = 1)::int, (b.rank <= 5)::int
         FROM best b
+        UNION ALL
+        -- one tenant's: its rows of the tenants' rollups
+        SELECT (t.hour AT TIME ZONE 'UTC')::date, t.searches, t.memory_helped, t.labelled, t.hit_1, t.hit_5
+        FROM toolgate_search_tenants(since, want) t
+        WHERE want IS NOT NULL
+    ), traffic AS (
+        SELECT h.day, sum(h.searches)::bigint AS searches, sum(h.memory_helped)::bigint AS memory_helped,
+               sum(h.labelled)::bigint AS labelled, sum(h.hit_1)::bigint AS hit_1, sum(h.hit_5)::bigint AS hit_5
+        FROM hours h
         GROUP BY 1
     ), stored AS (
         SELECT (m.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
@@ -165,12 +167,11 @@ CREATE FUNCTION public.toolgate_analytics_learning(since timestamp with time zon
         WHERE want IS NULL OR m.tenant = want
         GROUP BY 1
     )
-    SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(l.labelled, 0),
-           coalesce(l.hit_1, 0), coalesce(l.hit_5, 0),
+    SELECT d.day, coalesce(t.searches, 0), coalesce(t.memory_helped, 0), coalesce(t.labelled, 0),
+           coalesce(t.hit_1, 0), coalesce(t.hit_5, 0),
            (SELECT coalesce(sum(s.n), 0)::bigint FROM stored s WHERE s.day <= d.day)
     FROM days d
     LEFT JOIN traffic t ON t.day = d.day
-    LEFT JOIN labels l ON l.day = d.day
 $$;
 
 
@@ -1531,12 +1532,15 @@ BEGIN
     DELETE FROM search_rollup_hourly WHERE hour = ANY (dirty);
     INSERT INTO search_rollup_hourly
     SELECT h.* FROM unnest(dirty) AS d (hour) CROSS JOIN LATERAL toolgate_search_hourly_of(d.hour, d.hour + interval '1 hour') h;
+    DELETE FROM search_rollup_tenants WHERE hour = ANY (dirty);
+    INSERT INTO search_rollup_tenants (hour, tenant, searches, memory_helped, labelled, hit_1, hit_5)
+    SELECT h.* FROM unnest(dirty) AS d (hour) CROSS JOIN LATERAL toolgate_search_tenants_of(d.hour, d.hour + interval '1 hour') h;
     hours_relabelled := cardinality(dirty);
 
     upto := least(target, st.through + max_hours * interval '1 hour');
     IF upto > st.through THEN
         INSERT INTO search_rollup_hourly SELECT * FROM toolgate_search_hourly_of(st.through, upto);
-        INSERT INTO search_rollup_tenants (hour, tenant, searches, memory_helped)
+        INSERT INTO search_rollup_tenants (hour, tenant, searches, memory_helped, labelled, hit_1, hit_5)
         SELECT * FROM toolgate_search_tenants_of(st.through, upto);
         INSERT INTO search_rollup_latency (hour, endpoint, bucket, searches)
         SELECT * FROM toolgate_search_latency_of(st.through, upto);
@@ -1648,10 +1652,10 @@ $$;
 -- Name: toolgate_search_tenants(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_tenants(since timestamp with time zone, want text) RETURNS TABLE(hour timestamp with time zone, tenant text, searches bigint, memory_helped bigint)
+CREATE FUNCTION public.toolgate_search_tenants(since timestamp with time zone, want text) RETURNS TABLE(hour timestamp with time zone, tenant text, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    SELECT r.hour, r.tenant, r.searches, r.memory_helped
+    SELECT r.hour, r.tenant, r.searches, r.memory_helped, r.labelled, r.hit_1, r.hit_5
     FROM search_rollup_tenants r
     WHERE (want IS NULL OR r.tenant = want)
       AND r.hour >= since AND r.hour < (SELECT coalesce(s.through, '-infinity') FROM search_rollup_state s)
@@ -1665,12 +1669,19 @@ $$;
 -- Name: toolgate_search_tenants_of(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.toolgate_search_tenants_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, tenant text, searches bigint, memory_helped bigint)
+CREATE FUNCTION public.toolgate_search_tenants_of(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, tenant text, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT date_trunc('hour', l.created_at, 'UTC'), l.tenant, count(*),
-           count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
+           count(*) FILTER (WHERE toolgate_search_memory_helped(l.results)),
+           count(b.best), count(*) FILTER (WHERE b.best = 1), count(*) FILTER (WHERE b.best <= 5)
     FROM search_log l
+    LEFT JOIN (
+        SELECT x.search_id, x.search_created_at, min(x.rank) AS best
+        FROM search_labels x
+        WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
+        GROUP BY x.search_id, x.search_created_at
+    ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.tenant IS NOT NULL
     GROUP BY 1, 2
 $$;
@@ -2822,7 +2833,10 @@ CREATE TABLE public.search_rollup_tenants (
     hour timestamp with time zone NOT NULL,
     tenant text NOT NULL,
     searches bigint NOT NULL,
-    memory_helped bigint NOT NULL
+    memory_helped bigint NOT NULL,
+    labelled bigint NOT NULL,
+    hit_1 bigint NOT NULL,
+    hit_5 bigint NOT NULL
 );
 
 

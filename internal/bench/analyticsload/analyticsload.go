@@ -29,6 +29,8 @@ var URLs = []string{
 	"/admin/analytics/low-score?days=7&limit=50",
 	"/admin/analytics/low-score?days=30&limit=50",
 	"/admin/analytics/profiles?days=30",
+	"/admin/analytics/learning?days=30",
+	"/admin/analytics/learning?days=30&tenant=acme",
 	"/admin/analytics/tools?limit=50",
 	"/admin/analytics/slowest?days=7&limit=50",
 	"/admin/analytics/slowest?days=30&limit=500",
