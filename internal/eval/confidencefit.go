@@ -87,7 +87,7 @@ func LoadConfidenceSet(spec string, fitted bool) (ConfidenceSet, error) {
 }
 
 // ConfidenceModels are the coefficients of the confidence models of one set of branches,
-// in the order of search.ConfidenceInputs: Result over a result's features, Answer over the
+// in the order of ConfidenceSignals: Result over a result's features, Answer over the
 // answer's.
 type ConfidenceModels struct {
 	Result []float64 `json:"result"`
@@ -102,7 +102,7 @@ type confidenceSamples struct {
 }
 
 // BranchSets are the sets of branches a search's confidence models are chosen by
-// (search.ConfidenceInputs' Branches), in the order they are printed.
+// (ConfidenceSignals' Branches), in the order they are printed.
 var BranchSets = []string{"hybrid", "lexical", "vector"}
 
 // FitConfidence fits a pair of models per set of branches on the outcomes' signals, with L2

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/toolgate/toolgate/internal/search"
 )
 
 // FitLogistic recovers the coefficients of a known logistic model from 20,000 rows drawn
@@ -66,8 +64,8 @@ func outcomeOf(id, kind string, branches string, firstRight bool, conf float64, 
 	}
 	r := 1
 	return QueryOutcome{ID: id, Kind: kind, Results: []string{"a", "b"}, Gold: []GoldRank{{Tool: gold, Rank: &r}}, Confidence: &conf,
-		Signals: &search.ConfidenceInputs{Branches: branches, Answer: answer,
-			Results: []search.ResultInputs{{Features: answer[:len(answer)-1]}, {Features: answer[:len(answer)-1]}}}}
+		Signals: &ConfidenceSignals{Branches: branches, Answer: answer,
+			Results: []ResultSignals{{Features: answer[:len(answer)-1]}, {Features: answer[:len(answer)-1]}}}}
 }
 
 // The per-query lines are read back, split into halves by the parity of the id's number,
