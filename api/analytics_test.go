@@ -308,12 +308,9 @@ func TestAnalyticsSeeWhatAnMCPSessionChose(t *testing.T) {
 		!slices.Equal(keysOf(d), []string{"day", "label_rate", "labelled", "mrr", "profile", "searches"}) {
 		t.Errorf("profiles: %v", profiles)
 	}
-	// the search counts for the tenant whose memories it read: the agent's key's own
-	var agent int64
-	if err := e.pool.QueryRow(ctx, `SELECT id FROM api_keys WHERE name = 'agent'`).Scan(&agent); err != nil {
-		t.Fatal(err)
-	}
-	tenant := fmt.Sprintf("key:%d", agent)
+	// the search counts for the tenant whose memories it read: the agent's key's own, named
+	// by the key
+	tenant := "key:agent"
 	learning := e.get(t, "/admin/analytics/learning?days=1&tenant="+tenant)
 	if d := first(learning, "days"); d["searches"] != 1.0 || d["labelled"] != 1.0 || learning["tenant"] != tenant ||
 		!slices.Equal(learning["tenants"].([]any), []any{tenant}) {

@@ -276,11 +276,9 @@ $$;
 CREATE FUNCTION public.toolgate_analytics_tenants(since timestamp with time zone) RETURNS TABLE(tenant text)
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
-    SELECT x.tenant
-    FROM (SELECT t.tenant FROM toolgate_search_tenants(since, NULL) t
-          UNION
-          SELECT c.tenant FROM tool_memory_tenants c) x
-    ORDER BY x.tenant <> '', x.tenant
+    SELECT t.tenant FROM toolgate_search_tenants(since, NULL) t
+    UNION
+    SELECT c.tenant FROM tool_memory_tenants c
 $$;
 
 

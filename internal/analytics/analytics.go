@@ -12,8 +12,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,8 +64,8 @@ type Params struct {
 	// "internal"); "" is all of them.
 	Endpoint string
 	// Tenant narrows Learning to one tenant's searches and memories (docs/learning.md): ""
-	// for the operator's, a key's tenant, "key:<id>" for a key of no tenant; nil is every
-	// tenant's.
+	// for the operator's, a key's tenant, "key:<name>" for a key of no tenant (the newest key
+	// of that name); nil is every tenant's.
 	Tenant *string
 }
 
@@ -73,13 +73,10 @@ type Params struct {
 // ("" inside): no tenant's name has brackets.
 const OperatorTenant = "(operator)"
 
-// keyTenant is the tenant of a search key made without one (auth.Key's "key:<id>").
-var keyTenant = regexp.MustCompile(`^key:[0-9]+$`)
-
 // ParseParams reads days, limit, bucket, endpoint and tenant from query parameters (get
 // returns "" for an absent one): days 1..MaxDays (DefaultDays), limit 1..MaxLimit
 // (DefaultLimit), bucket hour or day (day), endpoint rest, find_tools or internal (all),
-// tenant OperatorTenant, a tenant's name or key:<id> (every tenant).
+// tenant OperatorTenant, a tenant's name or key:<name> (every tenant).
 func ParseParams(get func(string) string) (Params, error) {
 	p := Params{Days: DefaultDays, Limit: DefaultLimit, Bucket: BucketDay}
 	var err error
@@ -106,10 +103,10 @@ func ParseParams(get func(string) string) (Params, error) {
 	case t == "":
 	case t == OperatorTenant:
 		p.Tenant = new(string)
-	case auth.ValidTenant(t) || keyTenant.MatchString(t):
+	case auth.ValidTenant(strings.TrimPrefix(t, "key:")):
 		p.Tenant = &t
 	default:
-		return p, &ParamError{Param: "tenant", Reason: fmt.Sprintf("%q is not %s, a tenant's name or key:<id>", t, OperatorTenant)}
+		return p, &ParamError{Param: "tenant", Reason: fmt.Sprintf("%q is not %s, a tenant's name or key:<name>", t, OperatorTenant)}
 	}
 	return p, nil
 }

@@ -342,7 +342,8 @@ func TestParseParams(t *testing.T) {
 		{query: map[string]string{"tenant": "(operator)"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("")}},
 		{query: map[string]string{"tenant": "acme"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("acme")}},
 		{query: map[string]string{"tenant": "key:12"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("key:12")}},
-		{query: map[string]string{"tenant": "key:ci-bot"}, bad: "tenant"},
+		{query: map[string]string{"tenant": "key:ci-bot"}, want: analytics.Params{Days: 7, Limit: 50, Bucket: analytics.BucketDay, Tenant: new("key:ci-bot")}},
+		{query: map[string]string{"tenant": "key:"}, bad: "tenant"},
 		{query: map[string]string{"tenant": "two words"}, bad: "tenant"},
 	} {
 		got, err := analytics.ParseParams(func(k string) string { return c.query[k] })
@@ -737,11 +738,12 @@ func TestLearningPerTenant(t *testing.T) {
 	if _, err := mem.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	soloTenant := solo.Tenant
+	// a key of no tenant is its own, named by the key ("key:solo"; inside, "key:" || its id)
+	soloTenant := "key:solo"
 	acmeMemories := count(t, pool, `SELECT count(*) FROM tool_memories WHERE tenant = 'acme'`)
-	soloMemories := count(t, pool, `SELECT count(*) FROM tool_memories WHERE tenant = '`+soloTenant+`'`)
+	soloMemories := count(t, pool, `SELECT count(*) FROM tool_memories WHERE tenant = '`+solo.Tenant+`'`)
 	if acmeMemories == 0 || soloMemories == 0 {
-		t.Fatalf("memories: acme %d, %s %d", acmeMemories, soloTenant, soloMemories)
+		t.Fatalf("memories: acme %d, %s %d", acmeMemories, solo.Tenant, soloMemories)
 	}
 	for _, c := range []struct {
 		name                         string

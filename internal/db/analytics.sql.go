@@ -63,10 +63,17 @@ func (q *Queries) AnalyticsLatency(ctx context.Context, arg AnalyticsLatencyPara
 }
 
 const analyticsLearning = `-- name: AnalyticsLearning :many
+WITH w AS (
+    SELECT coalesce((SELECT 'key:' || k.id FROM api_keys k
+                     WHERE $2::text LIKE 'key:%' AND k.name = substr($2::text, 5)
+                     ORDER BY k.created_at DESC, k.id DESC LIMIT 1),
+                    $2::text) AS want
+)
 SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
        l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
        l.memories::bigint AS memories
-FROM toolgate_analytics_learning(toolgate_analytics_since($1::int), $2::text)
+FROM w
+CROSS JOIN LATERAL toolgate_analytics_learning(toolgate_analytics_since($1::int), w.want)
     AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
 ORDER BY l.day
 `
@@ -86,7 +93,9 @@ type AnalyticsLearningRow struct {
 	Memories     int64       `json:"memories"`
 }
 
-// Every tenant's (tenant NULL) or one tenant's.
+// Every tenant's (tenant NULL) or one tenant's: ” the operator's, a tenant's name, or
+// 'key:' || the name of a key of no tenant (the newest key of that name; its tenant is
+// 'key:' || its id).
 func (q *Queries) AnalyticsLearning(ctx context.Context, arg AnalyticsLearningParams) ([]AnalyticsLearningRow, error) {
 	rows, err := q.db.Query(ctx, analyticsLearning, arg.Days, arg.Tenant)
 	if err != nil {
@@ -337,10 +346,18 @@ func (q *Queries) AnalyticsSlowest(ctx context.Context, arg AnalyticsSlowestPara
 }
 
 const analyticsTenants = `-- name: AnalyticsTenants :many
-SELECT t.tenant::text AS tenant
-FROM toolgate_analytics_tenants(toolgate_analytics_since($1::int)) AS t (tenant)
+SELECT x.tenant::text AS tenant
+FROM (
+    SELECT CASE WHEN t.tenant LIKE 'key:%' THEN 'key:' || coalesce(k.name, substr(t.tenant, 5)) ELSE t.tenant END AS tenant
+    FROM toolgate_analytics_tenants(toolgate_analytics_since($1::int)) AS t (tenant)
+    LEFT JOIN api_keys k ON t.tenant LIKE 'key:%' AND k.id::text = substr(t.tenant, 5)
+) x
+GROUP BY x.tenant
+ORDER BY x.tenant <> '', x.tenant
 `
 
+// The tenants to choose from, as the answers name them: the operator's ”, a tenant's name,
+// a key of no tenant 'key:' || its name.
 func (q *Queries) AnalyticsTenants(ctx context.Context, days int32) ([]string, error) {
 	rows, err := q.db.Query(ctx, analyticsTenants, days)
 	if err != nil {

@@ -419,6 +419,9 @@ type SearchRollupTenant struct {
 	Tenant       string    `json:"tenant"`
 	Searches     int64     `json:"searches"`
 	MemoryHelped int64     `json:"memory_helped"`
+	Labelled     int64     `json:"labelled"`
+	Hit1         int64     `json:"hit_1"`
+	Hit5         int64     `json:"hit_5"`
 }
 
 type SearchRollupTool struct {

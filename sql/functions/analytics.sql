@@ -462,16 +462,13 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     LEFT JOIN traffic t ON t.day = d.day
 $$;
 
--- The tenants with searches logged with their tenant from `since` on, or with memories: the
--- operator's ('') first, then by name.
+-- The tenants with searches logged with their tenant from `since` on, or with memories.
 CREATE OR REPLACE FUNCTION toolgate_analytics_tenants(since timestamptz)
 RETURNS TABLE (tenant text)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT x.tenant
-    FROM (SELECT t.tenant FROM toolgate_search_tenants(since, NULL) t
-          UNION
-          SELECT c.tenant FROM tool_memory_tenants c) x
-    ORDER BY x.tenant <> '', x.tenant
+    SELECT t.tenant FROM toolgate_search_tenants(since, NULL) t
+    UNION
+    SELECT c.tenant FROM tool_memory_tenants c
 $$;
 
 -- Queries that found nothing, per endpoint and filters (the sources and tags that may have

@@ -45,17 +45,34 @@ FROM toolgate_analytics_profiles(toolgate_analytics_since(sqlc.arg(days)::int))
 ORDER BY p.day, p.profile;
 
 -- name: AnalyticsLearning :many
--- Every tenant's (tenant NULL) or one tenant's.
+-- Every tenant's (tenant NULL) or one tenant's: '' the operator's, a tenant's name, or
+-- 'key:' || the name of a key of no tenant (the newest key of that name; its tenant is
+-- 'key:' || its id).
+WITH w AS (
+    SELECT coalesce((SELECT 'key:' || k.id FROM api_keys k
+                     WHERE sqlc.narg(tenant)::text LIKE 'key:%' AND k.name = substr(sqlc.narg(tenant)::text, 5)
+                     ORDER BY k.created_at DESC, k.id DESC LIMIT 1),
+                    sqlc.narg(tenant)::text) AS want
+)
 SELECT l.day::date AS day, l.searches::bigint AS searches, l.memory_helped::bigint AS memory_helped,
        l.labelled::bigint AS labelled, l.hit_1::bigint AS hit_1, l.hit_5::bigint AS hit_5,
        l.memories::bigint AS memories
-FROM toolgate_analytics_learning(toolgate_analytics_since(sqlc.arg(days)::int), sqlc.narg(tenant)::text)
+FROM w
+CROSS JOIN LATERAL toolgate_analytics_learning(toolgate_analytics_since(sqlc.arg(days)::int), w.want)
     AS l (day, searches, memory_helped, labelled, hit_1, hit_5, memories)
 ORDER BY l.day;
 
 -- name: AnalyticsTenants :many
-SELECT t.tenant::text AS tenant
-FROM toolgate_analytics_tenants(toolgate_analytics_since(sqlc.arg(days)::int)) AS t (tenant);
+-- The tenants to choose from, as the answers name them: the operator's '', a tenant's name,
+-- a key of no tenant 'key:' || its name.
+SELECT x.tenant::text AS tenant
+FROM (
+    SELECT CASE WHEN t.tenant LIKE 'key:%' THEN 'key:' || coalesce(k.name, substr(t.tenant, 5)) ELSE t.tenant END AS tenant
+    FROM toolgate_analytics_tenants(toolgate_analytics_since(sqlc.arg(days)::int)) AS t (tenant)
+    LEFT JOIN api_keys k ON t.tenant LIKE 'key:%' AND k.id::text = substr(t.tenant, 5)
+) x
+GROUP BY x.tenant
+ORDER BY x.tenant <> '', x.tenant;
 
 -- name: AnalyticsTopQueries :many
 SELECT q.query::text AS query, q.searches::bigint AS searches, q.zero_result::bigint AS zero_result,
