@@ -1063,6 +1063,20 @@ $$;
 
 
 --
+-- Name: toolgate_search_best_labels(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_search_best_labels(from_ts timestamp with time zone, to_ts timestamp with time zone) RETURNS TABLE(search_id bigint, search_created_at timestamp with time zone, best integer)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT x.search_id, x.search_created_at, min(x.rank)
+    FROM search_labels x
+    WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
+    GROUP BY x.search_id, x.search_created_at
+$$;
+
+
+--
 -- Name: toolgate_search_document(bigint[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1165,12 +1179,7 @@ CREATE FUNCTION public.toolgate_search_hourly_of(from_ts timestamp with time zon
            count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
            count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
     FROM search_log l
-    LEFT JOIN (
-        SELECT x.search_id, x.search_created_at, min(x.rank) AS best
-        FROM search_labels x
-        WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
-        GROUP BY x.search_id, x.search_created_at
-    ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
+    LEFT JOIN toolgate_search_best_labels(from_ts, to_ts) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
 $$;
@@ -1486,7 +1495,7 @@ CREATE FUNCTION public.toolgate_search_rollup_rules() RETURNS text
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
                         'toolgate_search_low_confidence', 'toolgate_search_memory_helped',
-                        'toolgate_search_hourly_of', 'toolgate_search_tenants_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
+                        'toolgate_search_best_labels', 'toolgate_search_hourly_of', 'toolgate_search_tenants_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
 $$;
@@ -1674,12 +1683,7 @@ CREATE FUNCTION public.toolgate_search_tenants_of(from_ts timestamp with time zo
            count(*) FILTER (WHERE toolgate_search_memory_helped(l.results)),
            count(b.best), count(*) FILTER (WHERE b.best = 1), count(*) FILTER (WHERE b.best <= 5)
     FROM search_log l
-    LEFT JOIN (
-        SELECT x.search_id, x.search_created_at, min(x.rank) AS best
-        FROM search_labels x
-        WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
-        GROUP BY x.search_id, x.search_created_at
-    ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
+    LEFT JOIN toolgate_search_best_labels(from_ts, to_ts) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.tenant IS NOT NULL
     GROUP BY 1, 2
 $$;

@@ -41,6 +41,7 @@ commands:
   eval      DIR [--mode all] [--profile all] [--vary k_rrf=30,60] [--out FILE]: retrieval quality on a
             dataset, in a fresh database
             | calls --gold FILE --pred FILE: score agent tool-call traces (docs/eval.md)
+            | fit-confidence FILE...: refit the answer confidence on --per-query files
   dataset   scalemcp --companies N --out DIR: generate the ScaleMCP-style eval dataset
             | mcp --servers FILE --out DIR: list real MCP servers' tools into tools.jsonl
   bench     SUBCOMMAND: benchmarks, run by the program toolgate-bench (toolgate bench --help

@@ -636,11 +636,10 @@ func TestLowConfidenceCounted(t *testing.T) {
 	}
 }
 
-// TestLearningDays: the learning answer counts, per day, the searches and those a memory
-// helped, the labelled ones with their best label ranked first and in the top 5, and the
-// memories stored; a day without searches is listed with zeros.
-func TestLearningDays(t *testing.T) {
-	t.Parallel()
+// learningCatalog is a database with three companies' enriched tools and the search
+// service over it (the local embedder, no plan), for the learning answer's tests.
+func learningCatalog(t *testing.T) (*pgxpool.Pool, embed.Embedder, *search.Service) {
+	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
@@ -648,7 +647,16 @@ func TestLearningDays(t *testing.T) {
 	emb := embed.NewLocal(384)
 	st := search.DefaultSettings()
 	st.DefaultPlan = plan.ModeNone
-	svc := search.New(pool, emb, st, slog.New(slog.DiscardHandler))
+	return pool, emb, search.New(pool, emb, st, slog.New(slog.DiscardHandler))
+}
+
+// TestLearningDays: the learning answer counts, per day, the searches and those a memory
+// helped, the labelled ones with their best label ranked first and in the top 5, and the
+// memories stored; a day without searches is listed with zeros.
+func TestLearningDays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, emb, svc := learningCatalog(t)
 	uses := []testfactory.Use{
 		{Query: "what does apple trade at right now", Tools: []string{"get_apple_current_stock_price"}},
 		{Query: "how much money did microsoft make", Tools: []string{"get_microsoft_revenue"}},
@@ -700,13 +708,7 @@ func TestLearningDays(t *testing.T) {
 func TestLearningPerTenant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	ids := testfactory.DemoCatalog(ctx, t, pool, 3, nil)
-	testfactory.Enrich(ctx, t, testfactory.LocalEnricher(pool, 2), ids...)
-	emb := embed.NewLocal(384)
-	st := search.DefaultSettings()
-	st.DefaultPlan = plan.ModeNone
-	svc := search.New(pool, emb, st, slog.New(slog.DiscardHandler))
+	pool, emb, svc := learningCatalog(t)
 	keys := auth.NewKeys(pool, time.Now)
 	caller := func(spec auth.Spec) auth.Caller {
 		spec.Scope = auth.ScopeSearch

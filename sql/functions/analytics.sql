@@ -128,6 +128,17 @@ $$;
 -- What the rollups hold, for the searches created in [from_ts, to_ts). The job stores their
 -- rows; the answers compute them live from search_rollup_state.through on.
 
+-- The rank of the best-ranked label (of either source) of each labelled search created in
+-- [from_ts, to_ts).
+CREATE OR REPLACE FUNCTION toolgate_search_best_labels(from_ts timestamptz, to_ts timestamptz)
+RETURNS TABLE (search_id bigint, search_created_at timestamptz, best integer)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT x.search_id, x.search_created_at, min(x.rank)
+    FROM search_labels x
+    WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
+    GROUP BY x.search_id, x.search_created_at
+$$;
+
 -- Per hour, endpoint, serving profile and mode: searches, zero-result and low-score ones,
 -- labelled ones (a label of either source) and, over those, the sum of 1 / the rank of the
 -- best-ranked label, the low-confidence ones, and those with a result the memory branch
@@ -146,12 +157,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
            count(*) FILTER (WHERE toolgate_search_low_confidence(l.result_count, l.no_good_match)),
            count(*) FILTER (WHERE toolgate_search_memory_helped(l.results))
     FROM search_log l
-    LEFT JOIN (
-        SELECT x.search_id, x.search_created_at, min(x.rank) AS best
-        FROM search_labels x
-        WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
-        GROUP BY x.search_id, x.search_created_at
-    ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
+    LEFT JOIN toolgate_search_best_labels(from_ts, to_ts) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts
     GROUP BY 1, 2, 3, 4
 $$;
@@ -168,12 +174,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
            count(*) FILTER (WHERE toolgate_search_memory_helped(l.results)),
            count(b.best), count(*) FILTER (WHERE b.best = 1), count(*) FILTER (WHERE b.best <= 5)
     FROM search_log l
-    LEFT JOIN (
-        SELECT x.search_id, x.search_created_at, min(x.rank) AS best
-        FROM search_labels x
-        WHERE x.search_created_at >= from_ts AND x.search_created_at < to_ts
-        GROUP BY x.search_id, x.search_created_at
-    ) b ON b.search_id = l.id AND b.search_created_at = l.created_at
+    LEFT JOIN toolgate_search_best_labels(from_ts, to_ts) b ON b.search_id = l.id AND b.search_created_at = l.created_at
     WHERE l.created_at >= from_ts AND l.created_at < to_ts AND l.tenant IS NOT NULL
     GROUP BY 1, 2
 $$;
@@ -287,7 +288,7 @@ RETURNS text LANGUAGE sql STABLE AS $$
     WHERE p.pronamespace = to_regnamespace(current_schema())
       AND p.proname IN ('toolgate_search_endpoint', 'toolgate_search_profile', 'toolgate_search_low_score',
                         'toolgate_search_low_confidence', 'toolgate_search_memory_helped',
-                        'toolgate_search_hourly_of', 'toolgate_search_tenants_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
+                        'toolgate_search_best_labels', 'toolgate_search_hourly_of', 'toolgate_search_tenants_of', 'toolgate_search_queries_of', 'toolgate_search_zero_of',
                         'toolgate_search_low_of', 'toolgate_search_tools_of',
                         'toolgate_search_slowest_of', 'toolgate_latency_bucket', 'toolgate_search_latency_of')
 $$;
