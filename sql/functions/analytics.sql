@@ -416,9 +416,10 @@ $$;
 -- with a result the memory branch scored (memory_helped); labelled searches, and of those
 -- the ones whose best label was ranked first (hit_1) and in the top 5 (hit_5); the memories
 -- stored now that were first stored by the end of the day (a memory removed since is not
--- counted). The labels are read from search_labels (a tenth of the searches at most). Of
--- every tenant (want NULL), or of one (want: '' the operator's, a key's tenant, 'key:' || id):
--- its searches (those logged with their tenant, since migration 0054) and its memories.
+-- counted). Of every tenant (want NULL: the searches from the hourly rollups, the labels
+-- from search_labels, a tenth of the searches at most), or of one (want: '' the operator's,
+-- a key's tenant, 'key:' || id): its searches and their labels from the tenants' rollups
+-- (those logged with their tenant, since migration 0054), and its memories.
 CREATE OR REPLACE FUNCTION toolgate_analytics_learning(since timestamptz, want text)
 RETURNS TABLE (day date, searches bigint, memory_helped bigint, labelled bigint, hit_1 bigint, hit_5 bigint,
                memories bigint)
