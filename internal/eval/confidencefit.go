@@ -224,47 +224,57 @@ func MeasureConfidence(sets []ConfidenceSet, models map[string]ConfidenceModels,
 			if !ok {
 				continue
 			}
-			var kinds []string
-			for _, o := range set.Outcomes {
-				if o.Signals != nil && o.Signals.Branches == branches && !slices.Contains(kinds, o.Kind) {
-					kinds = append(kinds, o.Kind)
-				}
-			}
-			if len(kinds) == 0 {
-				continue
-			}
-			slices.Sort(kinds)
-			if len(kinds) > 1 {
-				kinds = append([]string{""}, kinds...)
-			}
-			for _, kind := range kinds {
-				served := &calibrationCounter{threshold: threshold}
-				refit := &calibrationCounter{threshold: threshold}
-				for _, o := range set.Outcomes {
-					s := o.Signals
-					if s == nil || s.Branches != branches || kind != "" && o.Kind != kind || o.Confidence == nil {
-						continue
-					}
-					gold := make([]string, len(o.Gold))
-					for i, g := range o.Gold {
-						gold[i] = g.Tool
-					}
-					c := 0.0
-					switch {
-					case len(s.Results) > 0 && s.Results[0].NameMatch:
-						c = *o.Confidence
-					case len(s.Results) > 0:
-						c = math.Round(Logistic(m.Answer, s.Answer)*1000) / 1000
-					}
-					served.add(*o.Confidence, o.Results, gold)
-					refit.add(c, o.Results, gold)
-				}
+			for _, kind := range kindsOf(set.Outcomes, branches) {
+				served, refit := measureConfidence(set.Outcomes, branches, kind, m, threshold)
 				rows = append(rows, ConfidenceRow{Set: set.Label, Fitted: set.Fitted, Branches: branches, Kind: kind,
-					Served: served.report(), Refit: refit.report()})
+					Served: served, Refit: refit})
 			}
 		}
 	}
 	return rows
+}
+
+// kindsOf are the kinds of the outcomes whose searches ran branches, sorted, after "" (all
+// of them) when there are several; none when no search ran branches.
+func kindsOf(outs []QueryOutcome, branches string) []string {
+	var kinds []string
+	for _, o := range outs {
+		if o.Signals != nil && o.Signals.Branches == branches && !slices.Contains(kinds, o.Kind) {
+			kinds = append(kinds, o.Kind)
+		}
+	}
+	slices.Sort(kinds)
+	if len(kinds) > 1 {
+		kinds = append([]string{""}, kinds...)
+	}
+	return kinds
+}
+
+// measureConfidence is the calibration of the answers of the outcomes of kind ("" every
+// kind) whose searches ran branches, with the confidence they were served and with m's.
+func measureConfidence(outs []QueryOutcome, branches, kind string, m ConfidenceModels, threshold float64) (served, refit *Calibration) {
+	sc := &calibrationCounter{threshold: threshold}
+	rc := &calibrationCounter{threshold: threshold}
+	for _, o := range outs {
+		s := o.Signals
+		if s == nil || s.Branches != branches || kind != "" && o.Kind != kind || o.Confidence == nil {
+			continue
+		}
+		gold := make([]string, len(o.Gold))
+		for i, g := range o.Gold {
+			gold[i] = g.Tool
+		}
+		c := 0.0
+		switch {
+		case len(s.Results) > 0 && s.Results[0].NameMatch:
+			c = *o.Confidence
+		case len(s.Results) > 0:
+			c = math.Round(Logistic(m.Answer, s.Answer)*1000) / 1000
+		}
+		sc.add(*o.Confidence, o.Results, gold)
+		rc.add(c, o.Results, gold)
+	}
+	return sc.report(), rc.report()
 }
 
 // ConfidenceTable renders rows as Markdown: per row the searches, then for the served and
