@@ -95,7 +95,9 @@ type AnalyticsLearningRow struct {
 
 // Every tenant's (tenant NULL) or one tenant's: ” the operator's, a tenant's name, or
 // 'key:' || the name of a key of no tenant (the newest key of that name; its tenant is
-// 'key:' || its id).
+// 'key:' || its id). A name no key has is taken as it is: a tenant whose key row is gone
+// (rows the log holds but api_keys does not) is listed by AnalyticsTenants, and asked
+// for, as 'key:' || its id.
 func (q *Queries) AnalyticsLearning(ctx context.Context, arg AnalyticsLearningParams) ([]AnalyticsLearningRow, error) {
 	rows, err := q.db.Query(ctx, analyticsLearning, arg.Days, arg.Tenant)
 	if err != nil {

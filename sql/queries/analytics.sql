@@ -47,7 +47,9 @@ ORDER BY p.day, p.profile;
 -- name: AnalyticsLearning :many
 -- Every tenant's (tenant NULL) or one tenant's: '' the operator's, a tenant's name, or
 -- 'key:' || the name of a key of no tenant (the newest key of that name; its tenant is
--- 'key:' || its id).
+-- 'key:' || its id). A name no key has is taken as it is: a tenant whose key row is gone
+-- (rows the log holds but api_keys does not) is listed by AnalyticsTenants, and asked
+-- for, as 'key:' || its id.
 WITH w AS (
     SELECT coalesce((SELECT 'key:' || k.id FROM api_keys k
                      WHERE sqlc.narg(tenant)::text LIKE 'key:%' AND k.name = substr(sqlc.narg(tenant)::text, 5)
