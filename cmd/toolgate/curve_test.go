@@ -16,13 +16,15 @@ import (
 // TestEvalLearningCurve runs `toolgate eval --traffic-split` on a small catalog whose
 // descriptions mislead (testfactory.MisleadingCatalog): one phrasing of each tool's job is
 // the traffic, another the test. The key that replays the traffic gains from it; a key of
-// another tenant answers exactly as before; open mode gains too.
+// another tenant answers exactly as before; open mode gains too. Observed queries are on:
+// the operator's replay makes some, one key's does not (it is not k-anonymous).
 func TestEvalLearningCurve(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow (an evaluation run): the full suite, make test, runs it")
 	}
 	t.Parallel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1",
+		"TOOLGATE_OBSERVED_QUERIES": "5"}
 	dir := t.TempDir()
 	tools, uses := testfactory.MisleadingCatalog()
 	var tb, qb strings.Builder
@@ -63,6 +65,9 @@ func TestEvalLearningCurve(t *testing.T) {
 		first, last := cv.Points[0], cv.Points[3]
 		if first.Memories != 0 || last.Memories == 0 || last.Labelled == 0 {
 			t.Errorf("%s: %d memories at 0%%, %d (of %d labelled searches) at 100%%", cv.Label, first.Memories, last.Memories, last.Labelled)
+		}
+		if wantObserved := cv.Replay == evalrun.CurveOpen; first.Observed != 0 || (last.Observed > 0) != wantObserved {
+			t.Errorf("%s: %d observed queries at 0%%, %d at 100%%; want some at 100%% only in open mode", cv.Label, first.Observed, last.Observed)
 		}
 		who := map[string]string{evalrun.CurveKey: "key", evalrun.CurveOpen: "open"}[cv.Replay]
 		t.Logf("%s: R@1 %.3f → %.3f, R@5 %.3f → %.3f", cv.Label, r(first, who, "recall@1"), r(last, who, "recall@1"),

@@ -25,7 +25,7 @@ func defaultSearch() searchDefaults {
 	return searchDefaults{Fusion: "minmax", KRRF: 60, WeightLexical: 1.5, WeightVector: 1, DefaultPlan: "decompose",
 		EfSearch: 40, Candidates: 20, Postings: 30, LexicalTerms: 10, EmbedTimeout: 2 * time.Second,
 		StatementTimeout: 5 * time.Second, RerankTopN: 30, RerankTimeout: 2 * time.Second,
-		WeightMemory: 2, MemoryNeighbors: 10, MemoryMinSimilarity: 0.2, WeightDemotion: 0}
+		WeightMemory: 2, MemoryNeighbors: 10, MemoryMinSimilarity: 0.1, WeightDemotion: 0}
 }
 
 const (

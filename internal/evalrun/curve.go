@@ -13,9 +13,12 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/eval"
 	"github.com/toolgate/toolgate/internal/memory"
+	"github.com/toolgate/toolgate/internal/observed"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/setup"
 )
 
 // TrafficSplit says which queries of a dataset a learning curve replays as traffic; the
@@ -118,6 +121,9 @@ type CurvePoint struct {
 	Replayed int     `json:"replayed"` // traffic searches made so far
 	Labelled int     `json:"labelled"` // of them, those whose results held a gold tool (feedback sent)
 	Memories int     `json:"memories"` // memories stored after the sweep, all tenants
+	// Observed is the observed queries stored after the sweep (TOOLGATE_OBSERVED_QUERIES
+	// above 0; a search key's queries need TOOLGATE_OBSERVED_MIN_KEYS keys)
+	Observed int `json:"observed"`
 	// Callers are the test part's reports per caller: "key" and "other_key", or "open".
 	Callers map[string]eval.Report `json:"callers"`
 }
@@ -153,8 +159,14 @@ func RunCurves(ctx context.Context, env Env, o Options) ([]Curve, error) {
 func (r *runner) curve(ctx context.Context, pool *pgxpool.Pool, c evalConfig, replay string) (Curve, error) {
 	st := applySettings(r.base, r.o.Set, c.variation)
 	svc := search.New(pool, r.embedder, st, r.env.Log)
-	// every curve starts from no memory: what an earlier curve taught is forgotten
+	// every curve starts from no memory and no observed query: what an earlier curve
+	// taught is forgotten
 	if err := forgetAll(ctx, pool, r.ds.Tools); err != nil {
+		return Curve{}, err
+	}
+	obs := &observed.Service{Pool: pool, Max: r.env.Config.ObservedQueries, MinKeys: r.env.Config.ObservedMinKeys, Logger: r.env.Log,
+		Enrich: &enrich.Service{Pool: pool, Embedder: r.embedder, Enricher: setup.Enricher(r.env.Config, r.env.Observer), Logger: r.env.Log}}
+	if _, err := obs.Forget(ctx, evalSource); err != nil {
 		return Curve{}, err
 	}
 	srv, err := startCurveServer(ctx, pool, svc, replay == CurveOpen, r.ds.Tools)
@@ -183,9 +195,13 @@ func (r *runner) curve(ctx context.Context, pool *pgxpool.Pool, c evalConfig, re
 		if _, err := mem.Sweep(ctx); err != nil {
 			return cv, err
 		}
+		if _, err := obs.Sweep(ctx); err != nil {
+			return cv, err
+		}
 		pt := CurvePoint{Fraction: f, Replayed: done, Labelled: labelled, Callers: map[string]eval.Report{}}
-		// Raw SQL: a count for the report, in the evaluation database.
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories`).Scan(&pt.Memories); err != nil {
+		// Raw SQL: counts for the report, in the evaluation database.
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tool_memories),
+			(SELECT count(*) FROM tool_components WHERE kind = 'observed')`).Scan(&pt.Memories, &pt.Observed); err != nil {
 			return cv, err
 		}
 		for _, cl := range callers {
@@ -197,8 +213,8 @@ func (r *runner) curve(ctx context.Context, pool *pgxpool.Pool, c evalConfig, re
 			pt.Callers[cl.name] = rep
 		}
 		cv.Points = append(cv.Points, pt)
-		fmt.Fprintf(r.env.Progress, "eval: %s: %g%% of the traffic (%d searches, %d labelled, %d memories), %.1fs\n",
-			cv.Label, f*100, done, labelled, pt.Memories, time.Since(t).Seconds())
+		fmt.Fprintf(r.env.Progress, "eval: %s: %g%% of the traffic (%d searches, %d labelled, %d memories, %d observed queries), %.1fs\n",
+			cv.Label, f*100, done, labelled, pt.Memories, pt.Observed, time.Since(t).Seconds())
 	}
 	return cv, nil
 }

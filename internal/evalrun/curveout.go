@@ -51,7 +51,7 @@ func curveTable(b *strings.Builder, cv Curve, ks []int, kind string) {
 	if !slices.Contains(ks, 5) {
 		c = ks[len(ks)-1]
 	}
-	cols := []string{"traffic", "searches", "labelled", "memories"}
+	cols := []string{"traffic", "searches", "labelled", "memories", "observed"}
 	for _, who := range curveCallers(cv) {
 		for _, k := range ks {
 			cols = append(cols, fmt.Sprintf("%s R@%d", who, k))
@@ -60,7 +60,7 @@ func curveTable(b *strings.Builder, cv Curve, ks []int, kind string) {
 	}
 	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---:|", len(cols)))
 	for _, p := range cv.Points {
-		fmt.Fprintf(b, "| %g%% | %d | %d | %d |", p.Fraction*100, p.Replayed, p.Labelled, p.Memories)
+		fmt.Fprintf(b, "| %g%% | %d | %d | %d | %d |", p.Fraction*100, p.Replayed, p.Labelled, p.Memories, p.Observed)
 		for _, who := range curveCallers(cv) {
 			m := curveMetrics(p.Callers[who], kind)
 			for _, k := range ks {

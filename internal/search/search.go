@@ -155,13 +155,14 @@ func DefaultSettings() Settings {
 }
 
 // The memory branch's defaults (docs/learning.md#settings): chosen with the built-in local
-// embedder on learning curves of the traffic half of testdata/mcp-traffic (docs/eval.md,
-// learning curve): a memory votes from cosine 0.2 on, its list weighs twice the vector
-// branch.
+// embedder on learning curves of the traffic halves of testdata/mcp-traffic and
+// testdata/mcp-traffic-dense (docs/eval.md, learning curve): a memory votes from cosine 0.1
+// on, its list weighs twice the vector branch. A heavier list lifted those sets further but
+// ranked the siblings of the taught tools first on testdata/mcp-multidomain.
 const (
 	DefaultWeightMemory        = 2.0
 	DefaultMemoryNeighbors     = 10
-	DefaultMemoryMinSimilarity = 0.2
+	DefaultMemoryMinSimilarity = 0.1
 )
 
 // DefaultWeightDemotion is WeightDemotion's default: off. On learning curves it lifted the
