@@ -214,22 +214,7 @@ func checkShippedSet(t *testing.T, dir string) ([]MCPServer, *eval.Dataset, map[
 // split by the parity of their number into a development half (even) and a held-out half
 // (odd), as docs/eval.md describes.
 func TestShippedParaphraseDataset(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "mcp-paraphrase")
-	tools, err := os.ReadFile(filepath.Join(dir, "tools.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	multi, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp-multidomain", "tools.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(tools) != string(multi) {
-		t.Fatal("testdata/mcp-paraphrase/tools.jsonl differs from testdata/mcp-multidomain/tools.jsonl")
-	}
-	ds, err := eval.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := loadOnMultidomainCatalog(t, "mcp-paraphrase")
 	kinds := map[string]int{}
 	servers := map[string]bool{}
 	for _, q := range ds.Queries {
@@ -264,25 +249,8 @@ func TestShippedParaphraseDataset(t *testing.T) {
 // tNN-4) the test half, and "new" requests for tools no traffic request names, as
 // docs/eval.md describes.
 func TestShippedTrafficDataset(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "mcp-traffic")
-	tools, err := os.ReadFile(filepath.Join(dir, "tools.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	multi, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp-multidomain", "tools.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(tools) != string(multi) {
-		t.Fatal("testdata/mcp-traffic/tools.jsonl differs from testdata/mcp-multidomain/tools.jsonl")
-	}
-	ds, err := eval.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]int{}
-	perTool := map[string]int{}
-	trafficTools, newTools, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	ds := loadOnMultidomainCatalog(t, "mcp-traffic")
+	tally := newTrafficTally()
 	for _, q := range ds.Queries {
 		var tool, n int
 		want := "new"
@@ -300,30 +268,73 @@ func TestShippedTrafficDataset(t *testing.T) {
 		if len(q.Gold) != 1 {
 			t.Fatalf("query %s has %d gold tools, want 1", q.ID, len(q.Gold))
 		}
-		kinds[q.Kind]++
-		if q.Kind == "new" {
-			newTools[q.Gold[0]] = true
-			continue
-		}
-		perTool[q.Gold[0]]++
-		source, _, _ := catalog.SplitNamespaced(q.Gold[0])
-		servers[source] = true
-		if q.Kind == "traffic" {
-			trafficTools[q.Gold[0]] = true
+		tally.add(q)
+	}
+	tally.check(t, 4, map[string]int{"new": 20, "test": 128, "traffic": 128})
+}
+
+// loadOnMultidomainCatalog loads the shipped dataset testdata/name, whose tools.jsonl must be
+// the multi-domain catalog byte for byte.
+func loadOnMultidomainCatalog(t *testing.T, name string) *eval.Dataset {
+	t.Helper()
+	dir := filepath.Join("..", "..", "testdata", name)
+	tools, err := os.ReadFile(filepath.Join(dir, "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp-multidomain", "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(tools) != string(multi) {
+		t.Fatalf("testdata/%s/tools.jsonl differs from testdata/mcp-multidomain/tools.jsonl", name)
+	}
+	ds, err := eval.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// trafficTally counts the requests of a traffic set (testdata/mcp-traffic and its dense
+// variant) by kind, tool and server.
+type trafficTally struct {
+	kinds, perTool    map[string]int
+	newTools, servers map[string]bool
+}
+
+func newTrafficTally() *trafficTally {
+	return &trafficTally{kinds: map[string]int{}, perTool: map[string]int{}, newTools: map[string]bool{}, servers: map[string]bool{}}
+}
+
+// add counts q, a request with one gold tool.
+func (c *trafficTally) add(q eval.Query) {
+	c.kinds[q.Kind]++
+	if q.Kind == "new" {
+		c.newTools[q.Gold[0]] = true
+		return
+	}
+	c.perTool[q.Gold[0]]++
+	source, _, _ := catalog.SplitNamespaced(q.Gold[0])
+	c.servers[source] = true
+}
+
+// check wants perTool requests for each of 64 tools over 16 servers, the counts by kind
+// of docs/eval.md, and no "new" request for a tool another request names.
+func (c *trafficTally) check(t *testing.T, perTool int, kinds map[string]int) {
+	t.Helper()
+	for tool, n := range c.perTool {
+		if n != perTool {
+			t.Errorf("%s has %d requests, want %d", tool, n, perTool)
 		}
 	}
-	for tool, n := range perTool {
-		if n != 4 {
-			t.Errorf("%s has %d requests, want 4", tool, n)
+	for tool := range c.newTools {
+		if c.perTool[tool] > 0 {
+			t.Errorf("new-tool request names %s, which another request names too", tool)
 		}
 	}
-	for tool := range newTools {
-		if trafficTools[tool] {
-			t.Errorf("new-tool request names %s, which the traffic names too", tool)
-		}
-	}
-	want := map[string]int{"new": 20, "test": 128, "traffic": 128}
-	if fmt.Sprint(kinds) != fmt.Sprint(want) || len(perTool) != 64 || len(servers) != 16 {
-		t.Fatalf("queries by kind %v, %d tools over %d servers; docs/eval.md says %v, 64 tools over 16 servers", kinds, len(perTool), len(servers), want)
+	if fmt.Sprint(c.kinds) != fmt.Sprint(kinds) || len(c.perTool) != 64 || len(c.servers) != 16 {
+		t.Fatalf("queries by kind %v, %d tools over %d servers; docs/eval.md says %v, 64 tools over 16 servers",
+			c.kinds, len(c.perTool), len(c.servers), kinds)
 	}
 }

@@ -2,12 +2,10 @@ package dataset
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/eval"
 )
 
@@ -15,22 +13,7 @@ import (
 // tools with ten requests each (tNN-1 … tNN-4 copied from testdata/mcp-traffic, tNN-5 …
 // tNN-10 new), and the same 20 new-tool controls.
 func TestShippedTrafficDenseDataset(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "mcp-traffic-dense")
-	tools, err := os.ReadFile(filepath.Join(dir, "tools.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	multi, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp-multidomain", "tools.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(tools) != string(multi) {
-		t.Fatal("testdata/mcp-traffic-dense/tools.jsonl differs from testdata/mcp-multidomain/tools.jsonl")
-	}
-	ds, err := eval.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := loadOnMultidomainCatalog(t, "mcp-traffic-dense")
 	sparse, err := eval.Load(filepath.Join("..", "..", "testdata", "mcp-traffic"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +23,7 @@ func TestShippedTrafficDenseDataset(t *testing.T) {
 		sparseByID[q.ID] = q
 	}
 
-	kinds := map[string]int{}
-	perTool := map[string]int{}
-	trafficTools, newTools, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	tally := newTrafficTally()
 	seen := map[string]string{}
 	for _, q := range ds.Queries {
 		var tool, n int
@@ -79,18 +60,8 @@ func TestShippedTrafficDenseDataset(t *testing.T) {
 				t.Errorf("query %s = %q %v %s, testdata/mcp-traffic has %q %v %s", q.ID, q.Query, q.Gold, q.Kind, old.Query, old.Gold, old.Kind)
 			}
 		}
-		kinds[q.Kind]++
-		if q.Kind == "new" {
-			newTools[q.Gold[0]] = true
-			continue
-		}
-		perTool[q.Gold[0]]++
-		source, _, _ := catalog.SplitNamespaced(q.Gold[0])
-		servers[source] = true
-		if q.Kind == "traffic" {
-			trafficTools[q.Gold[0]] = true
-		}
-		if n > 4 {
+		tally.add(q)
+		if q.Kind != "new" && n > 4 {
 			if first, ok := sparseByID[fmt.Sprintf("t%02d-1", tool)]; ok && fmt.Sprint(first.Gold) != fmt.Sprint(q.Gold) {
 				t.Errorf("query %s names %v, but t%02d in testdata/mcp-traffic is %v", q.ID, q.Gold, tool, first.Gold)
 			}
@@ -99,18 +70,5 @@ func TestShippedTrafficDenseDataset(t *testing.T) {
 	if len(sparse.Queries) != len(ds.Queries)-6*64 {
 		t.Errorf("testdata/mcp-traffic has %d queries, want every one of them here (%d here)", len(sparse.Queries), len(ds.Queries))
 	}
-	for tool, n := range perTool {
-		if n != 10 {
-			t.Errorf("%s has %d requests, want 10", tool, n)
-		}
-	}
-	for tool := range newTools {
-		if trafficTools[tool] || perTool[tool] > 0 {
-			t.Errorf("new-tool request names %s, which the traffic names too", tool)
-		}
-	}
-	want := map[string]int{"new": 20, "test": 320, "traffic": 320}
-	if fmt.Sprint(kinds) != fmt.Sprint(want) || len(perTool) != 64 || len(servers) != 16 {
-		t.Fatalf("queries by kind %v, %d tools over %d servers; want %v, 64 tools over 16 servers", kinds, len(perTool), len(servers), want)
-	}
+	tally.check(t, 10, map[string]int{"new": 20, "test": 320, "traffic": 320})
 }
