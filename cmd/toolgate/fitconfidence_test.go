@@ -59,14 +59,8 @@ func TestEvalPerQuerySignalsAndFitConfidence(t *testing.T) {
 		if s.Results[0].NameMatch {
 			continue
 		}
-		// the line's signals, read as the search's own type, give the served confidence back
-		var served struct {
-			Signals search.ConfidenceInputs `json:"signals"`
-		}
-		if err := json.Unmarshal([]byte(lines[i]), &served); err != nil {
-			t.Fatal(err)
-		}
-		if answer, _ := search.ConfidenceOf(served.Signals); math.Round(answer*1000)/1000 != *o.Confidence {
+		// the line's signals give the served confidence back
+		if answer, _ := search.ConfidenceOf(*s); math.Round(answer*1000)/1000 != *o.Confidence {
 			t.Errorf("line %d: confidence %v, the served models make %v of its signals", i+1, *o.Confidence, answer)
 		}
 		checked++

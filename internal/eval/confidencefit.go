@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/confidence"
 )
 
 // ReadOutcomes reads a --per-query file: one QueryOutcome per line (the lines' other fields,
@@ -87,7 +89,7 @@ func LoadConfidenceSet(spec string, fitted bool) (ConfidenceSet, error) {
 }
 
 // ConfidenceModels are the coefficients of the confidence models of one set of branches,
-// in the order of ConfidenceSignals: Result over a result's features, Answer over the
+// in the order of confidence.Inputs: Result over a result's features, Answer over the
 // answer's.
 type ConfidenceModels struct {
 	Result []float64 `json:"result"`
@@ -102,7 +104,7 @@ type confidenceSamples struct {
 }
 
 // BranchSets are the sets of branches a search's confidence models are chosen by
-// (ConfidenceSignals' Branches), in the order they are printed.
+// (confidence.Inputs' Branches), in the order they are printed.
 var BranchSets = []string{"hybrid", "lexical", "vector"}
 
 // FitConfidence fits a pair of models per set of branches on the outcomes' signals, with L2
@@ -269,7 +271,7 @@ func measureConfidence(outs []QueryOutcome, branches, kind string, m ConfidenceM
 		case len(s.Results) > 0 && s.Results[0].NameMatch:
 			c = *o.Confidence
 		case len(s.Results) > 0:
-			c = math.Round(Logistic(m.Answer, s.Answer)*1000) / 1000
+			c = math.Round(confidence.Logistic(m.Answer, s.Answer)*1000) / 1000
 		}
 		sc.add(*o.Confidence, o.Results, gold)
 		rc.add(c, o.Results, gold)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/confidence"
 )
 
 // FitLogistic recovers the coefficients of a known logistic model from 20,000 rows drawn
@@ -22,7 +24,7 @@ func TestFitLogisticRecoversKnownModel(t *testing.T) {
 	for range 20000 {
 		row := []float64{rng.NormFloat64(), rng.Float64() * 3, float64(rng.IntN(2)), 1} // the last column is constant
 		x = append(x, row)
-		y = append(y, boolFloat(rng.Float64() < Logistic(append(want, 0), row)))
+		y = append(y, boolFloat(rng.Float64() < confidence.Logistic(append(want, 0), row)))
 	}
 	got, err := FitLogistic(x, y, 0.01)
 	if err != nil {
@@ -64,8 +66,8 @@ func outcomeOf(id, kind string, branches string, firstRight bool, conf float64, 
 	}
 	r := 1
 	return QueryOutcome{ID: id, Kind: kind, Results: []string{"a", "b"}, Gold: []GoldRank{{Tool: gold, Rank: &r}}, Confidence: &conf,
-		Signals: &ConfidenceSignals{Branches: branches, Answer: answer,
-			Results: []ResultSignals{{Features: answer[:len(answer)-1]}, {Features: answer[:len(answer)-1]}}}}
+		Signals: &confidence.Inputs{Branches: branches, Answer: answer,
+			Results: []confidence.ResultInputs{{Features: answer[:len(answer)-1]}, {Features: answer[:len(answer)-1]}}}}
 }
 
 // The per-query lines are read back, split into halves by the parity of the id's number,
@@ -78,7 +80,7 @@ func TestFitAndMeasureConfidence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 400 {
 		f := rng.Float64()
-		right := rng.Float64() < Logistic([]float64{-2, 4, 0}, []float64{f, 1})
+		right := rng.Float64() < confidence.Logistic([]float64{-2, 4, 0}, []float64{f, 1})
 		o := outcomeOf("q-"+strconv.Itoa(i+1), []string{"ka", "kb"}[i/2%2], "lexical", right, 0.5, []float64{f, 1})
 		line, _ := json.Marshal(o)
 		lines.WriteString(`{"run":"r","config":"lexical",` + string(line[1:]) + "\n")

@@ -157,13 +157,3 @@ func solve(a [][]float64, b []float64) ([]float64, error) {
 	}
 	return s, nil
 }
-
-// Logistic is the probability the model coef (intercept, then one coefficient per feature)
-// gives x.
-func Logistic(coef, x []float64) float64 {
-	z := coef[0]
-	for i, v := range x {
-		z += coef[i+1] * v
-	}
-	return 1 / (1 + math.Exp(-z))
-}

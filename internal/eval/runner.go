@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/confidence"
 )
 
 // SearchFunc ranks tools for a query and returns at most k tool names, best first. The eval
@@ -45,7 +46,7 @@ type Options struct {
 	ConfidenceThreshold float64
 	// Signals, when set, gives what the confidence models of the max(Ks) search of a query
 	// just made were given (nil: nothing), for the query's outcome.
-	Signals func(query string) *ConfidenceSignals
+	Signals func(query string) *confidence.Inputs
 }
 
 // QueryOutcome is one query's ranking (the max(Ks) search) and the rank of each of its gold
@@ -61,24 +62,7 @@ type QueryOutcome struct {
 	// Signals are the inputs of the confidence models, one per result (in the order of
 	// Results) and the answer's, when the search reports them: the data
 	// `toolgate eval fit-confidence` fits the models on.
-	Signals *ConfidenceSignals `json:"signals,omitempty"`
-}
-
-// ConfidenceSignals are what the confidence models of one search were given, as the search
-// computed them and the --per-query file carries them (search.ConfidenceInputs, whose JSON
-// this is; the search package is not imported, so that the packages it uses can test with
-// this one): the set of branches whose models ran, each result's features and the answer's.
-type ConfidenceSignals struct {
-	Branches string          `json:"branches"`
-	Results  []ResultSignals `json:"results"`
-	Answer   []float64       `json:"answer"`
-}
-
-// ResultSignals are one result's features; NameMatch says its confidence is fixed (the tool
-// was named), not modelled.
-type ResultSignals struct {
-	Features  []float64 `json:"features"`
-	NameMatch bool      `json:"name_match,omitempty"`
+	Signals *confidence.Inputs `json:"signals,omitempty"`
 }
 
 // GoldRank is where a gold tool is in a ranking: its 1-based rank, nil when the ranking

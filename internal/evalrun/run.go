@@ -27,6 +27,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolgate/toolgate/internal/catalog"
+	"github.com/toolgate/toolgate/internal/confidence"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
@@ -337,15 +338,15 @@ func (r *runner) runConfig(ctx context.Context, pool *pgxpool.Pool, c evalConfig
 	perK := evalPerK(st, effective, r.o.Ks)
 	cfg := r.configRecord(c, st, effective, perK)
 	var planned planStats
-	confidence := map[string]search.Response{}
+	answers := map[string]search.Response{}
 	t := time.Now()
-	ranked := searchFunc(svc, search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}, r.ds.Tools, &planned, confidence, r.o.Ks[len(r.o.Ks)-1])
+	ranked := searchFunc(svc, search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}, r.ds.Tools, &planned, answers, r.o.Ks[len(r.o.Ks)-1])
 	rep, err := eval.Run(ctx, r.queries, ranked,
 		eval.Options{Ks: r.o.Ks, PerK: perK, Config: cfg, Dataset: &r.ds.Info, PerQuery: r.perQuery.writer(r.info.ID, c.label),
-			Confidence: func(q string) (float64, bool) { v, ok := confidence[q]; return v.Confidence, ok }, ConfidenceThreshold: search.ConfidenceThreshold,
-			Signals: func(q string) *eval.ConfidenceSignals {
-				if v, ok := confidence[q]; ok {
-					return confidenceSignals(v.ConfidenceInputs)
+			Confidence: func(q string) (float64, bool) { v, ok := answers[q]; return v.Confidence, ok }, ConfidenceThreshold: search.ConfidenceThreshold,
+			Signals: func(q string) *confidence.Inputs {
+				if v, ok := answers[q]; ok {
+					return &v.ConfidenceInputs
 				}
 				return nil
 			}})
@@ -567,16 +568,6 @@ func spread(qs []eval.Query, n int) []eval.Query {
 }
 
 func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
-
-// confidenceSignals are in, the inputs of a search's confidence models, as the evaluation
-// writes them.
-func confidenceSignals(in search.ConfidenceInputs) *eval.ConfidenceSignals {
-	out := &eval.ConfidenceSignals{Branches: in.Branches, Answer: in.Answer, Results: make([]eval.ResultSignals, len(in.Results))}
-	for i, r := range in.Results {
-		out.Results[i] = eval.ResultSignals{Features: r.Features, NameMatch: r.NameMatch}
-	}
-	return out
-}
 
 // searchFunc ranks with the search service of POST /search and returns the tools' names as
 // the dataset spells them: the original names of tools, which the catalog may hold under

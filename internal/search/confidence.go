@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unicode"
 
+	"github.com/toolgate/toolgate/internal/confidence"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/embed"
 )
@@ -69,7 +70,7 @@ func cjkShare(text string) float64 {
 // fill the hybrid model's features (a vector-only answer has no BM25 and is never found by
 // both branches).
 type confidenceModels struct {
-	branches       string // hybrid, lexical or vector: ConfidenceInputs.Branches
+	branches       string // hybrid, lexical or vector: confidence.Inputs.Branches
 	result, answer []float64
 }
 
@@ -109,34 +110,17 @@ func modelsFor(lexical, vector bool) confidenceModels {
 // the tool asked for.
 const nameMatchConfidence = 0.99
 
-// ConfidenceInputs are what the confidence models of one search were given, for refitting
-// them on an evaluation's searches (`toolgate eval --per-query`, docs/eval.md#calibration):
-// the set of branches whose models ran, each result's features in the order of the results
-// and the answer model's (nil without results).
-type ConfidenceInputs struct {
-	Branches string         `json:"branches"`
-	Results  []ResultInputs `json:"results"`
-	Answer   []float64      `json:"answer"`
-}
-
-// ResultInputs are the features of one result; NameMatch says its confidence is
-// nameMatchConfidence whatever the models say (for the first result, the answer's too).
-type ResultInputs struct {
-	Features  []float64 `json:"features"`
-	NameMatch bool      `json:"name_match,omitempty"`
-}
-
 // ConfidenceOf is what the served models of in.Branches make of in: the answer's confidence
 // and each result's, before a name match overrides them and before rounding. It is the
 // function the search itself applies (setConfidence).
-func ConfidenceOf(in ConfidenceInputs) (answer float64, results []float64) {
+func ConfidenceOf(in confidence.Inputs) (answer float64, results []float64) {
 	m := modelsByBranches(in.Branches)
 	results = make([]float64, len(in.Results))
 	for i, r := range in.Results {
-		results[i] = logistic(m.result, r.Features)
+		results[i] = confidence.Logistic(m.result, r.Features)
 	}
 	if in.Answer != nil {
-		answer = logistic(m.answer, in.Answer)
+		answer = confidence.Logistic(m.answer, in.Answer)
 	}
 	return answer, results
 }
@@ -160,12 +144,12 @@ func modelsByBranches(branches string) confidenceModels {
 // results has confidence 0.
 func setConfidence(resp *Response, rows []db.SearchRow, query string, wMeaning float64, lexical, vector bool) {
 	m := modelsFor(lexical, vector)
-	in := ConfidenceInputs{Branches: m.branches, Results: make([]ResultInputs, len(resp.Results))}
+	in := confidence.Inputs{Branches: m.branches, Results: make([]confidence.ResultInputs, len(resp.Results))}
 	cjk := cjkShare(query)
 	for i := range resp.Results {
 		sig := signalsOf(rows[i], rows[0].Score, wMeaning, i+1)
 		sig.cjk = cjk
-		in.Results[i] = ResultInputs{Features: sig.features(), NameMatch: resp.Results[i].NameMatch}
+		in.Results[i] = confidence.ResultInputs{Features: sig.features(), NameMatch: resp.Results[i].NameMatch}
 	}
 	if len(in.Results) > 0 {
 		gap := 1.0
@@ -214,14 +198,6 @@ func fraction(share, weight float64) float64 {
 		return 0
 	}
 	return min(1, share/weight)
-}
-
-func logistic(coef, x []float64) float64 {
-	z := coef[0]
-	for i, v := range x {
-		z += coef[i+1] * v
-	}
-	return 1 / (1 + math.Exp(-z))
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/confidence"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/plan"
 	"github.com/toolgate/toolgate/internal/rerank"
@@ -50,7 +51,7 @@ type Response struct {
 	NoGoodMatch bool    `json:"no_good_match"`
 	// ConfidenceInputs are what the confidence models were given (for refitting them; not
 	// part of the answer).
-	ConfidenceInputs ConfidenceInputs `json:"-"`
+	ConfidenceInputs confidence.Inputs `json:"-"`
 	// Plan and Rerank are what the planner and the reranker did (absent when not asked for).
 	Plan   *plan.Plan       `json:"plan,omitempty"`
 	Rerank *rerank.Decision `json:"rerank,omitempty"`
