@@ -9,7 +9,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/eval"
 	"github.com/toolgate/toolgate/internal/evalrun"
-	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
@@ -23,8 +22,8 @@ func TestEvalLearningCurve(t *testing.T) {
 		t.Skip("slow (an evaluation run): the full suite, make test, runs it")
 	}
 	t.Parallel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1",
-		"TOOLGATE_OBSERVED_QUERIES": "5"}
+	env := evalEnv(t)
+	env["TOOLGATE_OBSERVED_QUERIES"] = "5"
 	dir := t.TempDir()
 	tools, uses := testfactory.MisleadingCatalog()
 	var tb, qb strings.Builder

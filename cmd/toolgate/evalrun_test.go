@@ -196,7 +196,7 @@ func TestEvalDatasetBadInput(t *testing.T) {
 // dataset's own, so the gold lists match.
 func TestEvalDatasetWithServerNames(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	env := evalEnv(t)
 	dir := t.TempDir()
 	writeFile(t, dir, eval.ToolsFile, `{"name":"PDF&URLTool","description":"Read the text of a PDF document at a URL"}`+"\n"+
 		`{"name":"requestFirst Aid Assistance","description":"Call first aid assistance to an injured person"}`+"\n"+
@@ -254,7 +254,7 @@ func TestEvalOutFile(t *testing.T) {
 		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
 	}
 	t.Parallel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	env := evalEnv(t)
 	dir := evalDataset(t, 10)
 	ds, err := eval.Load(dir)
 	if err != nil {
@@ -384,7 +384,7 @@ func (w *cancelAfter) String() string {
 // complete report in --out, prints its table, and still drops its database.
 func TestEvalInterruptedKeepsFinishedConfigurations(t *testing.T) {
 	t.Parallel()
-	vars := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	vars := evalEnv(t)
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -519,7 +519,7 @@ func TestEvalDefaultPlanAndPerQuery(t *testing.T) {
 		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
 	}
 	t.Parallel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	env := evalEnv(t)
 	dir := evalDataset(t, 10)
 	perQuery := filepath.Join(t.TempDir(), "queries.jsonl")
 	code, stdout, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "1,5", "--mode", "lexical", "--per-query", perQuery)
@@ -600,4 +600,11 @@ func TestEvalReportsFailedEnrichmentAndGoesOn(t *testing.T) {
 	if rep.NQueries == 0 || rep.Metrics["recall@5"] == 0 {
 		t.Errorf("the run was not scored: %+v", rep)
 	}
+}
+
+// evalEnv is the environment of an evaluation run in a test: a fresh database, quiet logs,
+// one synthetic question per tool (enrichment is the slow part).
+func evalEnv(t *testing.T) map[string]string {
+	t.Helper()
+	return map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/eval"
 	"github.com/toolgate/toolgate/internal/evalrun"
-	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
 )
 
@@ -25,7 +24,7 @@ func TestEvalPerQuerySignalsAndFitConfidence(t *testing.T) {
 		t.Skip("slow (a whole server, evaluation or concurrent run): the full suite, make test, runs it")
 	}
 	t.Parallel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDB(t), "TOOLGATE_LOG_LEVEL": "warn", "TOOLGATE_QUESTIONS": "1"}
+	env := evalEnv(t)
 	dir := evalDataset(t, 10)
 	perQuery := filepath.Join(t.TempDir(), "queries.jsonl")
 	if code, _, errOut := runCLI(t, env, "eval", dir, "--json", "--k", "5", "--mode", "all", "--per-query", perQuery); code != 0 {
