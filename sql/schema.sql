@@ -889,15 +889,20 @@ BEGIN
     IF to_regclass('tool_memories') IS NULL THEN
         RETURN false; -- a schema before migration 0035
     END IF;
-    IF to_regclass('tool_memories_hnsw') IS NOT NULL THEN
-        RETURN true;
-    END IF;
     SELECT atttypmod INTO dims FROM pg_attribute WHERE attrelid = 'tool_memories'::regclass AND attname = 'embedding';
-    IF dims IS NULL OR dims < 1 OR dims > 2000 THEN
+    IF dims IS NULL OR dims < 1 THEN
         RETURN false;
     END IF;
-    CREATE INDEX tool_memories_hnsw ON tool_memories USING hnsw (embedding vector_cosine_ops)
-        WITH (m = 16, ef_construction = 32);
+    IF dims <= 1024 AND to_regclass('tool_memories_tenant_embedding') IS NULL THEN
+        CREATE INDEX tool_memories_tenant_embedding ON tool_memories (tenant) INCLUDE (tool_id, embedding);
+    END IF;
+    IF dims > 4000 THEN
+        RETURN false;
+    END IF;
+    IF to_regclass('tool_memories_hnsw') IS NULL THEN
+        CREATE INDEX tool_memories_hnsw ON tool_memories USING hnsw (embedding halfvec_cosine_ops)
+            WITH (m = 16, ef_construction = 32);
+    END IF;
     RETURN true;
 END $$;
 
@@ -1045,8 +1050,8 @@ BEGIN
     IF NOT keep THEN
         UPDATE tool_memories SET embedding = NULL WHERE embedding IS NOT NULL;
     END IF;
-    DROP INDEX IF EXISTS tool_memories_hnsw;
-    EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE vector(%s)', dims);
+    DROP INDEX IF EXISTS tool_memories_hnsw, tool_memories_tenant_embedding;
+    EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE halfvec(%s)', dims);
     PERFORM toolgate_index_memories();
 END $$;
 
@@ -3258,7 +3263,7 @@ CREATE TABLE public.tool_memories (
     key_id bigint,
     norm text NOT NULL,
     query text NOT NULL,
-    embedding public.vector,
+    embedding public.halfvec,
     searches integer NOT NULL,
     labelled_at timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,

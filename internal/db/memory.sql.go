@@ -101,7 +101,7 @@ func (q *Queries) ForgetToolMemory(ctx context.Context, arg ForgetToolMemoryPara
 const insertToolMemory = `-- name: InsertToolMemory :exec
 INSERT INTO tool_memories (tool_id, tenant, key_id, norm, query, embedding, searches, labelled_at)
 VALUES ($1, $2, $3, $4, $5,
-        $6, $7, $8)
+        $6::vector, $7, $8)
 `
 
 type InsertToolMemoryParams struct {
@@ -389,8 +389,8 @@ func (q *Queries) MemoriesWanted(ctx context.Context, arg MemoriesWantedParams) 
 const memoryTexts = `-- name: MemoryTexts :many
 SELECT x.name::text AS name, x.query, x.sim::float8 AS sim
 FROM (
-    SELECT t.name, m.query, 1 - (m.embedding <=> $1::vector) AS sim,
-           row_number() OVER (PARTITION BY m.tool_id ORDER BY m.embedding <=> $1::vector, m.id) AS r
+    SELECT t.name, m.query, 1 - (m.embedding <=> $1::vector::halfvec) AS sim,
+           row_number() OVER (PARTITION BY m.tool_id ORDER BY m.embedding <=> $1::vector::halfvec, m.id) AS r
     FROM tools t
     JOIN tool_memories m ON m.tool_id = t.id
     WHERE t.name = ANY($2::text[]) AND m.tenant = $3::text
@@ -559,7 +559,7 @@ func (q *Queries) StartMemorySweep(ctx context.Context) (StartMemorySweepRow, er
 const updateToolMemory = `-- name: UpdateToolMemory :exec
 UPDATE tool_memories
    SET query = $1, searches = $2, labelled_at = $3,
-       embedding = coalesce($4, embedding)
+       embedding = coalesce($4::vector::halfvec, embedding)
 WHERE id = $5
 `
 
@@ -572,6 +572,7 @@ type UpdateToolMemoryParams struct {
 }
 
 // A memory whose spelling, count or label time changed; embedding NULL keeps the stored one.
+// (The embeddings are given as vector, and stored at half precision: migration 0055.)
 func (q *Queries) UpdateToolMemory(ctx context.Context, arg UpdateToolMemoryParams) error {
 	_, err := q.db.Exec(ctx, updateToolMemory,
 		arg.Query,

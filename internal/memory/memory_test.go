@@ -288,7 +288,8 @@ func TestOAuthCallersTeachNothing(t *testing.T) {
 
 // TestMemoriesAreUnitVectors: the memory branch's exact scan ranks by inner product, which
 // is the cosine distance only for unit vectors: every memory embedding is stored at unit
-// length, whoever writes it (the sweep, or a write of a longer vector).
+// length, whoever writes it (the sweep, or a write of a longer vector), to the precision of
+// the half-precision floats it is stored in (2^-11 a component).
 func TestMemoriesAreUnitVectors(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -304,11 +305,11 @@ func TestMemoriesAreUnitVectors(t *testing.T) {
 	}
 	var n int
 	var worst float64
-	if err := e.pool.QueryRow(ctx, `SELECT count(*), coalesce(max(abs(vector_norm(embedding) - 1)), 1)
+	if err := e.pool.QueryRow(ctx, `SELECT count(*), coalesce(max(abs(l2_norm(embedding) - 1)), 1)
 		FROM tool_memories WHERE embedding IS NOT NULL`).Scan(&n, &worst); err != nil {
 		t.Fatal(err)
 	}
-	if n == 0 || worst > 1e-5 {
+	if n == 0 || worst > 1e-3 {
 		t.Fatalf("%d memory embeddings, the furthest from unit length by %g", n, worst)
 	}
 }
@@ -402,8 +403,8 @@ func TestForgetOneMemory(t *testing.T) {
 // (the b-tree on tenant) and a large one through the HNSW index, by the per-tenant counts
 // the sweep keeps; on a small tenant both find the same memories, so the answers are the
 // same, for a tenant's key and for the operator: the same tools in the same order, each
-// score to 1e-6 (the exact scan's inner product of unit vectors and the index's cosine
-// round differently in the last digits of single precision).
+// score to 1e-6 (both take the similarity of the memories they find as the same inner
+// product).
 func TestExactAndIndexScansAgree(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

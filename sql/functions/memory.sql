@@ -1,11 +1,15 @@
--- The memory index: the HNSW index of tool_memories.embedding (docs/learning.md).
+-- The memory indexes: the HNSW index of tool_memories.embedding and the b-tree that holds it
+-- (docs/learning.md).
 --
 -- Applied after the migrations, whole (CREATE OR REPLACE).
 
--- Builds the HNSW index of the memories' embeddings when there is none and the column is
--- typed with a dimension pgvector can index (1..2000; larger spaces are searched exactly).
--- embed.setSpace drops it, re-types the column and calls this again. Returns whether the
--- index exists afterwards.
+-- Builds the memories' indexes for the column's dimension when they are missing: the HNSW
+-- index (halfvec: 1..4,000 dimensions; larger spaces are searched exactly), and up to 1,024
+-- dimensions a b-tree on tenant that holds each memory's tool and embedding, from which the
+-- memory branch's exact scan reads a small tenant's memories without visiting the table (a
+-- b-tree entry holds at most about 2,700 bytes, 2 a dimension; a larger space reads the
+-- rows through tool_memories_tenant). embed.setSpace drops them, re-types the column and
+-- calls this again. Returns whether the HNSW index exists afterwards.
 CREATE OR REPLACE FUNCTION toolgate_index_memories() RETURNS boolean
 LANGUAGE plpgsql SET maintenance_work_mem = '256MB' AS $$
 DECLARE
@@ -14,15 +18,20 @@ BEGIN
     IF to_regclass('tool_memories') IS NULL THEN
         RETURN false; -- a schema before migration 0035
     END IF;
-    IF to_regclass('tool_memories_hnsw') IS NOT NULL THEN
-        RETURN true;
-    END IF;
     SELECT atttypmod INTO dims FROM pg_attribute WHERE attrelid = 'tool_memories'::regclass AND attname = 'embedding';
-    IF dims IS NULL OR dims < 1 OR dims > 2000 THEN
+    IF dims IS NULL OR dims < 1 THEN
         RETURN false;
     END IF;
-    CREATE INDEX tool_memories_hnsw ON tool_memories USING hnsw (embedding vector_cosine_ops)
-        WITH (m = 16, ef_construction = 32);
+    IF dims <= 1024 AND to_regclass('tool_memories_tenant_embedding') IS NULL THEN
+        CREATE INDEX tool_memories_tenant_embedding ON tool_memories (tenant) INCLUDE (tool_id, embedding);
+    END IF;
+    IF dims > 4000 THEN
+        RETURN false;
+    END IF;
+    IF to_regclass('tool_memories_hnsw') IS NULL THEN
+        CREATE INDEX tool_memories_hnsw ON tool_memories USING hnsw (embedding halfvec_cosine_ops)
+            WITH (m = 16, ef_construction = 32);
+    END IF;
     RETURN true;
 END $$;
 
@@ -39,7 +48,7 @@ BEGIN
     IF NOT keep THEN
         UPDATE tool_memories SET embedding = NULL WHERE embedding IS NOT NULL;
     END IF;
-    DROP INDEX IF EXISTS tool_memories_hnsw;
-    EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE vector(%s)', dims);
+    DROP INDEX IF EXISTS tool_memories_hnsw, tool_memories_tenant_embedding;
+    EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE halfvec(%s)', dims);
     PERFORM toolgate_index_memories();
 END $$;

@@ -68,13 +68,14 @@ FROM tool_memories WHERE tool_id = $1;
 -- name: InsertToolMemory :exec
 INSERT INTO tool_memories (tool_id, tenant, key_id, norm, query, embedding, searches, labelled_at)
 VALUES (sqlc.arg(tool_id), sqlc.arg(tenant), sqlc.narg(key_id), sqlc.arg(norm), sqlc.arg(query),
-        sqlc.arg(embedding), sqlc.arg(searches), sqlc.arg(labelled_at));
+        sqlc.narg(embedding)::vector, sqlc.arg(searches), sqlc.arg(labelled_at));
 
 -- name: UpdateToolMemory :exec
 -- A memory whose spelling, count or label time changed; embedding NULL keeps the stored one.
+-- (The embeddings are given as vector, and stored at half precision: migration 0055.)
 UPDATE tool_memories
    SET query = sqlc.arg(query), searches = sqlc.arg(searches), labelled_at = sqlc.arg(labelled_at),
-       embedding = coalesce(sqlc.narg(embedding), embedding)
+       embedding = coalesce(sqlc.narg(embedding)::vector::halfvec, embedding)
 WHERE id = sqlc.arg(id);
 
 -- name: DeleteToolMemoriesByID :exec
@@ -176,8 +177,8 @@ DELETE FROM tool_memories m USING tools t WHERE t.id = m.tool_id AND t.source_id
 -- per_tool per tool, with their similarity.
 SELECT x.name::text AS name, x.query, x.sim::float8 AS sim
 FROM (
-    SELECT t.name, m.query, 1 - (m.embedding <=> sqlc.arg(vec)::vector) AS sim,
-           row_number() OVER (PARTITION BY m.tool_id ORDER BY m.embedding <=> sqlc.arg(vec)::vector, m.id) AS r
+    SELECT t.name, m.query, 1 - (m.embedding <=> sqlc.arg(vec)::vector::halfvec) AS sim,
+           row_number() OVER (PARTITION BY m.tool_id ORDER BY m.embedding <=> sqlc.arg(vec)::vector::halfvec, m.id) AS r
     FROM tools t
     JOIN tool_memories m ON m.tool_id = t.id
     WHERE t.name = ANY(sqlc.arg(names)::text[]) AND m.tenant = sqlc.arg(tenant)::text

@@ -175,15 +175,16 @@ WITH src AS MATERIALIZED (
         SELECT q.ord AS variant, x.tool_id, 1 - x.dist AS sim,
                row_number() OVER (PARTITION BY q.ord ORDER BY x.dist) AS r
         FROM unnest(sqlc.arg(vecs)::vector[]) WITH ORDINALITY AS q (v, ord)
-        CROSS JOIN LATERAL (SELECT l2_normalize(q.v) AS unit OFFSET 0) u
+        CROSS JOIN LATERAL (SELECT l2_normalize(q.v)::halfvec AS unit, q.v::halfvec AS h OFFSET 0) u
         CROSS JOIN mten t
         CROSS JOIN LATERAL (
             -- one of the two runs per tenant (t.exact is a one-time filter): a small
-            -- tenant's rows through the b-tree on tenant, every distance computed once
-            -- (behind OFFSET 0, so that the order is not one the HNSW index serves), as
-            -- 1 − the inner product: the stored embeddings are unit vectors
-            -- (toolgate_unit_memory), so this is their cosine distance without the two
-            -- norms the cosine sums ...
+            -- tenant's rows from the b-tree on tenant that holds their tool and embedding
+            -- (toolgate_index_memories; through the table past 1,024 dimensions), every
+            -- distance computed once (behind OFFSET 0, so that the order is not one the
+            -- HNSW index serves), as 1 − the inner product: the stored embeddings are unit
+            -- vectors (toolgate_unit_memory), at half precision as the query's here, so
+            -- this is their cosine distance without the two norms the cosine sums ...
             (SELECT e.tool_id, e.dist
              FROM (SELECT m.tool_id, 1 + (m.embedding <#> u.unit) AS dist
                    FROM tool_memories m
@@ -192,12 +193,13 @@ WITH src AS MATERIALIZED (
              ORDER BY e.dist
              LIMIT sqlc.arg(memory_k)::int)
             UNION ALL
-            -- ... a large one's by the HNSW walk, filtered by tenant (|| '': a condition
-            -- the b-tree cannot serve, else the generic plan sorts the tenant's rows)
-            (SELECT m.tool_id, m.embedding <=> q.v AS dist
+            -- ... a large one's by the HNSW walk (cosine), filtered by tenant (|| '': a
+            -- condition the b-tree cannot serve, else the generic plan sorts the tenant's
+            -- rows), the distance of the memories it finds taken as the exact scan takes it
+            (SELECT m.tool_id, 1 + (m.embedding <#> u.unit) AS dist
              FROM tool_memories m
              WHERE NOT t.exact AND m.tenant || '' = t.tenant
-             ORDER BY m.embedding <=> q.v
+             ORDER BY m.embedding <=> u.h
              LIMIT sqlc.arg(memory_k)::int)
         ) x
     ) n
