@@ -20,16 +20,18 @@ const ConfidenceThreshold = 0.4
 // — each branch's share of its score as a fraction of the branch's weight (1: the branch's
 // best candidate, the vector share lowered by the vector confidence when its best similarity
 // is weak), whether both the lexical and the vector branch found it, its BM25, its score
-// relative to the first result's, and its rank — and the share of the request's letters
+// relative to the first result's, and its rank — the share of the request's letters
 // written in Chinese, Japanese or Korean script (cjkShare), on which the other signals of
-// a right answer are weaker.
+// a right answer are weaker, and how far the result's title and description are from the
+// request in that share (scriptGap: an English request answered by a Chinese tool, whose
+// match crossed languages through the lexicon and meaning, has weaker signals too).
 type signals struct {
 	lexical, vector, meaning float64
 	both                     bool
 	bm25                     float64
 	relative                 float64
 	rank                     int
-	cjk                      float64
+	cjk, scriptGap           float64
 }
 
 // features are the inputs of the confidence model, in the order of its coefficients.
@@ -38,7 +40,7 @@ func (s signals) features() []float64 {
 	if s.both {
 		both = 1
 	}
-	return []float64{s.lexical, s.vector, s.meaning, both, math.Log1p(s.bm25), s.relative, math.Log(float64(s.rank)), s.cjk}
+	return []float64{s.lexical, s.vector, s.meaning, both, math.Log1p(s.bm25), s.relative, math.Log(float64(s.rank)), s.cjk, s.scriptGap}
 }
 
 // cjkShare is the share of the letters and digits of text that are kana, CJK ideographs or
@@ -77,18 +79,18 @@ type confidenceModels struct {
 var (
 	hybridConfidence = confidenceModels{
 		branches: "hybrid",
-		result:   []float64{-7.135, 0.449, 1.221, 0.272, -0.097, 1.22, 2.218, -0.984, 1.355},
-		answer:   []float64{-7.58, -0.395, 1.258, 0.383, 0.308, 2.156, 0, 0, 1.128, 2.936},
+		result:   []float64{-7.689, 0.446, 1.353, 0.242, -0.098, 1.335, 2.325, -0.94, 1.109, 2.047},
+		answer:   []float64{-8.068, -0.468, 1.396, 0.392, 0.39, 2.278, 0, 0, 1.038, 2.381, 2.772},
 	}
 	lexicalConfidence = confidenceModels{
 		branches: "lexical",
-		result:   []float64{-6.991, 1.442, 0, 0, 0, 1.606, 0.808, -0.848, 0.664},
-		answer:   []float64{-9.562, 0, 0, 0, 0, 3.123, 0, 0, 1.035, 2.326},
+		result:   []float64{-7.48, 1.51, 0, 0, 0, 1.748, 0.776, -0.811, 0.431, 1.739},
+		answer:   []float64{-10.296, 0, 0, 0, 0, 3.365, 0, 0, 0.822, 2.578, 2.233},
 	}
 	vectorConfidence = confidenceModels{
 		branches: "vector",
-		result:   []float64{-3.544, 0, 3.066, 0, 0, 0, 0.538, -0.87, 1},
-		answer:   []float64{-4.112, 0, 3.879, 0, 0, 0, 0, 0, 0.758, 2.022},
+		result:   []float64{-3.535, 0, 3.05, 0, 0, 0, 0.538, -0.864, 0.924, 0.151},
+		answer:   []float64{-4.2, 0, 3.968, 0, 0, 0, 0, 0, 0.581, 0.602, 2.027},
 	}
 )
 
@@ -149,6 +151,7 @@ func setConfidence(resp *Response, rows []db.SearchRow, query string, wMeaning f
 	for i := range resp.Results {
 		sig := signalsOf(rows[i], rows[0].Score, wMeaning, i+1)
 		sig.cjk = cjk
+		sig.scriptGap = math.Abs(cjk - cjkShare(deref(rows[i].Title)+" "+deref(rows[i].Description)))
 		in.Results[i] = confidence.ResultInputs{Features: sig.features(), NameMatch: resp.Results[i].NameMatch}
 	}
 	if len(in.Results) > 0 {
