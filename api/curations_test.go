@@ -128,6 +128,67 @@ func TestTenantRulesStayInTenant(t *testing.T) {
 	}
 }
 
+// TestRuleTenantByKeyName: a rule's tenant may be given as analytics and the console show a
+// key's tenant, key:<name>. It is stored as the tenant of that active key (key:<id> for a key
+// of its own, the tenant's name for a key of a named tenant) and acts on that key's searches
+// only; an unknown or revoked key's name, or an admin key's, is refused and stores nothing.
+func TestRuleTenantByKeyName(t *testing.T) {
+	t.Parallel()
+	te := newTenantEnv(t)
+	created := do(t, te.e, http.MethodPost, "/admin/keys", te.admin, `{"name":"solo","scope":"search"}`)
+	if created.status != http.StatusCreated {
+		t.Fatalf("create a key of its own tenant: %d %v", created.status, created.body)
+	}
+	solo := created.body["key"].(string)
+	const weather = "what is the weather in paris"
+	if _, names := te.answer(t, solo, weather, false); len(names) == 0 || names[0] != "srca__get_weather" {
+		t.Fatalf("solo before: %q", names)
+	}
+
+	for _, tc := range []struct{ tenant, shown string }{{"key:solo", "key:solo"}, {"key:a1", "acme"}} {
+		r := do(t, te.e, http.MethodPost, "/admin/rules", te.admin,
+			`{"tenant":"`+tc.tenant+`","match":"contains","pattern":"weather","action":"pin","tool":"srca__send_email","position":1}`)
+		if r.status != http.StatusCreated || r.body["tenant"] != tc.shown {
+			t.Fatalf("a rule of %s: %d %v, want its tenant %s", tc.tenant, r.status, r.body, tc.shown)
+		}
+	}
+	// stored as the key's tenant: key:<id> for solo, shown by its name while it is active
+	var stored []string
+	list := do(t, te.e, http.MethodGet, "/admin/rules", te.admin, "")
+	for _, r := range list.body["rules"].([]any) {
+		stored = append(stored, r.(map[string]any)["tenant"].(string))
+	}
+	if mustJSON(stored) != `["key:solo","acme"]` {
+		t.Errorf("the rules' tenants: %q", stored)
+	}
+	for _, key := range []string{solo, te.a2} {
+		if _, names := te.answer(t, key, weather, false); len(names) == 0 || names[0] != "srca__send_email" {
+			t.Errorf("a key whose tenant's rule pins send_email: %q", names)
+		}
+	}
+	if _, names := te.answer(t, te.victim, weather, false); len(names) == 0 || names[0] != "srca__get_weather" {
+		t.Errorf("another tenant: %q", names)
+	}
+
+	if r := do(t, te.e, http.MethodDelete, "/admin/keys/"+created.body["api_key"].(map[string]any)["prefix"].(string), te.admin, ""); r.status != http.StatusOK {
+		t.Fatalf("revoke solo: %d %v", r.status, r.body)
+	}
+	// a revoked key's rule is shown by its key's id (its name may be reused)
+	list = do(t, te.e, http.MethodGet, "/admin/rules", te.admin, "")
+	if got := list.body["rules"].([]any)[0].(map[string]any)["tenant"].(string); !strings.HasPrefix(got, "key:") || got == "key:solo" {
+		t.Errorf("the rule of a revoked key: tenant %q, want key:<id>", got)
+	}
+	for _, tenant := range []string{"key:solo", "key:nobody", "key:ops"} {
+		r := do(t, te.e, http.MethodPost, "/admin/synonyms", te.admin, `{"tenant":"`+tenant+`","word":"courriel","synonyms":["email"]}`)
+		if r.errorCode() != "invalid_request" {
+			t.Errorf("synonyms of %s: %d %v, want invalid_request", tenant, r.status, r.body)
+		}
+	}
+	if r := do(t, te.e, http.MethodGet, "/admin/synonyms", te.admin, ""); len(r.body["synonyms"].([]any)) != 0 {
+		t.Errorf("refused synonyms were stored: %v", r.body)
+	}
+}
+
 // TestExpansionSwitchDropsTheComponent: switching a tool's knowledge expansion off queues
 // its enrichment, which drops its expansion component; switching it on brings it back.
 func TestExpansionSwitchDropsTheComponent(t *testing.T) {

@@ -377,6 +377,18 @@ func (k *Keys) Revoke(ctx context.Context, ref string) ([]Key, error) {
 	return out, nil
 }
 
+// Active returns the active (not revoked) key named name, or ErrKeyNotFound.
+func (k *Keys) Active(ctx context.Context, name string) (Key, error) {
+	row, err := db.New(k.pool).GetActiveAPIKeyByName(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Key{}, ErrKeyNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("API key %q: %w", name, err)
+	}
+	return toKey(row), nil
+}
+
 // RevokePrefix revokes the key with prefix, and ends its MCP sessions, as Revoke.
 func (k *Keys) RevokePrefix(ctx context.Context, prefix string) (Key, error) {
 	var row db.ApiKey

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/db"
 	"github.com/toolgate/toolgate/internal/derrors"
@@ -42,8 +43,11 @@ const (
 	maxWord     = 64
 )
 
-// tenantName is a tenant a rule may belong to: a key tenant's name or 'key:<id>'.
+// tenantName is a tenant a rule may belong to as stored: a key tenant's name or 'key:<id>'.
 var tenantName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,63}|key:[0-9]+)$`)
+
+// keyTenant is a tenant given by the name of a key whose searches are its: 'key:<name>'.
+var keyTenant = regexp.MustCompile(`^key:([A-Za-z0-9][A-Za-z0-9._-]{0,63})$`)
 
 // word is a synonym's word: what toolgate_rule_words splits a query into.
 var word = regexp.MustCompile(`^[\p{L}\p{N}_]+$`)
@@ -102,9 +106,14 @@ func (s *Service) Rules(ctx context.Context) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	shown, err := s.shownTenants(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Rule, len(rows))
 	for i, r := range rows {
 		out[i] = ruleOf(r)
+		out[i].Tenant = shown(out[i].Tenant)
 	}
 	return out, nil
 }
@@ -113,7 +122,8 @@ func (s *Service) Rules(ctx context.Context) ([]Rule, error) {
 func (s *Service) CreateRule(ctx context.Context, r Rule, by string) (Rule, error) {
 	r.Pattern = strings.TrimSpace(r.Pattern)
 	r.Tool = strings.TrimSpace(r.Tool)
-	if err := checkTenant(r.Tenant); err != nil {
+	var err error
+	if r.Tenant, err = s.tenant(ctx, r.Tenant); err != nil {
 		return Rule{}, err
 	}
 	switch r.Match {
@@ -168,7 +178,13 @@ func (s *Service) CreateRule(ctx context.Context, r Rule, by string) (Rule, erro
 	if err != nil {
 		return Rule{}, err
 	}
-	return ruleOf(row), nil
+	shown, err := s.shownTenants(ctx)
+	if err != nil {
+		return Rule{}, err
+	}
+	out := ruleOf(row)
+	out.Tenant = shown(out.Tenant)
+	return out, nil
 }
 
 // DeleteRule removes rule id.
@@ -189,9 +205,14 @@ func (s *Service) Synonyms(ctx context.Context) ([]Synonyms, error) {
 	if err != nil {
 		return nil, err
 	}
+	shown, err := s.shownTenants(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Synonyms, len(rows))
 	for i, r := range rows {
 		out[i] = Synonyms(r)
+		out[i].Tenant = shown(out[i].Tenant)
 	}
 	return out, nil
 }
@@ -199,7 +220,8 @@ func (s *Service) Synonyms(ctx context.Context) ([]Synonyms, error) {
 // PutSynonyms sets the synonyms of a word for a tenant (nil: every search), replacing the
 // ones it had. Words are lower-cased; each is one word as queries are split into.
 func (s *Service) PutSynonyms(ctx context.Context, in Synonyms, by string) (Synonyms, error) {
-	if err := checkTenant(in.Tenant); err != nil {
+	var err error
+	if in.Tenant, err = s.tenant(ctx, in.Tenant); err != nil {
 		return Synonyms{}, err
 	}
 	in.Word = strings.ToLower(strings.TrimSpace(in.Word))
@@ -221,7 +243,13 @@ func (s *Service) PutSynonyms(ctx context.Context, in Synonyms, by string) (Syno
 	if err != nil {
 		return Synonyms{}, err
 	}
-	return Synonyms(row), nil
+	shown, err := s.shownTenants(ctx)
+	if err != nil {
+		return Synonyms{}, err
+	}
+	out := Synonyms(row)
+	out.Tenant = shown(out.Tenant)
+	return out, nil
 }
 
 // DeleteSynonyms removes synonym list id.
@@ -260,11 +288,55 @@ func ruleOf(r db.SearchRule) Rule {
 	return out
 }
 
-func checkTenant(t *string) error {
-	if t != nil && !tenantName.MatchString(*t) {
-		return &InvalidError{"tenant", "a key tenant's name (letters, digits, '.', '_', '-'; at most 64) or key:<id>; absent for every search"}
+// shownTenants returns how a stored tenant is shown: key:<id> of an active key as
+// key:<name>, as analytics and the console name it (a revoked key's id stays: its name may
+// be another key's now); any other tenant as it is.
+func (s *Service) shownTenants(ctx context.Context) (func(*string) *string, error) {
+	keys, err := auth.NewKeys(s.Pool, time.Now).List(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	names := map[string]string{}
+	for _, k := range keys {
+		if k.RevokedAt == nil && k.Scope != auth.ScopeAdmin && k.Tenant == nil {
+			names[k.Caller().Tenant] = "key:" + k.Name
+		}
+	}
+	return func(t *string) *string {
+		if t == nil {
+			return nil
+		}
+		if name, ok := names[*t]; ok {
+			return &name
+		}
+		return t
+	}, nil
+}
+
+// tenant checks t and returns it as it is stored: a key tenant's name, or key:<id> for a key
+// that is a tenant of its own. key:<name> is the tenant of the active key of that name (its
+// tenant, or key:<id>), as analytics and the console name a key's tenant; key:<digits> is
+// an id.
+func (s *Service) tenant(ctx context.Context, t *string) (*string, error) {
+	if t == nil || tenantName.MatchString(*t) {
+		return t, nil
+	}
+	m := keyTenant.FindStringSubmatch(*t)
+	if m == nil {
+		return nil, &InvalidError{"tenant", "a key tenant's name (letters, digits, '.', '_', '-'; at most 64), key:<key name> or key:<id>; absent for every search"}
+	}
+	key, err := auth.NewKeys(s.Pool, time.Now).Active(ctx, m[1])
+	if errors.Is(err, auth.ErrKeyNotFound) {
+		return nil, &InvalidError{"tenant", fmt.Sprintf("no active key is named %q", m[1])}
+	}
+	if err != nil {
+		return nil, err
+	}
+	tenant := key.Caller().Tenant
+	if tenant == "" {
+		return nil, &InvalidError{"tenant", fmt.Sprintf("%q is an admin key: its searches read the rules and synonyms of every search only", m[1])}
+	}
+	return &tenant, nil
 }
 
 func checkText(field, s string, limit int) error {

@@ -207,6 +207,30 @@ func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (ApiKey,
 	return i, err
 }
 
+const getActiveAPIKeyByName = `-- name: GetActiveAPIKeyByName :one
+SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant FROM api_keys WHERE name = $1 AND revoked_at IS NULL
+`
+
+func (q *Queries) GetActiveAPIKeyByName(ctx context.Context, name string) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, getActiveAPIKeyByName, name)
+	var i ApiKey
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Prefix,
+		&i.SecretHash,
+		&i.Scope,
+		&i.Sources,
+		&i.RatePerMin,
+		&i.CreatedAt,
+		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.Plan,
+		&i.Tenant,
+	)
+	return i, err
+}
+
 const listAPIKeys = `-- name: ListAPIKeys :many
 SELECT id, name, prefix, secret_hash, scope, sources, rate_per_min, created_at, revoked_at, last_used_at, plan, tenant FROM api_keys ORDER BY created_at, id
 `

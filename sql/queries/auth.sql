@@ -8,6 +8,9 @@ RETURNING *;
 -- name: GetAPIKeyByPrefix :one
 SELECT * FROM api_keys WHERE prefix = $1;
 
+-- name: GetActiveAPIKeyByName :one
+SELECT * FROM api_keys WHERE name = $1 AND revoked_at IS NULL;
+
 -- name: ListAPIKeys :many
 SELECT * FROM api_keys ORDER BY created_at, id;
 
