@@ -18,7 +18,7 @@ export async function render(root, ctx) {
   root.append(h('h1', {}, 'Rules'), status,
     h('p', {class: 'muted'}, 'A rule acts on the searches whose query matches its pattern: exact (the same words, in order) ' +
       'or contains (every word of the pattern). Pin puts the tool at a position, hide removes it, boost multiplies its fused score. ' +
-      'A rule or synonym with a tenant acts on that tenant\'s search keys only; without one, on every search.'),
+      'A rule or synonym with a tenant (a tenant\'s name, or key:<name> for a key\'s own) acts on that tenant\'s search keys only; without one, on every search.'),
     section('New rule', ruleForm(status, reload)),
     section('Rules', rules),
     section('New synonyms', synonymForm(status, reload)),
