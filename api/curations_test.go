@@ -175,8 +175,14 @@ func TestRuleTenantByKeyName(t *testing.T) {
 	}
 	// a revoked key's rule is shown by its key's id (its name may be reused)
 	list = do(t, te.e, http.MethodGet, "/admin/rules", te.admin, "")
-	if got := list.body["rules"].([]any)[0].(map[string]any)["tenant"].(string); !strings.HasPrefix(got, "key:") || got == "key:solo" {
-		t.Errorf("the rule of a revoked key: tenant %q, want key:<id>", got)
+	revoked := list.body["rules"].([]any)[0].(map[string]any)["tenant"].(string)
+	if !strings.HasPrefix(revoked, "key:") || revoked == "key:solo" {
+		t.Errorf("the rule of a revoked key: tenant %q, want key:<id>", revoked)
+	}
+	// key:<digits> is an id, taken as it is, whether or not its key is active
+	if r := do(t, te.e, http.MethodPost, "/admin/rules", te.admin,
+		`{"tenant":"`+revoked+`","match":"exact","pattern":"x","action":"hide","tool":"srca__send_email"}`); r.status != http.StatusCreated || r.body["tenant"] != revoked {
+		t.Errorf("a rule of %s: %d %v", revoked, r.status, r.body)
 	}
 	for _, tenant := range []string{"key:solo", "key:nobody", "key:ops"} {
 		r := do(t, te.e, http.MethodPost, "/admin/synonyms", te.admin, `{"tenant":"`+tenant+`","word":"courriel","synonyms":["email"]}`)

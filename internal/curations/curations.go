@@ -178,12 +178,10 @@ func (s *Service) CreateRule(ctx context.Context, r Rule, by string) (Rule, erro
 	if err != nil {
 		return Rule{}, err
 	}
-	shown, err := s.shownTenants(ctx)
-	if err != nil {
+	out := ruleOf(row)
+	if out.Tenant, err = s.shownTenant(ctx, out.Tenant); err != nil {
 		return Rule{}, err
 	}
-	out := ruleOf(row)
-	out.Tenant = shown(out.Tenant)
 	return out, nil
 }
 
@@ -243,12 +241,10 @@ func (s *Service) PutSynonyms(ctx context.Context, in Synonyms, by string) (Syno
 	if err != nil {
 		return Synonyms{}, err
 	}
-	shown, err := s.shownTenants(ctx)
-	if err != nil {
+	out := Synonyms(row)
+	if out.Tenant, err = s.shownTenant(ctx, out.Tenant); err != nil {
 		return Synonyms{}, err
 	}
-	out := Synonyms(row)
-	out.Tenant = shown(out.Tenant)
 	return out, nil
 }
 
@@ -311,6 +307,15 @@ func (s *Service) shownTenants(ctx context.Context) (func(*string) *string, erro
 		}
 		return t
 	}, nil
+}
+
+// shownTenant is the stored tenant t as shownTenants shows it.
+func (s *Service) shownTenant(ctx context.Context, t *string) (*string, error) {
+	shown, err := s.shownTenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return shown(t), nil
 }
 
 // tenant checks t and returns it as it is stored: a key tenant's name, or key:<id> for a key

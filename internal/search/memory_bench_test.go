@@ -97,7 +97,7 @@ func seedMemories(ctx context.Context, b testing.TB, pool *pgxpool.Pool, tenants
 		pgx.CopyFromRows(rowsOut)); err != nil {
 		b.Fatal(err)
 	}
-	// the column takes the space's dimension and its HNSW index is built over all rows at
+	// the column takes the space's dimension and its indexes are built over all rows at
 	// once (as a change of embedding space does: toolgate_retype_memories)
 	if _, err := pool.Exec(ctx, `SELECT toolgate_retype_memories($1, true)`, searchbench.Dims); err != nil {
 		b.Fatal(err)
