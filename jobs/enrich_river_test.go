@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/sources"
+	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
 // runUntilEnriched runs a working River client until every enrich_tool job has completed.
@@ -190,5 +191,35 @@ func TestEnrichedFieldsReachTheLexicalIndex(t *testing.T) {
 		unnest(tsvector_to_array(to_tsvector('english', c.text))) l
 		WHERE c.kind = 'question' AND NOT l = ANY (d.lexemes)`); n != 0 {
 		t.Fatalf("%d question words missing from the documents", n)
+	}
+}
+
+// TestReembedWithWordVectors: the built-in embedder with word vectors is a space of its own,
+// reached by reembed from the hashed one; every component and tool vector is remade with it.
+func TestReembedWithWordVectors(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	tools := dataset.Tools(dataset.DemoCompanies[:2])
+	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
+		t.Fatal(err)
+	}
+	runUntilEnriched(t, pool, localDeps(pool), len(tools))
+	words := embed.NewLocalWords(384, wordvec.MustBuiltin())
+	var sm *embed.SpaceMismatchError
+	if err := embed.EnsureSpace(ctx, pool, words); !errors.As(err, &sm) || sm.StoredDims != 384 {
+		t.Fatalf("want SpaceMismatchError, got %v", err)
+	}
+	if n, err := enrich.Reembed(ctx, pool, NewQueue(insertClient(t, pool)), words); err != nil || n != len(tools) {
+		t.Fatalf("reembed: %d %v", n, err)
+	}
+	deps := localDeps(pool)
+	deps.Embedder = words
+	runUntilEnriched(t, pool, deps, len(tools))
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE vector_dims(embedding) = 484`); c != len(tools)*5 {
+		t.Fatalf("%d 484-dim vectors, want %d", c, len(tools)*5)
+	}
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE model IS DISTINCT FROM 'local-words-v1-484'`); c != 0 {
+		t.Fatalf("%d components not re-embedded", c)
 	}
 }

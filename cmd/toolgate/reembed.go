@@ -18,7 +18,7 @@ import (
 // dropped and rebuilt by enrich_tool jobs that the workers of `serve` run.
 func runReembed(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags("reembed", env)
-	embedder := fs.String("embedder", env.cfg.Embedder, "local or openai (TOOLGATE_EMBEDDER)")
+	embedder := fs.String("embedder", env.cfg.Embedder, "local, local-words or openai (TOOLGATE_EMBEDDER)")
 	model := fs.String("model", env.cfg.EmbedModel, "embedding model of the openai embedder (TOOLGATE_EMBED_MODEL)")
 	dims := fs.Int("dims", env.cfg.EmbedDims, "vector length (TOOLGATE_EMBED_DIMS)")
 	if err := cli.Parse(fs, args); err != nil {

@@ -71,8 +71,8 @@ type Config struct {
 	RerankTimeout   time.Duration     // TOOLGATE_RERANK_TIMEOUT: bound of one rerank call
 
 	// Enrichment and embeddings (see docs/enrichment.md).
-	Embedder         string        // TOOLGATE_EMBEDDER: local or openai
-	EmbedDims        int           // TOOLGATE_EMBED_DIMS: 384 for local; required for openai
+	Embedder         string        // TOOLGATE_EMBEDDER: local, local-words or openai
+	EmbedDims        int           // TOOLGATE_EMBED_DIMS: 384 for local (the hashed part of local-words); required for openai
 	EmbedSendDims    bool          // TOOLGATE_EMBED_SEND_DIMS: send `dimensions` to the provider
 	EmbedURL         string        // TOOLGATE_EMBED_URL
 	EmbedKey         string        // TOOLGATE_EMBED_KEY
@@ -230,7 +230,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.readUpstreamAuth(&c)
 	c.LogLevel = r.level("TOOLGATE_LOG_LEVEL", slog.LevelInfo)
 	confidence, meaningWeight := 0.0, 0.0
-	if c.Embedder == "local" {
+	if c.Embedder == "local" || c.Embedder == "local-words" {
 		confidence, meaningWeight = defaultVectorConfidence, defaultWeightMeaning
 	}
 	c.SearchVectorConfidence = r.float("TOOLGATE_SEARCH_VECTOR_CONFIDENCE", confidence, 0, 1)
@@ -354,13 +354,13 @@ func (c Config) Validate() error {
 		return &Error{"TOOLGATE_LOG_FORMAT", c.LogFormat, "want auto, json or text"}
 	}
 	switch c.Embedder {
-	case "local":
+	case "local", "local-words":
 	case "openai":
 		if c.EmbedDims == 0 {
 			return &Error{"TOOLGATE_EMBED_DIMS", "", "required with TOOLGATE_EMBEDDER=openai (the model's vector length, e.g. 1536)"}
 		}
 	default:
-		return &Error{"TOOLGATE_EMBEDDER", c.Embedder, "want local or openai"}
+		return &Error{"TOOLGATE_EMBEDDER", c.Embedder, "want local, local-words or openai"}
 	}
 	switch c.SearchPlan {
 	case "none", "rewrite", "decompose", "full":

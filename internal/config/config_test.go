@@ -147,8 +147,9 @@ func TestStdioCommandEnvAndListLimits(t *testing.T) {
 // TestEmbedderDefaultsFollowTheEmbedder: two search defaults are the built-in embedder's.
 // Its similarities say how many words two texts share, so its searches scale an unsure
 // vector branch down (vector confidence); it knows no meaning, so the meaning branch is on.
-// A configured embedder's similarities sit on another scale and carry meaning, so both are
-// off; either way both can be set, within their ranges.
+// The built-in embedder with word vectors (local-words) keeps them: its hashed part is most
+// of its cosine. A configured embedder's similarities sit on another scale and carry meaning,
+// so both are off; either way both can be set, within their ranges.
 func TestEmbedderDefaultsFollowTheEmbedder(t *testing.T) {
 	openai := map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
 		"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8"}
@@ -173,6 +174,7 @@ func TestEmbedderDefaultsFollowTheEmbedder(t *testing.T) {
 			want float64
 		}{
 			{nil, setting.local},
+			{map[string]string{"TOOLGATE_EMBEDDER": "local-words"}, setting.local},
 			{openai, 0},
 			{map[string]string{setting.name: "0"}, 0},
 			{with(openai, setting.name, setting.setText), setting.set},

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
 // DefaultLocalDims is the dimension of the local embedder when none is configured.
@@ -22,6 +24,8 @@ const DefaultLocalDims = 384
 // "prices" land close, "price" and "cost" do not.
 type Local struct {
 	dims int
+	// words, when set, adds the meaning of the text's words (NewLocalWords)
+	words *wordvec.Table
 }
 
 // NewLocal returns a local hashing embedder of dims dimensions (DefaultLocalDims when
@@ -33,9 +37,28 @@ func NewLocal(dims int) *Local {
 	return &Local{dims: dims}
 }
 
+// NewLocalWords returns the local embedder with word vectors: dims hashed dimensions (as
+// NewLocal) followed by the wordvec.Dims of the text's word vector (wordvec.Table.Vector),
+// the two parts weighted so that the cosine of two texts is (1 − WordShare) × their hashed
+// cosine + WordShare × their word vectors' cosine (docs/search.md#word-vectors).
+func NewLocalWords(dims int, words *wordvec.Table) *Local {
+	l := NewLocal(dims)
+	l.words = words
+	return l
+}
+
+// WordShare is the word vectors' share of NewLocalWords's cosine: 0.4 lifted the paraphrase
+// set's development half most of 0.25 and 0.4 (docs/search.md#word-vectors).
+const WordShare = 0.4
+
 // Model names the space; the version changes whenever the features change, because
 // vectors of two versions are not comparable.
-func (l *Local) Model() string { return fmt.Sprintf(localModelFormat, localVersion, l.dims) }
+func (l *Local) Model() string {
+	if l.words != nil {
+		return fmt.Sprintf(localWordsModelFormat, localWordsVersion, l.Dims())
+	}
+	return fmt.Sprintf(localModelFormat, localVersion, l.dims)
+}
 
 // localVersion is the version of the local embedder's features; localModelFormat its model
 // name from the version and the dimension. A stored space of an older version is replaced
@@ -43,10 +66,19 @@ func (l *Local) Model() string { return fmt.Sprintf(localModelFormat, localVersi
 const (
 	localVersion     = 2
 	localModelFormat = "local-hash-v%d-%d"
+	// the same of NewLocalWords's: its own versions (the word table and the share count
+	// too), its dimension the whole vector's
+	localWordsVersion     = 1
+	localWordsModelFormat = "local-words-v%d-%d"
 )
 
 // Dims is the vector length.
-func (l *Local) Dims() int { return l.dims }
+func (l *Local) Dims() int {
+	if l.words != nil {
+		return l.dims + wordvec.Dims
+	}
+	return l.dims
+}
 
 // Embed embeds each text; it never fails except on a cancelled context.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -176,6 +208,36 @@ func (l *Local) vector(text string, idf map[string]float64) []float32 {
 		}
 		// the mean weight of the feature's occurrences: exactly 1 without weights
 		v[sum%uint64(l.dims)] += sign * featureWeight[f[0]] * (1 + math.Log(counts[f])) * (weights[f] / counts[f])
+	}
+	if l.words == nil {
+		return Normalize64(v)
+	}
+	return l.withWords(v, words)
+}
+
+// withWords is the NewLocalWords vector of a text of words whose hashed features are hashed:
+// the two parts at unit length scaled by √(1 − WordShare) and √WordShare, then the whole at
+// unit length (a text of no word in the table keeps its hashed part alone).
+func (l *Local) withWords(hashed []float64, words []string) []float32 {
+	var kept []string
+	for _, w := range words {
+		if !stopwords[w] {
+			kept = append(kept, w)
+		}
+	}
+	var ss float64
+	for _, x := range hashed {
+		ss += x * x
+	}
+	v := make([]float64, 0, l.Dims())
+	for _, x := range hashed {
+		if ss > 0 {
+			x *= math.Sqrt((1 - WordShare) / ss)
+		}
+		v = append(v, x)
+	}
+	for _, x := range l.words.Vector(kept) {
+		v = append(v, x*math.Sqrt(WordShare))
 	}
 	return Normalize64(v)
 }

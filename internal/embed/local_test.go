@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
 func cos(a, b []float32) float64 {
@@ -127,5 +129,50 @@ func TestLocalCJKWords(t *testing.T) {
 	cjkFeatures("stock", 1, func(f string, _ float64) { pairs = append(pairs, f) })
 	if len(pairs) != 0 {
 		t.Errorf("an English word has CJK features: %v", pairs)
+	}
+}
+
+// The local embedder with word vectors relates texts that share no word, keeps the hashed
+// embedder's cosine as (1 − WordShare) of its own, and is a space of its own.
+func TestLocalWords(t *testing.T) {
+	words, err := wordvec.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, h := NewLocalWords(384, words), NewLocal(384)
+	if l.Dims() != 484 || l.Model() != "local-words-v1-484" {
+		t.Fatalf("got %s/%d", l.Model(), l.Dims())
+	}
+	if OlderLocal(h.Model(), h.Dims(), l) {
+		t.Fatal("the hashed space taken as an older version of the one with word vectors")
+	}
+	q, near, far := "purchase a plane ticket", "buy an airline fare", "delete a folder"
+	if cos(h.Vector(q), h.Vector(near)) > 0.1 {
+		t.Fatalf("hashed: the texts share features (%.3f)", cos(h.Vector(q), h.Vector(near)))
+	}
+	if cn, cf := cos(l.Vector(q), l.Vector(near)), cos(l.Vector(q), l.Vector(far)); cn < 0.2 || cn < cf+0.15 {
+		t.Fatalf("with word vectors: near %.3f, far %.3f", cn, cf)
+	}
+	a, b := "get stock price", "return the latest stock quote"
+	content := func(text string) []float32 {
+		var kept []string
+		for _, w := range Words(text) {
+			if !stopwords[w] {
+				kept = append(kept, w)
+			}
+		}
+		return Normalize64(words.Vector(kept))
+	}
+	hv, wv := cos(h.Vector(a), h.Vector(b)), cos(content(a), content(b))
+	if got, want := cos(l.Vector(a), l.Vector(b)), (1-WordShare)*hv+WordShare*wv; math.Abs(got-want) > 1e-4 {
+		t.Fatalf("cosine %.5f, want %.5f", got, want)
+	}
+	// a text of no word in the table keeps its hashed part alone, at unit length
+	v := l.Vector("zzqx qqwv")
+	if n := cos(v, v); math.Abs(n-1) > 1e-5 {
+		t.Fatalf("norm² %v", n)
+	}
+	if c := cos(v[:384], h.Vector("zzqx qqwv")); math.Abs(c-1) > 1e-5 {
+		t.Fatalf("hashed part %.5f of the hashed vector", c)
 	}
 }

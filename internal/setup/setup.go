@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/rerank"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
 // Embedder builds the configured embedder: the built-in local one or an
@@ -32,6 +33,9 @@ func Embedder(cfg config.Config, obs *provider.Observer) embed.Embedder {
 				Concurrency: cfg.EmbedConcurrency, Retries: cfg.ProviderRetries, Observer: obs},
 			Model: cfg.EmbedModel, Dims: cfg.EmbedDims, SendDimensions: cfg.EmbedSendDims, MaxBatch: cfg.EmbedBatch,
 		})
+	}
+	if cfg.Embedder == "local-words" {
+		return embed.NewLocalWords(cfg.EmbedDims, wordvec.MustBuiltin())
 	}
 	return embed.NewLocal(cfg.EmbedDims)
 }
