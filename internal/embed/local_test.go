@@ -176,3 +176,20 @@ func TestLocalWords(t *testing.T) {
 		t.Fatalf("hashed part %.5f of the hashed vector", c)
 	}
 }
+
+// BenchmarkLocal embeds a tool description with the hashed embedder and with word vectors
+// (docs/benchmarks.md).
+func BenchmarkLocal(b *testing.B) {
+	words, err := wordvec.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const text = "Return the most recent trading price for Apple's stock, or -1 if unavailable."
+	for _, e := range []*Local{NewLocal(384), NewLocalWords(384, words)} {
+		b.Run(e.Model(), func(b *testing.B) {
+			for b.Loop() {
+				e.Vector(text)
+			}
+		})
+	}
+}

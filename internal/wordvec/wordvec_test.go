@@ -2,6 +2,7 @@ package wordvec
 
 import (
 	"math"
+	"runtime"
 	"testing"
 )
 
@@ -64,4 +65,25 @@ func TestParseRejectsTruncatedData(t *testing.T) {
 	if _, err := Parse([]byte("not gzip")); err == nil {
 		t.Fatal("no error for bytes that are not gzip")
 	}
+}
+
+// BenchmarkParse measures the one parse of the embedded table: time per parse and the heap
+// it keeps (docs/benchmarks.md).
+func BenchmarkParse(b *testing.B) {
+	var before, after runtime.MemStats
+	var keep *Table
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		t, err := Parse(wordsGz)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		keep = t
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB-heap")
+	b.ReportMetric(float64(len(wordsGz))/(1<<20), "MB-file")
+	runtime.KeepAlive(keep)
 }
