@@ -15,13 +15,14 @@ import (
 // DefaultLocalDims is the dimension of the local embedder when none is configured.
 const DefaultLocalDims = 384
 
-// Local is the built-in embedder that needs no model weights: it hashes features of a text
+// Local is the built-in embedder that downloads no model weights: it hashes features of a text
 // (lowercased words, their crude stems, identifier pieces, word bigrams, character
 // 3/4-grams, and the character pairs of Chinese, Japanese and Korean text) into a fixed
 // number of dimensions with signed feature hashing, weights each feature by sublinear term
 // frequency and L2-normalizes the result. The same text always
 // gives the same vector. It captures lexical and sub-word overlap, not meaning: "price" and
-// "prices" land close, "price" and "cost" do not.
+// "prices" land close, "price" and "cost" do not; NewLocalWords adds word vectors, which
+// bring those closer.
 type Local struct {
 	dims int
 	// words, when set, adds the meaning of the text's words (NewLocalWords)
@@ -47,8 +48,8 @@ func NewLocalWords(dims int, words *wordvec.Table) *Local {
 	return l
 }
 
-// WordShare is the word vectors' share of NewLocalWords's cosine: 0.4 lifted the paraphrase
-// set's development half most of 0.25 and 0.4 (docs/search.md#word-vectors).
+// WordShare is the word vectors' share of NewLocalWords's cosine, chosen on the paraphrase
+// set's development half (0.4 over 0.25: docs/search.md#word-vectors).
 const WordShare = 0.4
 
 // Model names the space; the version changes whenever the features change, because
@@ -215,9 +216,10 @@ func (l *Local) vector(text string, idf map[string]float64) []float32 {
 	return l.withWords(v, words)
 }
 
-// withWords is the NewLocalWords vector of a text of words whose hashed features are hashed:
-// the two parts at unit length scaled by √(1 − WordShare) and √WordShare, then the whole at
-// unit length (a text of no word in the table keeps its hashed part alone).
+// withWords is the NewLocalWords vector of a text: its hashed features (hashed) and the
+// vector of its words, stop words out (weighted by the table's word frequencies, not by a
+// query's idf), each at unit length and scaled by √(1 − WordShare) and √WordShare, then the
+// whole at unit length (a text of no word in the table keeps its hashed part alone).
 func (l *Local) withWords(hashed []float64, words []string) []float32 {
 	var kept []string
 	for _, w := range words {

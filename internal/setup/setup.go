@@ -24,8 +24,8 @@ import (
 	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
-// Embedder builds the configured embedder: the built-in local one or an
-// OpenAI-compatible client whose calls obs (may be nil) records.
+// Embedder builds the configured embedder: the built-in local one (with word vectors for
+// local-words) or an OpenAI-compatible client whose calls obs (may be nil) records.
 func Embedder(cfg config.Config, obs *provider.Observer) embed.Embedder {
 	if cfg.Embedder == "openai" {
 		return embed.NewOpenAI(embed.OpenAIConfig{
