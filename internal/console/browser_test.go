@@ -296,8 +296,12 @@ func (b *browser) wait(sel string) {
 	b.do("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
+// click clicks sel once no part of the page is loading: chromedp clicks at the element's
+// coordinates, and a section above it that is still loading ("Loading…", one line) moves it
+// down when it fills, so that the click would land on whatever took its place.
 func (b *browser) click(sel string) {
 	b.t.Helper()
+	b.settled()
 	if strings.HasPrefix(sel, "/") {
 		b.do("click "+sel, chromedp.Click(sel))
 		return
