@@ -28,7 +28,8 @@ const Dims = 100
 var wordsGz []byte
 
 // sifA is the smooth inverse frequency's a: a word of probability p weighs a/(a + p), so
-// "the" (p ≈ 0.05) weighs about 0.002 and a word past the first thousand about 0.9.
+// "the" (rank 1, p ≈ 0.09) weighs about 0.001, the word of rank 1,000 about 0.5 and that of
+// rank 10,000 about 0.9.
 const sifA = 1e-4
 
 // Table holds the word vectors. It is read-only once built and safe for concurrent use.
