@@ -6,12 +6,10 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
-	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // TestOlderLocalVectorsAreUpgraded: a catalog embedded by an older version of the built-in
@@ -23,10 +21,7 @@ func TestOlderLocalVectorsAreUpgraded(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:4])
-	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
-		t.Fatal(err)
-	}
+	tools := importDemo(t, pool, 4)
 	deps := localDeps(pool)
 	runUntilEnriched(t, pool, deps, len(tools))
 	vectors := countRows(t, pool, `SELECT count(*) FROM tool_vectors`)

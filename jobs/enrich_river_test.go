@@ -11,6 +11,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 	"github.com/riverqueue/river"
 
+	"github.com/toolgate/toolgate/internal/catalog"
 	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/enrich"
@@ -58,6 +59,17 @@ func runUntilEnrichedN(t testing.TB, deps Deps, want, workers int) {
 	}
 }
 
+// importDemo imports the demo tools of the first companies of dataset.DemoCompanies as
+// source fin, queueing their enrich_tool jobs, and returns them.
+func importDemo(t *testing.T, pool *pgxpool.Pool, companies int) []catalog.Tool {
+	t.Helper()
+	tools := dataset.Tools(dataset.DemoCompanies[:companies])
+	if _, _, err := sources.Import(context.Background(), pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
 func localDeps(pool *pgxpool.Pool) Deps {
 	return Deps{Pool: pool, Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewLocal(384), Enricher: enrich.Heuristic{}, Questions: 10}
 }
@@ -66,10 +78,7 @@ func TestEnrichViaRiverAndReembed(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:4])
-	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
-		t.Fatal(err)
-	}
+	tools := importDemo(t, pool, 4)
 	runUntilEnriched(t, pool, localDeps(pool), len(tools))
 	if n := countRows(t, pool, `SELECT count(*) FROM tool_vectors`); n != len(tools)*5 {
 		t.Fatalf("%d tool vectors, want %d", n, len(tools)*5)
@@ -145,10 +154,7 @@ func TestEnrichedFieldsReachTheLexicalIndex(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:2])
-	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
-		t.Fatal(err)
-	}
+	tools := importDemo(t, pool, 2)
 	// searchable by name and description at once, nothing of the questions yet
 	if n := countRows(t, pool, `SELECT count(*) FROM search_docs`); n != len(tools) {
 		t.Fatalf("%d tools indexed after the import, want %d", n, len(tools))
@@ -200,10 +206,7 @@ func TestReembedWithWordVectors(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:2])
-	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
-		t.Fatal(err)
-	}
+	tools := importDemo(t, pool, 2)
 	runUntilEnriched(t, pool, localDeps(pool), len(tools))
 	words := embed.NewLocalWords(384, wordvec.MustBuiltin())
 	var sm *embed.SpaceMismatchError

@@ -10,9 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/toolgate/toolgate/internal/dataset"
 	"github.com/toolgate/toolgate/internal/pgtest"
-	"github.com/toolgate/toolgate/internal/sources"
 )
 
 // unindexedSets counts the ready sets whose partition has no HNSW index.
@@ -26,10 +24,7 @@ func TestVectorIndexAfterTheEnrichmentBurst(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	tools := dataset.Tools(dataset.DemoCompanies[:2])
-	if _, _, err := sources.Import(ctx, pool, NewQueue(insertClient(t, pool)), "fin", tools); err != nil {
-		t.Fatal(err)
-	}
+	tools := importDemo(t, pool, 2)
 	// one tool enriched outside River: the first enrichment makes the sets
 	var id int64
 	var hash string
