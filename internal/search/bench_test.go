@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +56,26 @@ func benchDB(b testing.TB, n int) *pgxpool.Pool {
 // search's Go: the clients are a loop) and of pool's PostgreSQL backends (their own work;
 // the WAL writer's and the checkpointer's are not counted).
 func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
+	goCPU0, pgCPU0, busy0 := processCPU(b), backendsCPU(b, pool), machineBusy(b)
+	b.ResetTimer()
+	start := time.Now()
+	lat := timeCalls(b, op)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	busy := machineBusy(b) - busy0
+	goCPU, pgCPU := processCPU(b)-goCPU0, usedSince(pgCPU0, backendsCPU(b, pool))
+	b.ReportMetric(percentile(lat, 0.50), "p50-ms")
+	b.ReportMetric(percentile(lat, 0.95), "p95-ms")
+	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(goCPU.Microseconds())/1000/float64(b.N), "go-cpu-ms/op")
+	b.ReportMetric(float64(pgCPU.Microseconds())/1000/float64(b.N), "pg-cpu-ms/op")
+	b.ReportMetric(float64(busy.Microseconds())/1000/float64(b.N), "machine-cpu-ms/op")
+}
+
+// timeCalls runs b.N calls of op from TOOLGATE_BENCH_CLIENTS clients (default 8), each
+// taking the next i, and returns each call's latency by i.
+func timeCalls(b *testing.B, op func(i int) error) []time.Duration {
 	clients := 8
 	if s := os.Getenv("TOOLGATE_BENCH_CLIENTS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -69,9 +89,6 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
-	goCPU0, pgCPU0, busy0 := processCPU(b), backendsCPU(b, pool), machineBusy(b)
-	b.ResetTimer()
-	start := time.Now()
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func() {
@@ -96,24 +113,17 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	busy := machineBusy(b) - busy0
-	goCPU, pgCPU := processCPU(b)-goCPU0, usedSince(pgCPU0, backendsCPU(b, pool))
 	if firstErr != nil {
 		b.Fatal(firstErr)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.95), "p95-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-	b.ReportMetric(float64(goCPU.Microseconds())/1000/float64(b.N), "go-cpu-ms/op")
-	b.ReportMetric(float64(pgCPU.Microseconds())/1000/float64(b.N), "pg-cpu-ms/op")
-	b.ReportMetric(float64(busy.Microseconds())/1000/float64(b.N), "machine-cpu-ms/op")
+	return lat
+}
+
+// percentile is the p-quantile of latencies, in milliseconds.
+func percentile(lat []time.Duration, p float64) float64 {
+	sorted := slices.Clone(lat)
+	slices.Sort(sorted)
+	return float64(sorted[min(len(sorted)-1, int(p*float64(len(sorted))))].Microseconds()) / 1000
 }
 
 // processCPU is the CPU time, user and system, this process has used.

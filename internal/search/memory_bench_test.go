@@ -27,7 +27,9 @@ import (
 // per tenant), embedded with the benchmark's embedder; a search key of one tenant searches
 // hybrid k=10 with the settings serve runs with, the memory branch off (weight 0) and on
 // (weight 1), alternately, five times each, in one run (a loaded machine's drift falls on
-// both alike).
+// both alike). Then the paired run: every client alternates the two, one search each, the
+// same query for both of a pair, so that both sides meet the same load at every moment; it
+// reports each side's p50 and the rise.
 func BenchmarkSearchMemories(b *testing.B) {
 	const tools, tenants, perTenant, reps = 5000, 100, 1000, 5
 	pool := benchDB(b, tools)
@@ -54,6 +56,27 @@ func BenchmarkSearchMemories(b *testing.B) {
 			})
 		}
 	}
+	b.Run(fmt.Sprintf("tools=%d/memories=%d/paired", tools, tenants*perTenant), func(b *testing.B) {
+		sides := [2]*search.Service{search.New(pool, searchbench.Embedder{}, off, discard()),
+			search.New(pool, searchbench.Embedder{}, on, discard())}
+		b.ResetTimer()
+		lat := timeCalls(b, func(i int) error {
+			_, err := sides[i%2].Search(ctx, caller, search.Request{Query: queries[i/2%len(queries)], K: 10})
+			return err
+		})
+		b.StopTimer()
+		if b.N < 2 {
+			return // the one call that sizes the run: no pair yet
+		}
+		var byside [2][]time.Duration
+		for i, d := range lat {
+			byside[i%2] = append(byside[i%2], d)
+		}
+		offP50, onP50 := percentile(byside[0], 0.50), percentile(byside[1], 0.50)
+		b.ReportMetric(offP50, "off-p50-ms")
+		b.ReportMetric(onP50, "on-p50-ms")
+		b.ReportMetric(100*(onP50/offP50-1), "p50-rise-%")
+	})
 }
 
 // seedMemories writes perTenant memories for each of tenants tenants, each taught by a
