@@ -73,17 +73,23 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	b.ReportMetric(float64(busy.Microseconds())/1000/float64(b.N), "machine-cpu-ms/op")
 }
 
-// timeCalls runs b.N calls of op from TOOLGATE_BENCH_CLIENTS clients (default 8), each
-// taking the next i, and returns each call's latency by i.
-func timeCalls(b *testing.B, op func(i int) error) []time.Duration {
-	clients := 8
-	if s := os.Getenv("TOOLGATE_BENCH_CLIENTS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("TOOLGATE_BENCH_CLIENTS=%q: want a positive integer", s)
-		}
-		clients = n
+// benchClients is how many clients the benchmarks run: TOOLGATE_BENCH_CLIENTS, default 8.
+func benchClients(b *testing.B) int {
+	s := os.Getenv("TOOLGATE_BENCH_CLIENTS")
+	if s == "" {
+		return 8
 	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("TOOLGATE_BENCH_CLIENTS=%q: want a positive integer", s)
+	}
+	return n
+}
+
+// timeCalls runs b.N calls of op from benchClients clients, each taking the next i, and
+// returns each call's latency by i.
+func timeCalls(b *testing.B, op func(i int) error) []time.Duration {
+	clients := benchClients(b)
 	lat := make([]time.Duration, b.N)
 	var next int64
 	var mu sync.Mutex
