@@ -64,9 +64,10 @@ func runConcurrent(b *testing.B, pool *pgxpool.Pool, op func(i int) error) {
 	b.StopTimer()
 	busy := machineBusy(b) - busy0
 	goCPU, pgCPU := processCPU(b)-goCPU0, usedSince(pgCPU0, backendsCPU(b, pool))
-	b.ReportMetric(percentile(lat, 0.50), "p50-ms")
-	b.ReportMetric(percentile(lat, 0.95), "p95-ms")
-	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	p := percentiles(lat, 0.50, 0.95, 0.99)
+	b.ReportMetric(p[0], "p50-ms")
+	b.ReportMetric(p[1], "p95-ms")
+	b.ReportMetric(p[2], "p99-ms")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(goCPU.Microseconds())/1000/float64(b.N), "go-cpu-ms/op")
 	b.ReportMetric(float64(pgCPU.Microseconds())/1000/float64(b.N), "pg-cpu-ms/op")
@@ -125,11 +126,15 @@ func timeCalls(b *testing.B, op func(i int) error) []time.Duration {
 	return lat
 }
 
-// percentile is the p-quantile of latencies, in milliseconds.
-func percentile(lat []time.Duration, p float64) float64 {
+// percentiles are the ps-quantiles of latencies, in milliseconds (one sort of a copy).
+func percentiles(lat []time.Duration, ps ...float64) []float64 {
 	sorted := slices.Clone(lat)
 	slices.Sort(sorted)
-	return float64(sorted[min(len(sorted)-1, int(p*float64(len(sorted))))].Microseconds()) / 1000
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = float64(sorted[min(len(sorted)-1, int(p*float64(len(sorted))))].Microseconds()) / 1000
+	}
+	return out
 }
 
 // processCPU is the CPU time, user and system, this process has used.

@@ -75,7 +75,7 @@ func BenchmarkSearchMemories(b *testing.B) {
 		for i, d := range lat {
 			byside[side(i)] = append(byside[side(i)], d)
 		}
-		offP50, onP50 := percentile(byside[0], 0.50), percentile(byside[1], 0.50)
+		offP50, onP50 := percentiles(byside[0], 0.50)[0], percentiles(byside[1], 0.50)[0]
 		b.ReportMetric(offP50, "off-p50-ms")
 		b.ReportMetric(onP50, "on-p50-ms")
 		b.ReportMetric(100*(onP50/offP50-1), "p50-rise-%")
