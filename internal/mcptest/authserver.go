@@ -2,6 +2,7 @@ package mcptest
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -68,6 +69,11 @@ type AuthServer struct {
 	Modules string
 }
 
+// nodeTimeout bounds how long a test waits for a node process of this package to start (the
+// authorization server) or to finish (the OAuth client): a process that hangs fails its test
+// with its stderr instead of holding the suite until go test's own timeout.
+const nodeTimeout = time.Minute
+
 // StartAuthServer starts an authorization server for the test and stops it at its end.
 // When oidc-provider is not installed the test is skipped (failed under RequireNPMEnv).
 func StartAuthServer(t testing.TB, cfg AuthServerConfig) *AuthServer {
@@ -96,9 +102,25 @@ func StartAuthServer(t testing.TB, cfg AuthServerConfig) *AuthServer {
 		stdin.Close()
 		_ = cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("authorization server did not start: %v\n%s", err, stderr.String())
+	type readLine struct {
+		line string
+		err  error
+	}
+	started := make(chan readLine, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		started <- readLine{line, err}
+	}()
+	var line string
+	select {
+	case r := <-started:
+		if r.err != nil {
+			t.Fatalf("authorization server did not start: %v\n%s", r.err, stderr.String())
+		}
+		line = r.line
+	case <-time.After(nodeTimeout):
+		_ = cmd.Process.Kill() // the cleanup's Wait then returns
+		t.Fatalf("authorization server did not say it was listening within %s\n%s", nodeTimeout, stderr.String())
 	}
 	var ready struct{ Issuer string }
 	if err := json.Unmarshal([]byte(line), &ready); err != nil || ready.Issuer == "" {
@@ -140,7 +162,9 @@ func RunOAuthClient(t testing.TB, modules, mcpURL, query, tool string) OAuthClie
 	t.Helper()
 	script := nodeScript(t, modules, "oauthclient.mjs", oauthClientScript)
 	var stderr strings.Builder
-	cmd := exec.Command("node", script, mcpURL, query, tool)
+	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script, mcpURL, query, tool)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
