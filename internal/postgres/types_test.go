@@ -24,7 +24,6 @@ func TestPoolKnowsVectorTypesAfterMigrating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
 	name := fmt.Sprintf("toolgate_types_%d", rand.Uint64())
 	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
 		t.Fatal(err)
@@ -32,7 +31,13 @@ func TestPoolKnowsVectorTypesAfterMigrating(t *testing.T) {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	// admin stays open for the drop: a deferred Close would run before the cleanup
+	t.Cleanup(func() {
+		if _, err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("dropping %s: %v", name, err)
+		}
+		admin.Close(context.Background())
+	})
 
 	pool, err := postgres.Connect(ctx, pgtest.URLFor(name), postgres.WithMaxConns(2))
 	if err != nil {
