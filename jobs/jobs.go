@@ -82,6 +82,9 @@ type Deps struct {
 	// MemoryPerTool is the most memories kept per tool and tenant (TOOLGATE_MEMORY_PER_TOOL);
 	// 0 is memory.DefaultMaxPerTool.
 	MemoryPerTool int
+	// MemoryListsFrom is the number of memories from which a tenant's are split into lists
+	// (memory.Service.ListFrom: 0 is memory.DefaultListFrom, below 0 never).
+	MemoryListsFrom int
 }
 
 // Options tunes the River client.

@@ -46,5 +46,5 @@ func (w *MemorySweepWorker) Work(ctx context.Context, _ *river.Job[MemorySweepAr
 // search embeds a query (Search.QueryIDF), the k-anonymity threshold the observed queries'.
 func (d Deps) memoryService() *memory.Service {
 	return &memory.Service{Pool: d.Pool, Embedder: d.Embedder, QueryIDF: d.Search.QueryIDF, Demotions: d.Search.WeightDemotion > 0,
-		MaxPerTool: d.MemoryPerTool, MinKeys: d.ObservedMinKeys, Logger: d.Logger}
+		MaxPerTool: d.MemoryPerTool, MinKeys: d.ObservedMinKeys, ListFrom: d.MemoryListsFrom, Logger: d.Logger}
 }

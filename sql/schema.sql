@@ -893,8 +893,8 @@ BEGIN
     IF dims IS NULL OR dims < 1 THEN
         RETURN false;
     END IF;
-    IF dims <= 1024 AND to_regclass('tool_memories_tenant_embedding') IS NULL THEN
-        CREATE INDEX tool_memories_tenant_embedding ON tool_memories (tenant) INCLUDE (tool_id, embedding);
+    IF dims <= 1024 AND to_regclass('tool_memories_tenant_list') IS NULL THEN
+        CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
     END IF;
     IF dims > 4000 THEN
         RETURN false;
@@ -1049,8 +1049,12 @@ BEGIN
     END IF;
     IF NOT keep THEN
         UPDATE tool_memories SET embedding = NULL WHERE embedding IS NOT NULL;
+        IF to_regclass('tool_memory_lists') IS NOT NULL THEN
+            DELETE FROM tool_memory_lists;
+            UPDATE tool_memory_tenants SET lists = 0, listed = 0 WHERE lists > 0;
+        END IF;
     END IF;
-    DROP INDEX IF EXISTS tool_memories_hnsw, tool_memories_tenant_embedding;
+    DROP INDEX IF EXISTS tool_memories_hnsw, tool_memories_tenant_embedding, tool_memories_tenant_list;
     EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE halfvec(%s)', dims);
     PERFORM toolgate_index_memories();
 END $$;
@@ -1845,8 +1849,11 @@ CREATE FUNCTION public.toolgate_unit_memory() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    IF NEW.embedding IS NOT NULL AND (TG_OP = 'INSERT' OR NEW.embedding IS DISTINCT FROM OLD.embedding) THEN
-        NEW.embedding := l2_normalize(NEW.embedding);
+    IF TG_OP = 'INSERT' OR NEW.embedding IS DISTINCT FROM OLD.embedding THEN
+        IF NEW.embedding IS NOT NULL THEN
+            NEW.embedding := l2_normalize(NEW.embedding);
+        END IF;
+        NEW.list := -1;
     END IF;
     RETURN NEW;
 END $$;
@@ -3267,6 +3274,7 @@ CREATE TABLE public.tool_memories (
     searches integer NOT NULL,
     labelled_at timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    list integer DEFAULT '-1'::integer NOT NULL,
     CONSTRAINT tool_memories_check CHECK (((tenant = ''::text) = (key_id IS NULL))),
     CONSTRAINT tool_memories_searches_check CHECK ((searches > 0))
 );
@@ -3297,6 +3305,18 @@ CREATE TABLE public.tool_memory_forgets (
 
 
 --
+-- Name: tool_memory_lists; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tool_memory_lists (
+    tenant text NOT NULL,
+    list integer NOT NULL,
+    centroid public.halfvec NOT NULL,
+    CONSTRAINT tool_memory_lists_list_check CHECK ((list >= 0))
+);
+
+
+--
 -- Name: tool_memory_query_forgets; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -3315,6 +3335,10 @@ CREATE TABLE public.tool_memory_query_forgets (
 CREATE TABLE public.tool_memory_tenants (
     tenant text NOT NULL,
     memories integer NOT NULL,
+    lists integer DEFAULT 0 NOT NULL,
+    listed integer DEFAULT 0 NOT NULL,
+    CONSTRAINT tool_memory_tenants_listed_check CHECK ((listed >= 0)),
+    CONSTRAINT tool_memory_tenants_lists_check CHECK ((lists >= 0)),
     CONSTRAINT tool_memory_tenants_memories_check CHECK ((memories > 0))
 );
 
@@ -3961,6 +3985,14 @@ ALTER TABLE ONLY public.tool_memories
 
 ALTER TABLE ONLY public.tool_memory_forgets
     ADD CONSTRAINT tool_memory_forgets_pkey PRIMARY KEY (tool_id);
+
+
+--
+-- Name: tool_memory_lists tool_memory_lists_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tool_memory_lists
+    ADD CONSTRAINT tool_memory_lists_pkey PRIMARY KEY (tenant, list);
 
 
 --

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/embed"
 	"github.com/toolgate/toolgate/internal/httpguard"
 	"github.com/toolgate/toolgate/internal/meaning"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/oauth"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -96,7 +97,7 @@ func serve(ctx context.Context, env *cliEnv, pool *pgxpool.Pool) error {
 	jobDeps := jobs.Deps{Pool: pool, Logger: env.log, SearchLogKeep: cfg.SearchLogKeep, Metrics: m,
 		Embedder: embedder, Enricher: setup.Enricher(cfg, env.providerObserver()), Questions: cfg.Questions, MCPSessionKeep: cfg.MCPSessionKeep,
 		ObservedQueries: cfg.ObservedQueries, ObservedMinKeys: cfg.ObservedMinKeys,
-		Memory: cfg.MemoryWeight > 0, MemoryPerTool: cfg.MemoryPerTool, SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
+		Memory: cfg.MemoryWeight > 0, MemoryPerTool: cfg.MemoryPerTool, MemoryListsFrom: memory.ListFromSetting(cfg.MemoryListsFrom), SyncTimeout: cfg.SyncTimeout, EnrichTimeout: cfg.EnrichTimeout, ReweightTimeout: cfg.ReweightTimeout, JobTimeout: cfg.JobTimeout,
 		Commands: stdioCommands(cfg), ListLimits: listLimits(cfg), Auth: upAuth,
 		Search: searchSt}
 	rc, err := jobs.NewClient(jobDeps,

@@ -146,6 +146,9 @@ type Config struct {
 	MemoryMinSimilarity float64
 	// MemoryPerTool is TOOLGATE_MEMORY_PER_TOOL: the most memories kept per tool and tenant.
 	MemoryPerTool int
+	// MemoryListsFrom is TOOLGATE_MEMORY_LISTS_FROM: the number of memories from which a
+	// tenant's are split into lists that a search reads a quarter of (0: never).
+	MemoryListsFrom int
 	// DemotionWeight is TOOLGATE_DEMOTION_WEIGHT: what negative evidence costs a tool for a
 	// tenant (0: nothing), docs/learning.md#negative-evidence.
 	DemotionWeight float64
@@ -304,6 +307,7 @@ func (r *reader) readSearch(c *Config, sd searchDefaults) {
 	c.MemoryNeighbors = r.integer("TOOLGATE_MEMORY_NEIGHBORS", sd.MemoryNeighbors, 1, 1000)
 	c.MemoryMinSimilarity = r.float("TOOLGATE_MEMORY_MIN_SIMILARITY", sd.MemoryMinSimilarity, -1, 1)
 	c.MemoryPerTool = r.integer("TOOLGATE_MEMORY_PER_TOOL", defaultMemoryPerTool, 1, maxMemoryPerTool)
+	c.MemoryListsFrom = r.integer("TOOLGATE_MEMORY_LISTS_FROM", defaultMemoryListsFrom, 0, maxMemoryListsFrom)
 	c.DemotionWeight = r.float("TOOLGATE_DEMOTION_WEIGHT", sd.WeightDemotion, 0, 100)
 }
 

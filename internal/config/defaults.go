@@ -46,6 +46,10 @@ const (
 	// memory.MaxMaxPerTool.
 	defaultMemoryPerTool = 50
 	maxMemoryPerTool     = 1000
+	// defaultMemoryListsFrom is memory.DefaultListFrom; maxMemoryListsFrom bounds
+	// TOOLGATE_MEMORY_LISTS_FROM.
+	defaultMemoryListsFrom = 500
+	maxMemoryListsFrom     = 100_000_000
 
 	// The gateway's defaults: gateway.DefaultConnectTimeout, DefaultStreamWriteTimeout,
 	// DefaultStreamKeepAlive and DefaultSessionsPerKey.

@@ -13,6 +13,15 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
+const deleteMemoryLists = `-- name: DeleteMemoryLists :exec
+DELETE FROM tool_memory_lists WHERE tenant = $1
+`
+
+func (q *Queries) DeleteMemoryLists(ctx context.Context, tenant string) error {
+	_, err := q.db.Exec(ctx, deleteMemoryLists, tenant)
+	return err
+}
+
 const deleteSourceMemories = `-- name: DeleteSourceMemories :execrows
 WITH demoted AS (
     DELETE FROM tool_demotions d USING tools t WHERE t.id = d.tool_id AND t.source_id = $1
@@ -39,14 +48,48 @@ func (q *Queries) DeleteToolMemoriesByID(ctx context.Context, ids []int64) error
 	return err
 }
 
+const fileMemories = `-- name: FileMemories :execrows
+UPDATE tool_memories m
+   SET list = coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
+                        ORDER BY l.centroid <#> m.embedding LIMIT 1), -1)
+WHERE m.tenant = $1::text AND m.embedding IS NOT NULL
+  AND ($2::boolean OR m.list = -1)
+  AND m.list IS DISTINCT FROM coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
+                                       ORDER BY l.centroid <#> m.embedding LIMIT 1), -1)
+`
+
+type FileMemoriesParams struct {
+	Tenant      string `json:"tenant"`
+	AllMemories bool   `json:"all_memories"`
+}
+
+// Files a tenant's embedded memories under the list of their nearest centroid (-1 when it
+// has none): all of them when all, else those not in a list yet; a memory already there is
+// not written again. The list is computed from the row as it is written, so a memory whose
+// embedding a concurrent sweep changed is filed by its new embedding.
+func (q *Queries) FileMemories(ctx context.Context, arg FileMemoriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, fileMemories, arg.Tenant, arg.AllMemories)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const finishMemorySweep = `-- name: FinishMemorySweep :exec
 UPDATE memory_sweep
    SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
        min_keys = $1::int, updated_at = now()
+WHERE sweeping_until = $2::timestamptz
 `
 
-func (q *Queries) FinishMemorySweep(ctx context.Context, minKeys int32) error {
-	_, err := q.db.Exec(ctx, finishMemorySweep, minKeys)
+type FinishMemorySweepParams struct {
+	MinKeys       int32     `json:"min_keys"`
+	SweepingUntil time.Time `json:"sweeping_until"`
+}
+
+// Ends the sweep up to sweeping_until, unless another run that shared it ended it first.
+func (q *Queries) FinishMemorySweep(ctx context.Context, arg FinishMemorySweepParams) error {
+	_, err := q.db.Exec(ctx, finishMemorySweep, arg.MinKeys, arg.SweepingUntil)
 	return err
 }
 
@@ -96,6 +139,23 @@ func (q *Queries) ForgetToolMemory(ctx context.Context, arg ForgetToolMemoryPara
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const insertMemoryLists = `-- name: InsertMemoryLists :exec
+INSERT INTO tool_memory_lists (tenant, list, centroid)
+SELECT $1::text, (c.ord - 1)::int, l2_normalize(c.v)::halfvec
+FROM unnest($2::vector[]) WITH ORDINALITY AS c (v, ord)
+`
+
+type InsertMemoryListsParams struct {
+	Tenant    string            `json:"tenant"`
+	Centroids []pgvector.Vector `json:"centroids"`
+}
+
+// A tenant's lists: list i (from 0) around centroids[i+1].
+func (q *Queries) InsertMemoryLists(ctx context.Context, arg InsertMemoryListsParams) error {
+	_, err := q.db.Exec(ctx, insertMemoryLists, arg.Tenant, arg.Centroids)
+	return err
 }
 
 const insertToolMemory = `-- name: InsertToolMemory :exec
@@ -275,6 +335,35 @@ func (q *Queries) ListToolMemoryRows(ctx context.Context, toolID int64) ([]ListT
 	return items, nil
 }
 
+const lockMemoryTenant = `-- name: LockMemoryTenant :one
+SELECT memories, lists, listed FROM tool_memory_tenants WHERE tenant = $1 FOR UPDATE
+`
+
+type LockMemoryTenantRow struct {
+	Memories int32 `json:"memories"`
+	Lists    int32 `json:"lists"`
+	Listed   int32 `json:"listed"`
+}
+
+// A tenant's count and lists, locked for the sweep's change of its lists.
+func (q *Queries) LockMemoryTenant(ctx context.Context, tenant string) (LockMemoryTenantRow, error) {
+	row := q.db.QueryRow(ctx, lockMemoryTenant, tenant)
+	var i LockMemoryTenantRow
+	err := row.Scan(&i.Memories, &i.Lists, &i.Listed)
+	return i, err
+}
+
+const lockToolMemories = `-- name: LockToolMemories :exec
+SELECT pg_advisory_xact_lock(74204, ($1::bigint % 2147483647)::int)
+`
+
+// Serializes the writers of one tool's memories for the rest of the transaction (key
+// locks.MemoryTool of internal/locks/locks.go).
+func (q *Queries) LockToolMemories(ctx context.Context, toolID int64) error {
+	_, err := q.db.Exec(ctx, lockToolMemories, toolID)
+	return err
+}
+
 const memoriesWanted = `-- name: MemoriesWanted :many
 
 WITH hits AS (
@@ -386,6 +475,40 @@ func (q *Queries) MemoriesWanted(ctx context.Context, arg MemoriesWantedParams) 
 	return items, nil
 }
 
+const memoryTenantsToList = `-- name: MemoryTenantsToList :many
+SELECT c.tenant FROM tool_memory_tenants c
+WHERE ($1::int > 0 AND c.memories >= $1::int
+       AND (c.lists = 0 OR c.memories >= 2 * c.listed OR 2 * c.memories <= c.listed))
+   OR (c.lists > 0 AND ($1::int = 0 OR c.memories < $1::int))
+   OR (c.lists > 0 AND EXISTS (SELECT 1 FROM tool_memories m
+                               WHERE m.tenant = c.tenant AND m.list = -1 AND m.embedding IS NOT NULL))
+ORDER BY c.tenant
+`
+
+// The tenants whose lists the sweep must make, drop or complete (internal/memory, Cluster):
+// from list_from memories on (0: never), a tenant without lists or whose count doubled or
+// halved since they were made; below it, one with lists; and one with lists and memories
+// not in one yet (embedded since: list -1).
+func (q *Queries) MemoryTenantsToList(ctx context.Context, listFrom int32) ([]string, error) {
+	rows, err := q.db.Query(ctx, memoryTenantsToList, listFrom)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var tenant string
+		if err := rows.Scan(&tenant); err != nil {
+			return nil, err
+		}
+		items = append(items, tenant)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const memoryTexts = `-- name: MemoryTexts :many
 SELECT x.name::text AS name, x.query, x.sim::float8 AS sim
 FROM (
@@ -445,6 +568,8 @@ WITH counts AS (
     SELECT m.tenant, count(*)::int AS memories FROM tool_memories m GROUP BY m.tenant
 ), gone AS (
     DELETE FROM tool_memory_tenants c WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = c.tenant)
+), gone_lists AS (
+    DELETE FROM tool_memory_lists l WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = l.tenant)
 )
 INSERT INTO tool_memory_tenants AS c (tenant, memories)
 SELECT n.tenant, n.memories FROM counts n
@@ -455,6 +580,7 @@ WHERE c.memories <> excluded.memories
 // Each tenant's number of memories (tool_memory_tenants, migration 0049), which decides how
 // the search statement scans its memories (exactly, or through the HNSW index): at the end
 // of every sweep, writing only the counts that changed.
+// A tenant with no memory left loses its row and its lists' centroids.
 func (q *Queries) RecountMemoryTenants(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, recountMemoryTenants)
 	return err
@@ -522,11 +648,34 @@ func (q *Queries) RefreshDemotions(ctx context.Context) error {
 }
 
 const setMemorySweepProgress = `-- name: SetMemorySweepProgress :exec
-UPDATE memory_sweep SET after_tool = $1, updated_at = now()
+UPDATE memory_sweep SET after_tool = $1::bigint, updated_at = now()
+WHERE sweeping_until = $2::timestamptz
 `
 
-func (q *Queries) SetMemorySweepProgress(ctx context.Context, afterTool int64) error {
-	_, err := q.db.Exec(ctx, setMemorySweepProgress, afterTool)
+type SetMemorySweepProgressParams struct {
+	AfterTool     int64     `json:"after_tool"`
+	SweepingUntil time.Time `json:"sweeping_until"`
+}
+
+// The progress of the sweep up to sweeping_until (none once another run finished it).
+func (q *Queries) SetMemorySweepProgress(ctx context.Context, arg SetMemorySweepProgressParams) error {
+	_, err := q.db.Exec(ctx, setMemorySweepProgress, arg.AfterTool, arg.SweepingUntil)
+	return err
+}
+
+const setMemoryTenantLists = `-- name: SetMemoryTenantLists :exec
+UPDATE tool_memory_tenants SET lists = $1::int, listed = $2::int
+WHERE tenant = $3::text
+`
+
+type SetMemoryTenantListsParams struct {
+	Lists  int32  `json:"lists"`
+	Listed int32  `json:"listed"`
+	Tenant string `json:"tenant"`
+}
+
+func (q *Queries) SetMemoryTenantLists(ctx context.Context, arg SetMemoryTenantListsParams) error {
+	_, err := q.db.Exec(ctx, setMemoryTenantLists, arg.Lists, arg.Listed, arg.Tenant)
 	return err
 }
 
@@ -554,6 +703,32 @@ func (q *Queries) StartMemorySweep(ctx context.Context) (StartMemorySweepRow, er
 		&i.MinKeys,
 	)
 	return i, err
+}
+
+const tenantMemoryEmbeddings = `-- name: TenantMemoryEmbeddings :many
+SELECT embedding::vector AS embedding FROM tool_memories
+WHERE tenant = $1 AND embedding IS NOT NULL ORDER BY id
+`
+
+// The embeddings of a tenant's memories (unit vectors), in id order, for its lists' k-means.
+func (q *Queries) TenantMemoryEmbeddings(ctx context.Context, tenant string) ([]pgvector.Vector, error) {
+	rows, err := q.db.Query(ctx, tenantMemoryEmbeddings, tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []pgvector.Vector{}
+	for rows.Next() {
+		var embedding pgvector.Vector
+		if err := rows.Scan(&embedding); err != nil {
+			return nil, err
+		}
+		items = append(items, embedding)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const updateToolMemory = `-- name: UpdateToolMemory :exec

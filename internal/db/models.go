@@ -681,11 +681,18 @@ type ToolMemory struct {
 	Searches   int32            `json:"searches"`
 	LabelledAt time.Time        `json:"labelled_at"`
 	CreatedAt  time.Time        `json:"created_at"`
+	List       int32            `json:"list"`
 }
 
 type ToolMemoryForget struct {
 	ToolID      int64     `json:"tool_id"`
 	ForgottenAt time.Time `json:"forgotten_at"`
+}
+
+type ToolMemoryList struct {
+	Tenant   string      `json:"tenant"`
+	List     int32       `json:"list"`
+	Centroid interface{} `json:"centroid"`
 }
 
 type ToolMemoryQueryForget struct {
@@ -698,6 +705,8 @@ type ToolMemoryQueryForget struct {
 type ToolMemoryTenant struct {
 	Tenant   string `json:"tenant"`
 	Memories int32  `json:"memories"`
+	Lists    int32  `json:"lists"`
+	Listed   int32  `json:"listed"`
 }
 
 type ToolRevision struct {

@@ -180,7 +180,8 @@ func (r *runner) curve(ctx context.Context, pool *pgxpool.Pool, c evalConfig, re
 	}
 	r.curves++
 	mem := &memory.Service{Pool: pool, Embedder: r.embedder, QueryIDF: st.QueryIDF, Demotions: st.WeightDemotion > 0,
-		MaxPerTool: r.env.Config.MemoryPerTool, MinKeys: r.env.Config.ObservedMinKeys, Logger: r.env.Log}
+		MaxPerTool: r.env.Config.MemoryPerTool, MinKeys: r.env.Config.ObservedMinKeys,
+		ListFrom: memory.ListFromSetting(r.env.Config.MemoryListsFrom), Logger: r.env.Log}
 	req := search.Request{Mode: c.mode, Profile: c.profile.Name, Plan: c.plan}
 	perK := evalPerK(st, effectivePlan(c, st), r.o.Ks)
 	cv := Curve{Label: c.label + " / " + replay, Replay: replay, Traffic: len(r.traffic), Test: len(r.test)}

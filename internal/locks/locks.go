@@ -14,6 +14,10 @@ const (
 	TestTemplate = 74201
 	// EmbeddingSpace serializes changes of the embedding space (internal/embed).
 	EmbeddingSpace = 74203
+	// MemoryTool (two-key form: MemoryTool, tool id modulo 2³¹−1) serializes the writers of
+	// one tool's memories (internal/memory, Refresh; sql/queries/memory.sql
+	// LockToolMemories): two sweeps at once write each tool's difference once.
+	MemoryTool = 74204
 	// LexicalIndexer is the lexical index's single writer (sql/functions/lexical.sql,
 	// internal/lexical): held by the indexer's transaction only, never by a transaction
 	// that writes tools, components or vectors.

@@ -19,7 +19,7 @@ import (
 // test template's builder (internal/pgtest) and old migrations take a session-level one.
 func TestLockKeysAreListed(t *testing.T) {
 	known := map[int64]bool{}
-	for _, k := range []int64{locks.Source, locks.TestTemplate, locks.EmbeddingSpace, locks.LexicalIndexer, locks.ApplyFunctions} {
+	for _, k := range []int64{locks.Source, locks.TestTemplate, locks.EmbeddingSpace, locks.MemoryTool, locks.LexicalIndexer, locks.ApplyFunctions} {
 		if known[k] {
 			t.Errorf("lock key %d listed twice", k)
 		}

@@ -68,6 +68,9 @@ type Service struct {
 	MaxPerTool int
 	// MinKeys is how many distinct search keys make a query global; 0 is DefaultMinKeys.
 	MinKeys int
+	// ListFrom is the number of memories from which a tenant's are split into lists
+	// (Cluster); 0 is DefaultListFrom, below 0 never.
+	ListFrom int
 	// Demotions makes Sweep recompute the negative evidence too (tool_demotions), for a
 	// search whose WeightDemotion is above 0.
 	Demotions bool
@@ -82,6 +85,7 @@ type SweepStats struct {
 	Added    int // memories written
 	Removed  int // memories deleted
 	Embedded int // texts embedded
+	Tenants  int // tenants whose lists were made, dropped or completed (Cluster)
 }
 
 func (s *Service) minKeys() int    { return cmp.Or(s.MinKeys, DefaultMinKeys) }
@@ -91,8 +95,8 @@ func (s *Service) maxPerTool() int { return cmp.Or(s.MaxPerTool, DefaultMaxPerTo
 // of every tool with memories not yet embedded, and of every tool with memories when a key
 // was revoked since or the threshold is not the last sweep's, a batch at a time in id order,
 // recording its progress so that a sweep cut short resumes. Then it recounts each tenant's
-// memories (which scan the search reads them with) and, with Demotions, when it refreshed a
-// tool, recomputes the negative evidence.
+// memories (which scan the search reads them with), keeps their lists (Cluster) and, with
+// Demotions, when it refreshed a tool, recomputes the negative evidence.
 func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 	var st SweepStats
 	if s.Embedder == nil {
@@ -120,11 +124,14 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			break
 		}
 		after = ids[len(ids)-1]
-		if err := q.SetMemorySweepProgress(ctx, after); err != nil {
+		if err := q.SetMemorySweepProgress(ctx, db.SetMemorySweepProgressParams{AfterTool: after, SweepingUntil: sw.SweepingUntil}); err != nil {
 			return st, err
 		}
 	}
 	if err := q.RecountMemoryTenants(ctx); err != nil {
+		return st, err
+	}
+	if st.Tenants, err = s.Cluster(ctx); err != nil {
 		return st, err
 	}
 	if s.Demotions && st.Tools > 0 {
@@ -133,11 +140,11 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			return st, err
 		}
 	}
-	if err := q.FinishMemorySweep(ctx, int32(minKeys)); err != nil {
+	if err := q.FinishMemorySweep(ctx, db.FinishMemorySweepParams{MinKeys: int32(minKeys), SweepingUntil: sw.SweepingUntil}); err != nil {
 		return st, err
 	}
 	if st.Tools > 0 && s.Logger != nil {
-		s.Logger.Debug("memories swept", "tools", st.Tools, "added", st.Added, "removed", st.Removed, "embedded", st.Embedded)
+		s.Logger.Debug("memories swept", "tools", st.Tools, "added", st.Added, "removed", st.Removed, "embedded", st.Embedded, "tenants listed", st.Tenants)
 	}
 	return st, nil
 }
@@ -152,7 +159,8 @@ type rowKey struct {
 // Refresh makes the tool's memories equal to MemoriesWanted: it embeds the texts it lacks
 // with no connection held, then writes the difference in one transaction that keeps the
 // embedding space from changing (a reembed clears the embeddings, and the next sweep
-// embeds them again).
+// embeds them again) and holds the tool's memories (locks.MemoryTool), whose rows it reads
+// again there: two sweeps at once each write what the other left to do.
 func (s *Service) Refresh(ctx context.Context, toolID int64, st *SweepStats) error {
 	q := db.New(s.Pool)
 	want, err := q.MemoriesWanted(ctx, db.MemoriesWantedParams{ToolID: toolID, MaxChars: MaxChars,
@@ -165,22 +173,16 @@ func (s *Service) Refresh(ctx context.Context, toolID int64, st *SweepStats) err
 		return err
 	}
 	st.Tools++
-	stored := make(map[rowKey]db.ListToolMemoryRowsRow, len(have))
-	for _, h := range have {
-		stored[rowKey{h.Tenant, h.KeyID.Int64, h.Norm}] = h
-	}
 	// the texts to embed: new memories, and stored ones without an embedding
 	var texts []string
 	index := map[string]int{}
-	need := func(text string) {
-		if _, ok := index[text]; !ok {
-			index[text] = len(texts)
-			texts = append(texts, text)
-		}
-	}
+	stored := storedRows(have)
 	for _, w := range want {
 		if h, ok := stored[rowKey{w.Tenant, w.KeyID, w.Norm}]; !ok || !h.Embedded {
-			need(w.Text)
+			if _, ok := index[w.Text]; !ok {
+				index[w.Text] = len(texts)
+				texts = append(texts, w.Text)
+			}
 		}
 	}
 	vecs, err := s.embed(ctx, texts)
@@ -193,6 +195,14 @@ func (s *Service) Refresh(ctx context.Context, toolID int64, st *SweepStats) err
 			return err
 		}
 		tq := db.New(tx)
+		if err := tq.LockToolMemories(ctx, toolID); err != nil {
+			return err
+		}
+		have, err := tq.ListToolMemoryRows(ctx, toolID)
+		if err != nil {
+			return err
+		}
+		stored := storedRows(have)
 		kept := map[int64]bool{}
 		for _, w := range want {
 			var vec *pgvector.Vector
@@ -212,7 +222,7 @@ func (s *Service) Refresh(ctx context.Context, toolID int64, st *SweepStats) err
 				continue
 			}
 			kept[h.ID] = true
-			if h.Query != w.Text || h.Searches != w.Searches || !h.LabelledAt.Equal(w.LabelledAt) || vec != nil {
+			if h.Query != w.Text || h.Searches != w.Searches || !h.LabelledAt.Equal(w.LabelledAt) || (vec != nil && !h.Embedded) {
 				if err := tq.UpdateToolMemory(ctx, db.UpdateToolMemoryParams{ID: h.ID, Query: w.Text,
 					Searches: w.Searches, LabelledAt: w.LabelledAt, Embedding: vec}); err != nil {
 					return err
@@ -231,6 +241,15 @@ func (s *Service) Refresh(ctx context.Context, toolID int64, st *SweepStats) err
 		}
 		return nil
 	})
+}
+
+// storedRows indexes a tool's memory rows by tenant, key and normalized text.
+func storedRows(have []db.ListToolMemoryRowsRow) map[rowKey]db.ListToolMemoryRowsRow {
+	stored := make(map[rowKey]db.ListToolMemoryRowsRow, len(have))
+	for _, h := range have {
+		stored[rowKey{h.Tenant, h.KeyID.Int64, h.Norm}] = h
+	}
+	return stored
 }
 
 // embed embeds texts as the search embeds a query: an embed.Weighted embedder gets the

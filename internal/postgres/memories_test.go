@@ -12,7 +12,8 @@ import (
 )
 
 // The memories' embeddings survive their change of type both ways: at half precision
-// (halfvec) with the HNSW index and the b-tree that holds them, back to single precision
+// (halfvec) with the HNSW index and the b-tree on tenant and list that holds them, on tenant
+// alone without lists (a migrate down to 55), back to single precision
 // (vector) with the HNSW index alone on a migrate down, and again up; each time with the
 // column's dimension and every stored value to half precision. A space too large for a
 // b-tree entry (1,536 dimensions) gets the HNSW index alone.
@@ -33,7 +34,7 @@ func TestMemoryEmbeddingsKeepAcrossTheirTypes(t *testing.T) {
 		var names string
 		if err := pool.QueryRow(ctx, `SELECT coalesce(string_agg(c.relname, ' ' ORDER BY c.relname), '')
 			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-			WHERE i.indrelid = 'tool_memories'::regclass AND c.relname IN ('tool_memories_hnsw', 'tool_memories_tenant_embedding')`).Scan(&names); err != nil {
+			WHERE i.indrelid = 'tool_memories'::regclass AND c.relname IN ('tool_memories_hnsw', 'tool_memories_tenant_embedding', 'tool_memories_tenant_list')`).Scan(&names); err != nil {
 			t.Fatal(err)
 		}
 		return names
@@ -56,7 +57,11 @@ func TestMemoryEmbeddingsKeepAcrossTheirTypes(t *testing.T) {
 			}
 		}
 	}
-	check("at the latest version", "halfvec(4)", "tool_memories_hnsw tool_memories_tenant_embedding")
+	check("at the latest version", "halfvec(4)", "tool_memories_hnsw tool_memories_tenant_list")
+	if err := postgres.MigrateDownTo(ctx, pool, 55); err != nil {
+		t.Fatal(err)
+	}
+	check("down to no lists", "halfvec(4)", "tool_memories_hnsw tool_memories_tenant_embedding")
 	if err := postgres.MigrateDownTo(ctx, pool, 54); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +69,7 @@ func TestMemoryEmbeddingsKeepAcrossTheirTypes(t *testing.T) {
 	if err := postgres.MigrateUp(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	check("up again", "halfvec(4)", "tool_memories_hnsw tool_memories_tenant_embedding")
+	check("up again", "halfvec(4)", "tool_memories_hnsw tool_memories_tenant_list")
 	if _, err := pool.Exec(ctx, `UPDATE tool_memories SET embedding = NULL`); err != nil {
 		t.Fatal(err)
 	}

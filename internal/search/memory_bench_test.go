@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/db"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/search/searchbench"
 )
@@ -123,6 +124,15 @@ func seedMemories(ctx context.Context, b testing.TB, pool *pgxpool.Pool, tenants
 		pgx.CopyFromRows(rowsOut)); err != nil {
 		b.Fatal(err)
 	}
+	// the per-tenant counts the memory sweep keeps, which choose each tenant's scan, and
+	// the lists it splits a tenant's memories into (before the indexes: filing a memory
+	// writes a new row version, which the HNSW index would take in one at a time)
+	if err := db.New(pool).RecountMemoryTenants(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := (&memory.Service{Pool: pool}).Cluster(ctx); err != nil {
+		b.Fatal(err)
+	}
 	// the column takes the space's dimension and its indexes are built over all rows at
 	// once (as a change of embedding space does: toolgate_retype_memories)
 	if _, err := pool.Exec(ctx, `SELECT toolgate_retype_memories($1, true)`, searchbench.Dims); err != nil {
@@ -132,13 +142,9 @@ func seedMemories(ctx context.Context, b testing.TB, pool *pgxpool.Pool, tenants
 	if err := pool.QueryRow(ctx, `SELECT to_regclass('tool_memories_hnsw') IS NOT NULL`).Scan(&indexed); err != nil || !indexed {
 		b.Fatalf("memory index: %v (built %v)", err, indexed)
 	}
-	// the per-tenant counts the memory sweep keeps, which choose each tenant's scan
-	if err := db.New(pool).RecountMemoryTenants(ctx); err != nil {
-		b.Fatal(err)
-	}
 	// as autovacuum would after the inserts: the statistics, and the visibility map that lets
 	// the exact scan read a tenant's memories from the b-tree that holds them alone
-	if _, err := pool.Exec(ctx, `VACUUM ANALYZE tool_memories, tool_memory_tenants`); err != nil {
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE tool_memories, tool_memory_tenants, tool_memory_lists`); err != nil {
 		b.Fatal(err)
 	}
 	return first

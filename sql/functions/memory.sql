@@ -1,12 +1,13 @@
--- The memory indexes: the HNSW index of tool_memories.embedding and the b-tree that holds it
--- (docs/learning.md).
+-- The memory indexes: the HNSW index of tool_memories.embedding and the b-tree on tenant and
+-- list that holds it (docs/learning.md).
 --
 -- Applied after the migrations, whole (CREATE OR REPLACE).
 
 -- Builds the memories' indexes for the column's dimension when they are missing: the HNSW
 -- index (halfvec: 1..4,000 dimensions; larger spaces are searched exactly), and up to 1,024
--- dimensions a b-tree on tenant that holds each memory's tool and embedding, from which the
--- memory branch's exact scan reads a small tenant's memories without visiting the table (a
+-- dimensions a b-tree on tenant and list that holds each memory's tool and embedding, from
+-- which the memory branch's exact scan reads the lists it probes of a small tenant's
+-- memories without visiting the table (a
 -- b-tree entry holds at most about 2,700 bytes, 2 a dimension; a larger space reads the
 -- rows through tool_memories_tenant). embed.setSpace drops them, re-types the column and
 -- calls this again. Returns whether the HNSW index exists afterwards.
@@ -22,8 +23,8 @@ BEGIN
     IF dims IS NULL OR dims < 1 THEN
         RETURN false;
     END IF;
-    IF dims <= 1024 AND to_regclass('tool_memories_tenant_embedding') IS NULL THEN
-        CREATE INDEX tool_memories_tenant_embedding ON tool_memories (tenant) INCLUDE (tool_id, embedding);
+    IF dims <= 1024 AND to_regclass('tool_memories_tenant_list') IS NULL THEN
+        CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
     END IF;
     IF dims > 4000 THEN
         RETURN false;
@@ -37,8 +38,9 @@ END $$;
 
 -- Re-types the memories' embedding column to the embedding space's dimension and rebuilds its
 -- index (embed.setSpace, with tool_vectors' column); keep drops the stored embeddings first
--- when false (a new space: the memory sweep embeds the texts again). Nothing on a schema
--- before migration 0035.
+-- when false (a new space: the memory sweep embeds the texts again), and with them the
+-- memories' lists (their centroids are of the old space; the trigger files every memory
+-- under -1, and the sweep lists them again). Nothing on a schema before migration 0035.
 CREATE OR REPLACE FUNCTION toolgate_retype_memories(dims integer, keep boolean) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -47,8 +49,12 @@ BEGIN
     END IF;
     IF NOT keep THEN
         UPDATE tool_memories SET embedding = NULL WHERE embedding IS NOT NULL;
+        IF to_regclass('tool_memory_lists') IS NOT NULL THEN
+            DELETE FROM tool_memory_lists;
+            UPDATE tool_memory_tenants SET lists = 0, listed = 0 WHERE lists > 0;
+        END IF;
     END IF;
-    DROP INDEX IF EXISTS tool_memories_hnsw, tool_memories_tenant_embedding;
+    DROP INDEX IF EXISTS tool_memories_hnsw, tool_memories_tenant_embedding, tool_memories_tenant_list;
     EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE halfvec(%s)', dims);
     PERFORM toolgate_index_memories();
 END $$;

@@ -60,6 +60,11 @@ FROM (SELECT g.*, row_number() OVER (PARTITION BY g.tenant ORDER BY g.last DESC,
 WHERE m.r <= sqlc.arg(max_n)::int
 ORDER BY m.tenant, m.key_id NULLS FIRST, m.norm;
 
+-- name: LockToolMemories :exec
+-- Serializes the writers of one tool's memories for the rest of the transaction (key
+-- locks.MemoryTool of internal/locks/locks.go).
+SELECT pg_advisory_xact_lock(74204, (sqlc.arg(tool_id)::bigint % 2147483647)::int);
+
 -- name: ListToolMemoryRows :many
 -- The memories tool tool_id has, for the sweep's diff.
 SELECT id, tenant, key_id, norm, query, searches, labelled_at, (embedding IS NOT NULL)::boolean AS embedded
@@ -88,21 +93,28 @@ UPDATE memory_sweep
 RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool, min_keys;
 
 -- name: SetMemorySweepProgress :exec
-UPDATE memory_sweep SET after_tool = $1, updated_at = now();
+-- The progress of the sweep up to sweeping_until (none once another run finished it).
+UPDATE memory_sweep SET after_tool = sqlc.arg(after_tool)::bigint, updated_at = now()
+WHERE sweeping_until = sqlc.arg(sweeping_until)::timestamptz;
 
 -- name: FinishMemorySweep :exec
+-- Ends the sweep up to sweeping_until, unless another run that shared it ended it first.
 UPDATE memory_sweep
    SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
-       min_keys = sqlc.arg(min_keys)::int, updated_at = now();
+       min_keys = sqlc.arg(min_keys)::int, updated_at = now()
+WHERE sweeping_until = sqlc.arg(sweeping_until)::timestamptz;
 
 -- name: RecountMemoryTenants :exec
 -- Each tenant's number of memories (tool_memory_tenants, migration 0049), which decides how
 -- the search statement scans its memories (exactly, or through the HNSW index): at the end
 -- of every sweep, writing only the counts that changed.
+-- A tenant with no memory left loses its row and its lists' centroids.
 WITH counts AS (
     SELECT m.tenant, count(*)::int AS memories FROM tool_memories m GROUP BY m.tenant
 ), gone AS (
     DELETE FROM tool_memory_tenants c WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = c.tenant)
+), gone_lists AS (
+    DELETE FROM tool_memory_lists l WHERE NOT EXISTS (SELECT 1 FROM counts n WHERE n.tenant = l.tenant)
 )
 INSERT INTO tool_memory_tenants AS c (tenant, memories)
 SELECT n.tenant, n.memories FROM counts n
@@ -241,3 +253,51 @@ SELECT n.tenant, n.tool_id, n.ignored, n.failed, n.used FROM sums n
 WHERE n.ignored > 0 OR n.failed > 0
 ON CONFLICT (tenant, tool_id) DO UPDATE SET ignored = excluded.ignored, failed = excluded.failed, used = excluded.used
 WHERE (d.ignored, d.failed, d.used) IS DISTINCT FROM (excluded.ignored, excluded.failed, excluded.used);
+
+-- name: MemoryTenantsToList :many
+-- The tenants whose lists the sweep must make, drop or complete (internal/memory, Cluster):
+-- from list_from memories on (0: never), a tenant without lists or whose count doubled or
+-- halved since they were made; below it, one with lists; and one with lists and memories
+-- not in one yet (embedded since: list -1).
+SELECT c.tenant FROM tool_memory_tenants c
+WHERE (sqlc.arg(list_from)::int > 0 AND c.memories >= sqlc.arg(list_from)::int
+       AND (c.lists = 0 OR c.memories >= 2 * c.listed OR 2 * c.memories <= c.listed))
+   OR (c.lists > 0 AND (sqlc.arg(list_from)::int = 0 OR c.memories < sqlc.arg(list_from)::int))
+   OR (c.lists > 0 AND EXISTS (SELECT 1 FROM tool_memories m
+                               WHERE m.tenant = c.tenant AND m.list = -1 AND m.embedding IS NOT NULL))
+ORDER BY c.tenant;
+
+-- name: LockMemoryTenant :one
+-- A tenant's count and lists, locked for the sweep's change of its lists.
+SELECT memories, lists, listed FROM tool_memory_tenants WHERE tenant = $1 FOR UPDATE;
+
+-- name: TenantMemoryEmbeddings :many
+-- The embeddings of a tenant's memories (unit vectors), in id order, for its lists' k-means.
+SELECT embedding::vector AS embedding FROM tool_memories
+WHERE tenant = $1 AND embedding IS NOT NULL ORDER BY id;
+
+-- name: DeleteMemoryLists :exec
+DELETE FROM tool_memory_lists WHERE tenant = $1;
+
+-- name: InsertMemoryLists :exec
+-- A tenant's lists: list i (from 0) around centroids[i+1].
+INSERT INTO tool_memory_lists (tenant, list, centroid)
+SELECT sqlc.arg(tenant)::text, (c.ord - 1)::int, l2_normalize(c.v)::halfvec
+FROM unnest(sqlc.arg(centroids)::vector[]) WITH ORDINALITY AS c (v, ord);
+
+-- name: FileMemories :execrows
+-- Files a tenant's embedded memories under the list of their nearest centroid (-1 when it
+-- has none): all of them when all, else those not in a list yet; a memory already there is
+-- not written again. The list is computed from the row as it is written, so a memory whose
+-- embedding a concurrent sweep changed is filed by its new embedding.
+UPDATE tool_memories m
+   SET list = coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
+                        ORDER BY l.centroid <#> m.embedding LIMIT 1), -1)
+WHERE m.tenant = sqlc.arg(tenant)::text AND m.embedding IS NOT NULL
+  AND (sqlc.arg(all_memories)::boolean OR m.list = -1)
+  AND m.list IS DISTINCT FROM coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
+                                       ORDER BY l.centroid <#> m.embedding LIMIT 1), -1);
+
+-- name: SetMemoryTenantLists :exec
+UPDATE tool_memory_tenants SET lists = sqlc.arg(lists)::int, listed = sqlc.arg(listed)::int
+WHERE tenant = sqlc.arg(tenant)::text;

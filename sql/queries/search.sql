@@ -60,15 +60,19 @@
 --            and a search token without the claim; it also picks the curation rules and the
 --            synonyms), each with how to scan it: exactly when the memory
 --            sweep counted at most memory_exact memories of it (tool_memory_tenants; none
---            counted: exactly), else through the HNSW index.
+--            counted: exactly), else through the HNSW index; and how many lists the sweep
+--            split its memories into (0: none).
 --   mem      the memory branch (w_memory > 0): per query vector, its memory_k nearest
 --            memories of those tenants (the queries of past searches an agent then used a
 --            tool of), kept from memory_min_sim similarity on, of searchable tools of allowed
 --            sources and tags; per tool its best similarity. Per tenant one of two scans
---            runs, by a one-time filter on mten.exact: its rows through the b-tree on tenant,
---            every cosine distance computed, as 1 − the inner product of unit vectors (a
---            small tenant: the HNSW walk would step past every other tenant's nearer
---            memories), or the HNSW cosine KNN filtered by tenant
+--            runs, by a one-time filter on mten.exact: its rows through the b-tree on
+--            tenant and list, every cosine distance computed, as 1 − the inner product of
+--            unit vectors (a small tenant: the HNSW walk would step past every other
+--            tenant's nearer memories), the rows of the lists whose centroids are nearest
+--            the query vector (a quarter of the tenant's lists, rounded up) and of list -1
+--            (memories not in a list yet; every memory of a tenant without lists), or the
+--            HNSW cosine KNN filtered by tenant
 --            (a large one); the memory_k nearest of their union are kept. Nothing another
 --            tenant taught is read.
 --   dem      negative evidence (w_demotion > 0, docs/learning.md#negative-evidence): per tool,
@@ -165,7 +169,7 @@ WITH src AS MATERIALIZED (
         LIMIT sqlc.arg(cand)::int
     ) n
 ), mten AS (
-    SELECT t.tenant, coalesce(c.memories, 0) <= sqlc.arg(memory_exact)::int AS exact
+    SELECT t.tenant, coalesce(c.memories, 0) <= sqlc.arg(memory_exact)::int AS exact, coalesce(c.lists, 0) AS lists
     FROM (SELECT ''::text AS tenant UNION ALL SELECT sqlc.narg(tenant)::text WHERE sqlc.narg(tenant)::text IS NOT NULL) t
     LEFT JOIN tool_memory_tenants c ON c.tenant = t.tenant
     WHERE sqlc.arg(w_memory)::float8 > 0
@@ -178,9 +182,17 @@ WITH src AS MATERIALIZED (
         CROSS JOIN LATERAL (SELECT l2_normalize(q.v)::halfvec AS unit, q.v::halfvec AS h OFFSET 0) u
         CROSS JOIN mten t
         CROSS JOIN LATERAL (
+            -- the lists the exact scan reads: -1, and the nearest quarter of the tenant's
+            SELECT ARRAY(SELECT l.list FROM tool_memory_lists l
+                         WHERE t.exact AND l.tenant = t.tenant
+                         ORDER BY l.centroid <#> u.unit
+                         LIMIT (t.lists + 3) / 4) || -1 AS probe
+        ) p
+        CROSS JOIN LATERAL (
             -- one of the two runs per tenant (t.exact is a one-time filter): a small
-            -- tenant's rows from the b-tree on tenant that holds their tool and embedding
-            -- (toolgate_index_memories; through the table past 1,024 dimensions), every
+            -- tenant's rows of those lists from the b-tree on tenant and list that holds
+            -- their tool and embedding (toolgate_index_memories; through the table past
+            -- 1,024 dimensions), every
             -- distance computed once (behind OFFSET 0, so that the order is not one the
             -- HNSW index serves), as 1 − the inner product: the stored embeddings are unit
             -- vectors (toolgate_unit_memory), at half precision as the query's here, so
@@ -188,7 +200,7 @@ WITH src AS MATERIALIZED (
             (SELECT e.tool_id, e.dist
              FROM (SELECT m.tool_id, 1 + (m.embedding <#> u.unit) AS dist
                    FROM tool_memories m
-                   WHERE t.exact AND m.tenant = t.tenant AND m.embedding IS NOT NULL
+                   WHERE t.exact AND m.tenant = t.tenant AND m.list = ANY (p.probe) AND m.embedding IS NOT NULL
                    OFFSET 0) e
              ORDER BY e.dist
              LIMIT sqlc.arg(memory_k)::int)

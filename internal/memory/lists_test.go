@@ -1,0 +1,180 @@
+package memory_test
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/testfactory"
+)
+
+// checkLists: every tenant the sweep counted at least from memories of has about √n lists
+// (n its embedded memories when they were made), unit centroids, and each embedded memory
+// filed under the list of its nearest centroid; a smaller tenant has none, and all its
+// memories are under -1. It returns the tenants with lists.
+func checkLists(ctx context.Context, t *testing.T, pool *pgxpool.Pool, from int) int {
+	t.Helper()
+	rows, err := pool.Query(ctx, `SELECT c.tenant, c.memories, c.lists, c.listed,
+		(SELECT count(*) FROM tool_memory_lists l WHERE l.tenant = c.tenant),
+		(SELECT count(*) FROM tool_memory_lists l WHERE l.tenant = c.tenant AND abs(l2_norm(l.centroid) - 1) > 1e-2),
+		(SELECT count(*) FROM tool_memories m WHERE m.tenant = c.tenant AND m.embedding IS NOT NULL
+		   AND m.list IS DISTINCT FROM coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
+		                                          ORDER BY l.centroid <#> m.embedding LIMIT 1), -1))
+		FROM tool_memory_tenants c ORDER BY c.tenant`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	listed := 0
+	for rows.Next() {
+		var tenant string
+		var memories, lists, listedAt, centroids, notUnit, misfiled int
+		if err := rows.Scan(&tenant, &memories, &lists, &listedAt, &centroids, &notUnit, &misfiled); err != nil {
+			t.Fatal(err)
+		}
+		if memories < from {
+			if lists != 0 || centroids != 0 || misfiled != 0 {
+				t.Errorf("tenant %q: %d memories, below %d, but %d lists (%d centroids, %d memories filed)", tenant, memories, from, lists, centroids, misfiled)
+			}
+			continue
+		}
+		listed++
+		if want := int(math.Round(math.Sqrt(float64(listedAt)))); lists != want || centroids != lists || memories >= 2*listedAt || 2*memories <= listedAt {
+			t.Errorf("tenant %q: %d memories in %d lists (%d centroids), made at %d memories (want √%[5]d ≈ %d, made again once the count doubles or halves)", tenant, memories, lists, centroids, listedAt, want)
+		}
+		if notUnit != 0 || misfiled != 0 {
+			t.Errorf("tenant %q: %d centroids not unit vectors, %d memories not under their nearest centroid", tenant, notUnit, misfiled)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return listed
+}
+
+// TestListsKeepLearning: a tenant with at least ListFrom memories has them split into lists
+// at the sweep, each memory under its nearest centroid; the search then reads a quarter of
+// its lists and still learns (most test requests answered first, as without lists); a memory
+// whose embedding changes is under -1 (read by every search) until the next sweep files it;
+// a tenant that falls below ListFrom loses its lists, and a change of embedding space drops
+// them all.
+func TestListsKeepLearning(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	a := e.key(t, auth.Spec{Name: "a", Tenant: "acme"})
+	traffic, test := split(e.uses)
+	testfactory.LabelsAs(ctx, t, e.search, a, "src", traffic)
+	e.sweep(t)
+	_, exactTop := e.rankings(t, a, test)
+
+	var n int
+	if err := e.pool.QueryRow(ctx, `SELECT memories FROM tool_memory_tenants WHERE tenant = 'acme'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	e.memory.ListFrom = n // acme's memories make lists, nobody else's
+	if st := e.sweep(t); st.Tenants != 1 {
+		t.Fatalf("sweep %+v: want acme's lists made", st)
+	}
+	if got := checkLists(ctx, t, e.pool, n); got != 1 {
+		t.Fatalf("%d tenants with lists, want acme", got)
+	}
+	var lists int
+	if err := e.pool.QueryRow(ctx, `SELECT lists FROM tool_memory_tenants WHERE tenant = 'acme'`).Scan(&lists); err != nil || lists < 4 {
+		t.Fatalf("acme: %d lists (%v), want at least 4 so that a search reads some of them", lists, err)
+	}
+	_, listTop := e.rankings(t, a, test)
+	t.Logf("acme: %d memories in %d lists: %d of %d test requests answered first (%d reading every memory)", n, lists, listTop, len(test), exactTop)
+	if listTop < len(test)*8/10 || listTop < exactTop-len(test)/10 {
+		t.Errorf("with lists, %d of %d test requests answered first, want most (%d without)", listTop, len(test), exactTop)
+	}
+
+	// a re-embedded memory waits under -1, then is filed
+	if _, err := e.pool.Exec(ctx, `UPDATE tool_memories SET embedding = (SELECT embedding FROM tool_memories WHERE tenant = 'acme' ORDER BY id DESC LIMIT 1)
+		WHERE id = (SELECT min(id) FROM tool_memories WHERE tenant = 'acme')`); err != nil {
+		t.Fatal(err)
+	}
+	var waiting int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories WHERE tenant = 'acme' AND list = -1`).Scan(&waiting); err != nil || waiting != 1 {
+		t.Fatalf("%d memories under -1 after one was embedded again (%v), want 1", waiting, err)
+	}
+	if st := e.sweep(t); st.Tenants != 1 {
+		t.Fatalf("sweep %+v: want acme's new memory filed", st)
+	}
+	checkLists(ctx, t, e.pool, n)
+
+	// below ListFrom: no lists
+	e.memory.ListFrom = n + 1
+	if st := e.sweep(t); st.Tenants != 1 {
+		t.Fatalf("sweep %+v: want acme's lists dropped", st)
+	}
+	if got := checkLists(ctx, t, e.pool, n+1); got != 0 {
+		t.Fatalf("%d tenants with lists above ListFrom", got)
+	}
+
+	// a new space drops every list
+	e.memory.ListFrom = n
+	e.sweep(t)
+	if _, err := e.pool.Exec(ctx, `SELECT toolgate_retype_memories(384, false)`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := e.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tool_memory_lists) + (SELECT count(*) FROM tool_memories WHERE list <> -1)
+		+ (SELECT coalesce(sum(lists), 0) FROM tool_memory_tenants)`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("after a change of space: %d lists, filed memories and counts left (%v)", left, err)
+	}
+}
+
+// TestConcurrentSweepsKeepListsWhole: sweeps running at once, while memories are embedded
+// again, never leave a memory outside the lists the search reads: after each round and a
+// last quiet sweep, every memory is under its nearest centroid.
+func TestConcurrentSweepsKeepListsWhole(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	for i, tenant := range []string{"acme", "bolt"} {
+		k := e.key(t, auth.Spec{Name: tenant, Tenant: tenant})
+		traffic, _ := split(e.uses)
+		testfactory.LabelsAs(ctx, t, e.search, k, "src", traffic[i:])
+	}
+	testfactory.Labels(ctx, t, e.search, "src", e.uses)
+	e.memory.ListFrom = 4
+	for round := range 5 {
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := e.memory.Sweep(ctx); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// a third of the memories take another one's embedding: they go under -1
+			_, err := e.pool.Exec(ctx, `UPDATE tool_memories m SET embedding = o.embedding FROM tool_memories o
+				WHERE o.id = m.id + 1 AND m.id % 3 = $1 AND o.embedding IS NOT NULL`, round%3)
+			if err != nil {
+				errs <- err
+			}
+		}()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if _, err := e.memory.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := checkLists(ctx, t, e.pool, 4); got < 3 {
+			t.Fatalf("round %d: %d tenants with lists, want the operator, acme and bolt", round, got)
+		}
+	}
+}
