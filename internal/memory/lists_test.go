@@ -5,10 +5,12 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
@@ -175,6 +177,93 @@ func TestConcurrentSweepsKeepListsWhole(t *testing.T) {
 		}
 		if got := checkLists(ctx, t, e.pool, 4); got < 3 {
 			t.Fatalf("round %d: %d tenants with lists, want the operator, acme and bolt", round, got)
+		}
+	}
+}
+
+// TestSweepCutShortFinishes: a sweep stopped at any point (its context cancelled: its open
+// transaction rolls back, as a killed process's does) leaves nothing half written, and the
+// next sweep finishes the work: the same memories, lists and counts as a sweep that was
+// never stopped.
+func TestSweepCutShortFinishes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	for i, tenant := range []string{"acme", "bolt"} {
+		k := e.key(t, auth.Spec{Name: tenant, Tenant: tenant})
+		traffic, _ := split(e.uses)
+		testfactory.LabelsAs(ctx, t, e.search, k, "src", traffic[i:])
+	}
+	testfactory.Labels(ctx, t, e.search, "src", e.uses)
+	e.memory.ListFrom = 4
+	memory.SetBatch(e.memory, 2)
+	reset := func() {
+		t.Helper()
+		if _, err := e.pool.Exec(ctx, `TRUNCATE tool_memories, tool_memory_lists, tool_memory_tenants;
+			UPDATE memory_sweep SET labels_until = '1970-01-01', sweeping_until = NULL, after_tool = 0, min_keys = NULL`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func() string {
+		t.Helper()
+		var s string
+		if err := e.pool.QueryRow(ctx, `SELECT
+			(SELECT string_agg(format('%s %s %s %s %s %s %s', m.tool_id, m.tenant, m.key_id, m.norm, m.searches, m.list, m.embedding), E'\n'
+			        ORDER BY m.tool_id, m.tenant, m.key_id, m.norm) FROM tool_memories m)
+			|| E'\n' || (SELECT string_agg(format('%s %s %s', l.tenant, l.list, l.centroid), E'\n' ORDER BY l.tenant, l.list) FROM tool_memory_lists l)
+			|| E'\n' || (SELECT string_agg(format('%s %s %s %s', c.tenant, c.memories, c.lists, c.listed), E'\n' ORDER BY c.tenant) FROM tool_memory_tenants c)`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	reset()
+	e.sweep(t)
+	want := state()
+	if checkLists(ctx, t, e.pool, 4) < 3 {
+		t.Fatal("the uncut sweep listed fewer than three tenants")
+	}
+	cut := 0
+	for _, after := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond,
+		50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
+		reset()
+		short, cancel := context.WithTimeout(ctx, after)
+		_, err := e.memory.Sweep(short)
+		cancel()
+		if err != nil {
+			cut++
+			var memories, lists int
+			if err := e.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tool_memories), (SELECT count(*) FROM tool_memory_lists)`).Scan(&memories, &lists); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("stopped after %s: %d memories and %d lists written", after, memories, lists)
+		}
+		e.sweep(t)
+		if got := state(); got != want {
+			t.Fatalf("stopped after %s (%v), then swept: the memories, lists and counts differ from an uncut sweep's:\n%s\nwant\n%s", after, err, got, want)
+		}
+	}
+	t.Logf("%d of 7 sweeps stopped part way", cut)
+	if cut < 3 {
+		t.Errorf("only %d of 7 sweeps were stopped part way: the test did not cut them", cut)
+	}
+
+	// stopped while making the lists alone
+	for _, after := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond} {
+		reset()
+		e.memory.ListFrom = -1
+		e.sweep(t)
+		e.memory.ListFrom = 4
+		short, cancel := context.WithTimeout(ctx, after)
+		_, err := e.memory.Cluster(short)
+		cancel()
+		var listed int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memory_tenants WHERE lists > 0`).Scan(&listed); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("lists stopped after %s: %d tenants listed (%v)", after, listed, err)
+		e.sweep(t)
+		if got := state(); got != want {
+			t.Fatalf("lists stopped after %s (%v), then swept: the memories, lists and counts differ from an uncut sweep's:\n%s\nwant\n%s", after, err, got, want)
 		}
 	}
 }
