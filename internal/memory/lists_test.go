@@ -131,19 +131,28 @@ func TestListsKeepLearning(t *testing.T) {
 	}
 }
 
+// setupThreeTenants is setup with labelled searches of two tenants' keys (acme, bolt: the
+// traffic requests, bolt's from the second on) and of the operator (every request).
+func setupThreeTenants(t *testing.T) *env {
+	t.Helper()
+	e := setup(t)
+	ctx := context.Background()
+	traffic, _ := split(e.uses)
+	for i, tenant := range []string{"acme", "bolt"} {
+		k := e.key(t, auth.Spec{Name: tenant, Tenant: tenant})
+		testfactory.LabelsAs(ctx, t, e.search, k, "src", traffic[i:])
+	}
+	testfactory.Labels(ctx, t, e.search, "src", e.uses)
+	return e
+}
+
 // TestConcurrentSweepsKeepListsWhole: sweeps running at once, while memories are embedded
 // again, never leave a memory outside the lists the search reads: after each round and a
 // last quiet sweep, every memory is under its nearest centroid.
 func TestConcurrentSweepsKeepListsWhole(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupThreeTenants(t)
 	ctx := context.Background()
-	for i, tenant := range []string{"acme", "bolt"} {
-		k := e.key(t, auth.Spec{Name: tenant, Tenant: tenant})
-		traffic, _ := split(e.uses)
-		testfactory.LabelsAs(ctx, t, e.search, k, "src", traffic[i:])
-	}
-	testfactory.Labels(ctx, t, e.search, "src", e.uses)
 	e.memory.ListFrom = 4
 	for round := range 5 {
 		var wg sync.WaitGroup
@@ -187,14 +196,8 @@ func TestConcurrentSweepsKeepListsWhole(t *testing.T) {
 // never stopped.
 func TestSweepCutShortFinishes(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupThreeTenants(t)
 	ctx := context.Background()
-	for i, tenant := range []string{"acme", "bolt"} {
-		k := e.key(t, auth.Spec{Name: tenant, Tenant: tenant})
-		traffic, _ := split(e.uses)
-		testfactory.LabelsAs(ctx, t, e.search, k, "src", traffic[i:])
-	}
-	testfactory.Labels(ctx, t, e.search, "src", e.uses)
 	e.memory.ListFrom = 4
 	memory.SetBatch(e.memory, 2)
 	reset := func() {

@@ -144,7 +144,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 		return st, err
 	}
 	if st.Tools > 0 && s.Logger != nil {
-		s.Logger.Debug("memories swept", "tools", st.Tools, "added", st.Added, "removed", st.Removed, "embedded", st.Embedded, "tenants listed", st.Tenants)
+		s.Logger.Debug("memories swept", "tools", st.Tools, "added", st.Added, "removed", st.Removed, "embedded", st.Embedded, "tenants", st.Tenants)
 	}
 	return st, nil
 }
