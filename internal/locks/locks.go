@@ -49,4 +49,7 @@ var Retired = map[int64]string{
 //
 // The lexical indexer takes LexicalIndexer and then writes only the index tables, which
 // no other transaction writes; it reads tools and components without locking them. A
-// re-weight writes only its building set's partition and its vector_sets row.
+// re-weight writes only its building set's partition and its vector_sets row. The memory
+// sweep writes one tool's memories under MemoryTool of that tool (their foreign-key checks
+// take the tool's row FOR KEY SHARE, which no catalog writer's lock waits for), and a
+// tenant's lists under its tool_memory_tenants row; it writes nothing of the catalog.
