@@ -51,5 +51,6 @@ var Retired = map[int64]string{
 // no other transaction writes; it reads tools and components without locking them. A
 // re-weight writes only its building set's partition and its vector_sets row. The memory
 // sweep writes one tool's memories under MemoryTool of that tool (their foreign-key checks
-// take the tool's row FOR KEY SHARE, which no catalog writer's lock waits for), and a
-// tenant's lists under its tool_memory_tenants row; it writes nothing of the catalog.
+// take the tool's row FOR KEY SHARE, which only the tool's deletion waits for, and the
+// sweep then waits for nothing of the catalog), and a tenant's lists under its
+// tool_memory_tenants row; it writes nothing of the catalog.
