@@ -22,7 +22,9 @@ import (
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/lexical"
 	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/memory"
 	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/sources"
 	"github.com/toolgate/toolgate/jobs"
 )
@@ -56,7 +58,9 @@ func concurrentCatalog(r, g int) []catalog.Tool {
 // the enrichment jobs all of them queue (worked by 4 River workers, with the debounced
 // lexical index runs), re-weights of the default profile, and observed queries written to
 // the tools (enrich.Service.SetObserved) and removed per source (DELETE
-// /v1/sources/shared/observed-queries). No request answers 5xx, no job
+// /v1/sources/shared/observed-queries), and labelled searches swept into memories by two
+// memory sweeps at once (their tools replaced and deleted meanwhile; every tenant listed).
+// No request answers 5xx, no job
 // fails, PostgreSQL reports no deadlock, each catalog ends equal to the last write that
 // committed, and the lexical index holds exactly the searchable tools.
 func TestConcurrentWritersNeverDeadlock(t *testing.T) {
@@ -84,6 +88,11 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 	srv := httptest.NewServer(api.New(api.Deps{Pool: pool, River: rc, Logger: log, Open: true}))
 	defer srv.Close()
 	observedWriter := &enrich.Service{Pool: pool, Logger: log, Embedder: embed.NewLocal(64)}
+	if _, err := db.New(pool).EnsureSearchLogPartitions(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	searcher := search.New(pool, embed.NewLocal(64), search.DefaultSettings(), log)
+	memoryWriter := &memory.Service{Pool: pool, Embedder: embed.NewLocal(64), ListFrom: 1, Logger: log}
 
 	var failures []string
 	var mu sync.Mutex
@@ -167,6 +176,33 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 				call(http.MethodDelete, "/v1/sources/shared/observed-queries", nil)
 			}
 		})
+		// searches labelled with their first result, and two memory sweeps at once
+		wg.Go(func() {
+			ok := true
+			for i := range 10 {
+				resp, err := searcher.Search(ctx, search.Internal(), search.Request{Query: fmt.Sprintf("look up record kind %d, round %d", i, r), K: 3})
+				if err != nil {
+					fail("search: %v", err)
+					return
+				}
+				if len(resp.Results) == 0 {
+					continue
+				}
+				if _, err := searcher.RecordFeedback(ctx, search.Internal(), resp.SearchID,
+					[]search.Feedback{{Name: resp.Results[0].Name, Success: &ok}}); err != nil {
+					fail("feedback: %v", err)
+				}
+			}
+		})
+		for range 2 {
+			wg.Go(func() {
+				for range 3 {
+					if _, err := memoryWriter.Sweep(ctx); err != nil {
+						fail("memory sweep: %v", err)
+					}
+				}
+			})
+		}
 		wg.Wait()
 	}
 
@@ -268,5 +304,18 @@ func TestConcurrentWritersNeverDeadlock(t *testing.T) {
 	}
 	if indexed != searchable {
 		t.Errorf("lexical index holds %s, searchable tools are %s", indexed, searchable)
+	}
+	// the memories: after a last sweep, some, each under its nearest list
+	if _, err := memoryWriter.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var memories, misfiled int
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE m.list IS DISTINCT FROM
+		(SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant ORDER BY l.centroid <#> m.embedding LIMIT 1))
+		FROM tool_memories m`).Scan(&memories, &misfiled); err != nil {
+		t.Fatal(err)
+	}
+	if memories == 0 || misfiled != 0 {
+		t.Errorf("%d memories, %d not under their nearest list: want some, all filed", memories, misfiled)
 	}
 }
