@@ -32,10 +32,17 @@ const finishObservedSweep = `-- name: FinishObservedSweep :exec
 UPDATE observed_query_sweep
    SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
        min_keys = $1::int, updated_at = now()
+WHERE sweeping_until = $2::timestamptz
 `
 
-func (q *Queries) FinishObservedSweep(ctx context.Context, minKeys int32) error {
-	_, err := q.db.Exec(ctx, finishObservedSweep, minKeys)
+type FinishObservedSweepParams struct {
+	MinKeys       int32     `json:"min_keys"`
+	SweepingUntil time.Time `json:"sweeping_until"`
+}
+
+// Ends the sweep up to sweeping_until, unless another run that shared it ended it first.
+func (q *Queries) FinishObservedSweep(ctx context.Context, arg FinishObservedSweepParams) error {
+	_, err := q.db.Exec(ctx, finishObservedSweep, arg.MinKeys, arg.SweepingUntil)
 	return err
 }
 
@@ -251,11 +258,18 @@ func (q *Queries) ObservedQueries(ctx context.Context, arg ObservedQueriesParams
 }
 
 const setObservedSweepProgress = `-- name: SetObservedSweepProgress :exec
-UPDATE observed_query_sweep SET after_tool = $1, updated_at = now()
+UPDATE observed_query_sweep SET after_tool = $1::bigint, updated_at = now()
+WHERE sweeping_until = $2::timestamptz
 `
 
-func (q *Queries) SetObservedSweepProgress(ctx context.Context, afterTool int64) error {
-	_, err := q.db.Exec(ctx, setObservedSweepProgress, afterTool)
+type SetObservedSweepProgressParams struct {
+	AfterTool     int64     `json:"after_tool"`
+	SweepingUntil time.Time `json:"sweeping_until"`
+}
+
+// The progress of the sweep up to sweeping_until (none once another run finished it).
+func (q *Queries) SetObservedSweepProgress(ctx context.Context, arg SetObservedSweepProgressParams) error {
+	_, err := q.db.Exec(ctx, setObservedSweepProgress, arg.AfterTool, arg.SweepingUntil)
 	return err
 }
 
@@ -274,7 +288,8 @@ type StartObservedSweepRow struct {
 
 // The sweep to run: the one in progress (cut short, it resumes), or a new one up to now;
 // min_keys is the threshold the last finished sweep applied (NULL: none yet).
-// One sweep runs at a time: the observed_queries job is unique while it waits or runs.
+// The observed_queries job is unique while it waits or runs; two runs at once (another
+// process's) share the sweep, and the first to finish ends it.
 func (q *Queries) StartObservedSweep(ctx context.Context) (StartObservedSweepRow, error) {
 	row := q.db.QueryRow(ctx, startObservedSweep)
 	var i StartObservedSweepRow

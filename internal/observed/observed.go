@@ -162,11 +162,11 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			break
 		}
 		after = ids[len(ids)-1]
-		if err := q.SetObservedSweepProgress(ctx, after); err != nil {
+		if err := q.SetObservedSweepProgress(ctx, db.SetObservedSweepProgressParams{AfterTool: after, SweepingUntil: sw.SweepingUntil}); err != nil {
 			return st, err
 		}
 	}
-	if err := q.FinishObservedSweep(ctx, int32(minKeys)); err != nil {
+	if err := q.FinishObservedSweep(ctx, db.FinishObservedSweepParams{MinKeys: int32(minKeys), SweepingUntil: sw.SweepingUntil}); err != nil {
 		return st, err
 	}
 	if st.Tools > 0 && s.Logger != nil {

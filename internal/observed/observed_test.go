@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -524,6 +525,48 @@ func TestSweepResumes(t *testing.T) {
 	for _, tool := range []string{stock, email, weather} {
 		if len(e.observedOf(t, tool)) != 1 {
 			t.Fatalf("%s has no observed query after the resumed sweep", tool)
+		}
+	}
+}
+
+// TestConcurrentSweeps: two sweeps at once (River runs one, but a second process may start
+// one) both end without error, round after round, and leave each tool the observed queries
+// of its labels, as one sweep does.
+func TestConcurrentSweeps(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 3)
+	me := search.Internal()
+	queries := map[string][]string{
+		stock:   {"stock price on the bourse", "the stock price of a software maker"},
+		email:   {"mail a colleague by email", "an email to my boss"},
+		weather: {"weather forecast for tomorrow's picnic", "the weather on saturday"},
+	}
+	for round := range 2 {
+		for tool, qs := range queries {
+			e.labelled(t, me, qs[round], tool, true)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		for range 2 {
+			wg.Go(func() {
+				if _, err := e.obs.Sweep(context.Background()); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for tool, qs := range queries {
+			got := e.observedOf(t, tool)
+			slices.Sort(got)
+			want := slices.Clone(qs[:round+1])
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d: %s has observed queries %q, want %q", round, tool, got, want)
+			}
 		}
 	}
 }

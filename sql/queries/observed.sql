@@ -43,18 +43,23 @@ LIMIT sqlc.arg(max_n)::int;
 -- name: StartObservedSweep :one
 -- The sweep to run: the one in progress (cut short, it resumes), or a new one up to now;
 -- min_keys is the threshold the last finished sweep applied (NULL: none yet).
--- One sweep runs at a time: the observed_queries job is unique while it waits or runs.
+-- The observed_queries job is unique while it waits or runs; two runs at once (another
+-- process's) share the sweep, and the first to finish ends it.
 UPDATE observed_query_sweep
    SET sweeping_until = coalesce(sweeping_until, clock_timestamp()), updated_at = now()
 RETURNING labels_until, sweeping_until::timestamptz AS sweeping_until, after_tool, min_keys;
 
 -- name: SetObservedSweepProgress :exec
-UPDATE observed_query_sweep SET after_tool = $1, updated_at = now();
+-- The progress of the sweep up to sweeping_until (none once another run finished it).
+UPDATE observed_query_sweep SET after_tool = sqlc.arg(after_tool)::bigint, updated_at = now()
+WHERE sweeping_until = sqlc.arg(sweeping_until)::timestamptz;
 
 -- name: FinishObservedSweep :exec
+-- Ends the sweep up to sweeping_until, unless another run that shared it ended it first.
 UPDATE observed_query_sweep
    SET labels_until = sweeping_until, sweeping_until = NULL, after_tool = 0,
-       min_keys = sqlc.arg(min_keys)::int, updated_at = now();
+       min_keys = sqlc.arg(min_keys)::int, updated_at = now()
+WHERE sweeping_until = sqlc.arg(sweeping_until)::timestamptz;
 
 -- name: ListToolsToRefresh :many
 -- Up to n tools after after_tool (by id) whose observed queries may have changed: those
