@@ -35,7 +35,9 @@ BEGIN
 END $$;
 
 -- The b-tree the exact scan reads becomes one on (tenant, list), so that a search reads the
--- lists it probes alone (later, sql/functions/memory.sql: toolgate_index_memories).
+-- lists it probes alone; past 1,024 dimensions, where an entry cannot hold the embedding, one
+-- without it leads the scan to those rows of the table (later, sql/functions/memory.sql:
+-- toolgate_index_memories).
 DROP INDEX IF EXISTS tool_memories_tenant_embedding;
 DO $$
 DECLARE
@@ -44,5 +46,7 @@ BEGIN
     SELECT atttypmod INTO d FROM pg_attribute WHERE attrelid = 'tool_memories'::regclass AND attname = 'embedding';
     IF d BETWEEN 1 AND 1024 THEN
         CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
+    ELSIF d > 1024 THEN
+        CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list);
     END IF;
 END $$;

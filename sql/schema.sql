@@ -893,8 +893,12 @@ BEGIN
     IF dims IS NULL OR dims < 1 THEN
         RETURN false;
     END IF;
-    IF dims <= 1024 AND to_regclass('tool_memories_tenant_list') IS NULL THEN
-        CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
+    IF to_regclass('tool_memories_tenant_list') IS NULL THEN
+        IF dims <= 1024 THEN
+            CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
+        ELSE
+            CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list);
+        END IF;
     END IF;
     IF dims > 4000 THEN
         RETURN false;

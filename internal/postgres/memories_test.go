@@ -16,7 +16,8 @@ import (
 // alone without lists (a migrate down to 55), back to single precision
 // (vector) with the HNSW index alone on a migrate down, and again up; each time with the
 // column's dimension and every stored value to half precision. A space too large for a
-// b-tree entry (1,536 dimensions) gets the HNSW index alone.
+// b-tree entry (1,536 dimensions) gets the HNSW index and a b-tree on tenant and list
+// that holds nothing more.
 func TestMemoryEmbeddingsKeepAcrossTheirTypes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -76,8 +77,12 @@ func TestMemoryEmbeddingsKeepAcrossTheirTypes(t *testing.T) {
 	if _, err := pool.Exec(ctx, `SELECT toolgate_retype_memories(1536, false)`); err != nil {
 		t.Fatal(err)
 	}
-	if got := indexes(); got != "tool_memories_hnsw" {
-		t.Fatalf("at 1,536 dimensions: indexes %q, want the HNSW index alone", got)
+	if got := indexes(); got != "tool_memories_hnsw tool_memories_tenant_list" {
+		t.Fatalf("at 1,536 dimensions: indexes %q, want the HNSW index and the b-tree on tenant and list", got)
+	}
+	var included int
+	if err := pool.QueryRow(ctx, `SELECT indnatts - indnkeyatts FROM pg_index WHERE indexrelid = 'tool_memories_tenant_list'::regclass`).Scan(&included); err != nil || included != 0 {
+		t.Fatalf("at 1,536 dimensions the b-tree on tenant and list includes %d columns (%v), want none: an entry cannot hold the embedding", included, err)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO tool_memories (tool_id, tenant, norm, query, embedding, searches, labelled_at)
 		SELECT id, '', 'r', 'r', array_fill(1, ARRAY[1536])::vector, 1, now() FROM tools`); err != nil {

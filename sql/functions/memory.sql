@@ -4,13 +4,13 @@
 -- Applied after the migrations, whole (CREATE OR REPLACE).
 
 -- Builds the memories' indexes for the column's dimension when they are missing: the HNSW
--- index (halfvec: 1..4,000 dimensions; larger spaces are searched exactly), and up to 1,024
--- dimensions a b-tree on tenant and list that holds each memory's tool and embedding, from
--- which the memory branch's exact scan reads the lists it probes of a small tenant's
--- memories without visiting the table (a
--- b-tree entry holds at most about 2,700 bytes, 2 a dimension; a larger space reads the
--- rows through tool_memories_tenant). embed.setSpace drops them, re-types the column and
--- calls this again. Returns whether the HNSW index exists afterwards.
+-- index (halfvec: 1..4,000 dimensions; larger spaces are searched exactly), and a b-tree on
+-- tenant and list from which the memory branch's exact scan reads the lists it probes of a
+-- small tenant's memories: up to 1,024 dimensions it holds each memory's tool and embedding,
+-- so the scan does not visit the table (a b-tree entry holds at most about 2,700 bytes, 2 a
+-- dimension); past that, the scan visits the table for the rows of those lists alone.
+-- embed.setSpace drops them, re-types the column and calls this again. Returns whether the
+-- HNSW index exists afterwards.
 CREATE OR REPLACE FUNCTION toolgate_index_memories() RETURNS boolean
 LANGUAGE plpgsql SET maintenance_work_mem = '256MB' AS $$
 DECLARE
@@ -23,8 +23,12 @@ BEGIN
     IF dims IS NULL OR dims < 1 THEN
         RETURN false;
     END IF;
-    IF dims <= 1024 AND to_regclass('tool_memories_tenant_list') IS NULL THEN
-        CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
+    IF to_regclass('tool_memories_tenant_list') IS NULL THEN
+        IF dims <= 1024 THEN
+            CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list) INCLUDE (tool_id, embedding);
+        ELSE
+            CREATE INDEX tool_memories_tenant_list ON tool_memories (tenant, list);
+        END IF;
     END IF;
     IF dims > 4000 THEN
         RETURN false;
