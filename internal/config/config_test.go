@@ -33,6 +33,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		"TOOLGATE_LOG_LEVEL":            {"TOOLGATE_LOG_LEVEL": "loud"},
 		"TOOLGATE_SEARCH_LOG_RETENTION": {"TOOLGATE_SEARCH_LOG_RETENTION": "1h"},
 		"TOOLGATE_OPEN":                 {"TOOLGATE_OPEN": "yes please"},
+		"TOOLGATE_MEMORY_LISTS_FROM":    {"TOOLGATE_MEMORY_LISTS_FROM": "-1"},
 	}
 	for setting, kv := range cases {
 		_, err := Load(env(kv))

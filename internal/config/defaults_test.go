@@ -41,6 +41,7 @@ func TestDefaultsAreTheirOwners(t *testing.T) {
 		{"demotion weight", c.DemotionWeight, sd.WeightDemotion},
 		{"memory per tool", c.MemoryPerTool, memory.DefaultMaxPerTool},
 		{"max memory per tool", maxMemoryPerTool, memory.MaxMaxPerTool},
+		{"memory lists from", c.MemoryListsFrom, memory.DefaultListFrom},
 		{"rerank top n", c.RerankTopN, sd.RerankTopN},
 		{"rerank timeout", c.RerankTimeout, sd.RerankTimeout},
 		// the defaults with the built-in local embedder, the default one

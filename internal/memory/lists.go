@@ -14,7 +14,7 @@ import (
 
 const (
 	// DefaultListFrom is TOOLGATE_MEMORY_LISTS_FROM's default: the number of memories from
-	// which a tenant's are split into lists (docs/learning.md, "Lists").
+	// which a tenant's are split into lists (docs/learning.md, "How it works").
 	DefaultListFrom = 500
 	// kmeansRounds is how many rounds of Lloyd's algorithm make a tenant's lists.
 	kmeansRounds = 8

@@ -62,8 +62,8 @@ func checkLists(ctx context.Context, t *testing.T, pool *pgxpool.Pool, from int)
 // at the sweep, each memory under its nearest centroid; the search then reads a quarter of
 // its lists and still learns (most test requests answered first, as without lists); a memory
 // whose embedding changes is under -1 (read by every search) until the next sweep files it;
-// a tenant that falls below ListFrom loses its lists, and a change of embedding space drops
-// them all.
+// a tenant that falls below ListFrom loses its lists, as every tenant does with
+// TOOLGATE_MEMORY_LISTS_FROM=0, and a change of embedding space drops them all.
 func TestListsKeepLearning(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -116,6 +116,15 @@ func TestListsKeepLearning(t *testing.T) {
 	}
 	if got := checkLists(ctx, t, e.pool, n+1); got != 0 {
 		t.Fatalf("%d tenants with lists above ListFrom", got)
+	}
+
+	// TOOLGATE_MEMORY_LISTS_FROM=0: never
+	e.memory.ListFrom = n
+	e.sweep(t)
+	e.memory.ListFrom = memory.ListFromSetting(0)
+	e.sweep(t)
+	if got := checkLists(ctx, t, e.pool, math.MaxInt); got != 0 {
+		t.Fatalf("%d tenants with lists with TOOLGATE_MEMORY_LISTS_FROM=0", got)
 	}
 
 	// a new space drops every list
