@@ -626,15 +626,14 @@ type SearchRow struct {
 //	         memories of those tenants (the queries of past searches an agent then used a
 //	         tool of), kept from memory_min_sim similarity on, of searchable tools of allowed
 //	         sources and tags; per tool its best similarity. Per tenant one of two scans
-//	         runs, by a one-time filter on mten.exact: its rows through the b-tree on
-//	         tenant and list, every cosine distance computed, as 1 − the inner product of
-//	         unit vectors (a small tenant: the HNSW walk would step past every other
-//	         tenant's nearer memories), the rows of the lists whose centroids are nearest
-//	         the query vector (a quarter of the tenant's lists, rounded up) and of list -1
-//	         (memories not in a list yet; every memory of a tenant without lists), or the
-//	         HNSW cosine KNN filtered by tenant
-//	         (a large one); the memory_k nearest of their union are kept. Nothing another
-//	         tenant taught is read.
+//	         runs, by a one-time filter on mten.exact. A small tenant (the HNSW walk would
+//	         step past every other tenant's nearer memories): its rows of the lists whose
+//	         centroids are nearest the query vector (a quarter of its lists, rounded up)
+//	         and of list -1 (memories not in a list yet; every memory of a tenant without
+//	         lists), through the b-tree on tenant and list, every cosine distance computed
+//	         as 1 − the inner product of unit vectors. A large one: the HNSW cosine KNN
+//	         filtered by tenant. The memory_k nearest of their union are kept. Nothing
+//	         another tenant taught is read.
 //	dem      negative evidence (w_demotion > 0, docs/learning.md#negative-evidence): per tool,
 //	         the factor 1 / (1 + w_demotion × Σ max(ignored + failed − used, 0)) over the
 //	         caller's tenant's and the operator's rows of tool_demotions (the memory sweep's);
