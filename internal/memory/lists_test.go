@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/memory"
+	"github.com/toolgate/toolgate/internal/search"
 	"github.com/toolgate/toolgate/internal/testfactory"
 )
 
@@ -103,6 +104,32 @@ func TestListsKeepLearning(t *testing.T) {
 	var waiting int
 	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM tool_memories WHERE tenant = 'acme' AND list = -1`).Scan(&waiting); err != nil || waiting != 1 {
 		t.Fatalf("%d memories under -1 after one was embedded again (%v), want 1", waiting, err)
+	}
+	// ... where every search reads it: the request of the memory whose embedding it took
+	// finds it too, and it votes for its own tool
+	var query, movedTool, ownTool string
+	if err := e.pool.QueryRow(ctx, `SELECT
+		(SELECT query FROM tool_memories WHERE tenant = 'acme' ORDER BY id DESC LIMIT 1),
+		(SELECT t.name FROM tool_memories m JOIN tools t ON t.id = m.tool_id WHERE m.tenant = 'acme' AND m.list = -1),
+		(SELECT t.name FROM tool_memories m JOIN tools t ON t.id = m.tool_id WHERE m.tenant = 'acme' ORDER BY m.id DESC LIMIT 1)`).
+		Scan(&query, &movedTool, &ownTool); err != nil {
+		t.Fatal(err)
+	}
+	if movedTool == ownTool {
+		t.Fatalf("the moved memory is of %s, as the one it copied: pick another", ownTool)
+	}
+	resp, err := e.search.Search(ctx, a, search.Request{Query: query, K: 10, Plan: "none", Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	voted := false
+	for _, r := range resp.Results {
+		if r.Name == movedTool && r.Explanation != nil && r.Explanation.Memory != nil && r.Explanation.Memory.Share > 0 {
+			voted = true
+		}
+	}
+	if !voted {
+		t.Fatalf("%q: %s, whose memory is under -1, got no memory vote: list -1 is not read", query, movedTool)
 	}
 	if st := e.sweep(t); st.Tenants != 1 {
 		t.Fatalf("sweep %+v: want acme's new memory filed", st)
