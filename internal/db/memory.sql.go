@@ -48,14 +48,12 @@ func (q *Queries) DeleteToolMemoriesByID(ctx context.Context, ids []int64) error
 	return err
 }
 
-const fileMemories = `-- name: FileMemories :execrows
+const fileMemories = `-- name: FileMemories :exec
 UPDATE tool_memories m
    SET list = coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
                         ORDER BY l.centroid <#> m.embedding LIMIT 1), -1)
 WHERE m.tenant = $1::text AND m.embedding IS NOT NULL
   AND ($2::boolean OR m.list = -1)
-  AND m.list IS DISTINCT FROM coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
-                                       ORDER BY l.centroid <#> m.embedding LIMIT 1), -1)
 `
 
 type FileMemoriesParams struct {
@@ -64,15 +62,13 @@ type FileMemoriesParams struct {
 }
 
 // Files a tenant's embedded memories under the list of their nearest centroid (-1 when it
-// has none): all of them when all, else those not in a list yet; a memory already there is
-// not written again. The list is computed from the row as it is written, so a memory whose
-// embedding a concurrent sweep changed is filed by its new embedding.
-func (q *Queries) FileMemories(ctx context.Context, arg FileMemoriesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, fileMemories, arg.Tenant, arg.AllMemories)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// has none): all of them when all (its lists were made or dropped: nearly every memory
+// moves), else those not in a list yet. The list is computed from the row as it is
+// written, so a memory whose embedding a concurrent sweep changed is filed by its new
+// embedding.
+func (q *Queries) FileMemories(ctx context.Context, arg FileMemoriesParams) error {
+	_, err := q.db.Exec(ctx, fileMemories, arg.Tenant, arg.AllMemories)
+	return err
 }
 
 const finishMemorySweep = `-- name: FinishMemorySweep :exec

@@ -81,13 +81,12 @@ func clusterTenant(ctx context.Context, q *db.Queries, tenant string, from int) 
 		if err := q.DeleteMemoryLists(ctx, tenant); err != nil {
 			return err
 		}
-		if _, err := q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant, AllMemories: true}); err != nil {
+		if err := q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant, AllMemories: true}); err != nil {
 			return err
 		}
 		return q.SetMemoryTenantLists(ctx, db.SetMemoryTenantListsParams{Tenant: tenant})
 	case c.Lists > 0 && n < 2*int(c.Listed) && 2*n > int(c.Listed):
-		_, err := q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant})
-		return err
+		return q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant})
 	}
 	rows, err := q.TenantMemoryEmbeddings(ctx, tenant)
 	if err != nil {
@@ -111,7 +110,7 @@ func clusterTenant(ctx context.Context, q *db.Queries, tenant string, from int) 
 	if err := q.InsertMemoryLists(ctx, db.InsertMemoryListsParams{Tenant: tenant, Centroids: cs}); err != nil {
 		return err
 	}
-	if _, err := q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant, AllMemories: true}); err != nil {
+	if err := q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant, AllMemories: true}); err != nil {
 		return err
 	}
 	return q.SetMemoryTenantLists(ctx, db.SetMemoryTenantListsParams{Tenant: tenant, Lists: int32(len(cs)), Listed: int32(n)})

@@ -285,18 +285,17 @@ INSERT INTO tool_memory_lists (tenant, list, centroid)
 SELECT sqlc.arg(tenant)::text, (c.ord - 1)::int, l2_normalize(c.v)::halfvec
 FROM unnest(sqlc.arg(centroids)::vector[]) WITH ORDINALITY AS c (v, ord);
 
--- name: FileMemories :execrows
+-- name: FileMemories :exec
 -- Files a tenant's embedded memories under the list of their nearest centroid (-1 when it
--- has none): all of them when all, else those not in a list yet; a memory already there is
--- not written again. The list is computed from the row as it is written, so a memory whose
--- embedding a concurrent sweep changed is filed by its new embedding.
+-- has none): all of them when all (its lists were made or dropped: nearly every memory
+-- moves), else those not in a list yet. The list is computed from the row as it is
+-- written, so a memory whose embedding a concurrent sweep changed is filed by its new
+-- embedding.
 UPDATE tool_memories m
    SET list = coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
                         ORDER BY l.centroid <#> m.embedding LIMIT 1), -1)
 WHERE m.tenant = sqlc.arg(tenant)::text AND m.embedding IS NOT NULL
-  AND (sqlc.arg(all_memories)::boolean OR m.list = -1)
-  AND m.list IS DISTINCT FROM coalesce((SELECT l.list FROM tool_memory_lists l WHERE l.tenant = m.tenant
-                                       ORDER BY l.centroid <#> m.embedding LIMIT 1), -1);
+  AND (sqlc.arg(all_memories)::boolean OR m.list = -1);
 
 -- name: SetMemoryTenantLists :exec
 UPDATE tool_memory_tenants SET lists = sqlc.arg(lists)::int, listed = sqlc.arg(listed)::int
