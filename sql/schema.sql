@@ -964,6 +964,24 @@ $$;
 
 
 --
+-- Name: toolgate_memory_lists_action(text, integer, integer, integer, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.toolgate_memory_lists_action(tenant text, memories integer, lists integer, listed integer, list_from integer) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE
+        WHEN list_from > 0 AND memories >= list_from
+             AND (lists = 0 OR memories >= 2 * listed OR 2 * memories <= listed) THEN 'make'
+        WHEN lists > 0 AND (list_from = 0 OR memories < list_from) THEN 'drop'
+        WHEN lists > 0 AND EXISTS (SELECT 1 FROM tool_memories m
+                                   WHERE m.tenant = toolgate_memory_lists_action.tenant
+                                     AND m.list = -1 AND m.embedding IS NOT NULL) THEN 'file'
+    END
+$$;
+
+
+--
 -- Name: toolgate_name_key(text); Type: FUNCTION; Schema: public; Owner: -
 --
 

@@ -332,20 +332,26 @@ func (q *Queries) ListToolMemoryRows(ctx context.Context, toolID int64) ([]ListT
 }
 
 const lockMemoryTenant = `-- name: LockMemoryTenant :one
-SELECT memories, lists, listed FROM tool_memory_tenants WHERE tenant = $1 FOR UPDATE
+SELECT c.memories, coalesce(toolgate_memory_lists_action(c.tenant, c.memories, c.lists, c.listed, $1::int), '')::text AS action
+FROM tool_memory_tenants c WHERE c.tenant = $2::text FOR UPDATE
 `
 
-type LockMemoryTenantRow struct {
-	Memories int32 `json:"memories"`
-	Lists    int32 `json:"lists"`
-	Listed   int32 `json:"listed"`
+type LockMemoryTenantParams struct {
+	ListFrom int32  `json:"list_from"`
+	Tenant   string `json:"tenant"`
 }
 
-// A tenant's count and lists, locked for the sweep's change of its lists.
-func (q *Queries) LockMemoryTenant(ctx context.Context, tenant string) (LockMemoryTenantRow, error) {
-	row := q.db.QueryRow(ctx, lockMemoryTenant, tenant)
+type LockMemoryTenantRow struct {
+	Memories int32  `json:"memories"`
+	Action   string `json:"action"`
+}
+
+// A tenant's count and what its lists need now (toolgate_memory_lists_action; ” nothing),
+// its row locked for the sweep's change of them.
+func (q *Queries) LockMemoryTenant(ctx context.Context, arg LockMemoryTenantParams) (LockMemoryTenantRow, error) {
+	row := q.db.QueryRow(ctx, lockMemoryTenant, arg.ListFrom, arg.Tenant)
 	var i LockMemoryTenantRow
-	err := row.Scan(&i.Memories, &i.Lists, &i.Listed)
+	err := row.Scan(&i.Memories, &i.Action)
 	return i, err
 }
 
@@ -473,18 +479,12 @@ func (q *Queries) MemoriesWanted(ctx context.Context, arg MemoriesWantedParams) 
 
 const memoryTenantsToList = `-- name: MemoryTenantsToList :many
 SELECT c.tenant FROM tool_memory_tenants c
-WHERE ($1::int > 0 AND c.memories >= $1::int
-       AND (c.lists = 0 OR c.memories >= 2 * c.listed OR 2 * c.memories <= c.listed))
-   OR (c.lists > 0 AND ($1::int = 0 OR c.memories < $1::int))
-   OR (c.lists > 0 AND EXISTS (SELECT 1 FROM tool_memories m
-                               WHERE m.tenant = c.tenant AND m.list = -1 AND m.embedding IS NOT NULL))
+WHERE toolgate_memory_lists_action(c.tenant, c.memories, c.lists, c.listed, $1::int) IS NOT NULL
 ORDER BY c.tenant
 `
 
-// The tenants whose lists the sweep must make, drop or complete (internal/memory, Cluster):
-// from list_from memories on (0: never), a tenant without lists or whose count doubled or
-// halved since they were made; below it, one with lists; and one with lists and memories
-// not in one yet (embedded since: list -1).
+// The tenants whose lists the sweep must make, drop or complete (internal/memory, Cluster;
+// the rule: toolgate_memory_lists_action, list_from 0: never).
 func (q *Queries) MemoryTenantsToList(ctx context.Context, listFrom int32) ([]string, error) {
 	rows, err := q.db.Query(ctx, memoryTenantsToList, listFrom)
 	if err != nil {

@@ -63,21 +63,20 @@ func (s *Service) Cluster(ctx context.Context) (int, error) {
 	return len(tenants), nil
 }
 
-// clusterTenant makes, drops or completes one tenant's lists, in the caller's transaction.
+// clusterTenant makes, drops or completes one tenant's lists, in the caller's transaction,
+// as toolgate_memory_lists_action says once it holds the tenant's row.
 func clusterTenant(ctx context.Context, q *db.Queries, tenant string, from int) error {
-	c, err := q.LockMemoryTenant(ctx, tenant)
+	c, err := q.LockMemoryTenant(ctx, db.LockMemoryTenantParams{Tenant: tenant, ListFrom: int32(from)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // its memories went since it was read
 	}
 	if err != nil {
 		return err
 	}
-	n := int(c.Memories)
-	switch {
-	case from == 0 || n < from:
-		if c.Lists == 0 {
-			return nil
-		}
+	switch c.Action {
+	case "":
+		return nil // another sweep did it
+	case "drop":
 		if err := q.DeleteMemoryLists(ctx, tenant); err != nil {
 			return err
 		}
@@ -85,8 +84,11 @@ func clusterTenant(ctx context.Context, q *db.Queries, tenant string, from int) 
 			return err
 		}
 		return q.SetMemoryTenantLists(ctx, db.SetMemoryTenantListsParams{Tenant: tenant})
-	case c.Lists > 0 && n < 2*int(c.Listed) && 2*n > int(c.Listed):
+	case "file":
 		return q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant})
+	case "make": // below
+	default:
+		return fmt.Errorf("unknown lists action %q", c.Action)
 	}
 	rows, err := q.TenantMemoryEmbeddings(ctx, tenant)
 	if err != nil {
@@ -113,7 +115,7 @@ func clusterTenant(ctx context.Context, q *db.Queries, tenant string, from int) 
 	if err := q.FileMemories(ctx, db.FileMemoriesParams{Tenant: tenant, AllMemories: true}); err != nil {
 		return err
 	}
-	return q.SetMemoryTenantLists(ctx, db.SetMemoryTenantListsParams{Tenant: tenant, Lists: int32(len(cs)), Listed: int32(n)})
+	return q.SetMemoryTenantLists(ctx, db.SetMemoryTenantListsParams{Tenant: tenant, Lists: int32(len(cs)), Listed: c.Memories})
 }
 
 // kmeans returns up to k unit centroids of the unit vectors vs by spherical k-means: it

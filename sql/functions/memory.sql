@@ -62,3 +62,21 @@ BEGIN
     EXECUTE format('ALTER TABLE tool_memories ALTER COLUMN embedding TYPE halfvec(%s)', dims);
     PERFORM toolgate_index_memories();
 END $$;
+
+-- What the memory sweep must do to a tenant's lists (internal/memory, Cluster; docs/
+-- learning.md): 'make' them (from list_from memories on, 0 never: none yet, or the count
+-- doubled or halved since they were made), 'drop' them (below list_from, or 0), 'file' the
+-- memories embedded since they were made (list -1), or nothing (NULL). The one home of the
+-- rule: the sweep picks its tenants by it and decides again by it once it holds the row.
+CREATE OR REPLACE FUNCTION toolgate_memory_lists_action(tenant text, memories integer, lists integer,
+                                                        listed integer, list_from integer)
+RETURNS text LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN list_from > 0 AND memories >= list_from
+             AND (lists = 0 OR memories >= 2 * listed OR 2 * memories <= listed) THEN 'make'
+        WHEN lists > 0 AND (list_from = 0 OR memories < list_from) THEN 'drop'
+        WHEN lists > 0 AND EXISTS (SELECT 1 FROM tool_memories m
+                                   WHERE m.tenant = toolgate_memory_lists_action.tenant
+                                     AND m.list = -1 AND m.embedding IS NOT NULL) THEN 'file'
+    END
+$$;

@@ -255,21 +255,17 @@ ON CONFLICT (tenant, tool_id) DO UPDATE SET ignored = excluded.ignored, failed =
 WHERE (d.ignored, d.failed, d.used) IS DISTINCT FROM (excluded.ignored, excluded.failed, excluded.used);
 
 -- name: MemoryTenantsToList :many
--- The tenants whose lists the sweep must make, drop or complete (internal/memory, Cluster):
--- from list_from memories on (0: never), a tenant without lists or whose count doubled or
--- halved since they were made; below it, one with lists; and one with lists and memories
--- not in one yet (embedded since: list -1).
+-- The tenants whose lists the sweep must make, drop or complete (internal/memory, Cluster;
+-- the rule: toolgate_memory_lists_action, list_from 0: never).
 SELECT c.tenant FROM tool_memory_tenants c
-WHERE (sqlc.arg(list_from)::int > 0 AND c.memories >= sqlc.arg(list_from)::int
-       AND (c.lists = 0 OR c.memories >= 2 * c.listed OR 2 * c.memories <= c.listed))
-   OR (c.lists > 0 AND (sqlc.arg(list_from)::int = 0 OR c.memories < sqlc.arg(list_from)::int))
-   OR (c.lists > 0 AND EXISTS (SELECT 1 FROM tool_memories m
-                               WHERE m.tenant = c.tenant AND m.list = -1 AND m.embedding IS NOT NULL))
+WHERE toolgate_memory_lists_action(c.tenant, c.memories, c.lists, c.listed, sqlc.arg(list_from)::int) IS NOT NULL
 ORDER BY c.tenant;
 
 -- name: LockMemoryTenant :one
--- A tenant's count and lists, locked for the sweep's change of its lists.
-SELECT memories, lists, listed FROM tool_memory_tenants WHERE tenant = $1 FOR UPDATE;
+-- A tenant's count and what its lists need now (toolgate_memory_lists_action; '' nothing),
+-- its row locked for the sweep's change of them.
+SELECT c.memories, coalesce(toolgate_memory_lists_action(c.tenant, c.memories, c.lists, c.listed, sqlc.arg(list_from)::int), '')::text AS action
+FROM tool_memory_tenants c WHERE c.tenant = sqlc.arg(tenant)::text FOR UPDATE;
 
 -- name: TenantMemoryEmbeddings :many
 -- The embeddings of a tenant's memories (unit vectors), in id order, for its lists' k-means.
