@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/enrich"
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
 // TestOlderLocalVectorsAreUpgraded: a catalog embedded by an older version of the built-in
@@ -80,5 +81,50 @@ func TestOlderLocalVectorsAreUpgraded(t *testing.T) {
 	}
 	if c := countRows(t, pool, `SELECT count(*) FROM tool_components WHERE model IS NOT NULL AND model <> $1`, current); c != 0 {
 		t.Fatalf("%d components still of the old version", c)
+	}
+}
+
+// TestFormerDefaultVectorsMoveToWordVectors: the built-in default was the hashing embedder
+// of 384 dimensions; a catalog it embedded is remade at the first start of the default with
+// word vectors (484 dimensions, the column re-typed), with no `reembed`, and the vector
+// branch answers from the new vectors afterwards. A hashing space of a dimension someone
+// chose is still refused.
+func TestFormerDefaultVectorsMoveToWordVectors(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	tools := importDemo(t, pool, 3)
+	runUntilEnriched(t, pool, localDeps(pool), len(tools))
+	vectors := countRows(t, pool, `SELECT count(*) FROM tool_vectors`)
+
+	words := localDeps(pool)
+	words.Embedder = embed.NewLocalWords(embed.DefaultLocalDims, wordvec.MustBuiltin())
+	queue := NewQueue(insertClient(t, pool))
+	n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, words.Embedder)
+	if err != nil || n != len(tools) {
+		t.Fatalf("upgrade: %d tools queued (%v), want %d", n, err, len(tools))
+	}
+	if err := embed.EnsureSpace(ctx, pool, words.Embedder); err != nil {
+		t.Fatalf("after the upgrade the space is %v", err)
+	}
+	runUntilEnriched(t, pool, words, len(tools))
+	if c := countRows(t, pool, `SELECT count(*) FROM tool_vectors WHERE vector_dims(embedding) = 484`); c != vectors {
+		t.Fatalf("%d vectors of 484 dimensions after the upgrade, want %d as before", c, vectors)
+	}
+	svc := search.New(pool, words.Embedder, search.DefaultSettings(), slog.New(slog.DiscardHandler))
+	resp, err := svc.Search(ctx, search.Internal(), search.Request{Query: "Apple current stock price", K: 3})
+	if err != nil || len(resp.Results) == 0 || resp.Results[0].VectorRank == nil {
+		t.Fatalf("search after the upgrade: %+v %v", resp, err)
+	}
+
+	if _, err := pool.Exec(ctx, `UPDATE embedding_space SET model = 'local-hash-v2-256', dims = 256`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, words.Embedder); err != nil || n != 0 {
+		t.Fatalf("stored local-hash-v2-256: upgraded %d tools (%v), want none", n, err)
+	}
+	var sm *embed.SpaceMismatchError
+	if err := embed.EnsureSpace(ctx, pool, words.Embedder); !errors.As(err, &sm) {
+		t.Fatalf("stored local-hash-v2-256: want a refusal, got %v", err)
 	}
 }

@@ -251,7 +251,7 @@ func Load(getenv func(string) string) (Config, error) {
 
 // readProviders reads the embedding and LLM providers' settings and the enrichment's.
 func (r *reader) readProviders(c *Config) {
-	c.Embedder = r.str("TOOLGATE_EMBEDDER", "local")
+	c.Embedder = r.str("TOOLGATE_EMBEDDER", "local-words")
 	c.EmbedDims = r.integer("TOOLGATE_EMBED_DIMS", 0, 0, 16000)
 	c.EmbedSendDims = r.boolean("TOOLGATE_EMBED_SEND_DIMS", false)
 	c.EmbedURL = r.str("TOOLGATE_EMBED_URL", "https://api.openai.com/v1")

@@ -143,8 +143,21 @@ func TestLocalWords(t *testing.T) {
 	if l.Dims() != 484 || l.Model() != "local-words-v1-484" {
 		t.Fatalf("got %s/%d", l.Model(), l.Dims())
 	}
-	if OlderLocal(h.Model(), h.Dims(), l) {
-		t.Fatal("the hashed space taken as an older version of the one with word vectors")
+	// the hashing embedder of the default dimension was the default before this one: its
+	// vectors are remade at a start; of another dimension, or for another hashed part, it is
+	// a switch to ask for
+	if !OlderLocal(h.Model(), h.Dims(), l) {
+		t.Fatal("the former default's space is not replaced by the default with word vectors")
+	}
+	if !OlderLocal("local-hash-v1-384", 384, l) || OlderLocal("local-hash-v3-384", 384, l) {
+		t.Fatal("versions of the hashing embedder: v1 replaced, v3 (newer than this build's) kept")
+	}
+	h256, l256 := NewLocal(256), NewLocalWords(256, words)
+	if OlderLocal(h256.Model(), h256.Dims(), l) || OlderLocal(h256.Model(), h256.Dims(), l256) {
+		t.Fatal("a hashing space of a dimension someone chose replaced without being asked")
+	}
+	if OlderLocal(l.Model(), l.Dims(), h) || OlderLocal(l.Model(), l.Dims(), l) {
+		t.Fatal("the space with word vectors taken as an older one")
 	}
 	q, near, far := "purchase a plane ticket", "buy an airline fare", "delete a folder"
 	if cos(h.Vector(q), h.Vector(near)) > 0.1 {

@@ -37,19 +37,25 @@ func LockSpace(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// OlderLocal reports whether the stored space (model, dims) is an older version of the
-// built-in local embedder e is a newer version of, with e's dimension: vectors that the
-// product itself made and can remake without any provider, so a start may replace them.
+// OlderLocal reports whether the stored space (model, dims) holds vectors the product
+// itself made and e, a built-in embedder, may remake at a start without any provider: an
+// older version of e's hashing embedder with e's dimension or, when e is the built-in
+// default (word vectors over DefaultLocalDims hashed dimensions), any version of the hashing
+// embedder of DefaultLocalDims, the default before it. Any other space is a switch someone
+// asked for, which `toolgate reembed` makes (EnsureSpace refuses it).
 func OlderLocal(model string, dims int, e Embedder) bool {
 	l, ok := e.(*Local)
-	if !ok || dims != l.Dims() {
+	if !ok {
 		return false
 	}
 	var v, d int
 	if n, err := fmt.Sscanf(model, localModelFormat, &v, &d); err != nil || n != 2 || d != dims {
 		return false
 	}
-	return v < localVersion
+	if l.words != nil {
+		return l.dims == DefaultLocalDims && dims == DefaultLocalDims && v <= localVersion
+	}
+	return dims == l.Dims() && v < localVersion
 }
 
 // EnsureSpace makes sure the stored embedding space is e's. When none is recorded yet it
