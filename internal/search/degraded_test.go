@@ -81,3 +81,30 @@ func TestEmbeddingProviderDown(t *testing.T) {
 		t.Errorf("lexical timings %+v", lex.Timings)
 	}
 }
+
+// TestQueryOfAnotherSpace: a process whose embedder is not the one the stored vectors were
+// made by (a replica not yet restarted after another process moved the space to a new
+// built-in default) answers a hybrid search from the keyword branch, flagged as degraded,
+// instead of failing on pgvector's refusal to compare vectors of two dimensions; a vector
+// search fails with that refusal.
+func TestQueryOfAnotherSpace(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t)
+	ctx := context.Background()
+	other := embed.NewLocal(testEmbedder.Dims() + 8)
+	s := search.New(pool, other, search.DefaultSettings(), discard())
+	resp, err := s.Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price", K: 3})
+	if err != nil {
+		t.Fatalf("hybrid search with another space's query vector: %v", err)
+	}
+	if len(resp.Results) == 0 || resp.Results[0].Name != "acme__get_stock_price" || resp.Results[0].VectorRank != nil {
+		t.Errorf("results: %+v", resp.Results)
+	}
+	if !strings.Contains(resp.Degraded, "another embedding space") {
+		t.Errorf("degraded = %q", resp.Degraded)
+	}
+	if _, err := s.Search(ctx, callerOf(ctx), search.Request{Query: "latest stock price", Mode: search.ModeVector}); err == nil ||
+		!strings.Contains(err.Error(), "different vector dimensions") {
+		t.Fatalf("vector search with another space's query vector: %v", err)
+	}
+}

@@ -246,6 +246,16 @@ func (s *Service) Search(ctx context.Context, c auth.Caller, r Request) (Respons
 	// The statement and its settings are one batch, one round trip, one implicit transaction:
 	// the connection goes back to the pool before anything else happens.
 	rows, err := s.run(ctx, read, pr)
+	if err != nil && pr.req.Mode == ModeHybrid && len(pr.params.Vecs) > 0 && otherSpace(err) {
+		// Another process moved the stored vectors to its embedder's space (the first start
+		// of a new built-in default, in a rolling upgrade): keyword retrieval until this one
+		// is restarted with that embedder.
+		s.log.WarnContext(ctx, "the stored vectors are of another embedding space than this process's embedder: restart it with the stored one",
+			"embedder", s.embedder.Model(), "error", err)
+		pr.params.Vecs = []pgvector.Vector{}
+		pr.degraded = "vector branch skipped: the stored vectors are of another embedding space than this server's embedder"
+		rows, err = s.run(ctx, read, pr)
+	}
 	if err != nil {
 		if s.read != nil {
 			return Response{}, fmt.Errorf("search on the read replica: %w", statementError(ctx, err))
