@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/search"
+	"github.com/toolgate/toolgate/internal/wordvec"
 )
 
 // TestEvalDataset runs `toolgate eval DIR` end to end on 10 companies: enrichment through
@@ -491,7 +492,9 @@ func TestEvalPlannedSearchesPerK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := search.New(pool, embed.NewLocal(384), search.DefaultSettings(), slog.New(slog.DiscardHandler))
+	// the embedder the run embedded the catalog with: the default, as nothing is configured
+	svc := search.New(pool, embed.NewLocalWords(embed.DefaultLocalDims, wordvec.MustBuiltin()), search.DefaultSettings(),
+		slog.New(slog.DiscardHandler))
 	for _, q := range ds.Queries {
 		var answers [][]string
 		for _, k := range []int{5, 1} {

@@ -24,8 +24,11 @@ func TestProfilesTuneCommand(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDB(t)
 	getenv := func(k string) string {
-		if k == "DATABASE_URL" {
+		switch k {
+		case "DATABASE_URL":
 			return url
+		case "TOOLGATE_EMBEDDER":
+			return "local" // the embedder of testfactory.LocalEnricher, which embeds the catalog
 		}
 		return ""
 	}
