@@ -145,13 +145,17 @@ func TestStdioCommandEnvAndListLimits(t *testing.T) {
 	}
 }
 
-// TestEmbedderDefaultsFollowTheEmbedder: two search defaults are the built-in embedder's.
-// Its similarities say how many words two texts share, so its searches scale an unsure
-// vector branch down (vector confidence); it knows no meaning, so the meaning branch is on.
-// The built-in embedder with word vectors (local-words) keeps them: its hashed part is most
-// of its cosine. A configured embedder's similarities sit on another scale and carry meaning,
-// so both are off; either way both can be set, within their ranges.
+// TestEmbedderDefaultsFollowTheEmbedder: the default embedder is the built-in one with word
+// vectors (local-words), and two search defaults are the built-in embedders'. Their
+// similarities are mostly how many words two texts share (the hashed part is most of the
+// cosine), so their searches scale an unsure vector branch down (vector confidence); they
+// know few senses, so the meaning branch is on, for the hashing embedder alone (local) too.
+// A configured embedder's similarities sit on another scale and carry meaning, so both are
+// off; either way both can be set, within their ranges.
 func TestEmbedderDefaultsFollowTheEmbedder(t *testing.T) {
+	if c, err := Load(env(nil)); err != nil || c.Embedder != "local-words" {
+		t.Fatalf("default embedder %q (%v), want local-words", c.Embedder, err)
+	}
 	openai := map[string]string{"TOOLGATE_EMBEDDER": "openai", "TOOLGATE_EMBED_URL": "http://127.0.0.1:9/v1",
 		"TOOLGATE_EMBED_MODEL": "m", "TOOLGATE_EMBED_DIMS": "8"}
 	with := func(kv map[string]string, k, v string) map[string]string {
@@ -175,7 +179,7 @@ func TestEmbedderDefaultsFollowTheEmbedder(t *testing.T) {
 			want float64
 		}{
 			{nil, setting.local},
-			{map[string]string{"TOOLGATE_EMBEDDER": "local-words"}, setting.local},
+			{map[string]string{"TOOLGATE_EMBEDDER": "local"}, setting.local},
 			{openai, 0},
 			{map[string]string{setting.name: "0"}, 0},
 			{with(openai, setting.name, setting.setText), setting.set},
