@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/embed"
@@ -100,9 +102,30 @@ func TestFormerDefaultVectorsMoveToWordVectors(t *testing.T) {
 	words := localDeps(pool)
 	words.Embedder = embed.NewLocalWords(embed.DefaultLocalDims, wordvec.MustBuiltin())
 	queue := NewQueue(insertClient(t, pool))
-	n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, words.Embedder)
-	if err != nil || n != len(tools) {
-		t.Fatalf("upgrade: %d tools queued (%v), want %d", n, err, len(tools))
+	// four processes starting at once: one moves the space and queues every tool, once
+	var (
+		wg     sync.WaitGroup
+		queued atomic.Int64
+		errs   = make(chan error, 4)
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := enrich.UpgradeLocalSpace(ctx, pool, queue, words.Embedder)
+			queued.Add(int64(n))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := queued.Load(); n != int64(len(tools)) {
+		t.Fatalf("upgrade by four processes at once: %d tools queued, want %d", n, len(tools))
 	}
 	if err := embed.EnsureSpace(ctx, pool, words.Embedder); err != nil {
 		t.Fatalf("after the upgrade the space is %v", err)
