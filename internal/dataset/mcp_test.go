@@ -218,17 +218,7 @@ func TestShippedParaphraseDataset(t *testing.T) {
 	kinds := map[string]int{}
 	servers := map[string]bool{}
 	for _, q := range ds.Queries {
-		var n int
-		if _, err := fmt.Sscanf(q.ID, "para-%03d", &n); err != nil {
-			t.Fatalf("query id %q: %v", q.ID, err)
-		}
-		want := "heldout"
-		if n%2 == 0 {
-			want = "dev"
-		}
-		if q.Kind != want {
-			t.Errorf("query %s has kind %q, want %q", q.ID, q.Kind, want)
-		}
+		checkHalfByID(t, q, "para-%03d")
 		if words := len(strings.Fields(q.Query)); words < 4 || words > 12 {
 			t.Errorf("query %s has %d words, want 4 to 12", q.ID, words)
 		}
@@ -336,5 +326,22 @@ func (c *trafficTally) check(t *testing.T, perTool int, kinds map[string]int) {
 	if fmt.Sprint(c.kinds) != fmt.Sprint(kinds) || len(c.perTool) != 64 || len(c.servers) != 16 {
 		t.Fatalf("queries by kind %v, %d tools over %d servers; docs/eval.md says %v, 64 tools over 16 servers",
 			c.kinds, len(c.perTool), len(c.servers), kinds)
+	}
+}
+
+// checkHalfByID checks that q's kind is the half its id's number puts it in, as the id
+// format reads it: dev for an even number, heldout for an odd one.
+func checkHalfByID(t *testing.T, q eval.Query, format string) {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(q.ID, format, &n); err != nil {
+		t.Fatalf("query id %q: %v", q.ID, err)
+	}
+	want := "heldout"
+	if n%2 == 0 {
+		want = "dev"
+	}
+	if q.Kind != want {
+		t.Errorf("query %s has kind %q, want %q", q.ID, q.Kind, want)
 	}
 }

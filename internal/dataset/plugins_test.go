@@ -28,17 +28,7 @@ func TestShippedPluginsDataset(t *testing.T) {
 	perTool := map[string]int{}
 	kinds := map[string]int{}
 	for _, q := range ds.Queries {
-		var n int
-		if _, err := fmt.Sscanf(q.ID, "plug-%03d", &n); err != nil {
-			t.Fatalf("query id %q: %v", q.ID, err)
-		}
-		want := "heldout"
-		if n%2 == 0 {
-			want = "dev"
-		}
-		if q.Kind != want {
-			t.Errorf("query %s has kind %q, want %q", q.ID, q.Kind, want)
-		}
+		checkHalfByID(t, q, "plug-%03d")
 		if len(q.Gold) != 1 {
 			t.Errorf("query %s has %d gold tools, want 1", q.ID, len(q.Gold))
 		}
