@@ -126,18 +126,18 @@ func logJSON(results []Result, memory []float64, decision *rerank.Decision) (jso
 // statementError is err, the search statement's failure, as ErrStatementTimeout when the
 // statement ran past its statement_timeout (SQLSTATE 57014, query_canceled, while the
 // caller's context is still live: a cancelled request is not a timeout).
-// otherSpace reports whether err is pgvector's refusal to compare vectors of two
-// dimensions: the query's embedder is not the one the stored vectors were made by.
-func otherSpace(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "22000" &&
-		strings.HasPrefix(pgErr.Message, "different ") && strings.Contains(pgErr.Message, " dimensions ")
-}
-
 func statementError(ctx context.Context, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "57014" && ctx.Err() == nil {
 		return errors.Join(ErrStatementTimeout, err)
 	}
 	return err
+}
+
+// otherSpace reports whether err is pgvector's refusal to compare vectors of two
+// dimensions: the query's embedder is not the one the stored vectors were made by.
+func otherSpace(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "22000" &&
+		strings.HasPrefix(pgErr.Message, "different ") && strings.Contains(pgErr.Message, " dimensions ")
 }
